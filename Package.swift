@@ -1,0 +1,85 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6)
+]
+
+let grdb = Package.Dependency.package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0")
+let protobuf = Package.Dependency.package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0")
+let argumentParser = Package.Dependency.package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2")
+let log = Package.Dependency.package(url: "https://github.com/apple/swift-log", from: "1.16.2")
+let serviceLifecycle = Package.Dependency.package(
+    url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0")
+
+let package = Package(
+    name: "Tributary",
+    products: [
+        .library(name: "Tributary", targets: ["Tributary"]),
+        .executable(name: "tributary-coordinator", targets: ["tributary-coordinator"]),
+        .executable(name: "tributary-worker", targets: ["tributary-worker"]),
+        .executable(name: "tributary", targets: ["tributary"]),
+    ],
+    dependencies: [grdb, protobuf, argumentParser, log, serviceLifecycle],
+    targets: [
+        // The system libzmq, found through pkg-config. Only the `ZeroMQ` target imports it.
+        .systemLibrary(
+            name: "CZeroMQ",
+            pkgConfig: "libzmq",
+            providers: [.apt(["libzmq3-dev"])]
+        ),
+        // A thin, checked Swift wrapper over libzmq: context, sockets, frames, poll, socket loop.
+        .target(
+            name: "ZeroMQ",
+            dependencies: ["CZeroMQ"],
+            swiftSettings: swiftSettings
+        ),
+        // Everything reusable: model, store, contexts, wire protocol, jobs, feed, coordinator and worker logic.
+        .target(
+            name: "Tributary",
+            dependencies: [
+                "ZeroMQ",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Sources/Shared",
+            exclude: ["Protocol/tributary.proto"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "tributary-coordinator",
+            dependencies: [
+                "Tributary",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Sources/coordinator",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "tributary-worker",
+            dependencies: [
+                "Tributary",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Sources/worker",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "tributary",
+            dependencies: [
+                "Tributary",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Sources/cli",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TributaryTests",
+            dependencies: ["Tributary", "ZeroMQ"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,37 @@
+import Foundation
+
+/// A non-null value of an attribute; `nil` stands for NULL wherever a value is optional.
+public enum AttributeValue: Sendable, Hashable, CustomStringConvertible {
+    case string(String)
+    case int(Int64)
+    case double(Double)
+    case bool(Bool)
+    case date(Date)
+    case data(Data)
+    case uuid(UUID)
+
+    /// The attribute type this value belongs to.
+    public var type: AttributeType {
+        switch self {
+        case .string: .string
+        case .int: .int
+        case .double: .double
+        case .bool: .bool
+        case .date: .date
+        case .data: .data
+        case .uuid: .uuid
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .string(let value): value
+        case .int(let value): String(value)
+        case .double(let value): String(value)
+        case .bool(let value): String(value)
+        case .date(let value): value.formatted(.iso8601)
+        case .data(let value): value.base64EncodedString()
+        case .uuid(let value): value.uuidString.lowercased()
+        }
+    }
+}

@@ -1,0 +1,46 @@
+/// A kind of object in the model (Core Data's `NSEntityDescription`): attributes, relationships, and the
+/// uniqueness constraints that make a duplicate insert an update of the existing object.
+public struct Entity: Sendable, Hashable, Codable {
+    /// The entity's name, also its table name and its change-feed topic.
+    public let name: String
+    /// Its attributes, in declaration order.
+    public let attributes: [Attribute]
+    /// Its relationships, in declaration order.
+    public let relationships: [Relationship]
+    /// Sets of attribute names whose combined values identify at most one object.
+    public let uniqueness: [[String]]
+
+    public init(
+        name: String, attributes: [Attribute], relationships: [Relationship] = [], uniqueness: [[String]] = []
+    ) {
+        self.name = name
+        self.attributes = attributes
+        self.relationships = relationships
+        self.uniqueness = uniqueness
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case name, attributes, relationships, uniqueness
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        name = try container.decode(String.self, forKey: .name)
+        attributes = try container.decodeIfPresent([Attribute].self, forKey: .attributes) ?? []
+        relationships = try container.decodeIfPresent([Relationship].self, forKey: .relationships) ?? []
+        uniqueness = try container.decodeIfPresent([[String]].self, forKey: .uniqueness) ?? []
+    }
+
+    /// The attribute with this name, if any.
+    public func attribute(named name: String) -> Attribute? {
+        attributes.first { $0.name == name }
+    }
+
+    /// The relationship with this name, if any.
+    public func relationship(named name: String) -> Relationship? {
+        relationships.first { $0.name == name }
+    }
+
+    /// The first uniqueness constraint: the attributes that find-or-create matches on.
+    public var primaryUniqueness: [String]? { uniqueness.first }
+}

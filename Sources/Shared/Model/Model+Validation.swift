@@ -1,0 +1,61 @@
+extension Model {
+    /// Names that the store keeps for itself on every table.
+    static let reservedNames: Set<String> = ["id", "_version", "source", "destination"]
+
+    func validate() throws {
+        guard !entities.isEmpty else { throw ModelError(.empty, "the model has no entities") }
+        var entityNames = Set<String>()
+        for entity in entities {
+            try Self.checkIdentifier(entity.name, what: "entity name")
+            guard !entity.name.lowercased().hasPrefix("tributary_") else {
+                throw ModelError(.invalidName, "entity name '\(entity.name)' uses the reserved prefix 'tributary_'")
+            }
+            guard entityNames.insert(entity.name.lowercased()).inserted else {
+                throw ModelError(.duplicateName, "entity '\(entity.name)' is declared twice")
+            }
+            try validate(entity)
+        }
+    }
+
+    private func validate(_ entity: Entity) throws {
+        var propertyNames = Set<String>()
+        let properties = entity.attributes.map(\.name) + entity.relationships.map(\.name)
+        for name in properties {
+            try Self.checkIdentifier(name, what: "property name in entity '\(entity.name)'")
+            guard !Self.reservedNames.contains(name.lowercased()) else {
+                throw ModelError(.invalidName, "'\(entity.name).\(name)' uses a name the store reserves")
+            }
+            guard propertyNames.insert(name.lowercased()).inserted else {
+                throw ModelError(.duplicateName, "'\(entity.name).\(name)' is declared twice")
+            }
+        }
+        for relationship in entity.relationships where self.entity(named: relationship.destination) == nil {
+            throw ModelError(
+                .unknownDestination,
+                "relationship '\(entity.name).\(relationship.name)' points to unknown entity '\(relationship.destination)'")
+        }
+        for constraint in entity.uniqueness {
+            guard !constraint.isEmpty else {
+                throw ModelError(.invalidUniqueness, "entity '\(entity.name)' has an empty uniqueness constraint")
+            }
+            for name in constraint where entity.attribute(named: name) == nil {
+                throw ModelError(
+                    .invalidUniqueness,
+                    "uniqueness constraint of '\(entity.name)' names '\(name)', which is not one of its attributes")
+            }
+        }
+    }
+
+    /// Names become SQL identifiers and feed topics, so they are kept to letters, digits and underscores.
+    static func checkIdentifier(_ name: String, what: String) throws {
+        let isValid =
+            !name.isEmpty && name.count <= 64
+            && name.unicodeScalars.allSatisfy { ($0.isASCII && ($0.properties.isAlphabetic || $0 == "_")) || ("0"..."9").contains($0) }
+            && !("0"..."9").contains(name.unicodeScalars.first!)
+        guard isValid else {
+            throw ModelError(
+                .invalidName,
+                "\(what) '\(name)' is not an identifier (letters, digits and _, not starting with a digit, at most 64)")
+        }
+    }
+}

@@ -1,0 +1,256 @@
+import Foundation
+import GRDB
+
+/// Applies change sets to the store, inside a write transaction the caller opened (the root writer's merge).
+///
+/// Inserts run first, destinations before the entities that point to them, so that a duplicate insert merged
+/// into an existing object by a uniqueness constraint re-points every relationship in the same change set.
+/// Then updates, then deletes (which nullify the relationships that pointed to the deleted objects).
+/// Statements are prepared once per distinct SQL and reused; values are bound straight from the wire arrays.
+final class ChangeSetMerger {
+    private let model: Model
+    private let insertionOrder: [String: Int]
+    private var statements: [String: SQLiteStatement] = [:]
+
+    init(model: Model) {
+        self.model = model
+        self.insertionOrder = Self.insertionOrder(of: model)
+    }
+
+    /// Finalizes the cached statements; call before the connection closes.
+    func finalizeStatements() {
+        for statement in statements.values { statement.finalize() }
+        statements.removeAll()
+    }
+
+    /// Applies `changeSet` in `db`'s open transaction.
+    /// - Throws: ``StoreError`` naming the entity, attribute or row at fault; the caller rolls back.
+    func apply(_ changeSet: Tributary_V1_ChangeSet, in db: Database) throws -> MergeResult {
+        guard let connection = db.sqliteConnection else {
+            throw StoreError(.sqlite, "the store connection is closed")
+        }
+        var batches: [(EntityBatchReader)] = []
+        for batch in changeSet.batches {
+            batches.append(try EntityBatchReader(batch, model: model))
+        }
+        batches.sort { lhs, rhs in
+            if lhs.operation.rank != rhs.operation.rank { return lhs.operation.rank < rhs.operation.rank }
+            return insertionOrder[lhs.entity.name, default: 0] < insertionOrder[rhs.entity.name, default: 0]
+        }
+        var result = MergeResult()
+        for batch in batches {
+            switch batch.operation {
+            case .insert: try insert(batch, connection: connection, result: &result)
+            case .update: try update(batch, connection: connection, result: &result)
+            case .delete: try delete(batch, connection: connection, result: &result)
+            }
+        }
+        return result
+    }
+
+    // MARK: - Inserts
+
+    private func insert(_ batch: EntityBatchReader, connection: OpaquePointer, result: inout MergeResult) throws {
+        let entity = batch.entity
+        for attribute in entity.attributes where !attribute.isOptional {
+            guard batch.scalarColumns.contains(where: { $0.name == attribute.name }) else {
+                throw StoreError(
+                    .constraint, "insert into '\(entity.name)' lacks required attribute '\(attribute.name)'")
+            }
+        }
+        let statement = try statement(connection, Self.upsertSQL(batch))
+        let toMany = batch.toManyColumns
+        var changes = MergeResult.EntityChanges()
+        for row in 0..<batch.rows {
+            let proposed = batch.id(row)
+            statement.bind(1, uuid: proposed)
+            try bindScalars(batch, row: row, into: statement, from: 2, result: result)
+            guard try statement.step() else {
+                statement.reset()
+                throw StoreError(.sqlite, "upsert into '\(entity.name)' returned no row", sql: statement.sql)
+            }
+            var stored = Data()
+            statement.appendBlob(column: 0, to: &stored)
+            statement.reset()
+            let storedID = UUID(bytes: stored, at: 0)
+            if storedID == proposed {
+                proposed.append(to: &changes.inserted)
+            } else {
+                result.remap(proposed, to: storedID, entity: entity.name)
+                if batch.hasNonKeyColumns { storedID.append(to: &changes.updated) }
+            }
+            for column in toMany {
+                try replaceToMany(
+                    column, of: entity, row: row, source: storedID, isNew: storedID == proposed,
+                    connection: connection, result: result)
+            }
+        }
+        result.withChanges(of: entity.name) { entityChanges in
+            entityChanges.inserted.append(changes.inserted)
+            entityChanges.updated.append(changes.updated)
+        }
+    }
+
+    static func upsertSQL(_ batch: EntityBatchReader) -> String {
+        let entity = batch.entity
+        let names = batch.scalarColumns.map(\.name)
+        let columns = (["id"] + names).map(SQL.quote).joined(separator: ", ")
+        var sql = "INSERT INTO \(SQL.quote(entity.name)) (\(columns)) VALUES (\(SQL.placeholders(names.count + 1)))"
+        for constraint in entity.uniqueness where constraint.allSatisfy(names.contains) {
+            let updated = names.filter { !constraint.contains($0) }
+            sql += " ON CONFLICT (\(constraint.map(SQL.quote).joined(separator: ", "))) DO UPDATE SET "
+            if updated.isEmpty {
+                // Found, nothing to change: touch a key column so RETURNING yields the existing id.
+                sql += "\(SQL.quote(constraint[0])) = excluded.\(SQL.quote(constraint[0]))"
+            } else {
+                sql += (updated.map { "\(SQL.quote($0)) = excluded.\(SQL.quote($0))" } + ["\"_version\" = \"_version\" + 1"])
+                    .joined(separator: ", ")
+            }
+        }
+        let all = names.map { "\(SQL.quote($0)) = excluded.\(SQL.quote($0))" } + ["\"_version\" = \"_version\" + 1"]
+        sql += " ON CONFLICT (\"id\") DO UPDATE SET \(all.joined(separator: ", ")) RETURNING \"id\""
+        return sql
+    }
+
+    // MARK: - Updates
+
+    private func update(_ batch: EntityBatchReader, connection: OpaquePointer, result: inout MergeResult) throws {
+        let entity = batch.entity
+        let assignments = batch.scalarColumns.map { "\(SQL.quote($0.name)) = ?" } + ["\"_version\" = \"_version\" + 1"]
+        let statement = try statement(
+            connection,
+            "UPDATE \(SQL.quote(entity.name)) SET \(assignments.joined(separator: ", ")) WHERE \"id\" = ?")
+        let idIndex = Int32(batch.scalarColumns.count + 1)
+        var updated = Data()
+        for row in 0..<batch.rows {
+            let id = result.resolve(batch.id(row))
+            try bindScalars(batch, row: row, into: statement, from: 1, result: result)
+            statement.bind(idIndex, uuid: id)
+            try statement.execute()
+            guard statement.changes > 0 else {
+                throw StoreError(.constraint, "update of \(ObjectID(entity: entity.name, uuid: id)), which does not exist")
+            }
+            for column in batch.toManyColumns {
+                try replaceToMany(
+                    column, of: entity, row: row, source: id, isNew: false, connection: connection, result: result)
+            }
+            id.append(to: &updated)
+        }
+        result.withChanges(of: entity.name) { $0.updated.append(updated) }
+    }
+
+    // MARK: - Deletes
+
+    private func delete(_ batch: EntityBatchReader, connection: OpaquePointer, result: inout MergeResult) throws {
+        let entity = batch.entity
+        let deleteRow = try statement(connection, "DELETE FROM \(SQL.quote(entity.name)) WHERE \"id\" = ?")
+        var cleanups: [SQLiteStatement] = []
+        for relationship in entity.relationships where relationship.isToMany {
+            let join = SQL.quote(SQL.joinTable(entity.name, relationship.name))
+            cleanups.append(try statement(connection, "DELETE FROM \(join) WHERE source = ?"))
+        }
+        for source in model.entities {
+            for relationship in source.relationships where relationship.destination == entity.name {
+                if relationship.isToMany {
+                    let join = SQL.quote(SQL.joinTable(source.name, relationship.name))
+                    cleanups.append(try statement(connection, "DELETE FROM \(join) WHERE destination = ?"))
+                } else {
+                    let column = SQL.quote(relationship.name)
+                    cleanups.append(
+                        try statement(
+                            connection,
+                            "UPDATE \(SQL.quote(source.name)) SET \(column) = NULL, \"_version\" = \"_version\" + 1 WHERE \(column) = ?"
+                        ))
+                }
+            }
+        }
+        var deleted = Data()
+        for row in 0..<batch.rows {
+            let id = result.resolve(batch.id(row))
+            deleteRow.bind(1, uuid: id)
+            try deleteRow.execute()
+            guard deleteRow.changes > 0 else { continue }
+            for cleanup in cleanups {
+                cleanup.bind(1, uuid: id)
+                try cleanup.execute()
+            }
+            id.append(to: &deleted)
+        }
+        result.withChanges(of: entity.name) { $0.deleted.append(deleted) }
+    }
+
+    // MARK: - Binding
+
+    private func bindScalars(
+        _ batch: EntityBatchReader, row: Int, into statement: SQLiteStatement, from first: Int32,
+        result: MergeResult
+    ) throws {
+        var index = first
+        for column in batch.scalarColumns {
+            defer { index += 1 }
+            if column.isNull(row) {
+                statement.bindNull(index)
+                continue
+            }
+            switch column.values {
+            case .ints(let values): statement.bind(index, values[row])
+            case .doubles(let values): statement.bind(index, values[row])
+            case .strings(let values): statement.bind(index, values[row])
+            case .blobs(let values): statement.bind(index, bytes: values[row])
+            case .fixed16(let values):
+                let id = UUID(bytes: values, at: values.startIndex + row * 16)
+                if case .toOne = column.target {
+                    statement.bind(index, uuid: result.resolve(id))
+                } else {
+                    statement.bind(index, uuid: id)
+                }
+            case .toMany:
+                preconditionFailure("to-many columns are not scalar")
+            }
+        }
+    }
+
+    private func replaceToMany(
+        _ column: ColumnReader, of entity: Entity, row: Int, source: UUID, isNew: Bool,
+        connection: OpaquePointer, result: MergeResult
+    ) throws {
+        guard case .toMany(_, let ids, let offsets) = column.values else { return }
+        let join = SQL.quote(SQL.joinTable(entity.name, column.name))
+        if !isNew {
+            let clear = try statement(connection, "DELETE FROM \(join) WHERE source = ?")
+            clear.bind(1, uuid: source)
+            try clear.execute()
+        }
+        guard !column.isNull(row) else { return }
+        let add = try statement(connection, "INSERT OR IGNORE INTO \(join) (source, destination) VALUES (?, ?)")
+        for position in offsets[row]..<offsets[row + 1] {
+            add.bind(1, uuid: source)
+            add.bind(2, uuid: result.resolve(UUID(bytes: ids, at: ids.startIndex + position * 16)))
+            try add.execute()
+        }
+    }
+
+    private func statement(_ connection: OpaquePointer, _ sql: String) throws -> SQLiteStatement {
+        if let cached = statements[sql] { return cached }
+        let statement = try SQLiteStatement(connection: connection, sql: sql)
+        statements[sql] = statement
+        return statement
+    }
+
+    // MARK: - Ordering
+
+    /// Entities ordered so that relationship destinations come before their sources (cycles keep model order).
+    static func insertionOrder(of model: Model) -> [String: Int] {
+        var order: [String: Int] = [:]
+        var visiting: Set<String> = []
+        func visit(_ entity: Entity) {
+            guard order[entity.name] == nil, visiting.insert(entity.name).inserted else { return }
+            for relationship in entity.relationships {
+                if let destination = model.entity(named: relationship.destination) { visit(destination) }
+            }
+            order[entity.name] = order.count
+        }
+        model.entities.forEach(visit)
+        return order
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+
+/// One validated column of an entity batch, with its values hoisted out of the protobuf message so the merge
+/// loop reads plain arrays.
+struct ColumnReader {
+    enum Values {
+        case ints([Int64])
+        case doubles([Double])
+        case strings([String])
+        case blobs([Data])
+        case fixed16(Data)
+        case toMany(counts: [UInt32], ids: Data, offsets: [Int])
+    }
+
+    enum Target {
+        case attribute(Attribute)
+        case toOne(Relationship)
+        case toMany(Relationship)
+    }
+
+    let name: String
+    let target: Target
+    let values: Values
+    let nulls: Data
+
+    /// Whether row `row` is null.
+    @inline(__always)
+    func isNull(_ row: Int) -> Bool {
+        let byte = row >> 3
+        return byte < nulls.count && nulls[nulls.startIndex + byte] & (1 << UInt8(row & 7)) != 0
+    }
+
+    /// Validates a wire column against the entity and the batch's row count.
+    init(_ column: Tributary_V1_Column, entity: Entity, rows: Int) throws {
+        name = column.name
+        nulls = column.nulls
+        if let attribute = entity.attribute(named: column.name) {
+            target = .attribute(attribute)
+            values = try Self.attributeValues(column, attribute: attribute, entity: entity, rows: rows)
+        } else if let relationship = entity.relationship(named: column.name) {
+            if relationship.isToMany {
+                target = .toMany(relationship)
+                values = try Self.toManyValues(column, entity: entity, rows: rows)
+            } else {
+                target = .toOne(relationship)
+                try Self.expect(column.fixed16.count, rows * 16, "16-byte ids", column, entity)
+                values = .fixed16(column.fixed16)
+            }
+        } else {
+            throw StoreError(
+                .unknownAttribute, "entity '\(entity.name)' has no attribute or relationship '\(column.name)'")
+        }
+        if !nulls.isEmpty && nulls.count < (rows + 7) / 8 {
+            throw StoreError(
+                .wrongType, "column '\(entity.name).\(column.name)' has a null bitmap shorter than its \(rows) rows")
+        }
+    }
+
+    private static func attributeValues(
+        _ column: Tributary_V1_Column, attribute: Attribute, entity: Entity, rows: Int
+    ) throws -> Values {
+        let type = attribute.type.rawValue
+        switch attribute.type {
+        case .int, .bool:
+            try expect(column.ints.count, rows, "ints for \(type)", column, entity)
+            return .ints(column.ints)
+        case .double, .date:
+            try expect(column.doubles.count, rows, "doubles for \(type)", column, entity)
+            return .doubles(column.doubles)
+        case .string:
+            try expect(column.strings.count, rows, "strings", column, entity)
+            return .strings(column.strings)
+        case .data:
+            try expect(column.blobs.count, rows, "blobs", column, entity)
+            return .blobs(column.blobs)
+        case .uuid:
+            try expect(column.fixed16.count, rows * 16, "16-byte uuids", column, entity)
+            return .fixed16(column.fixed16)
+        }
+    }
+
+    private static func toManyValues(_ column: Tributary_V1_Column, entity: Entity, rows: Int) throws -> Values {
+        try expect(column.counts.count, rows, "counts", column, entity)
+        var offsets = [Int]()
+        offsets.reserveCapacity(rows + 1)
+        var total = 0
+        for count in column.counts {
+            offsets.append(total)
+            total += Int(count)
+        }
+        offsets.append(total)
+        try expect(column.fixed16.count, total * 16, "bytes of ids (16 per id)", column, entity)
+        return .toMany(counts: column.counts, ids: column.fixed16, offsets: offsets)
+    }
+
+    private static func expect(
+        _ actual: Int, _ expected: Int, _ what: String, _ column: Tributary_V1_Column, _ entity: Entity
+    ) throws {
+        guard actual == expected else {
+            throw StoreError(
+                .wrongType,
+                "column '\(entity.name).\(column.name)' carries \(actual) \(what) where \(expected) were expected")
+        }
+    }
+}

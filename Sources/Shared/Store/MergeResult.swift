@@ -1,0 +1,43 @@
+import Foundation
+
+/// What one change set did to the store: the ids per entity for the didSave event, and the inserted ids that
+/// uniqueness merged into existing objects.
+struct MergeResult {
+    /// Ids touched in one entity, 16 bytes each, in the order they were applied.
+    struct EntityChanges {
+        var inserted = Data()
+        var updated = Data()
+        var deleted = Data()
+
+        var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+    }
+
+    /// Changes per entity, in the order entities were first touched.
+    var entities: [(name: String, changes: EntityChanges)] = []
+    /// Inserted ids replaced by existing objects' ids, per entity.
+    var remaps: [String: (from: Data, to: Data)] = [:]
+    /// The same remaps keyed by id, for re-pointing relationships later in the change set.
+    var remapped: [UUID: UUID] = [:]
+
+    mutating func withChanges(of entity: String, _ body: (inout EntityChanges) -> Void) {
+        if let index = entities.firstIndex(where: { $0.name == entity }) {
+            body(&entities[index].changes)
+        } else {
+            var changes = EntityChanges()
+            body(&changes)
+            entities.append((entity, changes))
+        }
+    }
+
+    mutating func remap(_ from: UUID, to: UUID, entity: String) {
+        remapped[from] = to
+        var pair = remaps[entity] ?? (Data(), Data())
+        from.append(to: &pair.from)
+        to.append(to: &pair.to)
+        remaps[entity] = pair
+    }
+
+    /// The id an incoming reference should point to, following any remap made earlier in this change set.
+    @inline(__always)
+    func resolve(_ id: UUID) -> UUID { remapped[id] ?? id }
+}

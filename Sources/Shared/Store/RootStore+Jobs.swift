@@ -1,0 +1,91 @@
+import Foundation
+import GRDB
+
+/// A job the queue handed to a worker.
+public struct ClaimedJob: Sendable {
+    public let id: Int64
+    public let attempt: Int
+    public let spec: Tributary_V1_JobSpec
+    public let committedBatches: Int
+}
+
+extension RootStore {
+    /// Enqueues jobs durably.
+    /// - Returns: their ids, in order.
+    public func pushJobs(_ specs: [Tributary_V1_JobSpec], batch: String) async throws -> [Int64] {
+        let now = Date().timeIntervalSince1970
+        return try await pool.write { db in
+            let insert = try db.cachedStatement(
+                sql: """
+                    INSERT INTO tributary_jobs (batch, kind, arguments, payload, total, created_at, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """)
+            var ids: [Int64] = []
+            ids.reserveCapacity(specs.count)
+            for spec in specs {
+                try insert.execute(arguments: [
+                    batch, spec.kind, Self.encodeArguments(spec.arguments), spec.payload, Int64(spec.total), now, now,
+                ])
+                ids.append(db.lastInsertedRowID)
+            }
+            return ids
+        }
+    }
+
+    /// Leases the oldest queued job to `worker`, raising its attempt number.
+    /// - Returns: the job, or nil when the queue is empty.
+    public func claimJob(for worker: String) async throws -> ClaimedJob? {
+        let now = Date().timeIntervalSince1970
+        return try await pool.write { db in
+            guard
+                let row = try Row.fetchOne(
+                    db,
+                    sql: """
+                        UPDATE tributary_jobs SET state = 'running', attempt = attempt + 1, worker = ?, updated_at = ?
+                        WHERE id = (SELECT id FROM tributary_jobs WHERE state = 'queued' ORDER BY id LIMIT 1)
+                        RETURNING id, attempt, kind, arguments, payload, total, committed_batches
+                        """, arguments: [worker, now])
+            else { return nil }
+            var spec = Tributary_V1_JobSpec()
+            spec.kind = row["kind"]
+            spec.arguments = Self.decodeArguments(row["arguments"])
+            spec.payload = row["payload"]
+            spec.total = UInt64(row["total"] as Int64)
+            return ClaimedJob(id: row["id"], attempt: row["attempt"], spec: spec, committedBatches: row["committed_batches"])
+        }
+    }
+
+    /// Marks a running job failed with the worker's message, if that attempt still holds it.
+    public func failJob(id: Int64, attempt: Int, worker: String, message: String) async throws {
+        let now = Date().timeIntervalSince1970
+        try await pool.write { db in
+            try db.execute(
+                sql: """
+                    UPDATE tributary_jobs SET state = 'failed', error = ?, worker = NULL, updated_at = ?
+                    WHERE id = ? AND attempt = ? AND worker = ? AND state = 'running'
+                    """, arguments: [message, now, id, attempt, worker])
+        }
+    }
+
+    /// Returns a worker's running jobs to the queue (the worker left or died).
+    /// - Returns: how many jobs were re-queued.
+    @discardableResult
+    public func requeueJobs(of worker: String) async throws -> Int {
+        try await pool.write { db in
+            try db.execute(
+                sql: "UPDATE tributary_jobs SET state = 'queued', worker = NULL WHERE state = 'running' AND worker = ?",
+                arguments: [worker])
+            return db.changesCount
+        }
+    }
+
+    static func encodeArguments(_ arguments: [String: String]) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return (try? encoder.encode(arguments)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+
+    static func decodeArguments(_ text: String) -> [String: String] {
+        (try? JSONDecoder().decode([String: String].self, from: Data(text.utf8))) ?? [:]
+    }
+}

@@ -1,0 +1,134 @@
+import Foundation
+import GRDB
+
+/// What became of a save sent to the root.
+public enum SaveOutcome: Sendable {
+    /// Merged and committed as `seq`; `record` holds the didSave parts to publish.
+    case committed(seq: UInt64, record: Tributary_V1_HistoryRecord, remaps: [Tributary_V1_IDRemap])
+    /// Committed, but changed nothing, so no sequence number was used.
+    case committedEmpty
+    /// This (job, batch) had been applied before; nothing was applied again.
+    case duplicate(seq: UInt64)
+}
+
+/// A save the root refused because the sender's job attempt no longer holds the job.
+public struct LeaseError: Error, CustomStringConvertible, Sendable {
+    public let jobID: Int64
+    public let message: String
+    public let isUnknownJob: Bool
+    public var description: String { message }
+}
+
+extension RootStore {
+    /// Merges a worker's change set and records the job's progress (or completion) in one transaction.
+    /// - Throws: ``LeaseError`` when the job is unknown or its lease belongs to another attempt or worker;
+    ///   ``StoreError`` when the change set does not fit the model or the store's constraints.
+    public func applySave(_ save: Tributary_V1_SaveChanges, from worker: String) async throws -> SaveOutcome {
+        let writer = self.writer
+        return try await pool.write { db in
+            let jobID = Int64(save.jobID)
+            if jobID != 0 {
+                if let duplicate = try Self.checkLease(db, save: save, jobID: jobID, worker: worker) {
+                    return duplicate
+                }
+            }
+            let result = try writer.merger.apply(save.changes, in: db)
+            var outcome = SaveOutcome.committedEmpty
+            let now = Date().timeIntervalSince1970
+            if result.entities.contains(where: { !$0.changes.isEmpty }) {
+                let seq = try Self.lastSequenceNumber(db) + 1
+                let record = Self.historyRecord(seq: seq, at: now, result: result, save: save, worker: worker)
+                try db.execute(
+                    sql: """
+                        INSERT INTO tributary_history (seq, job_id, attempt, batch_index, worker, committed_at, record)
+                        VALUES (?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [
+                        Int64(seq), jobID == 0 ? nil : jobID, Int64(save.attempt), Int64(save.batchIndex), worker, now,
+                        try record.serializedData(),
+                    ])
+                let remaps = result.remaps.map { entity, pair in
+                    Tributary_V1_IDRemap.with {
+                        $0.entity = entity
+                        $0.fromIds = pair.from
+                        $0.toIds = pair.to
+                    }
+                }
+                outcome = .committed(seq: seq, record: record, remaps: remaps)
+            }
+            if jobID != 0 {
+                try db.execute(
+                    sql: """
+                        UPDATE tributary_jobs SET done = ?, committed_batches = ?, state = ?, updated_at = ?,
+                            worker = CASE WHEN ? THEN NULL ELSE worker END
+                        WHERE id = ?
+                        """,
+                    arguments: [
+                        Int64(save.progressDone), Int64(save.batchIndex) + 1, save.completesJob ? "done" : "running", now,
+                        save.completesJob, jobID,
+                    ])
+            }
+            return outcome
+        }
+    }
+
+    /// Checks that the save's attempt holds the job; returns an outcome when the batch was applied before.
+    private static func checkLease(_ db: Database, save: Tributary_V1_SaveChanges, jobID: Int64, worker: String)
+        throws -> SaveOutcome?
+    {
+        guard
+            let job = try Row.fetchOne(
+                db, sql: "SELECT state, attempt, worker, committed_batches FROM tributary_jobs WHERE id = ?",
+                arguments: [jobID])
+        else {
+            throw LeaseError(jobID: jobID, message: "job \(jobID) does not exist", isUnknownJob: true)
+        }
+        if let seq = try Int64.fetchOne(
+            db, sql: "SELECT seq FROM tributary_history WHERE job_id = ? AND batch_index = ?",
+            arguments: [jobID, Int64(save.batchIndex)])
+        {
+            return .duplicate(seq: UInt64(seq))
+        }
+        let state: String = job["state"]
+        if state == "done" || Int64(save.batchIndex) < job["committed_batches"] as Int64 {
+            return .duplicate(seq: 0)
+        }
+        let attempt: Int64 = job["attempt"]
+        let owner: String? = job["worker"]
+        guard state == "running", attempt == Int64(save.attempt), owner == worker else {
+            throw LeaseError(
+                jobID: jobID,
+                message:
+                    "job \(jobID) attempt \(save.attempt) no longer holds its lease (job is \(state), attempt \(attempt))",
+                isUnknownJob: false)
+        }
+        return nil
+    }
+
+    private static func historyRecord(
+        seq: UInt64, at time: Double, result: MergeResult, save: Tributary_V1_SaveChanges, worker: String
+    ) -> Tributary_V1_HistoryRecord {
+        let origin = Tributary_V1_Origin.with {
+            $0.workerID = worker
+            $0.jobID = save.jobID
+            $0.attempt = save.attempt
+            $0.batchIndex = save.batchIndex
+        }
+        let touched = result.entities.filter { !$0.changes.isEmpty }
+        return Tributary_V1_HistoryRecord.with { record in
+            record.parts = touched.enumerated().map { index, entry in
+                Tributary_V1_DidSave.with {
+                    $0.seq = seq
+                    $0.committedAt = time
+                    $0.origin = origin
+                    $0.entity = entry.name
+                    $0.insertedIds = entry.changes.inserted
+                    $0.updatedIds = entry.changes.updated
+                    $0.deletedIds = entry.changes.deleted
+                    $0.part = UInt32(index)
+                    $0.partCount = UInt32(touched.count)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import GRDB
+
+extension RootStore {
+    /// Jobs by state and the last sequence number, read without waiting on the writer.
+    public func jobCounts() async throws -> (counts: Tributary_V1_JobCounts, lastSeq: UInt64) {
+        try await pool.read { db in
+            var counts = Tributary_V1_JobCounts()
+            for row in try Row.fetchAll(db, sql: "SELECT state, COUNT(*) AS n FROM tributary_jobs GROUP BY state") {
+                let count = UInt64(row["n"] as Int64)
+                switch row["state"] as String {
+                case "queued": counts.queued = count
+                case "running": counts.running = count
+                case "done": counts.done = count
+                case "failed": counts.failed = count
+                default: break
+                }
+            }
+            return (counts, try Self.lastSequenceNumber(db))
+        }
+    }
+
+    /// Progress of the jobs pushed together as `batch`.
+    public func batchStatus(_ batch: String) async throws -> Tributary_V1_BatchStatusReply {
+        try await pool.read { db in
+            var reply = Tributary_V1_BatchStatusReply()
+            reply.batch = batch
+            if let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT COUNT(*) AS jobs, SUM(state = 'done') AS done, SUM(state = 'failed') AS failed,
+                        SUM(total) AS total, SUM(done) AS rows FROM tributary_jobs WHERE batch = ?
+                    """, arguments: [batch])
+            {
+                reply.totalJobs = UInt64(row["jobs"] as Int64? ?? 0)
+                reply.doneJobs = UInt64(row["done"] as Int64? ?? 0)
+                reply.failedJobs = UInt64(row["failed"] as Int64? ?? 0)
+                reply.totalRows = UInt64(row["total"] as Int64? ?? 0)
+                reply.doneRows = UInt64(row["rows"] as Int64? ?? 0)
+            }
+            reply.failures = try Row.fetchAll(
+                db,
+                sql: "SELECT id, error FROM tributary_jobs WHERE batch = ? AND state = 'failed' ORDER BY id LIMIT 50",
+                arguments: [batch]
+            ).map { row in
+                Tributary_V1_FailedJob.with {
+                    $0.jobID = UInt64(row["id"] as Int64)
+                    $0.message = row["error"] ?? ""
+                }
+            }
+            return reply
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import GRDB
+
+/// The root writer's store (Core Data's private-queue writer context plus its persistent store): the single
+/// writer of the SQLite file, which also keeps the job queue and the change history in the same file.
+///
+/// Opening creates the schema from the model, or checks the model against the one the store was created with
+/// and applies additive changes. Every save is one transaction: the merged change set, the job's progress or
+/// completion, and the history record with its sequence number.
+///
+/// ```swift
+/// let store = try RootStore.open(path: "store.sqlite", model: model)
+/// let ids = try await store.pushJobs([spec], batch: "b1")
+/// ```
+public final class RootStore: Sendable {
+    /// The SQLite file.
+    public let path: String
+    /// The model the store was opened with.
+    public let model: Model
+    let pool: DatabasePool
+    let writer: WriterState
+
+    private init(path: String, model: Model, pool: DatabasePool) {
+        self.path = path
+        self.model = model
+        self.pool = pool
+        self.writer = WriterState(merger: ChangeSetMerger(model: model))
+    }
+
+    /// Opens (creating if needed) the store at `path` for `model`.
+    /// - Throws: ``ModelError`` when the model is incompatible with the store; ``StoreError`` when the file
+    ///   cannot be opened or belongs to another program.
+    public static func open(path: String, model: Model) throws -> RootStore {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(5)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        let pool: DatabasePool
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+        } catch {
+            throw StoreError(.sqlite, "cannot open store \(path): \(error)")
+        }
+        let store = RootStore(path: path, model: model, pool: pool)
+        try store.prepareSchema()
+        return store
+    }
+
+    /// Finalizes the writer's statements and closes the file.
+    public func close() throws {
+        try pool.writeWithoutTransaction { _ in writer.merger.finalizeStatements() }
+        try pool.close()
+    }
+
+    private func prepareSchema() throws {
+        try pool.write { db in
+            let userTables = try String.fetchAll(
+                db,
+                sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'tributary_%'"
+            )
+            let hasMeta = try db.tableExists("tributary_meta")
+            if !hasMeta && !userTables.isEmpty {
+                throw StoreError(
+                    .incompatibleStore,
+                    "\(path) is a SQLite file that Tributary did not create (it has tables \(userTables.joined(separator: ", ")))")
+            }
+            try Schema.createSystemTables(db)
+            if let storedJSON = try Data.fetchOne(db, sql: "SELECT value FROM tributary_meta WHERE key = 'model'") {
+                let stored = try Model.decode(storedJSON, source: "the model stored in \(path)")
+                let additions = try model.additions(over: stored)
+                for entity in additions.entities { try Schema.create(entity, in: db) }
+                for (entity, attribute) in additions.attributes { try Schema.add(attribute, to: entity, in: db) }
+                for (entity, relationship) in additions.relationships {
+                    try Schema.add(relationship, to: entity, in: db)
+                }
+            } else {
+                for entity in model.entities { try Schema.create(entity, in: db) }
+            }
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO tributary_meta (key, value) VALUES ('model', ?)",
+                arguments: [model.encodedJSON()])
+            // A new coordinator cannot vouch for leases granted by the previous one: run those jobs again,
+            // resuming after their committed batches.
+            try db.execute(sql: "UPDATE tributary_jobs SET state = 'queued', worker = NULL WHERE state = 'running'")
+        }
+    }
+
+    /// The sequence number of the last commit, or 0.
+    public func lastSequenceNumber() async throws -> UInt64 {
+        try await pool.read { db in try Self.lastSequenceNumber(db) }
+    }
+
+    static func lastSequenceNumber(_ db: Database) throws -> UInt64 {
+        UInt64(try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'tributary_history'") ?? 0)
+    }
+}
+
+/// State that only the store's writer touches.
+final class WriterState: @unchecked Sendable {
+    // @unchecked: used only inside `DatabasePool.write` closures, which GRDB runs one at a time on its writer
+    // queue, so the merger and its prepared statements are never used concurrently.
+    let merger: ChangeSetMerger
+
+    init(merger: ChangeSetMerger) {
+        self.merger = merger
+    }
+}

@@ -1,0 +1,18 @@
+/// Helpers for building SQL from model names. Names are validated identifiers (see `Model.checkIdentifier`),
+/// and are quoted anyway; values are always bound, never spliced.
+enum SQL {
+    /// A quoted identifier: `"name"`.
+    static func quote(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// The join table of a to-many relationship.
+    static func joinTable(_ entity: String, _ relationship: String) -> String {
+        "\(entity)_\(relationship)"
+    }
+
+    /// `?, ?, ?` with `count` placeholders.
+    static func placeholders(_ count: Int) -> String {
+        Array(repeating: "?", count: count).joined(separator: ", ")
+    }
+}

@@ -1,0 +1,89 @@
+import GRDB
+
+/// Creates the SQLite tables for a model's entities and Tributary's own bookkeeping.
+///
+/// Each entity is a `WITHOUT ROWID` table keyed by its 16-byte time-ordered id, with a `_version` column, one
+/// column per attribute and per to-one relationship, and a unique index per uniqueness constraint. Each to-many
+/// relationship is a join table `<Entity>_<relationship>(source, destination)`.
+enum Schema {
+    static func createSystemTables(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE IF NOT EXISTS tributary_meta (key TEXT PRIMARY KEY NOT NULL, value BLOB NOT NULL);
+                CREATE TABLE IF NOT EXISTS tributary_jobs (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    batch TEXT NOT NULL,
+                    kind TEXT NOT NULL,
+                    arguments TEXT NOT NULL,
+                    payload BLOB NOT NULL,
+                    total INTEGER NOT NULL DEFAULT 0,
+                    done INTEGER NOT NULL DEFAULT 0,
+                    state TEXT NOT NULL DEFAULT 'queued',
+                    attempt INTEGER NOT NULL DEFAULT 0,
+                    committed_batches INTEGER NOT NULL DEFAULT 0,
+                    worker TEXT,
+                    error TEXT,
+                    created_at REAL NOT NULL,
+                    updated_at REAL NOT NULL);
+                CREATE INDEX IF NOT EXISTS tributary_jobs_by_state ON tributary_jobs(state, id);
+                CREATE INDEX IF NOT EXISTS tributary_jobs_by_batch ON tributary_jobs(batch);
+                CREATE TABLE IF NOT EXISTS tributary_history (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    job_id INTEGER,
+                    attempt INTEGER NOT NULL DEFAULT 0,
+                    batch_index INTEGER NOT NULL DEFAULT 0,
+                    worker TEXT NOT NULL DEFAULT '',
+                    committed_at REAL NOT NULL,
+                    record BLOB NOT NULL);
+                CREATE UNIQUE INDEX IF NOT EXISTS tributary_history_by_job ON tributary_history(job_id, batch_index);
+                """)
+    }
+
+    static func create(_ entity: Entity, in db: Database) throws {
+        let table = SQL.quote(entity.name)
+        var columns = ["\"id\" BLOB PRIMARY KEY NOT NULL", "\"_version\" INTEGER NOT NULL DEFAULT 1"]
+        columns += entity.attributes.map(columnDefinition)
+        columns += entity.relationships.filter { !$0.isToMany }.map { "\(SQL.quote($0.name)) BLOB" }
+        try db.execute(sql: "CREATE TABLE \(table) (\(columns.joined(separator: ", "))) WITHOUT ROWID")
+        for (index, constraint) in entity.uniqueness.enumerated() {
+            let names = constraint.map(SQL.quote).joined(separator: ", ")
+            try db.execute(
+                sql: "CREATE UNIQUE INDEX \(SQL.quote("\(entity.name)_unique_\(index)")) ON \(table)(\(names))")
+        }
+        for relationship in entity.relationships {
+            try create(relationship, of: entity, in: db)
+        }
+    }
+
+    static func add(_ attribute: Attribute, to entity: Entity, in db: Database) throws {
+        try db.execute(sql: "ALTER TABLE \(SQL.quote(entity.name)) ADD COLUMN \(columnDefinition(attribute))")
+    }
+
+    static func add(_ relationship: Relationship, to entity: Entity, in db: Database) throws {
+        if !relationship.isToMany {
+            try db.execute(
+                sql: "ALTER TABLE \(SQL.quote(entity.name)) ADD COLUMN \(SQL.quote(relationship.name)) BLOB")
+        }
+        try create(relationship, of: entity, in: db)
+    }
+
+    private static func create(_ relationship: Relationship, of entity: Entity, in db: Database) throws {
+        if relationship.isToMany {
+            let join = SQL.joinTable(entity.name, relationship.name)
+            try db.execute(
+                sql: """
+                    CREATE TABLE \(SQL.quote(join)) (source BLOB NOT NULL, destination BLOB NOT NULL,
+                        PRIMARY KEY (source, destination)) WITHOUT ROWID;
+                    CREATE INDEX \(SQL.quote(join + "_by_destination")) ON \(SQL.quote(join))(destination);
+                    """)
+        } else {
+            let index = "\(entity.name)_by_\(relationship.name)"
+            try db.execute(
+                sql: "CREATE INDEX \(SQL.quote(index)) ON \(SQL.quote(entity.name))(\(SQL.quote(relationship.name)))")
+        }
+    }
+
+    private static func columnDefinition(_ attribute: Attribute) -> String {
+        "\(SQL.quote(attribute.name)) \(attribute.type.sqlType)\(attribute.isOptional ? "" : " NOT NULL")"
+    }
+}

@@ -1,0 +1,40 @@
+/// A failure of the store: SQLite refused a statement, or a change set broke the model's rules.
+public struct StoreError: Error, CustomStringConvertible, Sendable {
+    /// What kind of failure, mapped to a wire ``ErrorCode`` when answering a peer.
+    public enum Code: String, Sendable {
+        /// SQLite reported an error (I/O, corruption, a bug in generated SQL).
+        case sqlite
+        /// A change set names an entity the model does not have.
+        case unknownEntity
+        /// A change set names an attribute or relationship the entity does not have.
+        case unknownAttribute
+        /// A column's values do not match the attribute's type or the row count.
+        case wrongType
+        /// The change set breaks a constraint: a missing required value, an update of a missing object.
+        case constraint
+        /// The store was created by another program or a newer Tributary.
+        case incompatibleStore
+    }
+
+    public let code: Code
+    /// A sentence naming the problem.
+    public let message: String
+    /// The SQL that failed, when SQLite reported the error.
+    public let sql: String?
+    /// SQLite's result code, when SQLite reported the error.
+    public let sqliteCode: Int32?
+
+    public init(_ code: Code, _ message: String, sql: String? = nil, sqliteCode: Int32? = nil) {
+        self.code = code
+        self.message = message
+        self.sql = sql
+        self.sqliteCode = sqliteCode
+    }
+
+    public var description: String {
+        var text = message
+        if let sqliteCode { text += " (SQLite code \(sqliteCode))" }
+        if let sql { text += " in `\(sql)`" }
+        return text
+    }
+}

@@ -1,0 +1,175 @@
+import CZeroMQ
+import Foundation
+import Synchronization
+
+/// A dedicated thread that owns a set of sockets, polls them, and bridges them to Swift concurrency.
+///
+/// Sockets are not thread-safe, and `zmq_poll` blocks, so neither may run on the cooperative thread pool. A
+/// loop takes ownership of its sockets when it starts; from then on only its thread touches them. Messages
+/// received on any socket arrive, in order, on ``inbound``; ``send(_:on:)`` may be called from any thread or
+/// task and is carried out by the loop thread, woken through an `eventfd`.
+///
+/// ```swift
+/// let router = try context.makeSocket(.router)
+/// try router.bind("tcp://127.0.0.1:7400")
+/// let loop = SocketLoop(name: "jobs", sockets: [.init(router, receives: true)])
+/// loop.start()
+/// for await message in loop.inbound { loop.send(reply(to: message), on: message.socket) }
+/// ```
+public final class SocketLoop: @unchecked Sendable {
+    // @unchecked: `sockets` is only touched by the loop thread once `start()` ran (thread start is the memory
+    // barrier libzmq asks for when a socket changes threads); everything else shared is behind `state`.
+
+    /// Which of the loop's sockets a message came from or goes to: its index in the `sockets` given to init.
+    public typealias SocketIndex = Int
+
+    /// A socket handed to the loop, and whether the loop reads from it.
+    public struct Member {
+        let socket: ZMQSocket
+        let receives: Bool
+
+        public init(_ socket: ZMQSocket, receives: Bool) {
+            self.socket = socket
+            self.receives = receives
+        }
+    }
+
+    /// One message received by the loop.
+    public struct Inbound: Sendable {
+        /// The index of the socket it came from.
+        public let socket: SocketIndex
+        /// Its frames, copied out of libzmq.
+        public let frames: [Data]
+    }
+
+    private struct Outgoing {
+        let socket: SocketIndex
+        let frames: [Data]
+    }
+
+    private struct State {
+        var outbox: [Outgoing] = []
+        var stopping = false
+        var stopped = false
+        var stopWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    /// Every message received, in arrival order; finishes when the loop stops.
+    public let inbound: AsyncStream<Inbound>
+
+    private let name: String
+    private let members: [Member]
+    private let state = Mutex(State())
+    private let wakeup: WakeupSignal
+    private let continuation: AsyncStream<Inbound>.Continuation
+    private let onSendFailure: @Sendable (ZMQError, SocketIndex) -> Void
+
+    /// Creates a loop for the given sockets; nothing runs until ``start()``.
+    /// - Parameters:
+    ///   - name: the thread's name, for debuggers and logs.
+    ///   - sockets: the sockets the loop will own. Do not touch them after `start()`.
+    ///   - onSendFailure: told of a message that could not be sent (peer gone, high-water mark reached).
+    public init(
+        name: String, sockets: [Member],
+        onSendFailure: @escaping @Sendable (ZMQError, SocketIndex) -> Void = { _, _ in }
+    ) throws {
+        self.name = name
+        self.members = sockets
+        self.wakeup = try WakeupSignal()
+        self.onSendFailure = onSendFailure
+        (inbound, continuation) = AsyncStream.makeStream(of: Inbound.self, bufferingPolicy: .unbounded)
+    }
+
+    /// Starts the loop thread, which takes ownership of the sockets.
+    public func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = name
+        thread.start()
+    }
+
+    /// Queues a message for sending on one of the loop's sockets; never blocks.
+    public func send(_ frames: [Data], on socket: SocketIndex) {
+        let accepted = state.withLock { state -> Bool in
+            guard !state.stopping else { return false }
+            state.outbox.append(Outgoing(socket: socket, frames: frames))
+            return true
+        }
+        if accepted { wakeup.raise() }
+    }
+
+    /// Asks the loop to send what is queued, close its sockets and stop; returns once it has.
+    public func stop() async {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let alreadyStopped = state.withLock { state -> Bool in
+                state.stopping = true
+                if state.stopped { return true }
+                state.stopWaiters.append(waiter)
+                return false
+            }
+            if alreadyStopped { waiter.resume() } else { wakeup.raise() }
+        }
+    }
+
+    // MARK: - Loop thread
+
+    private func run() {
+        var items = members.map { member in
+            zmq_pollitem_t(
+                socket: member.socket.unsafeHandle, fd: -1,
+                events: member.receives ? Int16(ZMQ_POLLIN) : 0, revents: 0)
+        }
+        items.append(zmq_pollitem_t(socket: nil, fd: wakeup.fileDescriptor, events: Int16(ZMQ_POLLIN), revents: 0))
+        let wakeIndex = items.count - 1
+
+        while true {
+            let (outgoing, stopping) = state.withLock { state in
+                defer { state.outbox.removeAll(keepingCapacity: true) }
+                return (state.outbox, state.stopping)
+            }
+            for message in outgoing { deliver(message) }
+            if stopping { break }
+
+            do {
+                try ZMQError.check("zmq_poll") { zmq_poll(&items, Int32(items.count), -1) }
+            } catch {
+                break  // ETERM: the context is going away under us.
+            }
+            if items[wakeIndex].revents != 0 { wakeup.clear() }
+            for index in members.indices where items[index].revents & Int16(ZMQ_POLLIN) != 0 {
+                drain(socket: index)
+            }
+        }
+        finish()
+    }
+
+    private func drain(socket index: SocketIndex) {
+        let socket = members[index].socket
+        // Bounded so one busy socket cannot starve the others or the outbox.
+        for _ in 0..<256 {
+            guard let frames = try? socket.receive(dontWait: true) else { return }
+            continuation.yield(Inbound(socket: index, frames: frames))
+        }
+    }
+
+    private func deliver(_ message: Outgoing) {
+        do {
+            try members[message.socket].socket.send(message.frames, dontWait: true)
+        } catch let error as ZMQError {
+            onSendFailure(error, message.socket)
+        } catch {
+            preconditionFailure("ZMQSocket.send throws only ZMQError")
+        }
+    }
+
+    private func finish() {
+        for member in members { member.socket.close() }
+        continuation.finish()
+        let waiters = state.withLock { state in
+            state.stopped = true
+            state.stopping = true
+            defer { state.stopWaiters.removeAll() }
+            return state.stopWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}
