@@ -49,11 +49,24 @@ let package = Package(
             exclude: ["Protocol/tributary.proto"],
             swiftSettings: swiftSettings
         ),
+        // What the three executables share: option groups, logging set-up, finding sibling executables.
+        .target(
+            name: "TributaryCommandSupport",
+            dependencies: [
+                "Tributary",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/CommandSupport",
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "tributary-coordinator",
             dependencies: [
                 "Tributary",
+                "TributaryCommandSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Sources/coordinator",
             swiftSettings: swiftSettings
@@ -62,7 +75,9 @@ let package = Package(
             name: "tributary-worker",
             dependencies: [
                 "Tributary",
+                "TributaryCommandSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Sources/worker",
             swiftSettings: swiftSettings
@@ -71,7 +86,9 @@ let package = Package(
             name: "tributary",
             dependencies: [
                 "Tributary",
+                "TributaryCommandSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Sources/cli",
             swiftSettings: swiftSettings

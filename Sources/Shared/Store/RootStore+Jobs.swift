@@ -34,17 +34,19 @@ extension RootStore {
 
     /// Leases the oldest queued job to `worker`, raising its attempt number.
     /// - Returns: the job, or nil when the queue is empty.
-    public func claimJob(for worker: String) async throws -> ClaimedJob? {
+    public func claimJob(for worker: String, kinds: [String]) async throws -> ClaimedJob? {
         let now = Date().timeIntervalSince1970
         return try await pool.write { db in
+            let kindList = SQL.placeholders(kinds.count)
             guard
                 let row = try Row.fetchOne(
                     db,
                     sql: """
                         UPDATE tributary_jobs SET state = 'running', attempt = attempt + 1, worker = ?, updated_at = ?
-                        WHERE id = (SELECT id FROM tributary_jobs WHERE state = 'queued' ORDER BY id LIMIT 1)
+                        WHERE id = (SELECT id FROM tributary_jobs WHERE state = 'queued' AND kind IN (\(kindList))
+                                    ORDER BY id LIMIT 1)
                         RETURNING id, attempt, kind, arguments, payload, total, committed_batches
-                        """, arguments: [worker, now])
+                        """, arguments: StatementArguments([worker, now] as [any DatabaseValueConvertible] + kinds))
             else { return nil }
             var spec = Tributary_V1_JobSpec()
             spec.kind = row["kind"]

@@ -1,0 +1,131 @@
+import Foundation
+import Tributary
+
+/// `tributary demo`: a coordinator on a temporary store with two real worker processes, a generated import of
+/// pull requests with overlapping authors and reviewers, the change feed followed with a progress bar, and a
+/// summary.
+public struct DemoRunner: Sendable {
+    /// What the demo did, for its summary line.
+    public struct Summary: Sendable {
+        public var rowsCommitted: Int
+        public var elapsed: Duration
+        public var eventsSeen: Int
+        public var users: Int
+        public var storePath: String
+
+        public var rowsPerSecond: Double {
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            return seconds > 0 ? Double(rowsCommitted) / seconds : 0
+        }
+
+        public var line: String {
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            return "demo: \(rowsCommitted) rows committed in \(String(format: "%.2f", seconds)) s "
+                + "(\(Int(rowsPerSecond)) rows/s), \(eventsSeen) didSave events seen, \(users) users, store \(storePath)"
+        }
+    }
+
+    public var rows = 100_000
+    public var users = 2_000
+    public var workers = 2
+    public var chunk = 1_000
+    public var directory: URL?
+
+    public init() {}
+
+    public func run() async throws -> Summary {
+        let directory = try self.directory ?? Self.makeTemporaryDirectory()
+        let storePath = directory.appendingPathComponent("store.sqlite").path
+        let modelURL = directory.appendingPathComponent("model.json")
+        try Data(DemoData.modelJSON.utf8).write(to: modelURL)
+        Terminal.error("demo: generating \(rows) pull requests by \(users) users in \(directory.path)")
+        let rowsData = DemoData.pullRequests(count: rows, users: users)
+        try rowsData.write(to: directory.appendingPathComponent("pull-requests.ndjson"))
+
+        let logURL = directory.appendingPathComponent("coordinator.log")
+        FileManager.default.createFile(atPath: logURL.path, contents: nil)
+        let log = try FileHandle(forWritingTo: logURL)
+        let coordinator = try await CoordinatorProcess.start(
+            executable: Executables.sibling("tributary-coordinator"),
+            arguments: [
+                "--store", storePath, "--model", modelURL.path, "--listen", "tcp://127.0.0.1:*",
+                "--feed", "tcp://127.0.0.1:*", "--workers", String(workers),
+            ], log: log)
+        Terminal.error("demo: coordinator \(coordinator.listenEndpoint), feed \(coordinator.feedEndpoint), \(workers) workers (log: \(logURL.path))")
+        do {
+            let summary = try await importAndFollow(rowsData, coordinator: coordinator, storePath: storePath)
+            let status = await coordinator.stop()
+            guard status == 0 else {
+                throw CoordinatorStartError(message: "the coordinator exited with status \(status); see \(logURL.path)")
+            }
+            return summary
+        } catch {
+            await coordinator.stop()
+            throw error
+        }
+    }
+
+    private func importAndFollow(_ rowsData: Data, coordinator: CoordinatorProcess, storePath: String) async throws
+        -> Summary
+    {
+        let feed = try ChangeFeed(endpoint: coordinator.feedEndpoint)
+        var iterator = feed.makeAsyncIterator()
+        // Wait until the subscription is live, so no event of the import is missed.
+        guard case .connected = await iterator.next() else {
+            throw CoordinatorStartError(message: "the change feed closed before it connected")
+        }
+        let client = try JobClient(endpoint: coordinator.listenEndpoint)
+        let started = ContinuousClock.now
+        let chunks = NDJSONChunker.chunks(of: rowsData, rowsPerJob: chunk)
+        let specs = chunks.map { ImportJob.spec(entity: "PullRequest", payload: $0.payload, rows: $0.rows) }
+        let pushed = try await ImportPusher(client: client).push(specs)
+
+        var events = 0
+        var pullRequests = Set<UUID>()
+        var lastSeq: UInt64 = 0
+        var finalStatus: Tributary_V1_BatchStatusReply?
+        while true {
+            // Follow the feed until every job is finished and the feed has shown the last commit.
+            if finalStatus == nil {
+                let status = try await client.batchStatus(pushed.batch)
+                if status.doneJobs + status.failedJobs == status.totalJobs { finalStatus = status }
+            }
+            if let finalStatus {
+                let storeSeq = try await client.status().lastSeq
+                if lastSeq >= storeSeq {
+                    Terminal.endProgress(Terminal.progressBar(done: UInt64(pullRequests.count), total: UInt64(rows), unit: "pull requests"))
+                    if finalStatus.failedJobs > 0 {
+                        let first = finalStatus.failures.first.map { "job \($0.jobID): \($0.message)" } ?? ""
+                        throw CoordinatorStartError(message: "\(finalStatus.failedJobs) import jobs failed; \(first)")
+                    }
+                    break
+                }
+            }
+            let deadline = ContinuousClock.now + .milliseconds(200)
+            while ContinuousClock.now < deadline, let event = await iterator.next() {
+                guard case .didSave(let save) = event else { continue }
+                events += 1
+                lastSeq = save.seq
+                for id in save.inserted + save.updated where id.entity == "PullRequest" { pullRequests.insert(id.uuid) }
+                if events % 10 == 0 || pullRequests.count == rows {
+                    Terminal.progress(Terminal.progressBar(done: UInt64(pullRequests.count), total: UInt64(rows), unit: "pull requests"))
+                }
+                if pullRequests.count == rows { break }
+            }
+        }
+        let elapsed = ContinuousClock.now - started
+        await client.close()
+        await feed.close()
+        let counts = try StoreInspector.rowCounts(path: storePath, model: DemoData.model)
+        return Summary(
+            rowsCommitted: counts["PullRequest"] ?? 0, elapsed: elapsed, eventsSeen: events, users: counts["User"] ?? 0,
+            storePath: storePath)
+    }
+
+    private static func makeTemporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "tributary-demo-\(UUID().uuidString.prefix(8).lowercased())")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+}

@@ -1,0 +1,36 @@
+import Tributary
+
+/// Pushes many jobs as one batch in messages of bounded size, so a large file never makes one huge message.
+public struct ImportPusher: Sendable {
+    /// The most payload bytes sent in one PushJobs message.
+    public static let bytesPerMessage = 8 << 20
+
+    let client: JobClient
+
+    public init(client: JobClient) {
+        self.client = client
+    }
+
+    /// Pushes `specs` in order as one batch.
+    public func push(_ specs: [Tributary_V1_JobSpec]) async throws -> (batch: String, jobIDs: [UInt64]) {
+        var batch = ""
+        var ids: [UInt64] = []
+        var group: [Tributary_V1_JobSpec] = []
+        var bytes = 0
+        func flush() async throws {
+            guard !group.isEmpty else { return }
+            let reply = try await client.push(group, batch: batch)
+            batch = reply.batch
+            ids += reply.jobIds
+            group.removeAll()
+            bytes = 0
+        }
+        for spec in specs {
+            if bytes + spec.payload.count > Self.bytesPerMessage { try await flush() }
+            group.append(spec)
+            bytes += spec.payload.count
+        }
+        try await flush()
+        return (batch, ids)
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+
+/// A didSave notification from the change feed (Core Data's `NSManagedObjectContextDidSaveNotification`):
+/// what one commit of the root store inserted, updated and deleted.
+public struct DidSave: Sendable, Equatable {
+    /// The commit's store sequence number; strictly increasing.
+    public let seq: UInt64
+    /// When the root committed it.
+    public let committedAt: Date
+    /// Which worker, job, attempt and batch the change set came from.
+    public let origin: Tributary_V1_Origin
+    /// Inserted object ids.
+    public var inserted: [ObjectID] = []
+    /// Updated object ids (including inserts merged into existing objects by uniqueness).
+    public var updated: [ObjectID] = []
+    /// Deleted object ids.
+    public var deleted: [ObjectID] = []
+    /// Whether every part of the commit arrived (false when a filter or a drop left some out).
+    public var isComplete = true
+
+    init(part: Tributary_V1_DidSave) {
+        seq = part.seq
+        committedAt = Date(timeIntervalSince1970: part.committedAt)
+        origin = part.origin
+        add(part)
+    }
+
+    mutating func add(_ part: Tributary_V1_DidSave) {
+        inserted += Self.ids(part.insertedIds, entity: part.entity)
+        updated += Self.ids(part.updatedIds, entity: part.entity)
+        deleted += Self.ids(part.deletedIds, entity: part.entity)
+    }
+
+    private static func ids(_ bytes: Data, entity: String) -> [ObjectID] {
+        stride(from: 0, to: bytes.count - bytes.count % 16, by: 16).map {
+            ObjectID(entity: entity, uuid: UUID(bytes: bytes, at: bytes.startIndex + $0))
+        }
+    }
+
+    /// The event as one JSON line: `{"seq":N,"inserted":[{"entity":"…","id":"…"}],"updated":[…],"deleted":[…]}`.
+    public var jsonLine: String {
+        func list(_ ids: [ObjectID]) -> String {
+            "[" + ids.map { "{\"entity\":\"\($0.entity)\",\"id\":\"\($0.uuid.uuidString.lowercased())\"}" }.joined(separator: ",") + "]"
+        }
+        return "{\"seq\":\(seq),\"committedAt\":\(committedAt.timeIntervalSince1970),\"worker\":\"\(origin.workerID)\",\"job\":\(origin.jobID),"
+            + "\"inserted\":\(list(inserted)),\"updated\":\(list(updated)),\"deleted\":\(list(deleted))}"
+    }
+
+    /// The event as one human line: `seq 12  +1000 ~3 -0  PullRequest:1000 User:3  (job 4, w1)`.
+    public var textLine: String {
+        var perEntity: [String: Int] = [:]
+        for id in inserted + updated + deleted { perEntity[id.entity, default: 0] += 1 }
+        let entities = perEntity.keys.sorted().map { "\($0):\(perEntity[$0]!)" }.joined(separator: " ")
+        return "seq \(seq)  +\(inserted.count) ~\(updated.count) -\(deleted.count)  \(entities)  (job \(origin.jobID), \(origin.workerID))"
+    }
+}

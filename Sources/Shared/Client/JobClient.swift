@@ -1,0 +1,69 @@
+import Foundation
+
+/// Pushes jobs and asks the coordinator how they are doing.
+///
+/// ```swift
+/// let client = try JobClient(endpoint: "tcp://127.0.0.1:7400")
+/// let pushed = try await client.push([ImportJob.spec(entity: "User", payload: rows, rows: 2)])
+/// let status = try await client.batchStatus(pushed.batch)
+/// ```
+public final class JobClient: Sendable {
+    private let connection: CoordinatorConnection
+
+    /// Connects to the coordinator's jobs/control endpoint.
+    public init(endpoint: String) throws {
+        connection = try CoordinatorConnection(endpoint: endpoint)
+    }
+
+    /// The endpoint this client talks to.
+    public var endpoint: String { connection.endpoint }
+
+    /// Enqueues jobs as one batch.
+    /// - Returns: the batch name and the jobs' ids.
+    /// - Throws: ``ProtocolError`` naming the problem (unknown entity, payload too large, ...).
+    public func push(_ jobs: [Tributary_V1_JobSpec], batch: String = "") async throws -> Tributary_V1_PushReply {
+        let push = Tributary_V1_PushJobs.with {
+            $0.jobs = jobs
+            $0.batch = batch
+        }
+        let reply = try await connection.request(.pushJobs(push), timeout: .seconds(60))
+        guard case .pushReply(let pushed) = reply.body else { throw Self.unexpected(reply) }
+        return pushed
+    }
+
+    /// Workers, jobs by state and the last sequence number.
+    public func status() async throws -> Tributary_V1_StatusReply {
+        let reply = try await connection.request(.statusRequest(.init()))
+        guard case .statusReply(let status) = reply.body else { throw Self.unexpected(reply) }
+        return status
+    }
+
+    /// Progress of a batch of jobs.
+    public func batchStatus(_ batch: String) async throws -> Tributary_V1_BatchStatusReply {
+        let reply = try await connection.request(.batchStatusRequest(.with { $0.batch = batch }))
+        guard case .batchStatusReply(let status) = reply.body else { throw Self.unexpected(reply) }
+        return status
+    }
+
+    /// Polls a batch until every job is done or failed, reporting each answer to `progress`.
+    public func waitForBatch(
+        _ batch: String, every interval: Duration = .milliseconds(200),
+        progress: (Tributary_V1_BatchStatusReply) -> Void = { _ in }
+    ) async throws -> Tributary_V1_BatchStatusReply {
+        while true {
+            let status = try await batchStatus(batch)
+            progress(status)
+            if status.doneJobs + status.failedJobs >= status.totalJobs { return status }
+            try await Task.sleep(for: interval)
+        }
+    }
+
+    /// Closes the connection, sending what is queued first.
+    public func close() async {
+        await connection.close()
+    }
+
+    private static func unexpected(_ reply: Tributary_V1_Envelope) -> ProtocolError {
+        ProtocolError(.unknownMessage, "unexpected reply from the coordinator: \(reply.body.map { "\($0)" } ?? "empty")")
+    }
+}

@@ -1,0 +1,176 @@
+import Foundation
+
+/// Turns a context's pending changes into a column-wise ``Tributary_V1_ChangeSet``: one batch per entity,
+/// operation and set of properties, attribute names once per batch.
+struct ChangeSetBuilder {
+    private struct GroupKey: Hashable {
+        let entity: String
+        let operation: Tributary_V1_Operation
+        let properties: [Bool]
+    }
+
+    private var groups: [GroupKey: [ManagedObject]] = [:]
+    private var order: [GroupKey] = []
+    private var deletes: [String: Data] = [:]
+    private var deleteOrder: [String] = []
+
+    mutating func addInsert(_ object: ManagedObject) {
+        let present =
+            object.values.map { $0 != nil }
+            + object.entity.relationships.indices.map { index in
+                object.entity.relationships[index].isToMany
+                    ? !object.toMany[index].isEmpty : object.toOne[index] != nil
+            }
+        add(object, key: GroupKey(entity: object.entity.name, operation: .insert, properties: present))
+    }
+
+    mutating func addUpdate(_ object: ManagedObject) {
+        guard object.changed.contains(true) else { return }
+        add(object, key: GroupKey(entity: object.entity.name, operation: .update, properties: object.changed))
+    }
+
+    mutating func addDelete(_ id: UUID, entity: String) {
+        if deletes[entity] == nil { deleteOrder.append(entity) }
+        id.append(to: &deletes[entity, default: Data()])
+    }
+
+    private mutating func add(_ object: ManagedObject, key: GroupKey) {
+        if groups[key] == nil { order.append(key) }
+        groups[key, default: []].append(object)
+    }
+
+    func build() -> Tributary_V1_ChangeSet {
+        var changeSet = Tributary_V1_ChangeSet()
+        for key in order {
+            guard let objects = groups[key], let entity = objects.first?.entity else { continue }
+            changeSet.batches.append(Self.batch(key, entity: entity, objects: objects))
+        }
+        for entity in deleteOrder {
+            changeSet.batches.append(
+                Tributary_V1_EntityBatch.with {
+                    $0.entity = entity
+                    $0.operation = .delete
+                    $0.ids = deletes[entity] ?? Data()
+                })
+        }
+        return changeSet
+    }
+
+    private static func batch(_ key: GroupKey, entity: Entity, objects: [ManagedObject]) -> Tributary_V1_EntityBatch {
+        var batch = Tributary_V1_EntityBatch()
+        batch.entity = entity.name
+        batch.operation = key.operation
+        var ids = Data(capacity: objects.count * 16)
+        for object in objects { object.objectID.uuid.append(to: &ids) }
+        batch.ids = ids
+        for (index, attribute) in entity.attributes.enumerated() where key.properties[index] {
+            batch.columns.append(attributeColumn(attribute, index: index, objects: objects))
+        }
+        for (index, relationship) in entity.relationships.enumerated()
+        where key.properties[entity.attributes.count + index] {
+            batch.columns.append(relationshipColumn(relationship, index: index, objects: objects))
+        }
+        return batch
+    }
+
+    private static func attributeColumn(_ attribute: Attribute, index: Int, objects: [ManagedObject])
+        -> Tributary_V1_Column
+    {
+        var column = Tributary_V1_Column()
+        column.name = attribute.name
+        var nulls = NullBitmap(rows: objects.count)
+        switch attribute.type {
+        case .int, .bool:
+            column.ints = objects.enumerated().map { row, object in
+                switch object.values[index] {
+                case .int(let value): return value
+                case .bool(let value): return value ? 1 : 0
+                default:
+                    nulls.set(row)
+                    return 0
+                }
+            }
+        case .double, .date:
+            column.doubles = objects.enumerated().map { row, object in
+                switch object.values[index] {
+                case .double(let value): return value
+                case .date(let value): return value.timeIntervalSince1970
+                default:
+                    nulls.set(row)
+                    return 0
+                }
+            }
+        case .string:
+            column.strings = objects.enumerated().map { row, object in
+                if case .string(let value) = object.values[index] { return value }
+                nulls.set(row)
+                return ""
+            }
+        case .data:
+            column.blobs = objects.enumerated().map { row, object in
+                if case .data(let value) = object.values[index] { return value }
+                nulls.set(row)
+                return Data()
+            }
+        case .uuid:
+            var bytes = Data(capacity: objects.count * 16)
+            for (row, object) in objects.enumerated() {
+                if case .uuid(let value) = object.values[index] {
+                    value.append(to: &bytes)
+                } else {
+                    nulls.set(row)
+                    bytes.append(contentsOf: NullBitmap.zeroID)
+                }
+            }
+            column.fixed16 = bytes
+        }
+        column.nulls = nulls.data
+        return column
+    }
+
+    private static func relationshipColumn(_ relationship: Relationship, index: Int, objects: [ManagedObject])
+        -> Tributary_V1_Column
+    {
+        var column = Tributary_V1_Column()
+        column.name = relationship.name
+        var bytes = Data()
+        var nulls = NullBitmap(rows: objects.count)
+        if relationship.isToMany {
+            column.counts = objects.map { object in
+                for id in object.toMany[index] { id.append(to: &bytes) }
+                return UInt32(object.toMany[index].count)
+            }
+        } else {
+            for (row, object) in objects.enumerated() {
+                if let id = object.toOne[index] {
+                    id.append(to: &bytes)
+                } else {
+                    nulls.set(row)
+                    bytes.append(contentsOf: NullBitmap.zeroID)
+                }
+            }
+        }
+        column.fixed16 = bytes
+        column.nulls = nulls.data
+        return column
+    }
+}
+
+/// The null bitmap of a column: bit i (byte i/8, bit i%8) set when row i is null; empty when none is.
+struct NullBitmap {
+    static let zeroID = [UInt8](repeating: 0, count: 16)
+
+    private var bytes: [UInt8]
+    private var any = false
+
+    init(rows: Int) {
+        bytes = Array(repeating: 0, count: (rows + 7) / 8)
+    }
+
+    mutating func set(_ row: Int) {
+        bytes[row >> 3] |= 1 << UInt8(row & 7)
+        any = true
+    }
+
+    var data: Data { any ? Data(bytes) : Data() }
+}

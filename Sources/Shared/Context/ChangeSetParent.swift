@@ -1,0 +1,59 @@
+import Foundation
+
+/// Where an ``ObjectContext`` pushes its changes on save: the root over ZeroMQ (in a worker), an in-process
+/// root store, or (later) a parent context.
+public protocol ChangeSetParent: Sendable {
+    /// Applies a change set and reports what the parent made of it.
+    func save(_ changes: Tributary_V1_ChangeSet) async throws -> SaveReceipt
+}
+
+/// The parent's answer to a save.
+public struct SaveReceipt: Sendable {
+    /// The store sequence number of the commit (0 when nothing was committed).
+    public let seq: UInt64
+    /// Inserted ids the parent replaced with existing objects' ids (uniqueness merges).
+    public let remaps: [UUID: UUID]
+    /// The save had been applied before, so nothing was applied again.
+    public let isDuplicate: Bool
+
+    public init(seq: UInt64, remaps: [UUID: UUID] = [:], isDuplicate: Bool = false) {
+        self.seq = seq
+        self.remaps = remaps
+        self.isDuplicate = isDuplicate
+    }
+
+    init(_ ack: Tributary_V1_SaveAck) {
+        var remaps: [UUID: UUID] = [:]
+        for remap in ack.remaps {
+            let count = min(remap.fromIds.count, remap.toIds.count) / 16
+            for index in 0..<count {
+                remaps[UUID(bytes: remap.fromIds, at: remap.fromIds.startIndex + index * 16)] =
+                    UUID(bytes: remap.toIds, at: remap.toIds.startIndex + index * 16)
+            }
+        }
+        self.init(seq: ack.seq, remaps: remaps, isDuplicate: ack.duplicate)
+    }
+}
+
+/// A parent that is a ``RootStore`` in the same process: for tests and embedded use.
+public struct LocalRootParent: ChangeSetParent {
+    public let store: RootStore
+
+    public init(store: RootStore) {
+        self.store = store
+    }
+
+    public func save(_ changes: Tributary_V1_ChangeSet) async throws -> SaveReceipt {
+        var save = Tributary_V1_SaveChanges()
+        save.changes = changes
+        switch try await store.applySave(save, from: "local") {
+        case .committed(let seq, _, let remaps):
+            var ack = Tributary_V1_SaveAck()
+            ack.seq = seq
+            ack.remaps = remaps
+            return SaveReceipt(ack)
+        case .committedEmpty: return SaveReceipt(seq: 0)
+        case .duplicate(let seq): return SaveReceipt(seq: seq, isDuplicate: true)
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+
+extension ObjectContext {
+    /// Inserts a new object of `entity` with a fresh, permanent id.
+    /// - Throws: ``ContextError`` when the model has no such entity.
+    public func insert(_ entity: String) throws -> ManagedObject {
+        assertOnQueue()
+        let description = try requireEntity(entity)
+        let object = ManagedObject(
+            id: .make(entity: description.name), entity: description, isInserted: true, context: self)
+        registered[object.objectID.uuid] = object
+        insertedOrder.append(object.objectID.uuid)
+        return object
+    }
+
+    /// Finds the object whose uniqueness attributes equal `key`, or inserts one with them set (find-or-create).
+    ///
+    /// The lookup covers this context's objects; an object that exists only in the store is found by the root
+    /// when the insert is saved, and the insert becomes an update of it (the save's remaps then re-key it here).
+    /// - Parameter key: a value for each attribute of the entity's first uniqueness constraint.
+    public func findOrCreate(_ entity: String, matching key: [String: AttributeValue]) throws -> ManagedObject {
+        assertOnQueue()
+        let description = try requireEntity(entity)
+        guard let constraint = description.primaryUniqueness else {
+            throw ContextError(
+                .noUniqueness, "entity '\(entity)' has no uniqueness constraint to find objects by")
+        }
+        var values: [AttributeValue?] = []
+        values.reserveCapacity(constraint.count)
+        for name in constraint {
+            guard let value = key[name] else {
+                throw ContextError(
+                    .missingRequiredValue,
+                    "finding a '\(entity)' needs '\(name)' (its uniqueness constraint is \(constraint.joined(separator: ", ")))")
+            }
+            values.append(value)
+        }
+        if let id = uniqueIndex[entity]?[values], let object = registered[id] { return object }
+        let object = try insert(entity)
+        for (name, value) in zip(constraint, values) { try object.setValue(value, for: name) }
+        for (name, value) in key where !constraint.contains(name) { try object.setValue(value, for: name) }
+        uniqueIndex[entity, default: [:]][values] = object.objectID.uuid
+        return object
+    }
+
+    /// The object with `id`: the registered one, or an empty stand-in whose changes save as updates
+    /// (Core Data's `object(with:)` fault).
+    public func object(with id: ObjectID) throws -> ManagedObject {
+        assertOnQueue()
+        if let object = registered[id.uuid] { return object }
+        let object = ManagedObject(id: id, entity: try requireEntity(id.entity), isInserted: false, context: self)
+        registered[id.uuid] = object
+        return object
+    }
+
+    /// Marks an object deleted; the delete reaches the store on save. Deleting an unsaved insert forgets it.
+    public func delete(_ object: ManagedObject) {
+        assertOnQueue()
+        let id = object.objectID.uuid
+        object.isDeleted = true
+        registered[id] = nil
+        if object.isInserted {
+            insertedOrder.removeAll { $0 == id }
+        } else {
+            deletedOrder.append(id)
+            deletedEntities[id] = object.entity.name
+            if updatedSet.remove(id) != nil { updatedOrder.removeAll { $0 == id } }
+        }
+        for (entity, index) in uniqueIndex {
+            if let key = index.first(where: { $0.value == id })?.key { uniqueIndex[entity]?[key] = nil }
+        }
+    }
+
+    func requireEntity(_ name: String) throws -> Entity {
+        guard let entity = model.entity(named: name) else {
+            throw ContextError(.unknownEntity, "unknown entity '\(name)'")
+        }
+        return entity
+    }
+}

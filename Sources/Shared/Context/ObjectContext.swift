@@ -1,0 +1,133 @@
+import Dispatch
+import Foundation
+
+/// A slave context (Core Data's private-queue `NSManagedObjectContext`): a scratchpad of objects on its own
+/// serial queue that tracks inserts, updates and deletes, and on ``save()`` pushes them to its parent as one
+/// change set.
+///
+/// Work on a context goes through its queue, as in Core Data:
+/// - ``perform(_:)-4mi2x`` enqueues a block and returns at once; blocks run in FIFO order, and a block enqueued
+///   from inside a block runs after it (the "try/finally" save pattern).
+/// - ``performAndWait(_:)`` runs a block and waits for its value; called from the context's own queue it runs
+///   inline instead of deadlocking.
+/// - `try await context.perform { context in … }` runs a block on the queue and resumes with its result.
+///
+/// ```swift
+/// let context = ObjectContext(model: model, parent: LocalRootParent(store: store))
+/// try await context.perform { context in
+///     let user = try context.findOrCreate("User", matching: ["login": .string("octocat")])
+///     try user.setValue(.string("The Octocat"), for: "name")
+/// }
+/// try await context.save()
+/// ```
+public final class ObjectContext: @unchecked Sendable {
+    // @unchecked: every mutable property below is touched only on `queue` (checked with a dispatch-specific
+    // key in debug builds via `assertOnQueue`), which serializes all access.
+
+    /// The model the context's objects follow.
+    public let model: Model
+    /// A name for logs and debuggers.
+    public let name: String
+    let parent: (any ChangeSetParent)?
+
+    private let queue: DispatchQueue
+    private let queueKey = DispatchSpecificKey<UInt8>()
+
+    var registered: [UUID: ManagedObject] = [:]
+    var insertedOrder: [UUID] = []
+    var updatedOrder: [UUID] = []
+    var updatedSet: Set<UUID> = []
+    var deletedOrder: [UUID] = []
+    var deletedEntities: [UUID: String] = [:]
+    /// Objects by the values of their entity's first uniqueness constraint, for find-or-create.
+    var uniqueIndex: [String: [[AttributeValue?]: UUID]] = [:]
+
+    /// Creates a context with its own serial queue.
+    /// - Parameter parent: where ``save()`` pushes changes; nil makes a context that cannot save.
+    public init(model: Model, parent: (any ChangeSetParent)?, name: String = "context") {
+        self.model = model
+        self.parent = parent
+        self.name = name
+        queue = DispatchQueue(label: "tributary.context.\(name)")
+        queue.setSpecific(key: queueKey, value: 1)
+    }
+
+    /// Whether the caller is running on this context's queue.
+    public var isOnQueue: Bool { DispatchQueue.getSpecific(key: queueKey) != nil }
+
+    func assertOnQueue(_ function: StaticString = #function) {
+        assert(isOnQueue, "ObjectContext.\(function) called outside the context's queue; use perform")
+    }
+
+    // MARK: - perform
+
+    /// Enqueues a block on the context's queue and returns at once. Blocks run one at a time, in the order
+    /// they were enqueued; one enqueued from inside a block runs after the current block finishes.
+    public func perform(_ block: @escaping @Sendable () -> Void) {
+        queue.async(execute: block)
+    }
+
+    /// Runs a block on the context's queue and waits for its result, rethrowing its error. Called from inside a
+    /// block of this context it runs inline (Core Data's re-entrancy rule), so it never deadlocks on itself.
+    public func performAndWait<T>(_ block: () throws -> T) rethrows -> T {
+        if isOnQueue { return try block() }
+        return try queue.sync(execute: block)
+    }
+
+    /// Runs a block on the context's queue, in FIFO order with every other block, and resumes with its result.
+    public func perform<T: Sendable>(_ block: @escaping @Sendable (ObjectContext) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async {
+                continuation.resume(with: Result { try block(self) })
+            }
+        }
+    }
+
+    // MARK: - State
+
+    /// Whether the context has unsaved inserts, updates or deletes.
+    public var hasChanges: Bool {
+        assertOnQueue()
+        return !insertedOrder.isEmpty || !updatedOrder.isEmpty || !deletedOrder.isEmpty
+    }
+
+    /// The objects inserted since the last save.
+    public var insertedObjects: [ManagedObject] {
+        assertOnQueue()
+        return insertedOrder.compactMap { registered[$0] }
+    }
+
+    /// The objects changed since the last save (not counting inserted ones).
+    public var updatedObjects: [ManagedObject] {
+        assertOnQueue()
+        return updatedOrder.compactMap { registered[$0] }
+    }
+
+    /// The ids of objects deleted since the last save.
+    public var deletedObjectIDs: [UUID] {
+        assertOnQueue()
+        return deletedOrder
+    }
+
+    /// Every object the context holds.
+    public var registeredObjects: [ManagedObject] {
+        assertOnQueue()
+        return Array(registered.values)
+    }
+
+    /// Forgets every object and every unsaved change (Core Data's `reset`).
+    public func reset() {
+        assertOnQueue()
+        registered.removeAll()
+        insertedOrder.removeAll()
+        updatedOrder.removeAll()
+        updatedSet.removeAll()
+        deletedOrder.removeAll()
+        deletedEntities.removeAll()
+        uniqueIndex.removeAll()
+    }
+
+    func registerUpdate(_ object: ManagedObject) {
+        if updatedSet.insert(object.objectID.uuid).inserted { updatedOrder.append(object.objectID.uuid) }
+    }
+}

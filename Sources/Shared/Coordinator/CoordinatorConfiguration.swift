@@ -1,0 +1,28 @@
+import Foundation
+
+/// Everything a coordinator needs to start: the store, the model, its endpoints and its local worker pool.
+public struct CoordinatorConfiguration: Sendable {
+    /// The SQLite file of the root store.
+    public var storePath: String
+    /// The model the store is opened with.
+    public var model: Model
+    /// The jobs/control ROUTER endpoint; a `*` port binds a free port.
+    public var listen: String = Endpoints.defaultListen
+    /// The feed PUB endpoint; a `*` port binds a free port.
+    public var feed: String = Endpoints.defaultFeed
+    /// How many local `tributary-worker` processes to start and supervise.
+    public var localWorkers: Int = 0
+    /// The worker executable for the local pool.
+    public var workerExecutable: URL?
+    /// Extra arguments for each local worker.
+    public var workerArguments: [String] = []
+    /// Heartbeats a worker may miss before it is declared dead and its jobs return to the queue.
+    public var liveness: UInt32 = 3
+    /// How often the feed publishes a heartbeat carrying the last sequence number.
+    public var feedHeartbeatInterval: Duration = .milliseconds(500)
+
+    public init(storePath: String, model: Model) {
+        self.storePath = storePath
+        self.model = model
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+
+extension CoordinatorServer {
+    func pushJobs(_ push: Tributary_V1_PushJobs, from peer: Data, requestID: UInt64) async throws {
+        if stopping { throw ProtocolError(.shuttingDown, "the coordinator is shutting down") }
+        guard !push.jobs.isEmpty else { throw ProtocolError(.invalidRequest, "PushJobs carries no jobs") }
+        for (index, spec) in push.jobs.enumerated() {
+            try validate(spec, index: index)
+        }
+        let batch = push.batch.isEmpty ? UUID().uuidString.lowercased() : push.batch
+        let ids = try await store.pushJobs(push.jobs, batch: batch)
+        reply(
+            to: peer, requestID: requestID,
+            .pushReply(
+                Tributary_V1_PushReply.with {
+                    $0.batch = batch
+                    $0.jobIds = ids.map(UInt64.init)
+                }))
+        try await dispatch()
+    }
+
+    private func validate(_ spec: Tributary_V1_JobSpec, index: Int) throws {
+        guard !spec.kind.isEmpty else {
+            throw ProtocolError(.invalidRequest, "job \(index) of the push has no kind")
+        }
+        guard spec.payload.count <= Limits.maximumPayloadBytes else {
+            throw ProtocolError(
+                .tooLarge, "job \(index) has a payload of \(spec.payload.count) bytes; the limit is \(Limits.maximumPayloadBytes)")
+        }
+        if spec.kind == ImportJob.kind {
+            guard let entity = spec.arguments[ImportJob.entityArgument], !entity.isEmpty else {
+                throw ProtocolError(.invalidRequest, "import job \(index) has no \"entity\" argument")
+            }
+            guard configuration.model.entity(named: entity) != nil else {
+                let known = configuration.model.entities.map(\.name).joined(separator: ", ")
+                throw ProtocolError(.unknownEntity, "unknown entity '\(entity)' (the model has \(known))")
+            }
+        }
+    }
+
+    func status(from peer: Data, requestID: UInt64) async throws {
+        let (counts, lastSeq) = try await store.jobCounts()
+        let now = ContinuousClock.now
+        let reply = Tributary_V1_StatusReply.with { reply in
+            reply.jobs = counts
+            reply.lastSeq = lastSeq
+            reply.storePath = store.path
+            reply.workers = workers.workers.values.sorted { $0.id.count == $1.id.count ? $0.id < $1.id : $0.id.count < $1.id.count }
+                .map { worker in
+                    Tributary_V1_WorkerInfo.with {
+                        $0.workerID = worker.id
+                        $0.name = worker.name
+                        $0.pid = worker.pid
+                        $0.state = worker.state
+                        let silence = now - worker.lastSeen
+                        $0.secondsSinceHeartbeat =
+                            Double(silence.components.seconds) + Double(silence.components.attoseconds) / 1e18
+                        $0.currentJobID = UInt64(worker.jobs.min() ?? 0)
+                    }
+                }
+        }
+        self.reply(to: peer, requestID: requestID, .statusReply(reply))
+    }
+
+    func batchStatus(_ request: Tributary_V1_BatchStatusRequest, from peer: Data, requestID: UInt64) async throws {
+        guard !request.batch.isEmpty else { throw ProtocolError(.invalidRequest, "BatchStatusRequest has no batch") }
+        let status = try await store.batchStatus(request.batch)
+        guard status.totalJobs > 0 else { throw ProtocolError(.unknownJob, "no jobs were pushed as batch '\(request.batch)'") }
+        reply(to: peer, requestID: requestID, .batchStatusReply(status))
+    }
+}

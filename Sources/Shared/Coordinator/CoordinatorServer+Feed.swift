@@ -1,0 +1,22 @@
+import Foundation
+
+extension CoordinatorServer {
+    /// Publishes a commit's didSave parts, one message per entity, topic = entity name.
+    func publish(_ record: Tributary_V1_HistoryRecord) {
+        for part in record.parts {
+            guard let body = try? part.serializedData() else { continue }
+            loop.send([Data(part.entity.utf8), body], on: Self.feedSocket)
+        }
+    }
+
+    /// Publishes the last sequence number on the heartbeat topic, so subscribers know they are connected and
+    /// can tell whether they missed anything.
+    func publishFeedHeartbeat() {
+        let heartbeat = Tributary_V1_FeedHeartbeat.with {
+            $0.lastSeq = lastSeq
+            $0.at = Date().timeIntervalSince1970
+        }
+        guard let body = try? heartbeat.serializedData() else { return }
+        loop.send([Data(Wire.heartbeatTopic.utf8), body], on: Self.feedSocket)
+    }
+}

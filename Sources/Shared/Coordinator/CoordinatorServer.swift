@@ -1,0 +1,155 @@
+import Foundation
+import Logging
+import ZeroMQ
+
+/// The coordinator: owns the root store, serves the jobs/control ROUTER and publishes the change feed.
+///
+/// Messages from every peer are handled one at a time, in arrival order, on this actor; store writes run on
+/// GRDB's writer queue and network I/O on the socket loop's thread, so neither blocks the cooperative pool.
+/// A malformed or invalid message is answered with an ``ProtocolError`` to its sender, and the coordinator goes
+/// on serving everyone else.
+public actor CoordinatorServer {
+    /// The endpoints actually bound (a `*` port resolved).
+    public nonisolated let listenEndpoint: String
+    public nonisolated let feedEndpoint: String
+    public nonisolated let store: RootStore
+
+    let configuration: CoordinatorConfiguration
+    let logger: Logger
+    let loop: SocketLoop
+    let modelJSON: String
+    var workers = WorkerRegistry()
+    var lastSeq: UInt64 = 0
+    var stopping = false
+
+    static let routerSocket = 0
+    static let feedSocket = 1
+
+    /// Opens the store and binds the sockets; call ``run()`` to serve.
+    /// - Throws: ``ModelError``/``StoreError`` when the store cannot be opened for the model, ``ZMQError`` when an
+    ///   endpoint cannot be bound (for example, the port is taken).
+    public init(configuration: CoordinatorConfiguration, logger: Logger, context: ZMQContext) throws {
+        self.configuration = configuration
+        self.logger = logger
+        store = try RootStore.open(path: configuration.storePath, model: configuration.model)
+        modelJSON = String(decoding: configuration.model.encodedJSON(), as: UTF8.self)
+
+        let router = try context.makeSocket(.router)
+        try router.setMaximumMessageSize(Limits.maximumMessageBytes)
+        try router.setRouterMandatory(true)
+        try router.setRouterHandover(true)
+        try router.setSendHighWaterMark(100_000)
+        try router.setReceiveHighWaterMark(100_000)
+        listenEndpoint = try router.bind(configuration.listen)
+
+        let publisher = try context.makeSocket(.pub)
+        try publisher.setSendHighWaterMark(100_000)
+        feedEndpoint = try publisher.bind(configuration.feed)
+
+        let logger = logger
+        loop = try SocketLoop(
+            name: "tributary-coordinator",
+            sockets: [.init(router, receives: true), .init(publisher, receives: false)],
+            onSendFailure: { error, socket in
+                // A peer that went away (EHOSTUNREACH) before its reply: nothing to deliver it to.
+                logger.debug("message not delivered on socket \(socket): \(error)")
+            })
+    }
+
+    /// Serves until ``stop()``; returns once the sockets are closed.
+    public func run() async throws {
+        lastSeq = try await store.lastSequenceNumber()
+        loop.start()
+        logger.info(
+            "serving",
+            metadata: ["jobs": "\(listenEndpoint)", "feed": "\(feedEndpoint)", "store": "\(store.path)"])
+        let timers = Task { await runTimers() }
+        defer { timers.cancel() }
+        for await message in loop.inbound {
+            await handle(message)
+        }
+    }
+
+    /// Stops taking work, closes the sockets and the store.
+    public func stop() async {
+        guard !stopping else { return }
+        stopping = true
+        await loop.stop()
+        try? store.close()
+    }
+
+    // MARK: - Routing
+
+    private func handle(_ message: SocketLoop.Inbound) async {
+        let frames = message.frames
+        guard let routingID = frames.first, frames.count >= 1 else { return }
+        let envelope: Tributary_V1_Envelope
+        do {
+            envelope = try Wire.decode(frames.dropFirst())
+        } catch let error as ProtocolError {
+            logger.notice("malformed message from peer", metadata: ["error": "\(error)"])
+            reply(to: routingID, requestID: 0, .error(error.wire))
+            return
+        } catch {
+            return
+        }
+        workers[routingID]?.lastSeen = .now
+        do {
+            try await route(envelope, from: routingID)
+        } catch let error as ProtocolError {
+            logger.notice("request refused", metadata: ["error": "\(error)"])
+            reply(to: routingID, requestID: envelope.requestID, .error(error.wire))
+        } catch let error as StoreError {
+            logger.notice("store refused a request", metadata: ["error": "\(error)"])
+            reply(to: routingID, requestID: envelope.requestID, .error(ProtocolError(error).wire))
+        } catch {
+            logger.error("request failed", metadata: ["error": "\(error)"])
+            reply(
+                to: routingID, requestID: envelope.requestID,
+                .error(ProtocolError(.internal, "\(error)").wire))
+        }
+    }
+
+    private func route(_ envelope: Tributary_V1_Envelope, from peer: Data) async throws {
+        guard let body = envelope.body else {
+            throw ProtocolError(.unknownMessage, "the envelope has no message body (or one this coordinator does not know)")
+        }
+        let requestID = envelope.requestID
+        switch body {
+        case .workerHello(let hello): try await workerHello(hello, from: peer, requestID: requestID)
+        case .workerReady(let ready): try await workerReady(ready, from: peer)
+        case .heartbeat: try requireWorker(peer)
+        case .saveChanges(let save): try await saveChanges(save, from: peer, requestID: requestID)
+        case .jobFailed(let failure): try await jobFailed(failure, from: peer)
+        case .workerBye: try await workerLeft(peer, reason: "said goodbye")
+        case .pushJobs(let push): try await pushJobs(push, from: peer, requestID: requestID)
+        case .statusRequest: try await status(from: peer, requestID: requestID)
+        case .batchStatusRequest(let request): try await batchStatus(request, from: peer, requestID: requestID)
+        case .welcome, .jobAssignment, .saveAck, .pushReply, .statusReply, .batchStatusReply, .error:
+            throw ProtocolError(.unknownMessage, "the coordinator sends \(Self.name(of: body)) messages; it does not take them")
+        }
+    }
+
+    func reply(to peer: Data, requestID: UInt64, _ body: Tributary_V1_Envelope.OneOf_Body) {
+        loop.send([peer] + Wire.frames(Wire.envelope(requestID, body)), on: Self.routerSocket)
+    }
+
+    // MARK: - Timers
+
+    private func runTimers() async {
+        var nextReap = ContinuousClock.now
+        while !Task.isCancelled && !stopping {
+            publishFeedHeartbeat()
+            if ContinuousClock.now >= nextReap {
+                await reapSilentWorkers()
+                nextReap = .now + .milliseconds(250)
+            }
+            try? await Task.sleep(for: configuration.feedHeartbeatInterval)
+        }
+    }
+
+    private static func name(of body: Tributary_V1_Envelope.OneOf_Body) -> String {
+        let text = "\(body)"
+        return String(text.prefix { $0 != "(" })
+    }
+}

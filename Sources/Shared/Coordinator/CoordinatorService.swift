@@ -1,0 +1,56 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import ZeroMQ
+
+/// The coordinator as a `Service`: serves until graceful shutdown (SIGTERM/SIGINT through a `ServiceGroup`),
+/// then stops its worker pool, its sockets and its store.
+public struct CoordinatorService: Service {
+    private let configuration: CoordinatorConfiguration
+    private let logger: Logger
+    private let ready: @Sendable (CoordinatorServer) -> Void
+
+    /// - Parameter ready: called once the sockets are bound and the pool is started, with the server (its
+    ///   `listenEndpoint` and `feedEndpoint` tell where it is).
+    public init(
+        configuration: CoordinatorConfiguration, logger: Logger,
+        ready: @escaping @Sendable (CoordinatorServer) -> Void = { _ in }
+    ) {
+        self.configuration = configuration
+        self.logger = logger
+        self.ready = ready
+    }
+
+    public func run() async throws {
+        let context = try ZMQContext()
+        let server = try CoordinatorServer(configuration: configuration, logger: logger, context: context)
+        let supervisor = try makeSupervisor(for: server)
+        ready(server)
+        try await withGracefulShutdownHandler {
+            try await server.run()
+        } onGracefulShutdown: {
+            Task {
+                logger.info("shutting down")
+                await supervisor?.stop()
+                await server.stop()
+            }
+        }
+        context.terminate()
+        logger.info("stopped")
+    }
+
+    private func makeSupervisor(for server: CoordinatorServer) throws -> WorkerSupervisor? {
+        if configuration.localWorkers > 0 {
+            guard let executable = configuration.workerExecutable else {
+                throw StoreError(.sqlite, "no worker executable given for the local pool")
+            }
+            let pool = WorkerSupervisor(
+                count: configuration.localWorkers, executable: executable,
+                arguments: ["--connect", server.listenEndpoint] + configuration.workerArguments, logger: logger,
+                onExit: { pid in await server.workerProcessExited(pid: pid) })
+            try pool.start()
+            return pool
+        }
+        return nil
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+
+/// A worker the coordinator knows: who it is, how it is reached, and what it holds.
+struct WorkerRecord {
+    let id: String
+    let routingID: Data
+    let name: String
+    let pid: Int32
+    let heartbeatInterval: Duration
+    let jobKinds: [String]
+    var lastSeen: ContinuousClock.Instant
+    /// Jobs the worker asked for and has not been given yet.
+    var credit: UInt32 = 0
+    /// Jobs leased to the worker.
+    var jobs: Set<Int64> = []
+
+    var state: String { jobs.isEmpty ? "idle" : "busy" }
+}
+
+/// The connected workers, by routing id, in the order they arrived (dispatch goes round them in turn).
+struct WorkerRegistry {
+    private(set) var workers: [Data: WorkerRecord] = [:]
+    private var order: [Data] = []
+    private var nextNumber = 1
+    private var nextDispatch = 0
+
+    mutating func register(
+        routingID: Data, hello: Tributary_V1_WorkerHello, now: ContinuousClock.Instant
+    ) -> WorkerRecord {
+        let interval = Duration.milliseconds(Int64(max(50, min(hello.heartbeatIntervalMs, 60_000))))
+        let record = WorkerRecord(
+            id: "w\(nextNumber)", routingID: routingID, name: hello.name, pid: hello.pid, heartbeatInterval: interval,
+            jobKinds: hello.jobKinds.isEmpty ? ["import"] : hello.jobKinds, lastSeen: now)
+        nextNumber += 1
+        workers[routingID] = record
+        order.append(routingID)
+        return record
+    }
+
+    @discardableResult
+    mutating func remove(_ routingID: Data) -> WorkerRecord? {
+        order.removeAll { $0 == routingID }
+        return workers.removeValue(forKey: routingID)
+    }
+
+    subscript(routingID: Data) -> WorkerRecord? {
+        get { workers[routingID] }
+        set { workers[routingID] = newValue }
+    }
+
+    func routingID(ofPID pid: Int32) -> Data? {
+        workers.values.first { $0.pid == pid }?.routingID
+    }
+
+    /// The next worker with credit, going round the workers in turn.
+    mutating func nextWithCredit() -> Data? {
+        guard !order.isEmpty else { return nil }
+        for step in 0..<order.count {
+            let candidate = order[(nextDispatch + step) % order.count]
+            if let worker = workers[candidate], worker.credit > 0 {
+                nextDispatch = (nextDispatch + step + 1) % order.count
+                return candidate
+            }
+        }
+        return nil
+    }
+
+    /// Workers silent for longer than their liveness allows.
+    func expired(now: ContinuousClock.Instant, liveness: UInt32) -> [WorkerRecord] {
+        workers.values.filter { now - $0.lastSeen > $0.heartbeatInterval * Int(liveness) }
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// Starts and supervises the coordinator's local pool of `tributary-worker` processes.
+///
+/// A worker that exits is reported (so its jobs return to the queue at once) and started again after a backoff
+/// that doubles from 1 s to 30 s while it keeps failing fast, and resets once it has run for a minute.
+public final class WorkerSupervisor: Sendable {
+    private struct Slot {
+        var process: Process?
+        var backoff: Duration = .seconds(1)
+        var startedAt: ContinuousClock.Instant = .now
+        var restarts = 0
+    }
+
+    private struct State {
+        var slots: [Slot]
+        var stopping = false
+    }
+
+    private let executable: URL
+    private let arguments: [String]
+    private let logger: Logger
+    private let onExit: @Sendable (Int32) async -> Void
+    private let state: Mutex<State>
+
+    /// - Parameters:
+    ///   - count: how many workers to keep running.
+    ///   - executable: the `tributary-worker` binary.
+    ///   - arguments: its arguments (at least `--connect`).
+    ///   - onExit: told the pid of each worker that exits.
+    public init(
+        count: Int, executable: URL, arguments: [String], logger: Logger,
+        onExit: @escaping @Sendable (Int32) async -> Void
+    ) {
+        self.executable = executable
+        self.arguments = arguments
+        self.logger = logger
+        self.onExit = onExit
+        self.state = Mutex(State(slots: Array(repeating: Slot(), count: count)))
+    }
+
+    /// Starts every worker.
+    public func start() throws {
+        let count = state.withLock { $0.slots.count }
+        for index in 0..<count { try launch(index) }
+    }
+
+    /// Sends SIGTERM to every worker and waits up to `timeout` for them to exit, then SIGKILLs the rest.
+    public func stop(timeout: Duration = .seconds(10)) async {
+        let processes = state.withLock { state -> [Process] in
+            state.stopping = true
+            return state.slots.compactMap(\.process)
+        }
+        for process in processes where process.isRunning { process.terminate() }
+        let deadline = ContinuousClock.now + timeout
+        while processes.contains(where: \.isRunning) && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        for process in processes where process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+
+    /// Pids of the running workers.
+    public var pids: [Int32] {
+        state.withLock { $0.slots.compactMap { $0.process?.isRunning == true ? $0.process?.processIdentifier : nil } }
+    }
+
+    private func launch(_ index: Int) throws {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments + ["--name", "pool-\(index + 1)"]
+        process.standardInput = FileHandle.nullDevice
+        process.terminationHandler = { [self] process in
+            exited(index, pid: process.processIdentifier, status: process.terminationStatus)
+        }
+        try process.run()
+        state.withLock {
+            $0.slots[index].process = process
+            $0.slots[index].startedAt = .now
+        }
+        logger.info("started worker", metadata: ["slot": "\(index + 1)", "pid": "\(process.processIdentifier)"])
+    }
+
+    private func exited(_ index: Int, pid: Int32, status: Int32) {
+        let (stopping, delay) = state.withLock { state -> (Bool, Duration) in
+            var slot = state.slots[index]
+            slot.process = nil
+            if ContinuousClock.now - slot.startedAt > .seconds(60) { slot.backoff = .seconds(1) }
+            let delay = slot.backoff
+            slot.backoff = min(slot.backoff * 2, .seconds(30))
+            slot.restarts += 1
+            state.slots[index] = slot
+            return (state.stopping, delay)
+        }
+        let onExit = self.onExit
+        Task {
+            await onExit(pid)
+            guard !stopping else { return }
+            logger.warning(
+                "worker exited; restarting", metadata: ["pid": "\(pid)", "status": "\(status)", "in": "\(delay)"])
+            try? await Task.sleep(for: delay)
+            guard !self.state.withLock({ $0.stopping }) else { return }
+            do { try self.launch(index) } catch {
+                self.logger.error("cannot restart worker", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+}

@@ -1,0 +1,13 @@
+/// A row of an import that cannot be applied: the line, and what is wrong with it.
+public struct ImportError: Error, CustomStringConvertible, Sendable, Equatable {
+    /// The 1-based line of the job's NDJSON payload.
+    public let line: Int
+    public let message: String
+
+    public init(line: Int, _ message: String) {
+        self.line = line
+        self.message = message
+    }
+
+    public var description: String { "line \(line): \(message)" }
+}

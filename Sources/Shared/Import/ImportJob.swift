@@ -1,0 +1,74 @@
+import Foundation
+
+/// The built-in `import` job: NDJSON rows of one entity, upserted in batches.
+public enum ImportJob {
+    /// The job kind.
+    public static let kind = "import"
+    /// The argument naming the entity the rows belong to.
+    public static let entityArgument = "entity"
+    /// The optional argument setting how many rows go into one save (default 1,000).
+    public static let batchSizeArgument = "batch_size"
+    /// Rows per save when the job does not say.
+    public static let defaultBatchSize = 1000
+
+    /// The job spec for `payload` (NDJSON lines) of `entity`.
+    public static func spec(entity: String, payload: Data, rows: Int, batchSize: Int? = nil) -> Tributary_V1_JobSpec {
+        Tributary_V1_JobSpec.with {
+            $0.kind = kind
+            $0.payload = payload
+            $0.arguments[entityArgument] = entity
+            if let batchSize { $0.arguments[batchSizeArgument] = String(batchSize) }
+            $0.total = UInt64(rows)
+        }
+    }
+
+    /// The non-empty lines of an NDJSON payload, with their 1-based line numbers.
+    static func lines(of payload: Data) -> [(number: Int, bytes: Data)] {
+        var lines: [(Int, Data)] = []
+        var number = 0
+        var start = payload.startIndex
+        while start < payload.endIndex {
+            number += 1
+            let end = payload[start...].firstIndex(of: UInt8(ascii: "\n")) ?? payload.endIndex
+            let line = payload[start..<end]
+            if line.contains(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\r") && $0 != UInt8(ascii: "\t") }) {
+                lines.append((number, Data(line)))
+            }
+            start = end < payload.endIndex ? payload.index(after: end) : end
+        }
+        return lines
+    }
+}
+
+/// Runs `import` jobs: parses the rows, upserts them in a slave context, and saves every `batch_size` rows.
+/// A retried attempt resumes after the batches earlier attempts committed.
+public struct ImportJobHandler: JobHandler {
+    public let kind = ImportJob.kind
+
+    public init() {}
+
+    public func run(_ job: JobRun) async throws {
+        guard let entityName = job.spec.arguments[ImportJob.entityArgument],
+            let entity = job.model.entity(named: entityName)
+        else {
+            throw ImportError(line: 0, "unknown entity '\(job.spec.arguments[ImportJob.entityArgument] ?? "")'")
+        }
+        let batchSize = job.spec.arguments[ImportJob.batchSizeArgument].flatMap(Int.init) ?? ImportJob.defaultBatchSize
+        guard batchSize > 0 else { throw ImportError(line: 0, "batch_size must be a positive number") }
+        let lines = ImportJob.lines(of: job.spec.payload)
+        let decoder = ImportRowDecoder(entity: entity, model: job.model)
+        let context = job.makeContext()
+        var start = min(Int(job.committedBatches) * batchSize, lines.count)
+        while start < lines.count {
+            let end = min(start + batchSize, lines.count)
+            let batch = Array(lines[start..<end])
+            try await context.perform { context in
+                for line in batch { try decoder.apply(line.bytes, number: line.number, to: context) }
+            }
+            if end == lines.count { break }
+            try await job.save(context, progress: UInt64(end))
+            start = end
+        }
+        try await job.complete(context, progress: UInt64(lines.count))
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import Synchronization
+import ZeroMQ
+
+/// A DEALER connection to the coordinator's jobs/control socket, used by workers and clients.
+///
+/// Requests carry a fresh request id and wait for the reply that echoes it; an `Error` reply is thrown as a
+/// ``ProtocolError``. Messages that answer no request (job assignments, unsolicited errors) arrive on
+/// ``messages``. ZeroMQ reconnects in the background, with a backoff of 1 s doubling to 32 s.
+///
+/// ```swift
+/// let connection = try CoordinatorConnection(endpoint: "tcp://127.0.0.1:7400")
+/// let reply = try await connection.request(.statusRequest(.init()))
+/// ```
+public final class CoordinatorConnection: Sendable {
+    /// The coordinator endpoint.
+    public let endpoint: String
+    /// Messages that are not replies to a request of this connection.
+    public let messages: AsyncStream<Tributary_V1_Envelope>
+
+    private struct Pending {
+        var waiters: [UInt64: CheckedContinuation<Tributary_V1_Envelope, any Error>] = [:]
+        var closed = false
+    }
+
+    private let context: ZMQContext
+    private let loop: SocketLoop
+    private let pending = Mutex(Pending())
+    private let nextRequestID = Atomic<UInt64>(1)
+    private let messagesContinuation: AsyncStream<Tributary_V1_Envelope>.Continuation
+
+    /// Connects to `endpoint`; the connection is made in the background.
+    public init(endpoint: String, context: ZMQContext? = nil) throws {
+        self.endpoint = endpoint
+        self.context = try context ?? ZMQContext()
+        let socket = try self.context.makeSocket(.dealer)
+        try socket.setMaximumMessageSize(Limits.maximumMessageBytes)
+        try socket.setReconnectInterval(initial: 1000, maximum: 32_000)
+        try socket.setSendHighWaterMark(0)
+        try socket.setLinger(milliseconds: 2000)
+        try socket.connect(endpoint)
+        loop = try SocketLoop(name: "tributary-dealer", sockets: [.init(socket, receives: true)])
+        (messages, messagesContinuation) = AsyncStream.makeStream(of: Tributary_V1_Envelope.self)
+        loop.start()
+        let inbound = loop.inbound
+        Task.detached { [self] in
+            for await message in inbound { deliver(message.frames) }
+            failAll(ProtocolError(.shuttingDown, "the connection to \(endpoint) was closed"))
+            messagesContinuation.finish()
+        }
+    }
+
+    /// Sends a message that expects no reply.
+    public func send(_ body: Tributary_V1_Envelope.OneOf_Body) {
+        loop.send(Wire.frames(Wire.envelope(0, body)), on: 0)
+    }
+
+    /// Sends a request and waits for its reply.
+    /// - Parameter timeout: how long to wait before giving up with a message naming the endpoint.
+    /// - Throws: ``ProtocolError`` when the coordinator answers with an error, or when no answer comes in time.
+    public func request(_ body: Tributary_V1_Envelope.OneOf_Body, timeout: Duration = .seconds(10)) async throws
+        -> Tributary_V1_Envelope
+    {
+        let requestID = nextRequestID.add(1, ordering: .relaxed).oldValue
+        let timer = Task { [self] in
+            try await Task.sleep(for: timeout)
+            fail(
+                requestID,
+                ProtocolError(
+                    .internal,
+                    "no answer from the coordinator at \(endpoint) within \(timeout) (is tributary-coordinator running there?)"
+                ))
+        }
+        defer { timer.cancel() }
+        let reply = try await withCheckedThrowingContinuation { continuation in
+            let closed = pending.withLock { pending -> Bool in
+                if pending.closed { return true }
+                pending.waiters[requestID] = continuation
+                return false
+            }
+            if closed {
+                continuation.resume(throwing: ProtocolError(.shuttingDown, "the connection to \(endpoint) is closed"))
+            } else {
+                loop.send(Wire.frames(Wire.envelope(requestID, body)), on: 0)
+            }
+        }
+        if case .error(let error) = reply.body { throw ProtocolError(error) }
+        return reply
+    }
+
+    /// Sends what is queued (within the linger time) and closes the socket.
+    public func close() async {
+        await loop.stop()
+    }
+
+    private func deliver(_ frames: [Data]) {
+        guard let envelope = try? Wire.decode(frames[...]) else { return }
+        let waiter = pending.withLock { $0.waiters.removeValue(forKey: envelope.requestID) }
+        if let waiter, envelope.requestID != 0 {
+            waiter.resume(returning: envelope)
+        } else {
+            messagesContinuation.yield(envelope)
+        }
+    }
+
+    private func fail(_ requestID: UInt64, _ error: any Error) {
+        pending.withLock { $0.waiters.removeValue(forKey: requestID) }?.resume(throwing: error)
+    }
+
+    private func failAll(_ error: any Error) {
+        let waiters = pending.withLock { pending in
+            pending.closed = true
+            defer { pending.waiters.removeAll() }
+            return pending.waiters
+        }
+        for waiter in waiters.values { waiter.resume(throwing: error) }
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import SwiftProtobuf
+
+/// Frame layout of the jobs/control socket: `["TRB1", Envelope]`, behind the routing id on the ROUTER side.
+public enum Wire {
+    /// The protocol signature, frame 0 of every message from a DEALER.
+    public static let signature = Data("TRB1".utf8)
+
+    /// The feed topic of coordinator heartbeats (entity names cannot start with `$`).
+    public static let heartbeatTopic = "$heartbeat"
+
+    /// The frames a DEALER sends for an envelope.
+    public static func frames(_ envelope: Tributary_V1_Envelope) -> [Data] {
+        // Serializing a message built in memory cannot fail; an empty frame would be answered as malformed.
+        [signature, (try? envelope.serializedData()) ?? Data()]
+    }
+
+    /// Decodes the frames a DEALER sent (without the routing id).
+    /// - Throws: ``ProtocolError`` `MALFORMED_FRAME` naming what is wrong.
+    public static func decode(_ frames: ArraySlice<Data>) throws -> Tributary_V1_Envelope {
+        guard frames.count == 2 else {
+            throw ProtocolError(
+                .malformedFrame, "expected 2 frames (\"TRB1\", Envelope), got \(frames.count)")
+        }
+        guard frames[frames.startIndex] == signature else {
+            throw ProtocolError(.malformedFrame, "frame 0 is not the protocol signature \"TRB1\"")
+        }
+        do {
+            return try Tributary_V1_Envelope(serializedBytes: frames[frames.startIndex + 1])
+        } catch {
+            throw ProtocolError(.malformedFrame, "frame 1 is not a valid Envelope (\(error))")
+        }
+    }
+
+    /// An envelope carrying `body`, answering `requestID`.
+    public static func envelope(_ requestID: UInt64 = 0, _ body: Tributary_V1_Envelope.OneOf_Body)
+        -> Tributary_V1_Envelope
+    {
+        var envelope = Tributary_V1_Envelope()
+        envelope.requestID = requestID
+        envelope.body = body
+        return envelope
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import Synchronization
+
+/// One attempt at one job inside a worker: the job's input, and the parent its contexts save through.
+///
+/// Each save becomes a `SaveChanges` with the job id, the attempt and the next batch index, so the root applies
+/// it at most once and only while this attempt holds the job. ``complete(_:progress:)`` sends the last save with
+/// the job's completion, which the root commits in the same transaction.
+public final class JobRun: ChangeSetParent {
+    /// The job's id in the coordinator's queue.
+    public let jobID: UInt64
+    /// The attempt number, from 1.
+    public let attempt: UInt32
+    /// The job as pushed.
+    public let spec: Tributary_V1_JobSpec
+    /// Batches committed by earlier attempts: resume after them.
+    public let committedBatches: UInt32
+    /// The store's model.
+    public let model: Model
+
+    private struct Progress {
+        var nextBatch: UInt32
+        var done: UInt64 = 0
+        var completes = false
+        var completed = false
+    }
+
+    private let connection: CoordinatorConnection
+    private let progress: Mutex<Progress>
+
+    init(assignment: Tributary_V1_JobAssignment, model: Model, connection: CoordinatorConnection) {
+        jobID = assignment.jobID
+        attempt = assignment.attempt
+        spec = assignment.spec
+        committedBatches = assignment.committedBatches
+        self.model = model
+        self.connection = connection
+        progress = Mutex(Progress(nextBatch: assignment.committedBatches))
+    }
+
+    /// A new slave context whose saves go to the root as this job's batches.
+    public func makeContext(name: String? = nil) -> ObjectContext {
+        ObjectContext(model: model, parent: self, name: name ?? "job-\(jobID)")
+    }
+
+    /// Saves `context` as the job's next batch, recording `progress` units done.
+    @discardableResult
+    public func save(_ context: ObjectContext, progress done: UInt64) async throws -> SaveReceipt {
+        progress.withLock { $0.done = done }
+        return try await context.save()
+    }
+
+    /// Saves `context` (even with no changes) as the job's last batch, completing the job in the same commit.
+    @discardableResult
+    public func complete(_ context: ObjectContext, progress done: UInt64) async throws -> SaveReceipt {
+        progress.withLock {
+            $0.done = done
+            $0.completes = true
+        }
+        let receipt = try await context.save(evenIfEmpty: true)
+        progress.withLock { $0.completed = true }
+        return receipt
+    }
+
+    /// Whether ``complete(_:progress:)`` succeeded.
+    public var isCompleted: Bool { progress.withLock { $0.completed } }
+
+    public func save(_ changes: Tributary_V1_ChangeSet) async throws -> SaveReceipt {
+        let message = progress.withLock { progress -> Tributary_V1_SaveChanges in
+            defer { progress.nextBatch += 1 }
+            return Tributary_V1_SaveChanges.with {
+                $0.jobID = jobID
+                $0.attempt = attempt
+                $0.batchIndex = progress.nextBatch
+                $0.changes = changes
+                $0.progressDone = progress.done
+                $0.completesJob = progress.completes
+            }
+        }
+        let reply = try await connection.request(.saveChanges(message), timeout: .seconds(60))
+        guard case .saveAck(let ack) = reply.body else {
+            throw ProtocolError(.unknownMessage, "the coordinator answered a save with something other than SaveAck")
+        }
+        return SaveReceipt(ack)
+    }
+}

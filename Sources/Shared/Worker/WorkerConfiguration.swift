@@ -1,0 +1,21 @@
+import Foundation
+
+/// How a worker process reaches its coordinator and which jobs it runs.
+public struct WorkerConfiguration: Sendable {
+    /// The coordinator's jobs/control endpoint.
+    public var endpoint: String = Endpoints.defaultListen
+    /// A human name shown in `tributary status`.
+    public var name: String = ProcessInfo.processInfo.hostName + ":\(getpid())"
+    /// How often to send heartbeats; announced to the coordinator in the hello.
+    public var heartbeatInterval: Duration = .seconds(1)
+    /// The job handlers, by kind. The built-in `import` handler is always there.
+    public var handlers: [any JobHandler] = [ImportJobHandler()]
+
+    public init() {}
+
+    /// Adds a handler for a job kind of your own (replacing one of the same kind).
+    public mutating func register(_ handler: any JobHandler) {
+        handlers.removeAll { $0.kind == handler.kind }
+        handlers.append(handler)
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// A worker process's main loop as a `Service`: registers with the coordinator, asks for jobs, runs each one in
+/// its own slave context through the matching ``JobHandler``, and sends heartbeats.
+///
+/// On graceful shutdown (SIGTERM/SIGINT) it takes no new job, finishes the one it runs, says goodbye so the
+/// coordinator re-queues nothing by timeout, and returns.
+public struct WorkerService: Service {
+    private let configuration: WorkerConfiguration
+    private let logger: Logger
+
+    public init(configuration: WorkerConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        let connection = try CoordinatorConnection(endpoint: configuration.endpoint)
+        var model = try await register(connection)
+        let interval = configuration.heartbeatInterval
+        let heartbeats = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                connection.send(.heartbeat(.init()))
+            }
+        }
+        defer { heartbeats.cancel() }
+        connection.send(.workerReady(.with { $0.credit = 1 }))
+        for await message in connection.messages.cancelOnGracefulShutdown() {
+            switch message.body {
+            case .jobAssignment(let assignment):
+                await runJob(assignment, model: model, connection: connection)
+                if !Task.isShuttingDownGracefully {
+                    connection.send(.workerReady(.with { $0.credit = 1 }))
+                }
+            case .error(let error) where error.code == .unknownWorker:
+                // The coordinator restarted and no longer knows us: register again.
+                logger.notice("coordinator forgot this worker; registering again")
+                model = try await register(connection)
+                connection.send(.workerReady(.with { $0.credit = 1 }))
+            case .error(let error):
+                logger.warning("coordinator error", metadata: ["error": "\(ProtocolError(error))"])
+            default:
+                break
+            }
+        }
+        connection.send(.workerBye(.init()))
+        await connection.close()
+        logger.info("worker stopped")
+    }
+
+    /// Says hello until the coordinator answers, and returns the store's model from its welcome.
+    private func register(_ connection: CoordinatorConnection) async throws -> Model {
+        let hello = Tributary_V1_WorkerHello.with {
+            $0.name = configuration.name
+            $0.pid = getpid()
+            $0.heartbeatIntervalMs = UInt32(configuration.heartbeatInterval.components.seconds * 1000)
+                + UInt32(configuration.heartbeatInterval.components.attoseconds / 1_000_000_000_000_000)
+            $0.jobKinds = configuration.handlers.map(\.kind)
+        }
+        while true {
+            try Task.checkCancellation()
+            do {
+                let reply = try await connection.request(.workerHello(hello), timeout: .seconds(5))
+                guard case .welcome(let welcome) = reply.body else {
+                    throw ProtocolError(.unknownMessage, "the coordinator answered hello with something other than Welcome")
+                }
+                let model = try Model.decode(Data(welcome.modelJson.utf8), source: "the coordinator's model")
+                logger.info("registered", metadata: ["worker": "\(welcome.workerID)", "coordinator": "\(connection.endpoint)"])
+                return model
+            } catch let error as ProtocolError where error.code == .internal {
+                logger.notice("waiting for the coordinator", metadata: ["endpoint": "\(connection.endpoint)"])
+            }
+        }
+    }
+
+    private func runJob(_ assignment: Tributary_V1_JobAssignment, model: Model, connection: CoordinatorConnection) async {
+        let metadata: Logger.Metadata = [
+            "job": "\(assignment.jobID)", "attempt": "\(assignment.attempt)", "kind": "\(assignment.spec.kind)",
+        ]
+        guard let handler = configuration.handlers.first(where: { $0.kind == assignment.spec.kind }) else {
+            fail(assignment, "this worker has no handler for job kind '\(assignment.spec.kind)'", connection)
+            return
+        }
+        let job = JobRun(assignment: assignment, model: model, connection: connection)
+        do {
+            try await handler.run(job)
+            if !job.isCompleted {
+                fail(assignment, "the '\(assignment.spec.kind)' handler returned without completing the job", connection)
+                return
+            }
+            logger.debug("job done", metadata: metadata)
+        } catch let error as ProtocolError where error.code == .staleLease {
+            logger.notice("job lease lost", metadata: metadata)
+        } catch {
+            logger.warning("job failed", metadata: metadata.merging(["error": "\(error)"]) { $1 })
+            fail(assignment, "\(error)", connection)
+        }
+    }
+
+    private func fail(_ assignment: Tributary_V1_JobAssignment, _ message: String, _ connection: CoordinatorConnection) {
+        connection.send(
+            .jobFailed(
+                .with {
+                    $0.jobID = assignment.jobID
+                    $0.attempt = assignment.attempt
+                    $0.message = message
+                }))
+    }
+}

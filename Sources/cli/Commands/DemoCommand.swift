@@ -1,0 +1,41 @@
+import ArgumentParser
+import Tributary
+import TributaryCommandSupport
+
+/// `tributary demo`: a self-contained run of the whole system.
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Import generated pull requests through a local coordinator and worker pool, following the feed.",
+        discussion: """
+            Starts tributary-coordinator on a temporary store with 2 tributary-worker processes, pushes the rows in
+            jobs, follows the change feed with a progress bar, prints a summary and stops everything cleanly.
+            """)
+
+    @Option(help: "Pull requests to import.")
+    var rows = 100_000
+
+    @Option(help: "Distinct users among authors and reviewers.")
+    var users = 2_000
+
+    @Option(help: "Worker processes.")
+    var workers = 2
+
+    @Option(help: "Rows per job.")
+    var chunk = 1_000
+
+    func validate() throws {
+        guard rows > 0, users > 0, chunk > 0 else { throw ValidationError("--rows, --users and --chunk must be positive") }
+        guard (1...64).contains(workers) else { throw ValidationError("--workers must be between 1 and 64") }
+    }
+
+    func run() async throws {
+        var demo = DemoRunner()
+        demo.rows = rows
+        demo.users = users
+        demo.workers = workers
+        demo.chunk = chunk
+        let summary = try await demo.run()
+        Terminal.line(summary.line)
+    }
+}

@@ -1,0 +1,38 @@
+import ArgumentParser
+import Foundation
+import SwiftProtobuf
+import Tributary
+import TributaryCommandSupport
+
+/// `tributary status`: workers, jobs by state, last sequence number.
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status", abstract: "Show workers, jobs by state and the last sequence number.")
+
+    @Flag(help: "Print JSON instead of text.")
+    var json = false
+
+    @OptionGroup var endpoints: EndpointOptions
+
+    func run() async throws {
+        let client = try JobClient(endpoint: endpoints.jobsEndpoint)
+        let status = try await client.status()
+        await client.close()
+        if json {
+            var options = JSONEncodingOptions()
+            options.alwaysPrintInt64sAsNumbers = true
+            Terminal.line(try status.jsonString(options: options))
+            return
+        }
+        Terminal.line("store     \(status.storePath)")
+        Terminal.line("last seq  \(status.lastSeq)")
+        let jobs = status.jobs
+        Terminal.line("jobs      queued \(jobs.queued)  running \(jobs.running)  done \(jobs.done)  failed \(jobs.failed)")
+        Terminal.line("workers   \(status.workers.count)")
+        for worker in status.workers {
+            let job = worker.currentJobID == 0 ? "" : "  job \(worker.currentJobID)"
+            Terminal.line(
+                "  \(worker.workerID)  \(worker.state)  \(worker.name)  pid \(worker.pid)  heartbeat \(String(format: "%.1f", worker.secondsSinceHeartbeat))s ago\(job)")
+        }
+    }
+}

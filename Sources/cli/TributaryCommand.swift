@@ -1,0 +1,10 @@
+import ArgumentParser
+
+/// `tributary`: the client of a Tributary coordinator.
+@main
+struct TributaryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tributary",
+        abstract: "Push jobs to a Tributary coordinator, follow its change feed, show its status, or run a demo.",
+        subcommands: [PushCommand.self, SubscribeCommand.self, StatusCommand.self, DemoCommand.self])
+}

@@ -1,0 +1,68 @@
+import ArgumentParser
+import Foundation
+import ServiceLifecycle
+import Tributary
+import TributaryCommandSupport
+
+/// `tributary-coordinator`: the root writer of a Tributary store.
+@main
+struct CoordinatorCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tributary-coordinator",
+        abstract: "Own a Tributary store: queue jobs, merge workers' change sets, publish didSave events.",
+        discussion: """
+            Prints one line to standard output when it is serving:
+              tributary-coordinator ready jobs=ENDPOINT feed=ENDPOINT store=PATH
+            SIGTERM or SIGINT stops the local worker pool, then the coordinator, cleanly.
+            """)
+
+    @Option(help: ArgumentHelp("The SQLite file of the root store (created if missing).", valueName: "path"))
+    var store: String
+
+    @Option(help: ArgumentHelp("The model file (JSON); see docs/model.md.", valueName: "path"))
+    var model: String
+
+    @Option(help: ArgumentHelp("Jobs/control ROUTER endpoint; port * picks a free one.", valueName: "endpoint"))
+    var listen: String = Endpoints.defaultListen
+
+    @Option(help: ArgumentHelp("Change feed PUB endpoint; port * picks a free one.", valueName: "endpoint"))
+    var feed: String = Endpoints.defaultFeed
+
+    @Option(help: "Start and supervise this many local tributary-worker processes.")
+    var workers: Int = 0
+
+    @Option(help: ArgumentHelp("The worker executable for --workers (default: the one beside this).", valueName: "path"))
+    var workerPath: String?
+
+    @OptionGroup var logging: LoggingOptions
+
+    func validate() throws {
+        guard workers >= 0 && workers <= 256 else { throw ValidationError("--workers must be between 0 and 256") }
+        guard listen != feed || listen.hasSuffix(":*") else {
+            throw ValidationError("--listen and --feed must be different endpoints")
+        }
+    }
+
+    func run() async throws {
+        let logger = logging.makeLogger(label: "tributary.coordinator")
+        var configuration = CoordinatorConfiguration(
+            storePath: store, model: try Model.load(contentsOf: URL(fileURLWithPath: model)))
+        configuration.listen = listen
+        configuration.feed = feed
+        configuration.localWorkers = workers
+        if workers > 0 {
+            configuration.workerExecutable = try workerPath.map { URL(fileURLWithPath: $0) }
+                ?? Executables.sibling("tributary-worker")
+            if let level = logging.logLevel { configuration.workerArguments = ["--log-level", level] }
+        }
+        let storePath = store
+        let service = CoordinatorService(configuration: configuration, logger: logger) { server in
+            Terminal.line(
+                "tributary-coordinator ready jobs=\(server.listenEndpoint) feed=\(server.feedEndpoint) store=\(storePath)")
+        }
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: service)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+    }
+}

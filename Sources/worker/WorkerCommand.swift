@@ -1,0 +1,46 @@
+import ArgumentParser
+import Foundation
+import ServiceLifecycle
+import Tributary
+import TributaryCommandSupport
+
+/// `tributary-worker`: runs jobs in slave contexts and sends their change sets to the coordinator.
+@main
+struct WorkerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tributary-worker",
+        abstract: "Run Tributary jobs (the built-in 'import' kind) for a coordinator.",
+        discussion: "SIGTERM or SIGINT: take no new job, finish the current one, then exit 0.")
+
+    @Option(
+        help: ArgumentHelp(
+            "The coordinator's jobs/control endpoint (env \(Endpoints.listenVariable)).", valueName: "endpoint"))
+    var connect: String?
+
+    @Option(help: "A name shown in `tributary status` (default: host:pid).")
+    var name: String?
+
+    @Option(help: "Milliseconds between heartbeats, announced to the coordinator.")
+    var heartbeatMs: Int = 1000
+
+    @OptionGroup var logging: LoggingOptions
+
+    func validate() throws {
+        guard (50...60_000).contains(heartbeatMs) else {
+            throw ValidationError("--heartbeat-ms must be between 50 and 60000")
+        }
+    }
+
+    func run() async throws {
+        let logger = logging.makeLogger(label: "tributary.worker")
+        var configuration = WorkerConfiguration()
+        configuration.endpoint = Endpoints.listen(connect)
+        if let name { configuration.name = name }
+        configuration.heartbeatInterval = .milliseconds(heartbeatMs)
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: WorkerService(configuration: configuration, logger: logger))],
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+    }
+}
