@@ -95,7 +95,10 @@ let package = Package(
         ),
         .testTarget(
             name: "TributaryTests",
-            dependencies: ["Tributary", "ZeroMQ"],
+            dependencies: [
+                "Tributary", "ZeroMQ", "TributaryCommandSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: swiftSettings
         ),
     ]

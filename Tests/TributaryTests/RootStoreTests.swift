@@ -1,0 +1,214 @@
+import Foundation
+import GRDB
+import Testing
+
+@testable import Tributary
+
+/// A model with every attribute type, for codec round trips.
+let everyTypeModelJSON = """
+    {"entities": [
+      {"name": "Tag", "attributes": [{"name": "label", "type": "string"}], "uniqueness": [["label"]]},
+      {"name": "Thing", "attributes": [
+        {"name": "text", "type": "string"}, {"name": "count", "type": "int"}, {"name": "ratio", "type": "double"},
+        {"name": "flag", "type": "bool"}, {"name": "when", "type": "date"}, {"name": "blob", "type": "data"},
+        {"name": "token", "type": "uuid"}, {"name": "note", "type": "string", "optional": true}],
+       "relationships": [{"name": "primary", "destination": "Tag"}, {"name": "tags", "destination": "Tag", "toMany": true}]}]}
+    """
+
+@Suite("Root store: schema, codec round trip, merge rules")
+struct RootStoreTests {
+    let directory: TemporaryDirectory
+    let model: Model
+    let store: RootStore
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        model = try Model.decode(Data(everyTypeModelJSON.utf8))
+        store = try RootStore.open(path: directory.path("store.sqlite"), model: model)
+    }
+
+    /// A separate, read-only connection to the store file.
+    func reader() throws -> DatabaseQueue {
+        var configuration = Configuration()
+        configuration.readonly = true
+        return try DatabaseQueue(path: directory.path("store.sqlite"), configuration: configuration)
+    }
+
+    @Test("every attribute type and both relationship kinds survive context → change set → wire → store")
+    func codecRoundTrip() async throws {
+        let context = ObjectContext(model: model, parent: LocalRootParent(store: store))
+        let when = Date(timeIntervalSince1970: 1_700_000_123.5)
+        let token = UUID()
+        let ids = try await context.perform { context -> [UUID] in
+            let red = try context.findOrCreate("Tag", matching: ["label": .string("red")])
+            let blue = try context.findOrCreate("Tag", matching: ["label": .string("blue")])
+            let thing = try context.insert("Thing")
+            try thing.setValue(.string("héllo \"quoted\"; --"), for: "text")
+            try thing.setValue(.int(-42), for: "count")
+            try thing.setValue(.double(0.25), for: "ratio")
+            try thing.setValue(.bool(true), for: "flag")
+            try thing.setValue(.date(when), for: "when")
+            try thing.setValue(.data(Data([0, 1, 2, 255])), for: "blob")
+            try thing.setValue(.uuid(token), for: "token")
+            try thing.setDestination(red, for: "primary")
+            try thing.setDestinations([red, blue], for: "tags")
+            return [thing.objectID.uuid, red.objectID.uuid, blue.objectID.uuid]
+        }
+        // The change set must also survive protobuf serialization unchanged.
+        let changeSet = try await context.perform { context in context.takePendingChanges().changeSet }
+        let decoded = try Tributary_V1_ChangeSet(serializedBytes: try changeSet.serializedData())
+        #expect(decoded == changeSet)
+        _ = try await LocalRootParent(store: store).save(decoded)
+
+        let row = try #require(try await reader().read { db in try Row.fetchOne(db, sql: "SELECT * FROM Thing") })
+        #expect(row["id"] == ids[0].bytes)
+        #expect(row["text"] == "héllo \"quoted\"; --")
+        #expect(row["count"] == -42)
+        #expect(row["ratio"] == 0.25)
+        #expect(row["flag"] == 1)
+        #expect(row["when"] == when.timeIntervalSince1970)
+        #expect(row["blob"] == Data([0, 1, 2, 255]))
+        #expect(row["token"] == token.bytes)
+        #expect(row["note"] as DatabaseValue == .null)
+        #expect(row["primary"] == ids[1].bytes)
+        let tags = try await reader().read { db in
+            try Data.fetchAll(db, sql: "SELECT destination FROM Thing_tags WHERE source = ? ORDER BY destination", arguments: [ids[0].bytes])
+        }
+        #expect(Set(tags) == Set([ids[1].bytes, ids[2].bytes]))
+    }
+
+    @Test("a duplicate insert becomes an update of the existing object, and relationships follow it")
+    func uniquenessMerge() async throws {
+        let first = ObjectContext(model: model, parent: LocalRootParent(store: store), name: "first")
+        let second = ObjectContext(model: model, parent: LocalRootParent(store: store), name: "second")
+        let firstTag = try await first.perform { context in
+            try context.findOrCreate("Tag", matching: ["label": .string("red")]).objectID.uuid
+        }
+        try await first.save()
+        let (secondTag, thing) = try await second.perform { context -> (UUID, UUID) in
+            let tag = try context.findOrCreate("Tag", matching: ["label": .string("red")])
+            let thing = try context.insert("Thing")
+            for (name, value) in Self.requiredValues { try thing.setValue(value, for: name) }
+            try thing.setDestination(tag, for: "primary")
+            try thing.setDestinations([tag], for: "tags")
+            return (tag.objectID.uuid, thing.objectID.uuid)
+        }
+        #expect(firstTag != secondTag)
+        let receipt = try await second.save()
+        #expect(receipt.remaps == [secondTag: firstTag])
+        let (tags, primary, joined) = try await reader().read { db in
+            (
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM Tag")!,
+                try Data.fetchOne(db, sql: "SELECT \"primary\" FROM Thing")!,
+                try Data.fetchOne(db, sql: "SELECT destination FROM Thing_tags WHERE source = ?", arguments: [thing.bytes])!
+            )
+        }
+        #expect(tags == 1)
+        #expect(primary == firstTag.bytes)
+        #expect(joined == firstTag.bytes)
+        // The second context now knows its tag by the surviving id.
+        let rekeyed = try await second.perform { context in
+            try context.findOrCreate("Tag", matching: ["label": .string("red")]).objectID.uuid
+        }
+        #expect(rekeyed == firstTag)
+    }
+
+    static let requiredValues: [(String, AttributeValue)] = [
+        ("text", .string("t")), ("count", .int(1)), ("ratio", .double(1)), ("flag", .bool(false)),
+        ("when", .date(Date(timeIntervalSince1970: 0))), ("blob", .data(Data())), ("token", .uuid(UUID())),
+    ]
+
+    @Test(
+        "change sets that do not fit the model are refused with the problem named, and change nothing",
+        arguments: [
+            ("Nope", "label", StoreError.Code.unknownEntity, "unknown entity 'Nope'"),
+            ("Tag", "colour", .unknownAttribute, "has no attribute or relationship 'colour'"),
+            ("Tag", "label-as-int", .wrongType, "carries 0 strings where 1 were expected"),
+        ])
+    func refusesBadChangeSets(entity: String, column: String, code: StoreError.Code, message: String) async throws {
+        var batch = Tributary_V1_EntityBatch()
+        batch.entity = entity
+        batch.operation = .insert
+        batch.ids = UUID().bytes
+        var values = Tributary_V1_Column()
+        if column == "label-as-int" {
+            values.name = "label"
+            values.ints = [7]
+        } else {
+            values.name = column
+            values.strings = ["x"]
+        }
+        batch.columns = [values]
+        var save = Tributary_V1_SaveChanges()
+        save.changes.batches = [batch]
+        let error = try await #require(throws: StoreError.self) { try await store.applySave(save, from: "test") }
+        #expect(error.code == code)
+        #expect(error.message.contains(message), "\(error.message)")
+        #expect(try await reader().read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM Tag") } == 0)
+        #expect(try await store.lastSequenceNumber() == 0)
+    }
+
+    @Test("an insert lacking a required attribute is refused by name")
+    func requiredAttributes() async throws {
+        let context = ObjectContext(model: model, parent: LocalRootParent(store: store))
+        try await context.perform { context in _ = try context.insert("Thing") }
+        let error = try await #require(throws: StoreError.self) { try await context.save() }
+        #expect(error.message.contains("lacks required attribute 'text'"))
+        #expect(try await context.perform { $0.hasChanges }, "a failed save keeps the changes pending")
+    }
+
+    @Test("a job's batch applies at most once, and only while its attempt holds the lease")
+    func exactlyOnceAndFencing() async throws {
+        let ids = try await store.pushJobs([Tributary_V1_JobSpec.with { $0.kind = "custom" }], batch: "b")
+        let job = try #require(try await store.claimJob(for: "w1", kinds: ["custom"]))
+        #expect(job.id == ids[0] && job.attempt == 1)
+
+        var save = Tributary_V1_SaveChanges()
+        save.jobID = UInt64(job.id)
+        save.attempt = 1
+        save.batchIndex = 0
+        save.changes.batches = [
+            Tributary_V1_EntityBatch.with {
+                $0.entity = "Tag"
+                $0.operation = .insert
+                $0.ids = UUID().bytes
+                $0.columns = [.with { $0.name = "label"; $0.strings = ["once"] }]
+            }
+        ]
+        guard case .committed(let seq, _, _) = try await store.applySave(save, from: "w1") else {
+            Issue.record("first save was not committed")
+            return
+        }
+        guard case .duplicate(let again) = try await store.applySave(save, from: "w1") else {
+            Issue.record("the repeated batch was applied again")
+            return
+        }
+        #expect(again == seq)
+        #expect(try await reader().read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM Tag") } == 1)
+
+        save.batchIndex = 1
+        save.attempt = 2
+        await #expect(throws: LeaseError.self) { try await store.applySave(save, from: "w1") }
+        save.attempt = 1
+        await #expect(throws: LeaseError.self) { try await store.applySave(save, from: "w2") }
+    }
+
+    @Test("reopening with an incompatible model is refused, naming the difference")
+    func incompatibleModel() throws {
+        try store.close()
+        let error = try #require(throws: ModelError.self) {
+            try RootStore.open(path: directory.path("store.sqlite"), model: DemoData.model)
+        }
+        #expect(error.message.contains("entity 'Tag' was removed"))
+    }
+
+    @Test("a SQLite file that Tributary did not create is refused")
+    func foreignFile() throws {
+        let path = directory.path("foreign.sqlite")
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { try $0.execute(sql: "CREATE TABLE accounts (id INTEGER)") }
+        try queue.close()
+        let error = try #require(throws: StoreError.self) { try RootStore.open(path: path, model: model) }
+        #expect(error.message.contains("did not create"))
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import Tributary
+import TributaryCommandSupport
+
+/// The built executables (swift test builds them beside the test bundle) and ways to run them.
+enum Binaries {
+    static var directory: URL {
+        var url = Bundle.main.bundleURL
+        // The test runner may be the .xctest bundle itself or a tool inside the build directory.
+        while !FileManager.default.fileExists(atPath: url.appendingPathComponent("tributary-coordinator").path),
+            url.pathComponents.count > 1
+        {
+            url.deleteLastPathComponent()
+        }
+        return url
+    }
+
+    static func url(_ name: String) -> URL { directory.appendingPathComponent(name) }
+
+    /// Runs an executable to completion.
+    /// - Returns: its exit status, standard output and standard error.
+    static func run(_ name: String, _ arguments: [String], environment: [String: String]? = nil) async throws
+        -> (status: Int32, output: String, error: String)
+    {
+        let process = Process()
+        process.executableURL = url(name)
+        process.arguments = arguments
+        if let environment { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
+        let output = Pipe()
+        let error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let outputLines = LineReader(output.fileHandleForReading)
+        let errorLines = LineReader(error.fileHandleForReading)
+        async let out = outputLines.lines.reduce(into: [String]()) { $0.append($1) }
+        async let err = errorLines.lines.reduce(into: [String]()) { $0.append($1) }
+        let (stdout, stderr) = await (out, err)
+        while process.isRunning { try await Task.sleep(for: .milliseconds(10)) }
+        return (process.terminationStatus, stdout.joined(separator: "\n"), stderr.joined(separator: "\n"))
+    }
+}
+
+/// A coordinator process for one test, on free loopback ports, with its store and model in `directory`.
+struct TestCoordinator {
+    let process: CoordinatorProcess
+    let storePath: String
+    let modelPath: String
+    let logPath: String
+
+    static func start(in directory: TemporaryDirectory, workers: Int, modelJSON: String = DemoData.modelJSON)
+        async throws -> TestCoordinator
+    {
+        let modelPath = try directory.write("model.json", modelJSON)
+        let storePath = directory.path("store.sqlite")
+        let logPath = directory.path("coordinator.log")
+        FileManager.default.createFile(atPath: logPath, contents: nil)
+        let process = try await CoordinatorProcess.start(
+            executable: Binaries.url("tributary-coordinator"),
+            arguments: [
+                "--store", storePath, "--model", modelPath, "--listen", "tcp://127.0.0.1:*",
+                "--feed", "tcp://127.0.0.1:*", "--workers", String(workers), "--log-level", "info",
+            ], log: try FileHandle(forWritingTo: URL(fileURLWithPath: logPath)))
+        return TestCoordinator(process: process, storePath: storePath, modelPath: modelPath, logPath: logPath)
+    }
+
+    /// Runs `body` with the coordinator, then stops it (also when `body` throws) and returns its exit status.
+    static func with<T>(
+        in directory: TemporaryDirectory, workers: Int, _ body: (TestCoordinator) async throws -> T
+    ) async throws -> (T, Int32) {
+        let coordinator = try await start(in: directory, workers: workers)
+        do {
+            let value = try await body(coordinator)
+            return (value, await coordinator.process.stop())
+        } catch {
+            await coordinator.process.stop()
+            throw error
+        }
+    }
+
+    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+}

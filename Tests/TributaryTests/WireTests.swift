@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+
+@testable import Tributary
+
+@Suite("Wire framing")
+struct WireTests {
+    @Test("an envelope survives framing and decoding")
+    func roundTrip() throws {
+        let envelope = Wire.envelope(7, .statusRequest(.init()))
+        let frames = Wire.frames(envelope)
+        #expect(frames[0] == Data("TRB1".utf8))
+        #expect(try Wire.decode(frames[...]) == envelope)
+    }
+
+    @Test(
+        "malformed frames are refused as MALFORMED_FRAME with what is wrong",
+        arguments: [
+            ([Data("TRB1".utf8)], "expected 2 frames"),
+            ([Data("HTTP".utf8), Data()], "signature"),
+            ([Data("TRB1".utf8), Data([0xFF, 0xFF, 0xFF])], "not a valid Envelope"),
+        ])
+    func malformed(frames: [Data], expected: String) throws {
+        let error = try #require(throws: ProtocolError.self) { try Wire.decode(frames[...]) }
+        #expect(error.code == .malformedFrame)
+        #expect(error.message.contains(expected))
+    }
+
+    @Test("NDJSON is cut into chunks of whole lines, skipping blank ones")
+    func chunking() {
+        let data = Data("{\"a\":1}\n\n{\"a\":2}\r\n{\"a\":3}\n{\"a\":4}".utf8)
+        let chunks = NDJSONChunker.chunks(of: data, rowsPerJob: 3)
+        #expect(chunks.map(\.rows) == [3, 1])
+        #expect(String(decoding: chunks[1].payload, as: UTF8.self) == "{\"a\":4}\n")
+    }
+
+    @Test("feed parts of one commit are joined into one didSave; a filter passes parts through")
+    func partAssembly() throws {
+        func part(_ seq: UInt64, _ entity: String, _ index: UInt32, of count: UInt32) throws -> [Data] {
+            let message = Tributary_V1_DidSave.with {
+                $0.seq = seq
+                $0.entity = entity
+                $0.insertedIds = UUID().bytes
+                $0.part = index
+                $0.partCount = count
+            }
+            return [Data(entity.utf8), try message.serializedData()]
+        }
+        var all = PartAssembler(filter: [])
+        #expect(all.accept(try part(1, "User", 0, of: 2)).isEmpty)
+        let joined = all.accept(try part(1, "PullRequest", 1, of: 2))
+        guard case .didSave(let save) = try #require(joined.first) else { throw TimedOut(what: "a didSave") }
+        #expect(save.seq == 1 && save.inserted.map(\.entity) == ["User", "PullRequest"] && save.isComplete)
+
+        var filtered = PartAssembler(filter: ["User"])
+        #expect(filtered.accept(try part(2, "User", 0, of: 2)).count == 1)
+        #expect(filtered.accept(try part(2, "UserProfile", 1, of: 2)).isEmpty, "prefix matches are dropped")
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+import ZeroMQ
+
+@Suite("ZeroMQ wrapper")
+struct ZeroMQTests {
+    let context: ZMQContext
+
+    init() throws {
+        context = try ZMQContext()
+    }
+
+    @Test("DEALER and ROUTER exchange multipart messages, with the routing id in front on the ROUTER side")
+    func routerDealer() throws {
+        let router = try context.makeSocket(.router)
+        let endpoint = try router.bind("tcp://127.0.0.1:*")
+        #expect(endpoint.hasPrefix("tcp://127.0.0.1:") && !endpoint.hasSuffix(":*"))
+        let dealer = try context.makeSocket(.dealer)
+        try dealer.setRoutingID(Data("peer-1".utf8))
+        try dealer.connect(endpoint)
+
+        try dealer.send([Data("a".utf8), Data(), Data(repeating: 7, count: 100_000)])
+        #expect(try router.waitForInput(milliseconds: 5_000))
+        let received = try #require(try router.receive())
+        #expect(received == [Data("peer-1".utf8), Data("a".utf8), Data(), Data(repeating: 7, count: 100_000)])
+
+        try router.send([Data("peer-1".utf8), Data("reply".utf8)])
+        #expect(try dealer.waitForInput(milliseconds: 5_000))
+        #expect(try dealer.receive() == [Data("reply".utf8)])
+        #expect(try dealer.receive(dontWait: true) == nil, "nothing more is waiting")
+    }
+
+    @Test("PUB delivers to SUB only the topics it subscribed to")
+    func pubSub() async throws {
+        let publisher = try context.makeSocket(.pub)
+        let endpoint = try publisher.bind("tcp://127.0.0.1:*")
+        let subscriber = try context.makeSocket(.sub)
+        try subscriber.subscribe("keep")
+        try subscriber.connect(endpoint)
+        // A SUB connects asynchronously: publish until the first message arrives (the slow-joiner handshake).
+        var first: [Data]?
+        for _ in 0..<500 where first == nil {
+            try publisher.send([Data("drop".utf8), Data("x".utf8)])
+            try publisher.send([Data("keep".utf8), Data("hello".utf8)])
+            if try subscriber.waitForInput(milliseconds: 10) { first = try subscriber.receive() }
+        }
+        #expect(first == [Data("keep".utf8), Data("hello".utf8)])
+    }
+
+    @Test("errors keep the operation, errno and detail")
+    func errorsKeepErrno() throws {
+        let socket = try context.makeSocket(.router)
+        let error = try #require(throws: ZMQError.self) { try socket.bind("nonsense://here") }
+        #expect(error.operation == "zmq_bind")
+        #expect(error.code == EPROTONOSUPPORT)
+        #expect(error.detail == "nonsense://here")
+        #expect(error.description.contains("zmq_bind failed"))
+        let taken = try socket.bind("tcp://127.0.0.1:*")
+        let other = try context.makeSocket(.router)
+        let inUse = try #require(throws: ZMQError.self) { try other.bind(taken) }
+        #expect(inUse.code == EADDRINUSE)
+    }
+
+    @Test("a message over the maximum size is not delivered")
+    func maximumMessageSize() throws {
+        let router = try context.makeSocket(.router)
+        try router.setMaximumMessageSize(1_000)
+        let endpoint = try router.bind("tcp://127.0.0.1:*")
+        let dealer = try context.makeSocket(.dealer)
+        try dealer.connect(endpoint)
+        try dealer.send([Data(repeating: 1, count: 5_000)])
+        #expect(try router.waitForInput(milliseconds: 300) == false)
+        // A fresh peer that respects the limit still gets through.
+        let polite = try context.makeSocket(.dealer)
+        try polite.connect(endpoint)
+        try polite.send([Data("small".utf8)])
+        #expect(try router.waitForInput(milliseconds: 5_000))
+        #expect(try router.receive()?.last == Data("small".utf8))
+    }
+
+    @Test("a socket loop bridges receiving to an AsyncStream and sends from any task")
+    func socketLoop() async throws {
+        let router = try context.makeSocket(.router)
+        let endpoint = try router.bind("tcp://127.0.0.1:*")
+        let loop = try SocketLoop(name: "test-router", sockets: [.init(router, receives: true)])
+        loop.start()
+        let dealer = try context.makeSocket(.dealer)
+        try dealer.connect(endpoint)
+        let dealerLoop = try SocketLoop(name: "test-dealer", sockets: [.init(dealer, receives: true)])
+        dealerLoop.start()
+
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<100 {
+                group.addTask { dealerLoop.send([Data("m\(index)".utf8)], on: 0) }
+            }
+        }
+        var received = Set<String>()
+        var iterator = loop.inbound.makeAsyncIterator()
+        while received.count < 100, let message = await iterator.next() {
+            received.insert(String(decoding: message.frames[1], as: UTF8.self))
+            loop.send([message.frames[0], Data("ack".utf8)], on: 0)
+        }
+        #expect(received.count == 100)
+        var acks = 0
+        for await message in dealerLoop.inbound {
+            #expect(message.frames == [Data("ack".utf8)])
+            acks += 1
+            if acks == 100 { break }
+        }
+        #expect(acks == 100)
+        await loop.stop()
+        await dealerLoop.stop()
+    }
+}
