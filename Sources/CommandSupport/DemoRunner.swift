@@ -43,7 +43,7 @@ public struct DemoRunner: Sendable {
         try rowsData.write(to: directory.appendingPathComponent("pull-requests.ndjson"))
 
         let logURL = directory.appendingPathComponent("coordinator.log")
-        FileManager.default.createFile(atPath: logURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
         let log = try FileHandle(forWritingTo: logURL)
         let coordinator = try await CoordinatorProcess.start(
             executable: Executables.sibling("tributary-coordinator"),

@@ -80,7 +80,7 @@ extension ZMQSocket {
     }
 
     private func setOption(_ option: Int32, name: String, bytes: Data) throws {
-        try bytes.withUnsafeBytes { buffer in
+        _ = try bytes.withUnsafeBytes { buffer in
             try ZMQError.check("zmq_setsockopt", detail: name) {
                 zmq_setsockopt(unsafeHandle, option, buffer.baseAddress, buffer.count)
             }

@@ -78,7 +78,7 @@ public final class ZMQSocket {
         for (index, frame) in frames.enumerated() {
             var flags: Int32 = dontWait ? ZMQ_DONTWAIT : 0
             if index < frames.count - 1 { flags |= ZMQ_SNDMORE }
-            try frame.withUnsafeBytes { buffer in
+            _ = try frame.withUnsafeBytes { buffer in
                 try ZMQError.check("zmq_send") { zmq_send(unsafeHandle, buffer.baseAddress, buffer.count, flags) }
             }
         }

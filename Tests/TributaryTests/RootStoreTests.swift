@@ -60,7 +60,7 @@ struct RootStoreTests {
         #expect(decoded == changeSet)
         _ = try await LocalRootParent(store: store).save(decoded)
 
-        let row = try #require(try await reader().read { db in try Row.fetchOne(db, sql: "SELECT * FROM Thing") })
+        let row = try #require(try reader().read { db in try Row.fetchOne(db, sql: "SELECT * FROM Thing") })
         #expect(row["id"] == ids[0].bytes)
         #expect(row["text"] == "héllo \"quoted\"; --")
         #expect(row["count"] == -42)
@@ -111,6 +111,23 @@ struct RootStoreTests {
             try context.findOrCreate("Tag", matching: ["label": .string("red")]).objectID.uuid
         }
         #expect(rekeyed == firstTag)
+    }
+
+    @Test("a save whose inserts all merge into existing objects still returns their remaps, and takes no seq")
+    func remapsOfAnEmptyCommit() async throws {
+        let first = ObjectContext(model: model, parent: LocalRootParent(store: store), name: "first")
+        let existing = try await first.perform { context in
+            try context.findOrCreate("Tag", matching: ["label": .string("red")]).objectID.uuid
+        }
+        try await first.save()
+        let second = ObjectContext(model: model, parent: LocalRootParent(store: store), name: "second")
+        let proposed = try await second.perform { context in
+            try context.findOrCreate("Tag", matching: ["label": .string("red")]).objectID.uuid
+        }
+        let receipt = try await second.save()
+        #expect(receipt.seq == 0)
+        #expect(receipt.remaps == [proposed: existing])
+        #expect(try await store.lastSequenceNumber() == 1)
     }
 
     static let requiredValues: [(String, AttributeValue)] = [

@@ -52,7 +52,10 @@ public struct LocalRootParent: ChangeSetParent {
             ack.seq = seq
             ack.remaps = remaps
             return SaveReceipt(ack)
-        case .committedEmpty: return SaveReceipt(seq: 0)
+        case .committedEmpty(let remaps):
+            var ack = Tributary_V1_SaveAck()
+            ack.remaps = remaps
+            return SaveReceipt(ack)
         case .duplicate(let seq): return SaveReceipt(seq: seq, isDuplicate: true)
         }
     }

@@ -44,8 +44,9 @@ extension CoordinatorServer {
             ack.seq = seq
             ack.remaps = remaps
             publish(record)
-        case .committedEmpty:
-            ack.seq = lastSeq
+        case .committedEmpty(let remaps):
+            ack.seq = 0
+            ack.remaps = remaps
         case .duplicate(let seq):
             ack.seq = seq
             ack.duplicate = true
@@ -86,11 +87,35 @@ extension CoordinatorServer {
     }
 
     /// Leases queued jobs to workers with credit, in turn, until one or the other runs out.
+    ///
+    /// The actor is re-entrant at each `await`, so a dispatch requested while one runs is folded into it, and a
+    /// worker's credit is taken before the claim is awaited.
     func dispatch() async throws {
         guard !stopping else { return }
+        guard !dispatching else {
+            dispatchRequested = true
+            return
+        }
+        dispatching = true
+        defer { dispatching = false }
+        repeat {
+            dispatchRequested = false
+            try await dispatchRound()
+        } while dispatchRequested && !stopping
+    }
+
+    private func dispatchRound() async throws {
         while let peer = workers.nextWithCredit(), let worker = workers[peer] {
-            guard let job = try await store.claimJob(for: worker.id, kinds: worker.jobKinds) else { return }
             workers[peer]?.credit -= 1
+            guard let job = try await store.claimJob(for: worker.id, kinds: worker.jobKinds) else {
+                if workers[peer] != nil { workers[peer]?.credit += 1 }
+                return
+            }
+            guard workers[peer] != nil else {
+                // The worker left while the claim was being written: the job goes straight back.
+                try await store.requeueJobs(of: worker.id)
+                continue
+            }
             workers[peer]?.jobs.insert(job.id)
             let assignment = Tributary_V1_JobAssignment.with {
                 $0.jobID = UInt64(job.id)

@@ -21,6 +21,8 @@ public actor CoordinatorServer {
     var workers = WorkerRegistry()
     var lastSeq: UInt64 = 0
     var stopping = false
+    var dispatching = false
+    var dispatchRequested = false
 
     static let routerSocket = 0
     static let feedSocket = 1
@@ -137,13 +139,9 @@ public actor CoordinatorServer {
     // MARK: - Timers
 
     private func runTimers() async {
-        var nextReap = ContinuousClock.now
         while !Task.isCancelled && !stopping {
             publishFeedHeartbeat()
-            if ContinuousClock.now >= nextReap {
-                await reapSilentWorkers()
-                nextReap = .now + .milliseconds(250)
-            }
+            await reapSilentWorkers()
             try? await Task.sleep(for: configuration.feedHeartbeatInterval)
         }
     }

@@ -27,7 +27,9 @@ struct WorkerRegistry {
     mutating func register(
         routingID: Data, hello: Tributary_V1_WorkerHello, now: ContinuousClock.Instant
     ) -> WorkerRecord {
-        let interval = Duration.milliseconds(Int64(max(50, min(hello.heartbeatIntervalMs, 60_000))))
+        // 0 (unset) means the default of 1 s; otherwise kept between 50 ms and 60 s.
+        let milliseconds = hello.heartbeatIntervalMs == 0 ? 1000 : max(50, min(hello.heartbeatIntervalMs, 60_000))
+        let interval = Duration.milliseconds(Int64(milliseconds))
         let record = WorkerRecord(
             id: "w\(nextNumber)", routingID: routingID, name: hello.name, pid: hello.pid, heartbeatInterval: interval,
             jobKinds: hello.jobKinds.isEmpty ? ["import"] : hello.jobKinds, lastSeen: now)

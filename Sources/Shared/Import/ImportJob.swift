@@ -53,8 +53,11 @@ public struct ImportJobHandler: JobHandler {
         else {
             throw ImportError(line: 0, "unknown entity '\(job.spec.arguments[ImportJob.entityArgument] ?? "")'")
         }
-        let batchSize = job.spec.arguments[ImportJob.batchSizeArgument].flatMap(Int.init) ?? ImportJob.defaultBatchSize
-        guard batchSize > 0 else { throw ImportError(line: 0, "batch_size must be a positive number") }
+        let batchArgument = job.spec.arguments[ImportJob.batchSizeArgument]
+        let batchSize = batchArgument.map { Int($0) ?? 0 } ?? ImportJob.defaultBatchSize
+        guard batchSize > 0 else {
+            throw ImportError(line: 0, "batch_size must be a positive number, not '\(batchArgument ?? "")'")
+        }
         let lines = ImportJob.lines(of: job.spec.payload)
         let decoder = ImportRowDecoder(entity: entity, model: job.model)
         let context = job.makeContext()

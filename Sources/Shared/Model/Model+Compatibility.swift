@@ -22,8 +22,10 @@ extension Model {
                     problems.append(
                         "attribute '\(old.name).\(attribute.name)' changed type from \(attribute.type.rawValue) to \(current.type.rawValue)")
                 }
-                if attribute.isOptional && !current.isOptional {
-                    problems.append("attribute '\(old.name).\(attribute.name)' became required")
+                if attribute.isOptional != current.isOptional {
+                    // The column's NOT NULL constraint cannot change without rebuilding the table.
+                    problems.append(
+                        "attribute '\(old.name).\(attribute.name)' became \(current.isOptional ? "optional" : "required")")
                 }
             }
             for relationship in old.relationships {

@@ -29,6 +29,14 @@ extension Model {
                 throw ModelError(.duplicateName, "'\(entity.name).\(name)' is declared twice")
             }
         }
+        for relationship in entity.relationships where relationship.isToMany {
+            let join = "\(entity.name)_\(relationship.name)".lowercased()
+            if join.hasPrefix("tributary_") || entities.contains(where: { $0.name.lowercased() == join }) {
+                throw ModelError(
+                    .duplicateName,
+                    "the join table of '\(entity.name).\(relationship.name)' would be named like another table; rename one")
+            }
+        }
         for relationship in entity.relationships where self.entity(named: relationship.destination) == nil {
             throw ModelError(
                 .unknownDestination,

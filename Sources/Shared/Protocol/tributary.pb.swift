@@ -48,10 +48,10 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
   /// a value or column of the wrong type or length
   case wrongType // = 5
 
-  /// a message, payload or change set over a limit
+  /// a job payload over the limit (a message over the socket's maximum size is
   case tooLarge // = 6
 
-  /// a worker message from a peer that did not send WorkerHello
+  /// dropped by libzmq, which disconnects the peer; no error can be sent)
   case unknownWorker // = 7
 
   /// a job id the coordinator does not know
@@ -60,10 +60,10 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
   /// a change set for a job attempt that no longer holds the lease
   case staleLease // = 9
 
-  /// the store refused the change set (missing required value, dangling reference)
+  /// the store refused the change set (missing required value, update of a missing
   case constraintViolation // = 10
 
-  /// a request with missing or contradictory fields
+  /// object); references are not checked
   case invalidRequest // = 11
 
   /// the coordinator is stopping and takes no new work
@@ -185,7 +185,7 @@ public nonisolated enum Tributary_V1_Operation: SwiftProtobuf.Enum, Swift.CaseIt
 
 }
 
-/// Every message on the jobs/control socket (coordinator ROUTER, peer DEALER) is two frames:
+/// Every message on the jobs/control socket (coordinator ROUTER, peer DEALER; not REQ) is two frames:
 ///   frame 0: the protocol signature, the 4 ASCII bytes "TRB1"
 ///   frame 1: an Envelope
 /// (the ROUTER sees the peer's routing id in front of them). Replies echo the request_id.
@@ -425,7 +425,7 @@ public nonisolated struct Tributary_V1_WorkerReady: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// how many more jobs the worker can take now
+  /// how many jobs the worker can take now (replaces the credit it announced before)
   public var credit: UInt32 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -543,10 +543,10 @@ public nonisolated struct Tributary_V1_SaveAck: Sendable {
 
   public var batchIndex: UInt32 = 0
 
-  /// the store sequence number the change set committed as
+  /// the store sequence number the change set committed as; 0 when it changed
   public var seq: UInt64 = 0
 
-  /// inserted objects that merged into existing ones (uniqueness)
+  /// nothing in the store (no didSave is published for it)
   public var remaps: [Tributary_V1_IDRemap] = []
 
   /// this (job, batch) had been applied before; nothing was applied again

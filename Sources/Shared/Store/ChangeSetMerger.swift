@@ -29,16 +29,18 @@ final class ChangeSetMerger {
         guard let connection = db.sqliteConnection else {
             throw StoreError(.sqlite, "the store connection is closed")
         }
-        var batches: [(EntityBatchReader)] = []
-        for batch in changeSet.batches {
-            batches.append(try EntityBatchReader(batch, model: model))
+        var batches: [(position: Int, reader: EntityBatchReader)] = []
+        for (position, batch) in changeSet.batches.enumerated() {
+            batches.append((position, try EntityBatchReader(batch, model: model)))
         }
+        // Sorted by operation, then destinations first, then wire order (Swift's sort is not stable).
         batches.sort { lhs, rhs in
-            if lhs.operation.rank != rhs.operation.rank { return lhs.operation.rank < rhs.operation.rank }
-            return insertionOrder[lhs.entity.name, default: 0] < insertionOrder[rhs.entity.name, default: 0]
+            let left = (lhs.reader.operation.rank, insertionOrder[lhs.reader.entity.name, default: 0], lhs.position)
+            let right = (rhs.reader.operation.rank, insertionOrder[rhs.reader.entity.name, default: 0], rhs.position)
+            return left < right
         }
         var result = MergeResult()
-        for batch in batches {
+        for (_, batch) in batches {
             switch batch.operation {
             case .insert: try insert(batch, connection: connection, result: &result)
             case .update: try update(batch, connection: connection, result: &result)

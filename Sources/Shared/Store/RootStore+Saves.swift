@@ -5,8 +5,9 @@ import GRDB
 public enum SaveOutcome: Sendable {
     /// Merged and committed as `seq`; `record` holds the didSave parts to publish.
     case committed(seq: UInt64, record: Tributary_V1_HistoryRecord, remaps: [Tributary_V1_IDRemap])
-    /// Committed, but changed nothing, so no sequence number was used.
-    case committedEmpty
+    /// Committed, but changed nothing in the store, so no sequence number was used. Inserts may still have
+    /// merged into existing objects (find-or-create of objects that exist): `remaps` says which.
+    case committedEmpty(remaps: [Tributary_V1_IDRemap])
     /// This (job, batch) had been applied before; nothing was applied again.
     case duplicate(seq: UInt64)
 }
@@ -33,7 +34,14 @@ extension RootStore {
                 }
             }
             let result = try writer.merger.apply(save.changes, in: db)
-            var outcome = SaveOutcome.committedEmpty
+            let remaps = result.remaps.map { entity, pair in
+                Tributary_V1_IDRemap.with {
+                    $0.entity = entity
+                    $0.fromIds = pair.from
+                    $0.toIds = pair.to
+                }
+            }
+            var outcome = SaveOutcome.committedEmpty(remaps: remaps)
             let now = Date().timeIntervalSince1970
             if result.entities.contains(where: { !$0.changes.isEmpty }) {
                 let seq = try Self.lastSequenceNumber(db) + 1
@@ -47,13 +55,6 @@ extension RootStore {
                         Int64(seq), jobID == 0 ? nil : jobID, Int64(save.attempt), Int64(save.batchIndex), worker, now,
                         try record.serializedData(),
                     ])
-                let remaps = result.remaps.map { entity, pair in
-                    Tributary_V1_IDRemap.with {
-                        $0.entity = entity
-                        $0.fromIds = pair.from
-                        $0.toIds = pair.to
-                    }
-                }
                 outcome = .committed(seq: seq, record: record, remaps: remaps)
             }
             if jobID != 0 {

@@ -49,7 +49,7 @@ public final class RootStore: Sendable {
 
     /// Finalizes the writer's statements and closes the file.
     public func close() throws {
-        try pool.writeWithoutTransaction { _ in writer.merger.finalizeStatements() }
+        pool.writeWithoutTransaction { _ in writer.merger.finalizeStatements() }
         try pool.close()
     }
 
@@ -57,7 +57,7 @@ public final class RootStore: Sendable {
         try pool.write { db in
             let userTables = try String.fetchAll(
                 db,
-                sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'tributary_%'"
+                sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE 'tributary\\_%' ESCAPE '\\'"
             )
             let hasMeta = try db.tableExists("tributary_meta")
             if !hasMeta && !userTables.isEmpty {

@@ -40,7 +40,7 @@ final class SQLiteStatement {
 
     func bind(_ index: Int32, _ value: String) {
         var value = value
-        value.withUTF8 { buffer in
+        _ = value.withUTF8 { buffer in
             sqlite3_bind_text(handle, index, buffer.baseAddress, Int32(buffer.count), SQLITE_TRANSIENT)
         }
     }
@@ -48,7 +48,7 @@ final class SQLiteStatement {
     /// Binds `count` bytes at `offset` of `data` as a BLOB, copied by SQLite.
     func bind(_ index: Int32, bytes data: Data, offset: Int = 0, count: Int? = nil) {
         let count = count ?? data.count
-        data.withUnsafeBytes { buffer in
+        _ = data.withUnsafeBytes { buffer in
             sqlite3_bind_blob(handle, index, buffer.baseAddress.map { $0 + offset }, Int32(count), SQLITE_TRANSIENT)
         }
     }

@@ -44,10 +44,13 @@ public final class JobRun: ChangeSetParent {
     }
 
     /// Saves `context` as the job's next batch, recording `progress` units done.
+    ///
+    /// The batch is sent even when the context has no changes: every batch takes a batch index, so a retried
+    /// attempt resumes at the right place (`committedBatches` batches in).
     @discardableResult
     public func save(_ context: ObjectContext, progress done: UInt64) async throws -> SaveReceipt {
         progress.withLock { $0.done = done }
-        return try await context.save()
+        return try await context.save(evenIfEmpty: true)
     }
 
     /// Saves `context` (even with no changes) as the job's last batch, completing the job in the same commit.

@@ -19,6 +19,7 @@ public struct WorkerService: Service {
     public func run() async throws {
         let connection = try CoordinatorConnection(endpoint: configuration.endpoint)
         var model = try await register(connection)
+        var registeredAt = ContinuousClock.now
         let interval = configuration.heartbeatInterval
         let heartbeats = Task {
             while !Task.isCancelled {
@@ -36,9 +37,12 @@ public struct WorkerService: Service {
                     connection.send(.workerReady(.with { $0.credit = 1 }))
                 }
             case .error(let error) where error.code == .unknownWorker:
-                // The coordinator restarted and no longer knows us: register again.
+                // Heartbeats sent before the last registration are answered with this error too; only one that
+                // comes well after it means the coordinator restarted and no longer knows us.
+                guard ContinuousClock.now - registeredAt > interval * 2 else { continue }
                 logger.notice("coordinator forgot this worker; registering again")
                 model = try await register(connection)
+                registeredAt = .now
                 connection.send(.workerReady(.with { $0.credit = 1 }))
             case .error(let error):
                 logger.warning("coordinator error", metadata: ["error": "\(ProtocolError(error))"])

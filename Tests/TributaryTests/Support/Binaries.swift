@@ -55,7 +55,7 @@ struct TestCoordinator {
         let modelPath = try directory.write("model.json", modelJSON)
         let storePath = directory.path("store.sqlite")
         let logPath = directory.path("coordinator.log")
-        FileManager.default.createFile(atPath: logPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let process = try await CoordinatorProcess.start(
             executable: Binaries.url("tributary-coordinator"),
             arguments: [

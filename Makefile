@@ -1,0 +1,35 @@
+# Tributary: the two commands a newcomer runs are `make demo` and `make test`.
+SWIFT ?= swift
+
+.PHONY: demo test deps build release proto lint clean
+
+## demo: build, then import 100,000 generated pull requests through a local coordinator and 2 workers
+demo: deps
+	$(SWIFT) build
+	.build/debug/tributary demo
+
+## test: build (warnings are errors) and run every test, unit and integration
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+## deps: install libzmq3-dev and libsqlite3-dev with apt when missing (as root), or say how
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release
+
+## proto: regenerate Sources/Shared/Protocol/tributary.pb.swift from tributary.proto
+proto:
+	scripts/generate-proto.sh
+
+## lint: check formatting against .swift-format
+lint:
+	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
+
+clean:
+	rm -rf .build .build-protoc

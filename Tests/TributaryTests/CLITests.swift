@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+import TributaryCommandSupport
+
+@testable import Tributary
+
+/// The `tributary`, `tributary-coordinator` and `tributary-worker` executables as a user runs them.
+@Suite("Command line", .serialized)
+struct CLITests {
+    @Test(
+        "bad flags and missing files exit non-zero with a message naming the problem",
+        arguments: [
+            (["push", "import", "--entity", "PullRequest", "--file", "/nonexistent.ndjson"], "cannot read --file /nonexistent.ndjson"),
+            (["push", "import", "--entity", "PullRequest", "--file", "/etc/hostname", "--chunk", "0"], "--chunk must be a positive"),
+            (["push", "import", "--file", "/etc/hostname"], "Missing expected argument '--entity <entity>'"),
+            (["subscribe", "--format", "xml"], "The value 'xml' is invalid for '--format <format>'"),
+            (["status", "--bogus"], "Unknown option '--bogus'"),
+        ])
+    func badFlags(arguments: [String], message: String) async throws {
+        let result = try await Binaries.run("tributary", arguments)
+        #expect(result.status != 0)
+        #expect(result.error.contains(message), "\(result.error)")
+    }
+
+    @Test("the coordinator refuses an invalid model or a bad log level, naming the problem")
+    func coordinatorRefusesBadInput() async throws {
+        let directory = try TemporaryDirectory()
+        let model = try directory.write("model.json", "{\"entities\": [{\"name\": \"A\", \"attributes\": [{\"name\": \"x\", \"type\": \"strng\"}]}]}")
+        let invalid = try await Binaries.run(
+            "tributary-coordinator", ["--store", directory.path("s.sqlite"), "--model", model, "--listen", "tcp://127.0.0.1:*", "--feed", "tcp://127.0.0.1:*"])
+        #expect(invalid.status != 0)
+        #expect(invalid.error.contains("unknown type 'strng'"), "\(invalid.error)")
+        let missing = try await Binaries.run("tributary-coordinator", ["--store", directory.path("s.sqlite"), "--model", directory.path("none.json")])
+        #expect(missing.status != 0)
+        #expect(missing.error.contains("cannot read model file"), "\(missing.error)")
+        let level = try await Binaries.run("tributary-worker", ["--log-level", "loud"])
+        #expect(level.status != 0)
+        #expect(level.error.contains("unknown log level 'loud'"))
+    }
+
+    @Test("push --wait imports, subscribe prints JSON events, status reports; a failing job and an unknown entity exit non-zero")
+    func pushSubscribeStatus() async throws {
+        let directory = try TemporaryDirectory()
+        let input = try directory.write("prs.ndjson", DemoData.pullRequests(count: 300, users: 20))
+        let (_, exitStatus) = try await TestCoordinator.with(in: directory, workers: 2) { coordinator in
+            let endpoints = [
+                "--listen", coordinator.process.listenEndpoint, "--feed", coordinator.process.feedEndpoint,
+            ]
+            // A subscriber started first, waiting for its "subscribed" line before anything is pushed.
+            let subscriber = Process()
+            subscriber.executableURL = Binaries.url("tributary")
+            subscriber.arguments = ["subscribe", "--format", "json", "--entity", "PullRequest", "--count", "3"] + endpoints
+            let output = Pipe()
+            let errors = Pipe()
+            subscriber.standardOutput = output
+            subscriber.standardError = errors
+            try subscriber.run()
+            let errorLines = LineReader(errors.fileHandleForReading)
+            _ = try await withTimeout("the subscriber to connect", .seconds(30)) {
+                for await line in errorLines.lines where line.hasPrefix("subscribed") { return line }
+                throw TimedOut(what: "a subscribed line")
+            }
+
+            let pushed = try await Binaries.run(
+                "tributary", ["push", "import", "--entity", "PullRequest", "--file", input, "--chunk", "100", "--wait"] + endpoints)
+            #expect(pushed.status == 0, "\(pushed.error)")
+            #expect(pushed.output.contains("done: 3 jobs, 300 rows"))
+
+            let lines = try await withTimeout("three events", .seconds(30)) {
+                await LineReader(output.fileHandleForReading).lines.reduce(into: [String]()) { $0.append($1) }
+            }
+            #expect(lines.count == 3)
+            var previous = 0
+            for line in lines {
+                let event = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                let seq = try #require(event["seq"] as? Int)
+                #expect(seq > previous)
+                previous = seq
+                let inserted = try #require(event["inserted"] as? [[String: String]])
+                #expect(inserted.count == 100 && inserted.allSatisfy { $0["entity"] == "PullRequest" && $0["id"]?.count == 36 })
+                #expect(event["updated"] is [Any] && event["deleted"] is [Any])
+            }
+
+            let bad = try directory.write("bad.ndjson", "{\"number\": 1, \"title\": \"ok\", \"merged\": true, \"additions\": \"many\", \"createdAt\": \"2024-01-01T00:00:00Z\"}\n")
+            let failing = try await Binaries.run(
+                "tributary", ["push", "import", "--entity", "PullRequest", "--file", bad, "--wait"] + endpoints)
+            #expect(failing.status == 1)
+            #expect(failing.error.contains("failed: line 1: 'PullRequest.additions' is int: expected an integer, got a string"), "\(failing.error)")
+
+            let unknown = try await Binaries.run("tributary", ["push", "import", "--entity", "Nope", "--file", input] + endpoints)
+            #expect(unknown.status != 0)
+            #expect(unknown.error.contains("UNKNOWN_ENTITY: unknown entity 'Nope'"), "\(unknown.error)")
+
+            let status = try await Binaries.run("tributary", ["status", "--json"] + endpoints)
+            #expect(status.status == 0)
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(status.output.utf8)) as? [String: Any])
+            let jobs = try #require(json["jobs"] as? [String: Any])
+            #expect(jobs["done"] as? Int == 3 && jobs["failed"] as? Int == 1)
+            #expect((json["workers"] as? [Any])?.count == 2)
+        }
+        #expect(exitStatus == 0)
+    }
+
+    @Test("a client with no coordinator gives up with a message naming the endpoint")
+    func noCoordinator() async throws {
+        let result = try await Binaries.run(
+            "tributary", ["status", "--listen", "tcp://127.0.0.1:1"], environment: [:])
+        #expect(result.status != 0)
+        #expect(result.error.contains("no answer from the coordinator at tcp://127.0.0.1:1"), "\(result.error)")
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import GRDB
+import Testing
+import ZeroMQ
+
+@testable import Tributary
+
+/// Real coordinator and worker processes on loopback; the store is checked with a separate SQLite connection.
+@Suite("Integration: coordinator, worker pool, import jobs, change feed", .serialized)
+struct ImportIntegrationTests {
+    /// What the generated input says each pull request should look like.
+    struct Expected {
+        var authorByNumber: [Int64: String] = [:]
+        var reviewersByNumber: [Int64: Set<String>] = [:]
+        var logins: Set<String> = []
+
+        init(_ data: Data) throws {
+            for line in data.split(separator: UInt8(ascii: "\n")) {
+                let row = try #require(try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any])
+                let number = Int64(try #require(row["number"] as? Int))
+                let author = try #require((row["author"] as? [String: Any])?["login"] as? String)
+                let reviewers = try #require(row["reviewers"] as? [[String: Any]]).compactMap { $0["login"] as? String }
+                authorByNumber[number] = author
+                reviewersByNumber[number] = Set(reviewers)
+                logins.insert(author)
+                logins.formUnion(reviewers)
+            }
+        }
+    }
+
+    @Test("10,000 rows with overlapping authors through 2 workers land exactly once, and the feed covers them in order")
+    func importLandsExactlyOnce() async throws {
+        let directory = try TemporaryDirectory()
+        let input = DemoData.pullRequests(count: 10_000, users: 150)
+        let expected = try Expected(input)
+        let ((events, status), exitStatus) = try await TestCoordinator.with(in: directory, workers: 2) { coordinator in
+            let feed = try ChangeFeed(endpoint: coordinator.process.feedEndpoint)
+            var iterator = feed.makeAsyncIterator()
+            guard case .connected = await iterator.next() else { throw TimedOut(what: "the feed to connect") }
+            let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+            // Small jobs so that the same authors appear in jobs handled by both workers.
+            let specs = NDJSONChunker.chunks(of: input, rowsPerJob: 250).map {
+                ImportJob.spec(entity: "PullRequest", payload: $0.payload, rows: $0.rows)
+            }
+            let pushed = try await client.push(specs)
+            #expect(pushed.jobIds.count == 40)
+            // The feed is the event to wait for: every pull request committed.
+            let events = try await withTimeout("every pull request on the feed", .seconds(120)) {
+                var events: [DidSave] = []
+                var pullRequests = Set<UUID>()
+                // The same stream, read on after the `.connected` event (never by two tasks at once).
+                for await event in feed {
+                    guard case .didSave(let save) = event else { continue }
+                    events.append(save)
+                    for id in save.inserted + save.updated where id.entity == "PullRequest" { pullRequests.insert(id.uuid) }
+                    if pullRequests.count == 10_000 { break }
+                }
+                return events
+            }
+            let status = try await client.batchStatus(pushed.batch)
+            await client.close()
+            await feed.close()
+            return (events, status)
+        }
+        #expect(exitStatus == 0, "the coordinator stops cleanly on SIGTERM")
+        #expect(status.doneJobs == 40 && status.failedJobs == 0 && status.doneRows == 10_000)
+
+        let store = try DatabaseQueue(path: directory.path("store.sqlite"))
+        try await store.read { db in
+            #expect(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM PullRequest") == 10_000)
+            #expect(try Int.fetchOne(db, sql: "SELECT COUNT(DISTINCT number) FROM PullRequest") == 10_000)
+            let logins = try String.fetchAll(db, sql: "SELECT login FROM User")
+            #expect(logins.count == expected.logins.count, "exactly one User per login")
+            #expect(Set(logins) == expected.logins)
+            let authors = try Row.fetchAll(
+                db, sql: "SELECT p.number, u.login FROM PullRequest p LEFT JOIN User u ON u.id = p.author")
+            let wrongAuthors = authors.filter { expected.authorByNumber[$0["number"]] != $0["login"] }
+            #expect(wrongAuthors.isEmpty, "every PullRequest.author points to the User with the input's login")
+            var reviewers: [Int64: Set<String>] = [:]
+            for row in try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT p.number, u.login FROM PullRequest_reviewers r
+                    JOIN PullRequest p ON p.id = r.source JOIN User u ON u.id = r.destination
+                    """)
+            {
+                reviewers[row["number"], default: []].insert(row["login"])
+            }
+            let wrongReviewers = expected.reviewersByNumber.filter { number, logins in (reviewers[number] ?? []) != logins }
+            #expect(wrongReviewers.isEmpty)
+
+            // The feed: strictly increasing sequence numbers covering every object in the store.
+            let seqs = events.map(\.seq)
+            #expect(zip(seqs, seqs.dropFirst()).allSatisfy { $0 < $1 })
+            let storeIDs = Set(try Data.fetchAll(db, sql: "SELECT id FROM PullRequest").map { UUID(bytes: $0, at: 0) })
+            let insertedIDs = Set(events.flatMap(\.inserted).filter { $0.entity == "PullRequest" }.map(\.uuid))
+            #expect(insertedIDs == storeIDs)
+            let userIDs = Set(try Data.fetchAll(db, sql: "SELECT id FROM User").map { UUID(bytes: $0, at: 0) })
+            #expect(Set(events.flatMap(\.inserted).filter { $0.entity == "User" }.map(\.uuid)) == userIDs)
+            #expect(try Int.fetchOne(db, sql: "SELECT MAX(seq) FROM tributary_history").map(UInt64.init) == seqs.last)
+        }
+    }
+
+    @Test("malformed frames, unknown messages and an unknown entity are answered with errors while an import completes")
+    func badInputWhileImporting() async throws {
+        let directory = try TemporaryDirectory()
+        let input = DemoData.pullRequests(count: 5_000, users: 100)
+        let (status, exitStatus) = try await TestCoordinator.with(in: directory, workers: 2) { coordinator in
+            let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+            let specs = NDJSONChunker.chunks(of: input, rowsPerJob: 100).map {
+                ImportJob.spec(entity: "PullRequest", payload: $0.payload, rows: $0.rows)
+            }
+            let pushed = try await client.push(specs)
+
+            // A raw peer speaking nonsense in the middle of the import.
+            let context = try ZMQContext()
+            let raw = try context.makeSocket(.dealer)
+            try raw.connect(coordinator.process.listenEndpoint)
+            func ask(_ frames: [Data]) throws -> ProtocolError {
+                try raw.send(frames)
+                guard try raw.waitForInput(milliseconds: 10_000), let reply = try raw.receive() else {
+                    throw TimedOut(what: "an answer to \(frames.count) frames")
+                }
+                let envelope = try Wire.decode(reply[...])
+                guard case .error(let error) = envelope.body else { throw TimedOut(what: "an error reply") }
+                return ProtocolError(error)
+            }
+            #expect(try ask([Data("garbage".utf8)]).code == .malformedFrame)
+            #expect(try ask([Data("TRB1".utf8), Data([0xFF, 0x01, 0x02])]).code == .malformedFrame)
+            #expect(try ask(Wire.frames(Tributary_V1_Envelope())).code == .unknownMessage)
+            #expect(try ask(Wire.frames(Wire.envelope(1, .saveChanges(.init())))).code == .unknownWorker)
+            raw.close()
+            context.terminate()
+
+            let refused = await #expect(throws: ProtocolError.self) {
+                try await client.push([ImportJob.spec(entity: "Nope", payload: Data("{}\n".utf8), rows: 1)])
+            }
+            #expect(refused?.code == .unknownEntity)
+            #expect(refused?.message.contains("unknown entity 'Nope'") == true)
+
+            let status = try await withTimeout("the import to finish", .seconds(120)) {
+                try await client.waitForBatch(pushed.batch, every: .milliseconds(50))
+            }
+            await client.close()
+            return status
+        }
+        #expect(exitStatus == 0)
+        #expect(status.doneJobs == 50 && status.failedJobs == 0 && status.doneRows == 5_000)
+        let count = try await DatabaseQueue(path: directory.path("store.sqlite")).read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM PullRequest")
+        }
+        #expect(count == 5_000)
+    }
+}
