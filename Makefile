@@ -8,8 +8,8 @@ demo: deps
 	$(SWIFT) build
 	.build/debug/tributary demo
 
-## test: build (warnings are errors) and run every test, unit and integration
-test: deps
+## test: lint, build (warnings are errors) and run every test, unit and integration
+test: deps lint
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
@@ -27,9 +27,9 @@ release: deps
 proto:
 	scripts/generate-proto.sh
 
-## lint: check formatting against .swift-format
+## lint: check formatting against .swift-format (generated protobuf code excluded)
 lint:
-	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
+	$(SWIFT) format lint --strict $$(git ls-files 'Sources/*.swift' 'Tests/*.swift' Package.swift | grep -v '\.pb\.swift$$')
 
 clean:
 	rm -rf .build .build-protoc

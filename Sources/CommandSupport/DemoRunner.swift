@@ -51,7 +51,9 @@ public struct DemoRunner: Sendable {
                 "--store", storePath, "--model", modelURL.path, "--listen", "tcp://127.0.0.1:*",
                 "--feed", "tcp://127.0.0.1:*", "--workers", String(workers),
             ], log: log)
-        Terminal.error("demo: coordinator \(coordinator.listenEndpoint), feed \(coordinator.feedEndpoint), \(workers) workers (log: \(logURL.path))")
+        Terminal.error(
+            "demo: coordinator \(coordinator.listenEndpoint), feed \(coordinator.feedEndpoint), \(workers) workers (log: \(logURL.path))"
+        )
         do {
             let summary = try await importAndFollow(rowsData, coordinator: coordinator, storePath: storePath)
             let status = await coordinator.stop()
@@ -93,7 +95,9 @@ public struct DemoRunner: Sendable {
             if let finalStatus {
                 let storeSeq = try await client.status().lastSeq
                 if lastSeq >= storeSeq {
-                    Terminal.endProgress(Terminal.progressBar(done: UInt64(pullRequests.count), total: UInt64(rows), unit: "pull requests"))
+                    Terminal.endProgress(
+                        Terminal.progressBar(
+                            done: UInt64(pullRequests.count), total: UInt64(rows), unit: "pull requests"))
                     if finalStatus.failedJobs > 0 {
                         let first = finalStatus.failures.first.map { "job \($0.jobID): \($0.message)" } ?? ""
                         throw CoordinatorStartError(message: "\(finalStatus.failedJobs) import jobs failed; \(first)")
@@ -108,7 +112,9 @@ public struct DemoRunner: Sendable {
                 lastSeq = save.seq
                 for id in save.inserted + save.updated where id.entity == "PullRequest" { pullRequests.insert(id.uuid) }
                 if events % 10 == 0 || pullRequests.count == rows {
-                    Terminal.progress(Terminal.progressBar(done: UInt64(pullRequests.count), total: UInt64(rows), unit: "pull requests"))
+                    Terminal.progress(
+                        Terminal.progressBar(
+                            done: UInt64(pullRequests.count), total: UInt64(rows), unit: "pull requests"))
                 }
                 if pullRequests.count == rows { break }
             }

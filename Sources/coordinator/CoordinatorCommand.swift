@@ -31,7 +31,8 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "Start and supervise this many local tributary-worker processes.")
     var workers: Int = 0
 
-    @Option(help: ArgumentHelp("The worker executable for --workers (default: the one beside this).", valueName: "path"))
+    @Option(
+        help: ArgumentHelp("The worker executable for --workers (default: the one beside this).", valueName: "path"))
     var workerPath: String?
 
     @OptionGroup var logging: LoggingOptions
@@ -51,14 +52,16 @@ struct CoordinatorCommand: AsyncParsableCommand {
         configuration.feed = feed
         configuration.localWorkers = workers
         if workers > 0 {
-            configuration.workerExecutable = try workerPath.map { URL(fileURLWithPath: $0) }
+            configuration.workerExecutable =
+                try workerPath.map { URL(fileURLWithPath: $0) }
                 ?? Executables.sibling("tributary-worker")
             if let level = logging.logLevel { configuration.workerArguments = ["--log-level", level] }
         }
         let storePath = store
         let service = CoordinatorService(configuration: configuration, logger: logger) { server in
             Terminal.line(
-                "tributary-coordinator ready jobs=\(server.listenEndpoint) feed=\(server.feedEndpoint) store=\(storePath)")
+                "tributary-coordinator ready jobs=\(server.listenEndpoint) feed=\(server.feedEndpoint) store=\(storePath)"
+            )
         }
         let group = ServiceGroup(
             configuration: .init(

@@ -10,8 +10,14 @@ struct CLITests {
     @Test(
         "bad flags and missing files exit non-zero with a message naming the problem",
         arguments: [
-            (["push", "import", "--entity", "PullRequest", "--file", "/nonexistent.ndjson"], "cannot read --file /nonexistent.ndjson"),
-            (["push", "import", "--entity", "PullRequest", "--file", "/etc/hostname", "--chunk", "0"], "--chunk must be a positive"),
+            (
+                ["push", "import", "--entity", "PullRequest", "--file", "/nonexistent.ndjson"],
+                "cannot read --file /nonexistent.ndjson"
+            ),
+            (
+                ["push", "import", "--entity", "PullRequest", "--file", "/etc/hostname", "--chunk", "0"],
+                "--chunk must be a positive"
+            ),
             (["push", "import", "--file", "/etc/hostname"], "Missing expected argument '--entity <entity>'"),
             (["subscribe", "--format", "xml"], "The value 'xml' is invalid for '--format <format>'"),
             (["status", "--bogus"], "Unknown option '--bogus'"),
@@ -25,12 +31,19 @@ struct CLITests {
     @Test("the coordinator refuses an invalid model or a bad log level, naming the problem")
     func coordinatorRefusesBadInput() async throws {
         let directory = try TemporaryDirectory()
-        let model = try directory.write("model.json", "{\"entities\": [{\"name\": \"A\", \"attributes\": [{\"name\": \"x\", \"type\": \"strng\"}]}]}")
+        let model = try directory.write(
+            "model.json",
+            "{\"entities\": [{\"name\": \"A\", \"attributes\": [{\"name\": \"x\", \"type\": \"strng\"}]}]}")
         let invalid = try await Binaries.run(
-            "tributary-coordinator", ["--store", directory.path("s.sqlite"), "--model", model, "--listen", "tcp://127.0.0.1:*", "--feed", "tcp://127.0.0.1:*"])
+            "tributary-coordinator",
+            [
+                "--store", directory.path("s.sqlite"), "--model", model, "--listen", "tcp://127.0.0.1:*", "--feed",
+                "tcp://127.0.0.1:*",
+            ])
         #expect(invalid.status != 0)
         #expect(invalid.error.contains("unknown type 'strng'"), "\(invalid.error)")
-        let missing = try await Binaries.run("tributary-coordinator", ["--store", directory.path("s.sqlite"), "--model", directory.path("none.json")])
+        let missing = try await Binaries.run(
+            "tributary-coordinator", ["--store", directory.path("s.sqlite"), "--model", directory.path("none.json")])
         #expect(missing.status != 0)
         #expect(missing.error.contains("cannot read model file"), "\(missing.error)")
         let level = try await Binaries.run("tributary-worker", ["--log-level", "loud"])
@@ -38,7 +51,9 @@ struct CLITests {
         #expect(level.error.contains("unknown log level 'loud'"))
     }
 
-    @Test("push --wait imports, subscribe prints JSON events, status reports; a failing job and an unknown entity exit non-zero")
+    @Test(
+        "push --wait imports, subscribe prints JSON events, status reports; a failing job and an unknown entity exit non-zero"
+    )
     func pushSubscribeStatus() async throws {
         let directory = try TemporaryDirectory()
         let input = try directory.write("prs.ndjson", DemoData.pullRequests(count: 300, users: 20))
@@ -49,7 +64,8 @@ struct CLITests {
             // A subscriber started first, waiting for its "subscribed" line before anything is pushed.
             let subscriber = Process()
             subscriber.executableURL = Binaries.url("tributary")
-            subscriber.arguments = ["subscribe", "--format", "json", "--entity", "PullRequest", "--count", "3"] + endpoints
+            subscriber.arguments =
+                ["subscribe", "--format", "json", "--entity", "PullRequest", "--count", "3"] + endpoints
             let output = Pipe()
             let errors = Pipe()
             subscriber.standardOutput = output
@@ -62,7 +78,8 @@ struct CLITests {
             }
 
             let pushed = try await Binaries.run(
-                "tributary", ["push", "import", "--entity", "PullRequest", "--file", input, "--chunk", "100", "--wait"] + endpoints)
+                "tributary",
+                ["push", "import", "--entity", "PullRequest", "--file", input, "--chunk", "100", "--wait"] + endpoints)
             #expect(pushed.status == 0, "\(pushed.error)")
             #expect(pushed.output.contains("done: 3 jobs, 300 rows"))
 
@@ -77,17 +94,26 @@ struct CLITests {
                 #expect(seq > previous)
                 previous = seq
                 let inserted = try #require(event["inserted"] as? [[String: String]])
-                #expect(inserted.count == 100 && inserted.allSatisfy { $0["entity"] == "PullRequest" && $0["id"]?.count == 36 })
+                #expect(
+                    inserted.count == 100
+                        && inserted.allSatisfy { $0["entity"] == "PullRequest" && $0["id"]?.count == 36 })
                 #expect(event["updated"] is [Any] && event["deleted"] is [Any])
             }
 
-            let bad = try directory.write("bad.ndjson", "{\"number\": 1, \"title\": \"ok\", \"merged\": true, \"additions\": \"many\", \"createdAt\": \"2024-01-01T00:00:00Z\"}\n")
+            let bad = try directory.write(
+                "bad.ndjson",
+                "{\"number\": 1, \"title\": \"ok\", \"merged\": true, \"additions\": \"many\", \"createdAt\": \"2024-01-01T00:00:00Z\"}\n"
+            )
             let failing = try await Binaries.run(
                 "tributary", ["push", "import", "--entity", "PullRequest", "--file", bad, "--wait"] + endpoints)
             #expect(failing.status == 1)
-            #expect(failing.error.contains("failed: line 1: 'PullRequest.additions' is int: expected an integer, got a string"), "\(failing.error)")
+            #expect(
+                failing.error.contains(
+                    "failed: line 1: 'PullRequest.additions' is int: expected an integer, got a string"),
+                "\(failing.error)")
 
-            let unknown = try await Binaries.run("tributary", ["push", "import", "--entity", "Nope", "--file", input] + endpoints)
+            let unknown = try await Binaries.run(
+                "tributary", ["push", "import", "--entity", "Nope", "--file", input] + endpoints)
             #expect(unknown.status != 0)
             #expect(unknown.error.contains("UNKNOWN_ENTITY: unknown entity 'Nope'"), "\(unknown.error)")
 

@@ -52,7 +52,9 @@ struct ImportIntegrationTests {
                 for await event in feed {
                     guard case .didSave(let save) = event else { continue }
                     events.append(save)
-                    for id in save.inserted + save.updated where id.entity == "PullRequest" { pullRequests.insert(id.uuid) }
+                    for id in save.inserted + save.updated where id.entity == "PullRequest" {
+                        pullRequests.insert(id.uuid)
+                    }
                     if pullRequests.count == 10_000 { break }
                 }
                 return events
@@ -86,7 +88,9 @@ struct ImportIntegrationTests {
             {
                 reviewers[row["number"], default: []].insert(row["login"])
             }
-            let wrongReviewers = expected.reviewersByNumber.filter { number, logins in (reviewers[number] ?? []) != logins }
+            let wrongReviewers = expected.reviewersByNumber.filter { number, logins in
+                (reviewers[number] ?? []) != logins
+            }
             #expect(wrongReviewers.isEmpty)
 
             // The feed: strictly increasing sequence numbers covering every object in the store.

@@ -12,7 +12,9 @@ struct ModelTests {
         let pullRequest = try #require(model.entity(named: "PullRequest"))
         #expect(pullRequest.attribute(named: "score") == Attribute(name: "score", type: .double, isOptional: true))
         #expect(pullRequest.attribute(named: "createdAt")?.type == .date)
-        #expect(pullRequest.relationship(named: "reviewers") == Relationship(name: "reviewers", destination: "User", isToMany: true))
+        #expect(
+            pullRequest.relationship(named: "reviewers")
+                == Relationship(name: "reviewers", destination: "User", isToMany: true))
         #expect(pullRequest.uniqueness == [["number"]])
     }
 
@@ -28,11 +30,23 @@ struct ModelTests {
         "invalid model files are refused with a message naming the problem",
         arguments: [
             ("{\"entities\": []}", "no entities"),
-            ("{\"entities\": [{\"name\": \"A\", \"attributes\": [{\"name\": \"x\", \"type\": \"strng\"}]}]}", "unknown type 'strng'"),
+            (
+                "{\"entities\": [{\"name\": \"A\", \"attributes\": [{\"name\": \"x\", \"type\": \"strng\"}]}]}",
+                "unknown type 'strng'"
+            ),
             ("{\"entities\": [{\"name\": \"A\"}, {\"name\": \"A\"}]}", "declared twice"),
-            ("{\"entities\": [{\"name\": \"A\", \"relationships\": [{\"name\": \"b\", \"destination\": \"B\"}]}]}", "unknown entity 'B'"),
-            ("{\"entities\": [{\"name\": \"A\", \"attributes\": [{\"name\": \"x\", \"type\": \"int\"}], \"uniqueness\": [[\"y\"]]}]}", "names 'y'"),
-            ("{\"entities\": [{\"name\": \"A\", \"attributes\": [{\"name\": \"id\", \"type\": \"int\"}]}]}", "reserves"),
+            (
+                "{\"entities\": [{\"name\": \"A\", \"relationships\": [{\"name\": \"b\", \"destination\": \"B\"}]}]}",
+                "unknown entity 'B'"
+            ),
+            (
+                "{\"entities\": [{\"name\": \"A\", \"attributes\": [{\"name\": \"x\", \"type\": \"int\"}], \"uniqueness\": [[\"y\"]]}]}",
+                "names 'y'"
+            ),
+            (
+                "{\"entities\": [{\"name\": \"A\", \"attributes\": [{\"name\": \"id\", \"type\": \"int\"}]}]}",
+                "reserves"
+            ),
             ("{\"entities\": [{\"name\": \"drop table\", \"attributes\": []}]}", "not an identifier"),
             ("{\"entities\": [{\"attributes\": []}]}", "missing \"name\""),
             ("{\"entities\": [", "not valid JSON"),

@@ -72,7 +72,9 @@ struct RootStoreTests {
         #expect(row["note"] as DatabaseValue == .null)
         #expect(row["primary"] == ids[1].bytes)
         let tags = try await reader().read { db in
-            try Data.fetchAll(db, sql: "SELECT destination FROM Thing_tags WHERE source = ? ORDER BY destination", arguments: [ids[0].bytes])
+            try Data.fetchAll(
+                db, sql: "SELECT destination FROM Thing_tags WHERE source = ? ORDER BY destination",
+                arguments: [ids[0].bytes])
         }
         #expect(Set(tags) == Set([ids[1].bytes, ids[2].bytes]))
     }
@@ -100,7 +102,8 @@ struct RootStoreTests {
             (
                 try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM Tag")!,
                 try Data.fetchOne(db, sql: "SELECT \"primary\" FROM Thing")!,
-                try Data.fetchOne(db, sql: "SELECT destination FROM Thing_tags WHERE source = ?", arguments: [thing.bytes])!
+                try Data.fetchOne(
+                    db, sql: "SELECT destination FROM Thing_tags WHERE source = ?", arguments: [thing.bytes])!
             )
         }
         #expect(tags == 1)
@@ -189,7 +192,11 @@ struct RootStoreTests {
                 $0.entity = "Tag"
                 $0.operation = .insert
                 $0.ids = UUID().bytes
-                $0.columns = [.with { $0.name = "label"; $0.strings = ["once"] }]
+                $0.columns = [
+                    .with {
+                        $0.name = "label"; $0.strings = ["once"]
+                    }
+                ]
             }
         ]
         guard case .committed(let seq, _, _) = try await store.applySave(save, from: "w1") else {

@@ -40,9 +40,12 @@ public struct DidSave: Sendable, Equatable {
     /// The event as one JSON line: `{"seq":N,"inserted":[{"entity":"…","id":"…"}],"updated":[…],"deleted":[…]}`.
     public var jsonLine: String {
         func list(_ ids: [ObjectID]) -> String {
-            "[" + ids.map { "{\"entity\":\"\($0.entity)\",\"id\":\"\($0.uuid.uuidString.lowercased())\"}" }.joined(separator: ",") + "]"
+            "["
+                + ids.map { "{\"entity\":\"\($0.entity)\",\"id\":\"\($0.uuid.uuidString.lowercased())\"}" }.joined(
+                    separator: ",") + "]"
         }
-        return "{\"seq\":\(seq),\"committedAt\":\(committedAt.timeIntervalSince1970),\"worker\":\"\(origin.workerID)\",\"job\":\(origin.jobID),"
+        return
+            "{\"seq\":\(seq),\"committedAt\":\(committedAt.timeIntervalSince1970),\"worker\":\"\(origin.workerID)\",\"job\":\(origin.jobID),"
             + "\"inserted\":\(list(inserted)),\"updated\":\(list(updated)),\"deleted\":\(list(deleted))}"
     }
 
@@ -51,6 +54,7 @@ public struct DidSave: Sendable, Equatable {
         var perEntity: [String: Int] = [:]
         for id in inserted + updated + deleted { perEntity[id.entity, default: 0] += 1 }
         let entities = perEntity.keys.sorted().map { "\($0):\(perEntity[$0]!)" }.joined(separator: " ")
-        return "seq \(seq)  +\(inserted.count) ~\(updated.count) -\(deleted.count)  \(entities)  (job \(origin.jobID), \(origin.workerID))"
+        return
+            "seq \(seq)  +\(inserted.count) ~\(updated.count) -\(deleted.count)  \(entities)  (job \(origin.jobID), \(origin.workerID))"
     }
 }

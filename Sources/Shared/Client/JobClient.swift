@@ -64,6 +64,7 @@ public final class JobClient: Sendable {
     }
 
     private static func unexpected(_ reply: Tributary_V1_Envelope) -> ProtocolError {
-        ProtocolError(.unknownMessage, "unexpected reply from the coordinator: \(reply.body.map { "\($0)" } ?? "empty")")
+        ProtocolError(
+            .unknownMessage, "unexpected reply from the coordinator: \(reply.body.map { "\($0)" } ?? "empty")")
     }
 }

@@ -90,7 +90,8 @@ public final class ManagedObject {
     public func setDestination(_ object: ManagedObject?, for name: String) throws {
         let (index, relationship) = try relationshipIndex(name, toMany: false)
         if let object, object.entity.name != relationship.destination {
-            throw ContextError(.wrongType, "'\(entity.name).\(name)' points to \(relationship.destination), not \(object.entity.name)")
+            throw ContextError(
+                .wrongType, "'\(entity.name).\(name)' points to \(relationship.destination), not \(object.entity.name)")
         }
         let id = object?.objectID.uuid
         guard toOne[index] != id else { return }
@@ -102,7 +103,8 @@ public final class ManagedObject {
     public func setDestinations(_ objects: [ManagedObject], for name: String) throws {
         let (index, relationship) = try relationshipIndex(name, toMany: true)
         if let wrong = objects.first(where: { $0.entity.name != relationship.destination }) {
-            throw ContextError(.wrongType, "'\(entity.name).\(name)' holds \(relationship.destination), not \(wrong.entity.name)")
+            throw ContextError(
+                .wrongType, "'\(entity.name).\(name)' holds \(relationship.destination), not \(wrong.entity.name)")
         }
         var seen = Set<UUID>()
         let ids = objects.map(\.objectID.uuid).filter { seen.insert($0).inserted }
@@ -132,7 +134,8 @@ public final class ManagedObject {
         let relationship = entity.relationships[index]
         guard relationship.isToMany == toMany else {
             throw ContextError(
-                .wrongType, "'\(entity.name).\(name)' is a \(relationship.isToMany ? "to-many" : "to-one") relationship")
+                .wrongType, "'\(entity.name).\(name)' is a \(relationship.isToMany ? "to-many" : "to-one") relationship"
+            )
         }
         return (index, relationship)
     }

@@ -31,7 +31,8 @@ extension ObjectContext {
             guard let value = key[name] else {
                 throw ContextError(
                     .missingRequiredValue,
-                    "finding a '\(entity)' needs '\(name)' (its uniqueness constraint is \(constraint.joined(separator: ", ")))")
+                    "finding a '\(entity)' needs '\(name)' (its uniqueness constraint is \(constraint.joined(separator: ", ")))"
+                )
             }
             values.append(value)
         }

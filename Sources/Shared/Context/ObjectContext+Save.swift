@@ -54,7 +54,8 @@ extension ObjectContext {
             deleted.append((id, entity))
         }
         let pending = PendingChanges(
-            changeSet: builder.build(), inserted: insertedOrder, updated: updated.map { ($0.objectID.uuid, $0.changed) },
+            changeSet: builder.build(), inserted: insertedOrder,
+            updated: updated.map { ($0.objectID.uuid, $0.changed) },
             deleted: deleted)
         for object in inserted {
             object.isInserted = false

@@ -25,7 +25,8 @@ extension CoordinatorServer {
         }
         guard spec.payload.count <= Limits.maximumPayloadBytes else {
             throw ProtocolError(
-                .tooLarge, "job \(index) has a payload of \(spec.payload.count) bytes; the limit is \(Limits.maximumPayloadBytes)")
+                .tooLarge,
+                "job \(index) has a payload of \(spec.payload.count) bytes; the limit is \(Limits.maximumPayloadBytes)")
         }
         if spec.kind == ImportJob.kind {
             guard let entity = spec.arguments[ImportJob.entityArgument], !entity.isEmpty else {
@@ -45,19 +46,21 @@ extension CoordinatorServer {
             reply.jobs = counts
             reply.lastSeq = lastSeq
             reply.storePath = store.path
-            reply.workers = workers.workers.values.sorted { $0.id.count == $1.id.count ? $0.id < $1.id : $0.id.count < $1.id.count }
-                .map { worker in
-                    Tributary_V1_WorkerInfo.with {
-                        $0.workerID = worker.id
-                        $0.name = worker.name
-                        $0.pid = worker.pid
-                        $0.state = worker.state
-                        let silence = now - worker.lastSeen
-                        $0.secondsSinceHeartbeat =
-                            Double(silence.components.seconds) + Double(silence.components.attoseconds) / 1e18
-                        $0.currentJobID = UInt64(worker.jobs.min() ?? 0)
-                    }
+            reply.workers = workers.workers.values.sorted {
+                $0.id.count == $1.id.count ? $0.id < $1.id : $0.id.count < $1.id.count
+            }
+            .map { worker in
+                Tributary_V1_WorkerInfo.with {
+                    $0.workerID = worker.id
+                    $0.name = worker.name
+                    $0.pid = worker.pid
+                    $0.state = worker.state
+                    let silence = now - worker.lastSeen
+                    $0.secondsSinceHeartbeat =
+                        Double(silence.components.seconds) + Double(silence.components.attoseconds) / 1e18
+                    $0.currentJobID = UInt64(worker.jobs.min() ?? 0)
                 }
+            }
         }
         self.reply(to: peer, requestID: requestID, .statusReply(reply))
     }
@@ -65,7 +68,9 @@ extension CoordinatorServer {
     func batchStatus(_ request: Tributary_V1_BatchStatusRequest, from peer: Data, requestID: UInt64) async throws {
         guard !request.batch.isEmpty else { throw ProtocolError(.invalidRequest, "BatchStatusRequest has no batch") }
         let status = try await store.batchStatus(request.batch)
-        guard status.totalJobs > 0 else { throw ProtocolError(.unknownJob, "no jobs were pushed as batch '\(request.batch)'") }
+        guard status.totalJobs > 0 else {
+            throw ProtocolError(.unknownJob, "no jobs were pushed as batch '\(request.batch)'")
+        }
         reply(to: peer, requestID: requestID, .batchStatusReply(status))
     }
 }

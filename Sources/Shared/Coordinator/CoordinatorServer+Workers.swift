@@ -60,7 +60,8 @@ extension CoordinatorServer {
     func jobFailed(_ failure: Tributary_V1_JobFailed, from peer: Data) async throws {
         let worker = try requireWorker(peer)
         logger.warning(
-            "job failed", metadata: ["job": "\(failure.jobID)", "worker": "\(worker.id)", "error": "\(failure.message)"])
+            "job failed",
+            metadata: ["job": "\(failure.jobID)", "worker": "\(worker.id)", "error": "\(failure.message)"])
         try await store.failJob(
             id: Int64(failure.jobID), attempt: Int(failure.attempt), worker: worker.id, message: failure.message)
         workers[peer]?.jobs.remove(Int64(failure.jobID))
@@ -70,7 +71,8 @@ extension CoordinatorServer {
     func workerLeft(_ peer: Data, reason: String) async throws {
         guard let worker = workers.remove(peer) else { return }
         let requeued = try await store.requeueJobs(of: worker.id)
-        logger.info("worker left", metadata: ["worker": "\(worker.id)", "reason": "\(reason)", "requeued": "\(requeued)"])
+        logger.info(
+            "worker left", metadata: ["worker": "\(worker.id)", "reason": "\(reason)", "requeued": "\(requeued)"])
         try await dispatch()
     }
 

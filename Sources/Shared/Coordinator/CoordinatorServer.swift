@@ -114,7 +114,8 @@ public actor CoordinatorServer {
 
     private func route(_ envelope: Tributary_V1_Envelope, from peer: Data) async throws {
         guard let body = envelope.body else {
-            throw ProtocolError(.unknownMessage, "the envelope has no message body (or one this coordinator does not know)")
+            throw ProtocolError(
+                .unknownMessage, "the envelope has no message body (or one this coordinator does not know)")
         }
         let requestID = envelope.requestID
         switch body {
@@ -128,7 +129,8 @@ public actor CoordinatorServer {
         case .statusRequest: try await status(from: peer, requestID: requestID)
         case .batchStatusRequest(let request): try await batchStatus(request, from: peer, requestID: requestID)
         case .welcome, .jobAssignment, .saveAck, .pushReply, .statusReply, .batchStatusReply, .error:
-            throw ProtocolError(.unknownMessage, "the coordinator sends \(Self.name(of: body)) messages; it does not take them")
+            throw ProtocolError(
+                .unknownMessage, "the coordinator sends \(Self.name(of: body)) messages; it does not take them")
         }
     }
 

@@ -34,7 +34,9 @@ public enum DemoData {
         for number in first..<(first + count) {
             let author = Int(generator.next() % UInt64(users))
             let reviewerCount = Int(generator.next() % 4)
-            let reviewers = (0..<reviewerCount).map { _ in "{\"login\":\"user\(Int(generator.next() % UInt64(users)))\"}" }
+            let reviewers = (0..<reviewerCount).map { _ in
+                "{\"login\":\"user\(Int(generator.next() % UInt64(users)))\"}"
+            }
             let merged = generator.next() % 3 != 0
             let additions = Int(generator.next() % 2000)
             let score = generator.next() % 5 == 0 ? "null" : String(Double(generator.next() % 1000) / 10)

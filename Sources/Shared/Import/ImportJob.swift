@@ -31,7 +31,8 @@ public enum ImportJob {
             number += 1
             let end = payload[start...].firstIndex(of: UInt8(ascii: "\n")) ?? payload.endIndex
             let line = payload[start..<end]
-            if line.contains(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\r") && $0 != UInt8(ascii: "\t") }) {
+            if line.contains(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\r") && $0 != UInt8(ascii: "\t") })
+            {
                 lines.append((number, Data(line)))
             }
             start = end < payload.endIndex ? payload.index(after: end) : end

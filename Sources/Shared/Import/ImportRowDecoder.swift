@@ -54,7 +54,9 @@ struct ImportRowDecoder {
             for name in constraint {
                 guard let attribute = entity.attribute(named: name), let json = row[name], json != .null else {
                     throw FieldError(
-                        message: "'\(entity.name)' rows need '\(name)' (its uniqueness constraint is \(constraint.joined(separator: ", ")))")
+                        message:
+                            "'\(entity.name)' rows need '\(name)' (its uniqueness constraint is \(constraint.joined(separator: ", ")))"
+                    )
                 }
                 key[name] = try value(json, for: attribute, in: entity)
             }
@@ -87,7 +89,8 @@ struct ImportRowDecoder {
         let label = "'\(entity.name).\(relationship.name)'"
         if relationship.isToMany {
             guard case .array(let items) = json else {
-                throw FieldError(message: "\(label) is a to-many relationship: expected an array of objects, got \(json.kindName)")
+                throw FieldError(
+                    message: "\(label) is a to-many relationship: expected an array of objects, got \(json.kindName)")
             }
             let targets = try items.map { item in
                 guard case .object(let fields) = item else {

@@ -20,12 +20,14 @@ extension Model {
                 }
                 if current.type != attribute.type {
                     problems.append(
-                        "attribute '\(old.name).\(attribute.name)' changed type from \(attribute.type.rawValue) to \(current.type.rawValue)")
+                        "attribute '\(old.name).\(attribute.name)' changed type from \(attribute.type.rawValue) to \(current.type.rawValue)"
+                    )
                 }
                 if attribute.isOptional != current.isOptional {
                     // The column's NOT NULL constraint cannot change without rebuilding the table.
                     problems.append(
-                        "attribute '\(old.name).\(attribute.name)' became \(current.isOptional ? "optional" : "required")")
+                        "attribute '\(old.name).\(attribute.name)' became \(current.isOptional ? "optional" : "required")"
+                    )
                 }
             }
             for relationship in old.relationships {
@@ -34,7 +36,8 @@ extension Model {
                     continue
                 }
                 if current != relationship {
-                    problems.append("relationship '\(old.name).\(relationship.name)' changed destination or cardinality")
+                    problems.append(
+                        "relationship '\(old.name).\(relationship.name)' changed destination or cardinality")
                 }
             }
             if Set(old.uniqueness.map { $0.sorted() }) != Set(new.uniqueness.map { $0.sorted() }) {

@@ -34,13 +34,15 @@ extension Model {
             if join.hasPrefix("tributary_") || entities.contains(where: { $0.name.lowercased() == join }) {
                 throw ModelError(
                     .duplicateName,
-                    "the join table of '\(entity.name).\(relationship.name)' would be named like another table; rename one")
+                    "the join table of '\(entity.name).\(relationship.name)' would be named like another table; rename one"
+                )
             }
         }
         for relationship in entity.relationships where self.entity(named: relationship.destination) == nil {
             throw ModelError(
                 .unknownDestination,
-                "relationship '\(entity.name).\(relationship.name)' points to unknown entity '\(relationship.destination)'")
+                "relationship '\(entity.name).\(relationship.name)' points to unknown entity '\(relationship.destination)'"
+            )
         }
         for constraint in entity.uniqueness {
             guard !constraint.isEmpty else {
@@ -58,7 +60,9 @@ extension Model {
     static func checkIdentifier(_ name: String, what: String) throws {
         let isValid =
             !name.isEmpty && name.count <= 64
-            && name.unicodeScalars.allSatisfy { ($0.isASCII && ($0.properties.isAlphabetic || $0 == "_")) || ("0"..."9").contains($0) }
+            && name.unicodeScalars.allSatisfy {
+                ($0.isASCII && ($0.properties.isAlphabetic || $0 == "_")) || ("0"..."9").contains($0)
+            }
             && !("0"..."9").contains(name.unicodeScalars.first!)
         guard isValid else {
             throw ModelError(

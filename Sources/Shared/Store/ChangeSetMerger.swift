@@ -105,7 +105,10 @@ final class ChangeSetMerger {
                 // Found, nothing to change: touch a key column so RETURNING yields the existing id.
                 sql += "\(SQL.quote(constraint[0])) = excluded.\(SQL.quote(constraint[0]))"
             } else {
-                sql += (updated.map { "\(SQL.quote($0)) = excluded.\(SQL.quote($0))" } + ["\"_version\" = \"_version\" + 1"])
+                sql +=
+                    (updated.map { "\(SQL.quote($0)) = excluded.\(SQL.quote($0))" } + [
+                        "\"_version\" = \"_version\" + 1"
+                    ])
                     .joined(separator: ", ")
             }
         }
@@ -130,7 +133,8 @@ final class ChangeSetMerger {
             statement.bind(idIndex, uuid: id)
             try statement.execute()
             guard statement.changes > 0 else {
-                throw StoreError(.constraint, "update of \(ObjectID(entity: entity.name, uuid: id)), which does not exist")
+                throw StoreError(
+                    .constraint, "update of \(ObjectID(entity: entity.name, uuid: id)), which does not exist")
             }
             for column in batch.toManyColumns {
                 try replaceToMany(

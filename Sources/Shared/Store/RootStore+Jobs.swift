@@ -53,7 +53,8 @@ extension RootStore {
             spec.arguments = Self.decodeArguments(row["arguments"])
             spec.payload = row["payload"]
             spec.total = UInt64(row["total"] as Int64)
-            return ClaimedJob(id: row["id"], attempt: row["attempt"], spec: spec, committedBatches: row["committed_batches"])
+            return ClaimedJob(
+                id: row["id"], attempt: row["attempt"], spec: spec, committedBatches: row["committed_batches"])
         }
     }
 

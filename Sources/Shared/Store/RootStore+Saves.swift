@@ -65,7 +65,8 @@ extension RootStore {
                         WHERE id = ?
                         """,
                     arguments: [
-                        Int64(save.progressDone), Int64(save.batchIndex) + 1, save.completesJob ? "done" : "running", now,
+                        Int64(save.progressDone), Int64(save.batchIndex) + 1, save.completesJob ? "done" : "running",
+                        now,
                         save.completesJob, jobID,
                     ])
             }

@@ -57,13 +57,15 @@ public final class RootStore: Sendable {
         try pool.write { db in
             let userTables = try String.fetchAll(
                 db,
-                sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE 'tributary\\_%' ESCAPE '\\'"
+                sql:
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE 'tributary\\_%' ESCAPE '\\'"
             )
             let hasMeta = try db.tableExists("tributary_meta")
             if !hasMeta && !userTables.isEmpty {
                 throw StoreError(
                     .incompatibleStore,
-                    "\(path) is a SQLite file that Tributary did not create (it has tables \(userTables.joined(separator: ", ")))")
+                    "\(path) is a SQLite file that Tributary did not create (it has tables \(userTables.joined(separator: ", ")))"
+                )
             }
             try Schema.createSystemTables(db)
             if let storedJSON = try Data.fetchOne(db, sql: "SELECT value FROM tributary_meta WHERE key = 'model'") {

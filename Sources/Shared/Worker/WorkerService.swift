@@ -60,7 +60,8 @@ public struct WorkerService: Service {
         let hello = Tributary_V1_WorkerHello.with {
             $0.name = configuration.name
             $0.pid = getpid()
-            $0.heartbeatIntervalMs = UInt32(configuration.heartbeatInterval.components.seconds * 1000)
+            $0.heartbeatIntervalMs =
+                UInt32(configuration.heartbeatInterval.components.seconds * 1000)
                 + UInt32(configuration.heartbeatInterval.components.attoseconds / 1_000_000_000_000_000)
             $0.jobKinds = configuration.handlers.map(\.kind)
         }
@@ -69,10 +70,12 @@ public struct WorkerService: Service {
             do {
                 let reply = try await connection.request(.workerHello(hello), timeout: .seconds(5))
                 guard case .welcome(let welcome) = reply.body else {
-                    throw ProtocolError(.unknownMessage, "the coordinator answered hello with something other than Welcome")
+                    throw ProtocolError(
+                        .unknownMessage, "the coordinator answered hello with something other than Welcome")
                 }
                 let model = try Model.decode(Data(welcome.modelJson.utf8), source: "the coordinator's model")
-                logger.info("registered", metadata: ["worker": "\(welcome.workerID)", "coordinator": "\(connection.endpoint)"])
+                logger.info(
+                    "registered", metadata: ["worker": "\(welcome.workerID)", "coordinator": "\(connection.endpoint)"])
                 return model
             } catch let error as ProtocolError where error.code == .internal {
                 logger.notice("waiting for the coordinator", metadata: ["endpoint": "\(connection.endpoint)"])
@@ -80,7 +83,8 @@ public struct WorkerService: Service {
         }
     }
 
-    private func runJob(_ assignment: Tributary_V1_JobAssignment, model: Model, connection: CoordinatorConnection) async {
+    private func runJob(_ assignment: Tributary_V1_JobAssignment, model: Model, connection: CoordinatorConnection) async
+    {
         let metadata: Logger.Metadata = [
             "job": "\(assignment.jobID)", "attempt": "\(assignment.attempt)", "kind": "\(assignment.spec.kind)",
         ]
@@ -92,7 +96,8 @@ public struct WorkerService: Service {
         do {
             try await handler.run(job)
             if !job.isCompleted {
-                fail(assignment, "the '\(assignment.spec.kind)' handler returned without completing the job", connection)
+                fail(
+                    assignment, "the '\(assignment.spec.kind)' handler returned without completing the job", connection)
                 return
             }
             logger.debug("job done", metadata: metadata)
@@ -104,7 +109,8 @@ public struct WorkerService: Service {
         }
     }
 
-    private func fail(_ assignment: Tributary_V1_JobAssignment, _ message: String, _ connection: CoordinatorConnection) {
+    private func fail(_ assignment: Tributary_V1_JobAssignment, _ message: String, _ connection: CoordinatorConnection)
+    {
         connection.send(
             .jobFailed(
                 .with {

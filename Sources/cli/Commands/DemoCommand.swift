@@ -25,7 +25,9 @@ struct DemoCommand: AsyncParsableCommand {
     var chunk = 1_000
 
     func validate() throws {
-        guard rows > 0, users > 0, chunk > 0 else { throw ValidationError("--rows, --users and --chunk must be positive") }
+        guard rows > 0, users > 0, chunk > 0 else {
+            throw ValidationError("--rows, --users and --chunk must be positive")
+        }
         guard (1...64).contains(workers) else { throw ValidationError("--workers must be between 1 and 64") }
     }
 

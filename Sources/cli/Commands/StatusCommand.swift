@@ -27,12 +27,14 @@ struct StatusCommand: AsyncParsableCommand {
         Terminal.line("store     \(status.storePath)")
         Terminal.line("last seq  \(status.lastSeq)")
         let jobs = status.jobs
-        Terminal.line("jobs      queued \(jobs.queued)  running \(jobs.running)  done \(jobs.done)  failed \(jobs.failed)")
+        Terminal.line(
+            "jobs      queued \(jobs.queued)  running \(jobs.running)  done \(jobs.done)  failed \(jobs.failed)")
         Terminal.line("workers   \(status.workers.count)")
         for worker in status.workers {
             let job = worker.currentJobID == 0 ? "" : "  job \(worker.currentJobID)"
             Terminal.line(
-                "  \(worker.workerID)  \(worker.state)  \(worker.name)  pid \(worker.pid)  heartbeat \(String(format: "%.1f", worker.secondsSinceHeartbeat))s ago\(job)")
+                "  \(worker.workerID)  \(worker.state)  \(worker.name)  pid \(worker.pid)  heartbeat \(String(format: "%.1f", worker.secondsSinceHeartbeat))s ago\(job)"
+            )
         }
     }
 }
