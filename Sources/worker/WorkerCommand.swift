@@ -23,6 +23,9 @@ struct WorkerCommand: AsyncParsableCommand {
     @Option(help: "Milliseconds between heartbeats, announced to the coordinator.")
     var heartbeatMs: Int = 1000
 
+    @Option(help: "Stop (as on SIGTERM) when this process is no longer the parent (set by a coordinator's pool).")
+    var parentPid: Int32?
+
     @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
@@ -41,6 +44,14 @@ struct WorkerCommand: AsyncParsableCommand {
             configuration: .init(
                 services: [.init(service: WorkerService(configuration: configuration, logger: logger))],
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        let orphanWatch = parentPid.map { parent in
+            Task {
+                await ParentWatch.waitUntilOrphaned(from: parent)
+                logger.notice("parent process \(parent) is gone; stopping")
+                await group.triggerGracefulShutdown()
+            }
+        }
+        defer { orphanWatch?.cancel() }
         try await group.run()
     }
 }

@@ -26,3 +26,14 @@ public struct CoordinatorConfiguration: Sendable {
         self.model = model
     }
 }
+
+/// A coordinator configuration that cannot work, with a message saying what to change.
+public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
+    public let message: String
+
+    public init(message: String) {
+        self.message = message
+    }
+
+    public var description: String { message }
+}

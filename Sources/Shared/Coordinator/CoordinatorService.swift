@@ -42,7 +42,7 @@ public struct CoordinatorService: Service {
     private func makeSupervisor(for server: CoordinatorServer) throws -> WorkerSupervisor? {
         if configuration.localWorkers > 0 {
             guard let executable = configuration.workerExecutable else {
-                throw StoreError(.sqlite, "no worker executable given for the local pool")
+                throw ConfigurationError(message: "--workers needs a worker executable (--worker-path)")
             }
             let pool = WorkerSupervisor(
                 count: configuration.localWorkers, executable: executable,

@@ -69,7 +69,7 @@ public final class WorkerSupervisor: Sendable {
     private func launch(_ index: Int) throws {
         let process = Process()
         process.executableURL = executable
-        process.arguments = arguments + ["--name", "pool-\(index + 1)"]
+        process.arguments = arguments + ["--name", "pool-\(index + 1)", "--parent-pid", String(getpid())]
         process.standardInput = FileHandle.nullDevice
         process.terminationHandler = { [self] process in
             exited(index, pid: process.processIdentifier, status: process.terminationStatus)

@@ -1,0 +1,70 @@
+import Foundation
+import GRDB
+import Testing
+
+@testable import Tributary
+
+@Suite("Integration: local worker pool supervision", .serialized)
+struct SupervisionIntegrationTests {
+    @Test("a pool worker killed with SIGKILL mid-import is replaced, and the import still lands exactly once")
+    func killedWorkerIsReplaced() async throws {
+        let directory = try TemporaryDirectory()
+        let input = DemoData.pullRequests(count: 4_000, users: 80)
+        let (status, exitStatus) = try await TestCoordinator.with(in: directory, workers: 2) { coordinator in
+            let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+            try await waitUntil("both pool workers to register") { try await client.status().workers.count == 2 }
+            let victim = try await client.status().workers[0].pid
+
+            // Jobs of 1 batch each; killing a worker mid-import leaves one of them leased to a dead process.
+            let specs = NDJSONChunker.chunks(of: input, rowsPerJob: 100).map {
+                ImportJob.spec(entity: "PullRequest", payload: $0.payload, rows: $0.rows)
+            }
+            let pushed = try await client.push(specs)
+            kill(victim, SIGKILL)
+
+            // The supervisor starts a replacement: two workers again, none of them the victim.
+            try await waitUntil("a replacement worker") {
+                let pids = try await client.status().workers.map(\.pid)
+                return pids.count == 2 && !pids.contains(victim)
+            }
+            let status = try await withTimeout("the import to finish", .seconds(120)) {
+                try await client.waitForBatch(pushed.batch, every: .milliseconds(50))
+            }
+            await client.close()
+            return status
+        }
+        #expect(exitStatus == 0)
+        #expect(status.doneJobs == 40 && status.failedJobs == 0 && status.doneRows == 4_000)
+        try await DatabaseQueue(path: directory.path("store.sqlite")).read { db in
+            #expect(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM PullRequest") == 4_000)
+            let users = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM User")
+            #expect(users == (try Int.fetchOne(db, sql: "SELECT COUNT(DISTINCT login) FROM User")))
+            // Every job committed exactly its one batch, once.
+            let history = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM tributary_history")
+            #expect(history == 40)
+        }
+    }
+
+    @Test("pool workers stop by themselves when their coordinator is killed with SIGKILL")
+    func orphanedWorkersStop() async throws {
+        let directory = try TemporaryDirectory()
+        let coordinator = try await TestCoordinator.start(in: directory, workers: 2)
+        let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+        try await waitUntil("both pool workers to register") { try await client.status().workers.count == 2 }
+        let workers = try await client.status().workers.map(\.pid)
+        await client.close()
+        kill(coordinator.process.pid, SIGKILL)
+        try await waitUntil("the orphaned workers to exit", timeout: .seconds(20)) {
+            !workers.contains(where: Self.isAlive)
+        }
+        await coordinator.process.stop()
+    }
+
+    /// Whether `pid` runs (a zombie left for a reaper counts as exited).
+    static func isAlive(_ pid: Int32) -> Bool {
+        guard kill(pid, 0) == 0 else { return false }
+        let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+        let state = stat.split(separator: ")").last?.split(separator: " ").first
+        return state != "Z"
+    }
+}
