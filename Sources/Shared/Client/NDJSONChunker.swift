@@ -27,7 +27,7 @@ public enum NDJSONChunker {
         var payload = Data()
         var rows = 0
         for line in ImportJob.lines(of: data) {
-            payload.append(line.bytes)
+            payload.append(data[(data.startIndex + line.range.lowerBound)..<(data.startIndex + line.range.upperBound)])
             payload.append(UInt8(ascii: "\n"))
             rows += 1
             if rows == rowsPerJob {

@@ -6,7 +6,6 @@ import Foundation
 struct ImportRowDecoder {
     let entity: Entity
     let model: Model
-    private let decoder = JSONDecoder()
     private static let isoWithFraction = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
     private static let iso = Date.ISO8601FormatStyle()
 
@@ -16,17 +15,12 @@ struct ImportRowDecoder {
     }
 
     /// Parses one line and applies it to `context`.
-    func apply(_ line: Data, number: Int, to context: ObjectContext) throws {
+    func apply(_ line: UnsafeBufferPointer<UInt8>, number: Int, to context: ObjectContext) throws {
         let row: [String: JSONValue]
-        do {
-            guard case .object(let object) = try decoder.decode(JSONValue.self, from: line) else {
-                throw ImportError(line: number, "a row must be a JSON object")
-            }
-            row = object
-        } catch let error as ImportError {
-            throw error
-        } catch {
-            throw ImportError(line: number, "not valid JSON")
+        switch Result(catching: { () throws(JSONParser.SyntaxError) in try JSONParser.parse(line) }) {
+        case .success(.object(let object)): row = object
+        case .success(let other): throw ImportError(line: number, "a row must be a JSON object, not \(other.kindName)")
+        case .failure(let error): throw ImportError(line: number, "not valid JSON: \(error)")
         }
         do {
             try apply(row, of: entity, to: context)
