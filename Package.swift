@@ -14,6 +14,21 @@ let log = Package.Dependency.package(url: "https://github.com/apple/swift-log", 
 let serviceLifecycle = Package.Dependency.package(
     url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0")
 
+/// The three executables are thin: `@main`, commands and wiring over the library and the command support.
+func executable(_ name: String, path: String) -> Target {
+    .executableTarget(
+        name: name,
+        dependencies: [
+            "Tributary",
+            "TributaryCommandSupport",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ],
+        path: path,
+        swiftSettings: swiftSettings
+    )
+}
+
 let package = Package(
     name: "Tributary",
     products: [
@@ -62,39 +77,9 @@ let package = Package(
             path: "Sources/CommandSupport",
             swiftSettings: swiftSettings
         ),
-        .executableTarget(
-            name: "tributary-coordinator",
-            dependencies: [
-                "Tributary",
-                "TributaryCommandSupport",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
-            path: "Sources/coordinator",
-            swiftSettings: swiftSettings
-        ),
-        .executableTarget(
-            name: "tributary-worker",
-            dependencies: [
-                "Tributary",
-                "TributaryCommandSupport",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
-            path: "Sources/worker",
-            swiftSettings: swiftSettings
-        ),
-        .executableTarget(
-            name: "tributary",
-            dependencies: [
-                "Tributary",
-                "TributaryCommandSupport",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
-            path: "Sources/cli",
-            swiftSettings: swiftSettings
-        ),
+        executable("tributary-coordinator", path: "Sources/coordinator"),
+        executable("tributary-worker", path: "Sources/worker"),
+        executable("tributary", path: "Sources/cli"),
         .testTarget(
             name: "TributaryTests",
             dependencies: [

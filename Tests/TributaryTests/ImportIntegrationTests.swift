@@ -39,10 +39,7 @@ struct ImportIntegrationTests {
             guard case .connected = await iterator.next() else { throw TimedOut(what: "the feed to connect") }
             let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
             // Small jobs so that the same authors appear in jobs handled by both workers.
-            let specs = NDJSONChunker.chunks(of: input, rowsPerJob: 250).map {
-                ImportJob.spec(entity: "PullRequest", payload: $0.payload, rows: $0.rows)
-            }
-            let pushed = try await client.push(specs)
+            let pushed = try await client.pushImport(input, rowsPerJob: 250)
             #expect(pushed.jobIds.count == 40)
             // The feed is the event to wait for: every pull request committed.
             let events = try await withTimeout("every pull request on the feed", .seconds(120)) {
@@ -111,10 +108,7 @@ struct ImportIntegrationTests {
         let input = DemoData.pullRequests(count: 5_000, users: 100)
         let (status, exitStatus) = try await TestCoordinator.with(in: directory, workers: 2) { coordinator in
             let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
-            let specs = NDJSONChunker.chunks(of: input, rowsPerJob: 100).map {
-                ImportJob.spec(entity: "PullRequest", payload: $0.payload, rows: $0.rows)
-            }
-            let pushed = try await client.push(specs)
+            let pushed = try await client.pushImport(input, rowsPerJob: 100)
 
             // A raw peer speaking nonsense in the middle of the import.
             let context = try ZMQContext()
@@ -142,9 +136,7 @@ struct ImportIntegrationTests {
             #expect(refused?.code == .unknownEntity)
             #expect(refused?.message.contains("unknown entity 'Nope'") == true)
 
-            let status = try await withTimeout("the import to finish", .seconds(120)) {
-                try await client.waitForBatch(pushed.batch, every: .milliseconds(50))
-            }
+            let status = try await client.finish(pushed.batch)
             await client.close()
             return status
         }

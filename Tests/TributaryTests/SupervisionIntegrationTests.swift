@@ -16,10 +16,7 @@ struct SupervisionIntegrationTests {
             let victim = try await client.status().workers[0].pid
 
             // Jobs of 1 batch each; killing a worker mid-import leaves one of them leased to a dead process.
-            let specs = NDJSONChunker.chunks(of: input, rowsPerJob: 100).map {
-                ImportJob.spec(entity: "PullRequest", payload: $0.payload, rows: $0.rows)
-            }
-            let pushed = try await client.push(specs)
+            let pushed = try await client.pushImport(input, rowsPerJob: 100)
             kill(victim, SIGKILL)
 
             // The supervisor starts a replacement: two workers again, none of them the victim.
@@ -27,9 +24,7 @@ struct SupervisionIntegrationTests {
                 let pids = try await client.status().workers.map(\.pid)
                 return pids.count == 2 && !pids.contains(victim)
             }
-            let status = try await withTimeout("the import to finish", .seconds(120)) {
-                try await client.waitForBatch(pushed.batch, every: .milliseconds(50))
-            }
+            let status = try await client.finish(pushed.batch)
             await client.close()
             return status
         }

@@ -113,16 +113,10 @@ struct ChangeSetBuilder {
                 return Data()
             }
         case .uuid:
-            var bytes = Data(capacity: objects.count * 16)
-            for (row, object) in objects.enumerated() {
-                if case .uuid(let value) = object.values[index] {
-                    value.append(to: &bytes)
-                } else {
-                    nulls.set(row)
-                    bytes.append(contentsOf: NullBitmap.zeroID)
-                }
+            column.fixed16 = fixed16(objects, nulls: &nulls) { object in
+                if case .uuid(let value) = object.values[index] { return value }
+                return nil
             }
-            column.fixed16 = bytes
         }
         column.nulls = nulls.data
         return column
@@ -141,18 +135,29 @@ struct ChangeSetBuilder {
                 return UInt32(object.toMany[index].count)
             }
         } else {
-            for (row, object) in objects.enumerated() {
-                if let id = object.toOne[index] {
-                    id.append(to: &bytes)
-                } else {
-                    nulls.set(row)
-                    bytes.append(contentsOf: NullBitmap.zeroID)
-                }
-            }
+            bytes = fixed16(objects, nulls: &nulls) { $0.toOne[index] }
         }
         column.fixed16 = bytes
         column.nulls = nulls.data
         return column
+    }
+}
+
+extension ChangeSetBuilder {
+    /// 16 bytes per object (a null row as 16 zero bytes, marked in `nulls`).
+    fileprivate static func fixed16(
+        _ objects: [ManagedObject], nulls: inout NullBitmap, _ value: (ManagedObject) -> UUID?
+    ) -> Data {
+        var bytes = Data(capacity: objects.count * 16)
+        for (row, object) in objects.enumerated() {
+            if let id = value(object) {
+                id.append(to: &bytes)
+            } else {
+                nulls.set(row)
+                bytes.append(contentsOf: NullBitmap.zeroID)
+            }
+        }
+        return bytes
     }
 }
 
