@@ -1,7 +1,7 @@
 # Tributary: the two commands a newcomer runs are `make demo` and `make test`.
 SWIFT ?= swift
 
-.PHONY: demo test deps build release proto lint clean
+.PHONY: demo test deps build release bench proto lint clean
 
 ## demo: build, then import 100,000 generated pull requests through a local coordinator and 2 workers
 demo: deps
@@ -22,6 +22,11 @@ build: deps
 
 release: deps
 	$(SWIFT) build -c release
+
+## bench: figures against baselines measured in the same run (release build); BENCH_FLAGS=--quick for a short run
+bench: deps
+	$(SWIFT) build -c release
+	.build/release/tributary-bench $(BENCH_FLAGS)
 
 ## proto: regenerate Sources/Shared/Protocol/tributary.pb.swift from tributary.proto
 proto:

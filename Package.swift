@@ -80,6 +80,19 @@ let package = Package(
         executable("tributary-coordinator", path: "Sources/coordinator"),
         executable("tributary-worker", path: "Sources/worker"),
         executable("tributary", path: "Sources/cli"),
+        // `make bench`: figures measured against baselines in the same run (release build).
+        .executableTarget(
+            name: "tributary-bench",
+            dependencies: [
+                "Tributary",
+                "TributaryCommandSupport",
+                "ZeroMQ",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
+            path: "Sources/bench",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "TributaryTests",
             dependencies: [

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Tributary
 
 /// `tributary demo`: a coordinator on a temporary store with two real worker processes, a generated import of
@@ -71,9 +72,9 @@ public struct DemoRunner: Sendable {
         -> Summary
     {
         let feed = try ChangeFeed(endpoint: coordinator.feedEndpoint)
-        var iterator = feed.makeAsyncIterator()
+        var connection = feed.makeAsyncIterator()
         // Wait until the subscription is live, so no event of the import is missed.
-        guard case .connected = await iterator.next() else {
+        guard case .connected = await connection.next() else {
             throw CoordinatorStartError(message: "the change feed closed before it connected")
         }
         let client = try JobClient(endpoint: coordinator.listenEndpoint)
@@ -82,43 +83,39 @@ public struct DemoRunner: Sendable {
         let specs = chunks.map { ImportJob.spec(entity: "PullRequest", payload: $0.payload, rows: $0.rows) }
         let pushed = try await ImportPusher(client: client).push(specs)
 
-        var events = 0
-        var pullRequests = Set<UUID>()
-        var lastSeq: UInt64 = 0
-        var finalStatus: Tributary_V1_BatchStatusReply?
-        while true {
-            // Follow the feed until every job is finished and the feed has shown the last commit.
-            if finalStatus == nil {
-                let status = try await client.batchStatus(pushed.batch)
-                if status.doneJobs + status.failedJobs == status.totalJobs { finalStatus = status }
+        // The feed is read by its own task, so a stalled feed can never hang the demo's loop below.
+        let seen = FeedTally()
+        let reader = Task {
+            // The same stream the `.connected` event came from, read on by this task alone.
+            for await event in feed {
+                if case .didSave(let save) = event { seen.add(save) }
             }
-            if let finalStatus {
+        }
+        defer { reader.cancel() }
+        var finishedAt: ContinuousClock.Instant?
+        while true {
+            let (pullRequests, lastSeq) = seen.snapshot
+            Terminal.progress(
+                Terminal.progressBar(done: UInt64(pullRequests), total: UInt64(rows), unit: "pull requests"))
+            let status = try await client.batchStatus(pushed.batch)
+            if status.failedJobs > 0 {
+                Terminal.endProgress("")
+                let first = status.failures.first.map { "job \($0.jobID): \($0.message)" } ?? ""
+                throw CoordinatorStartError(message: "\(status.failedJobs) import jobs failed; \(first)")
+            }
+            if status.doneJobs == status.totalJobs {
+                finishedAt = finishedAt ?? .now
+                // Every job is durable; wait (boundedly) for the feed to show the last commit.
                 let storeSeq = try await client.status().lastSeq
-                if lastSeq >= storeSeq {
+                if lastSeq >= storeSeq || ContinuousClock.now - finishedAt! > .seconds(10) {
                     Terminal.endProgress(
-                        Terminal.progressBar(
-                            done: UInt64(pullRequests.count), total: UInt64(rows), unit: "pull requests"))
-                    if finalStatus.failedJobs > 0 {
-                        let first = finalStatus.failures.first.map { "job \($0.jobID): \($0.message)" } ?? ""
-                        throw CoordinatorStartError(message: "\(finalStatus.failedJobs) import jobs failed; \(first)")
-                    }
+                        Terminal.progressBar(done: UInt64(pullRequests), total: UInt64(rows), unit: "pull requests"))
                     break
                 }
             }
-            let deadline = ContinuousClock.now + .milliseconds(200)
-            while ContinuousClock.now < deadline, let event = await iterator.next() {
-                guard case .didSave(let save) = event else { continue }
-                events += 1
-                lastSeq = save.seq
-                for id in save.inserted + save.updated where id.entity == "PullRequest" { pullRequests.insert(id.uuid) }
-                if events % 10 == 0 || pullRequests.count == rows {
-                    Terminal.progress(
-                        Terminal.progressBar(
-                            done: UInt64(pullRequests.count), total: UInt64(rows), unit: "pull requests"))
-                }
-                if pullRequests.count == rows { break }
-            }
+            try await Task.sleep(for: .milliseconds(100))
         }
+        let events = seen.events
         let elapsed = ContinuousClock.now - started
         await client.close()
         await feed.close()
@@ -134,4 +131,28 @@ public struct DemoRunner: Sendable {
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }
+}
+
+/// What the demo has seen on the feed, updated by the feed's reader task.
+final class FeedTally: Sendable {
+    private struct State {
+        var pullRequests = Set<UUID>()
+        var lastSeq: UInt64 = 0
+        var events = 0
+    }
+
+    private let state = Mutex(State())
+
+    func add(_ save: DidSave) {
+        state.withLock { state in
+            state.events += 1
+            state.lastSeq = max(state.lastSeq, save.seq)
+            for id in save.inserted + save.updated where id.entity == "PullRequest" {
+                state.pullRequests.insert(id.uuid)
+            }
+        }
+    }
+
+    var snapshot: (pullRequests: Int, lastSeq: UInt64) { state.withLock { ($0.pullRequests.count, $0.lastSeq) } }
+    var events: Int { state.withLock { $0.events } }
 }

@@ -63,20 +63,25 @@ public final class SocketLoop: @unchecked Sendable {
     private let wakeup: WakeupSignal
     private let continuation: AsyncStream<Inbound>.Continuation
     private let onSendFailure: @Sendable (ZMQError, SocketIndex) -> Void
+    private let onReceive: @Sendable (SocketIndex, [Data]) -> Void
 
     /// Creates a loop for the given sockets; nothing runs until ``start()``.
     /// - Parameters:
     ///   - name: the thread's name, for debuggers and logs.
     ///   - sockets: the sockets the loop will own. Do not touch them after `start()`.
     ///   - onSendFailure: told of a message that could not be sent (peer gone, high-water mark reached).
+    ///   - onReceive: called on the loop thread as each message arrives, before it is queued on ``inbound``
+    ///     (for bookkeeping that must not wait behind the consumer, such as when a peer was last heard from).
     public init(
         name: String, sockets: [Member],
-        onSendFailure: @escaping @Sendable (ZMQError, SocketIndex) -> Void = { _, _ in }
+        onSendFailure: @escaping @Sendable (ZMQError, SocketIndex) -> Void = { _, _ in },
+        onReceive: @escaping @Sendable (SocketIndex, [Data]) -> Void = { _, _ in }
     ) throws {
         self.name = name
         self.members = sockets
         self.wakeup = try WakeupSignal()
         self.onSendFailure = onSendFailure
+        self.onReceive = onReceive
         (inbound, continuation) = AsyncStream.makeStream(of: Inbound.self, bufferingPolicy: .unbounded)
     }
 
@@ -147,6 +152,7 @@ public final class SocketLoop: @unchecked Sendable {
         // Bounded so one busy socket cannot starve the others or the outbox.
         for _ in 0..<256 {
             guard let frames = try? socket.receive(dontWait: true) else { return }
+            onReceive(index, frames)
             continuation.yield(Inbound(socket: index, frames: frames))
         }
     }

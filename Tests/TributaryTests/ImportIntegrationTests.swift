@@ -68,6 +68,8 @@ struct ImportIntegrationTests {
         try await store.read { db in
             #expect(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM PullRequest") == 10_000)
             #expect(try Int.fetchOne(db, sql: "SELECT COUNT(DISTINCT number) FROM PullRequest") == 10_000)
+            // Applied once: a second application would have been an update, raising the version.
+            #expect(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM PullRequest WHERE _version <> 1") == 0)
             let logins = try String.fetchAll(db, sql: "SELECT login FROM User")
             #expect(logins.count == expected.logins.count, "exactly one User per login")
             #expect(Set(logins) == expected.logins)
@@ -94,8 +96,9 @@ struct ImportIntegrationTests {
             let seqs = events.map(\.seq)
             #expect(zip(seqs, seqs.dropFirst()).allSatisfy { $0 < $1 })
             let storeIDs = Set(try Data.fetchAll(db, sql: "SELECT id FROM PullRequest").map { UUID(bytes: $0, at: 0) })
-            let insertedIDs = Set(events.flatMap(\.inserted).filter { $0.entity == "PullRequest" }.map(\.uuid))
-            #expect(insertedIDs == storeIDs)
+            let inserted = events.flatMap(\.inserted).filter { $0.entity == "PullRequest" }.map(\.uuid)
+            #expect(inserted.count == 10_000, "each pull request is reported inserted exactly once")
+            #expect(Set(inserted) == storeIDs)
             let userIDs = Set(try Data.fetchAll(db, sql: "SELECT id FROM User").map { UUID(bytes: $0, at: 0) })
             #expect(Set(events.flatMap(\.inserted).filter { $0.entity == "User" }.map(\.uuid)) == userIDs)
             #expect(try Int.fetchOne(db, sql: "SELECT MAX(seq) FROM tributary_history").map(UInt64.init) == seqs.last)

@@ -236,3 +236,54 @@ struct RootStoreTests {
         #expect(error.message.contains("did not create"))
     }
 }
+
+@Suite("Root store: job fencing and limits")
+struct JobFencingTests {
+    let directory: TemporaryDirectory
+    let store: RootStore
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        store = try RootStore.open(path: directory.path("store.sqlite"), model: DemoData.model)
+    }
+
+    func claimedSave(batch: UInt32) async throws -> Tributary_V1_SaveChanges {
+        _ = try await store.pushJobs([Tributary_V1_JobSpec.with { $0.kind = "noop" }], batch: "b")
+        let job = try #require(try await store.claimJob(for: "w1", kinds: ["noop"]))
+        var save = Tributary_V1_SaveChanges()
+        save.jobID = UInt64(job.id)
+        save.attempt = UInt32(job.attempt)
+        save.batchIndex = batch
+        return save
+    }
+
+    @Test("a batch that skips ahead of the committed batches is refused, so a retry can never skip rows")
+    func batchesInOrder() async throws {
+        let save = try await claimedSave(batch: 1)
+        let error = try await #require(throws: LeaseError.self) { try await store.applySave(save, from: "w1") }
+        #expect(error.isOutOfOrder)
+        #expect(error.message.contains("sent batch 1 before batch 0"))
+    }
+
+    @Test("a second store on the same file is refused while the first is open")
+    func singleWriter() throws {
+        let error = try #require(throws: StoreError.self) {
+            try RootStore.open(path: directory.path("store.sqlite"), model: DemoData.model)
+        }
+        #expect(error.code == .locked)
+        try store.close()
+    }
+
+    @Test("payloads are kept apart from job rows and come back with the claim")
+    func payloadRoundTrip() async throws {
+        let payload = Data(repeating: 7, count: 300_000)
+        _ = try await store.pushJobs(
+            [
+                Tributary_V1_JobSpec.with {
+                    $0.kind = "noop"; $0.payload = payload
+                }
+            ], batch: "b")
+        let job = try #require(try await store.claimJob(for: "w1", kinds: ["noop"]))
+        #expect(job.spec.payload == payload)
+    }
+}

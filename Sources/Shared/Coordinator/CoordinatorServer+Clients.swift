@@ -23,6 +23,7 @@ extension CoordinatorServer {
         guard !spec.kind.isEmpty else {
             throw ProtocolError(.invalidRequest, "job \(index) of the push has no kind")
         }
+        try Self.requireInt64(spec.total, "total of job \(index)")
         guard spec.payload.count <= Limits.maximumPayloadBytes else {
             throw ProtocolError(
                 .tooLarge,

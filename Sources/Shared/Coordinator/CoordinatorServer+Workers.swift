@@ -21,17 +21,22 @@ extension CoordinatorServer {
 
     func workerReady(_ ready: Tributary_V1_WorkerReady, from peer: Data) async throws {
         try requireWorker(peer)
-        workers[peer]?.credit = ready.credit
+        // A worker runs a handful of jobs at once at most; a huge credit is a bug or an attack, not a request.
+        workers[peer]?.credit = min(ready.credit, 1024)
         try await dispatch()
     }
 
     func saveChanges(_ save: Tributary_V1_SaveChanges, from peer: Data, requestID: UInt64) async throws {
         let worker = try requireWorker(peer)
+        try Self.requireInt64(save.jobID, "job_id")
+        try Self.requireInt64(save.progressDone, "progress_done")
         let outcome: SaveOutcome
         do {
             outcome = try await store.applySave(save, from: worker.id)
         } catch let error as LeaseError {
-            throw ProtocolError(error.isUnknownJob ? .unknownJob : .staleLease, error.message, jobID: save.jobID)
+            let code: Tributary_V1_ErrorCode =
+                error.isUnknownJob ? .unknownJob : error.isOutOfOrder ? .invalidRequest : .staleLease
+            throw ProtocolError(code, error.message, jobID: save.jobID)
         } catch let error as StoreError {
             throw ProtocolError(error, jobID: save.jobID)
         }
@@ -59,6 +64,7 @@ extension CoordinatorServer {
 
     func jobFailed(_ failure: Tributary_V1_JobFailed, from peer: Data) async throws {
         let worker = try requireWorker(peer)
+        try Self.requireInt64(failure.jobID, "job_id")
         logger.warning(
             "job failed",
             metadata: ["job": "\(failure.jobID)", "worker": "\(worker.id)", "error": "\(failure.message)"])
@@ -69,22 +75,40 @@ extension CoordinatorServer {
 
     /// Forgets a worker and returns its jobs to the queue.
     func workerLeft(_ peer: Data, reason: String) async throws {
-        guard let worker = workers.remove(peer) else { return }
+        guard let worker = workers[peer] else { return }
+        // Re-queue first: if the store refuses, the worker stays known and the next reap tries again.
         let requeued = try await store.requeueJobs(of: worker.id)
+        if workers[peer]?.id == worker.id {
+            workers.remove(peer)
+            activity.forget(peer)
+        }
         logger.info(
             "worker left", metadata: ["worker": "\(worker.id)", "reason": "\(reason)", "requeued": "\(requeued)"])
         try await dispatch()
     }
 
     /// A local pool process exited: its jobs go back at once rather than after its heartbeats lapse.
-    public func workerProcessExited(pid: Int32) async {
-        guard let peer = workers.routingID(ofPID: pid) else { return }
-        try? await workerLeft(peer, reason: "process \(pid) exited")
+    /// Matched by pid and pool name, so a remote worker that happens to have the same pid is left alone.
+    public func workerProcessExited(pid: Int32, name: String) async {
+        guard let peer = workers.routingID(ofPID: pid, name: name) else { return }
+        do {
+            try await workerLeft(peer, reason: "process \(pid) exited")
+        } catch {
+            logger.error("cannot re-queue the jobs of an exited worker", metadata: ["error": "\(error)"])
+        }
     }
 
     func reapSilentWorkers() async {
-        for worker in workers.expired(now: .now, liveness: configuration.liveness) {
-            try? await workerLeft(worker.routingID, reason: "missed \(configuration.liveness) heartbeats")
+        for candidate in workers.expired(now: .now, liveness: configuration.liveness, activity: activity) {
+            // Re-checked each time: the awaits below let other messages (a late heartbeat) in.
+            guard let worker = workers[candidate.routingID], worker.id == candidate.id,
+                workers.isExpired(worker, now: .now, liveness: configuration.liveness, activity: activity)
+            else { continue }
+            do {
+                try await workerLeft(worker.routingID, reason: "missed \(configuration.liveness) heartbeats")
+            } catch {
+                logger.error("cannot re-queue the jobs of a silent worker", metadata: ["error": "\(error)"])
+            }
         }
     }
 
@@ -107,25 +131,39 @@ extension CoordinatorServer {
     }
 
     private func dispatchRound() async throws {
-        while let peer = workers.nextWithCredit(), let worker = workers[peer] {
+        // Workers with nothing they can run this round (no queued job of their kinds) are passed over, so a job
+        // only one worker can run still reaches it.
+        var idle: Set<Data> = []
+        while let peer = workers.nextWithCredit(excluding: idle), let worker = workers[peer] {
             workers[peer]?.credit -= 1
-            guard let job = try await store.claimJob(for: worker.id, kinds: worker.jobKinds) else {
-                if workers[peer] != nil { workers[peer]?.credit += 1 }
-                return
+            let job = try await store.claimJob(for: worker.id, kinds: worker.jobKinds)
+            // The actor may have run other messages during the claim: is it still the same registration?
+            let stillThere = workers[peer]?.id == worker.id
+            guard let job else {
+                if stillThere { workers[peer]?.credit += 1 }
+                idle.insert(peer)
+                continue
             }
-            guard workers[peer] != nil else {
-                // The worker left while the claim was being written: the job goes straight back.
+            guard stillThere else {
+                // The worker left (or registered anew) while the claim was being written: the job goes back.
                 try await store.requeueJobs(of: worker.id)
                 continue
             }
             workers[peer]?.jobs.insert(job.id)
             let assignment = Tributary_V1_JobAssignment.with {
                 $0.jobID = UInt64(job.id)
-                $0.attempt = UInt32(job.attempt)
+                $0.attempt = UInt32(clamping: job.attempt)
                 $0.spec = job.spec
-                $0.committedBatches = UInt32(job.committedBatches)
+                $0.committedBatches = UInt32(clamping: job.committedBatches)
             }
             reply(to: peer, requestID: 0, .jobAssignment(assignment))
+        }
+    }
+
+    /// Values stored as SQLite integers must fit `Int64`; a larger one is refused rather than trapping.
+    static func requireInt64(_ value: UInt64, _ field: String) throws {
+        guard value <= UInt64(Int64.max) else {
+            throw ProtocolError(.invalidRequest, "\(field) \(value) is larger than \(Int64.max)")
         }
     }
 

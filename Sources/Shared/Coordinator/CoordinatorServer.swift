@@ -19,6 +19,7 @@ public actor CoordinatorServer {
     let loop: SocketLoop
     let modelJSON: String
     var workers = WorkerRegistry()
+    let activity = PeerActivity()
     var lastSeq: UInt64 = 0
     var stopping = false
     var dispatching = false
@@ -45,16 +46,21 @@ public actor CoordinatorServer {
         listenEndpoint = try router.bind(configuration.listen)
 
         let publisher = try context.makeSocket(.pub)
-        try publisher.setSendHighWaterMark(100_000)
+        // A subscriber that stops reading costs at most this many queued messages; then PUB drops for it alone.
+        try publisher.setSendHighWaterMark(1_000)
         feedEndpoint = try publisher.bind(configuration.feed)
 
         let logger = logger
+        let activity = self.activity
         loop = try SocketLoop(
             name: "tributary-coordinator",
             sockets: [.init(router, receives: true), .init(publisher, receives: false)],
             onSendFailure: { error, socket in
                 // A peer that went away (EHOSTUNREACH) before its reply: nothing to deliver it to.
                 logger.debug("message not delivered on socket \(socket): \(error)")
+            },
+            onReceive: { socket, frames in
+                if socket == Self.routerSocket, let peer = frames.first { activity.heard(peer) }
             })
     }
 

@@ -47,7 +47,7 @@ public struct CoordinatorService: Service {
             let pool = WorkerSupervisor(
                 count: configuration.localWorkers, executable: executable,
                 arguments: ["--connect", server.listenEndpoint] + configuration.workerArguments, logger: logger,
-                onExit: { pid in await server.workerProcessExited(pid: pid) })
+                onExit: { pid, name in await server.workerProcessExited(pid: pid, name: name) })
             try pool.start()
             return pool
         }

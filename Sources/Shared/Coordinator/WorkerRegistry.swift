@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A worker the coordinator knows: who it is, how it is reached, and what it holds.
 struct WorkerRecord {
@@ -50,16 +51,16 @@ struct WorkerRegistry {
         set { workers[routingID] = newValue }
     }
 
-    func routingID(ofPID pid: Int32) -> Data? {
-        workers.values.first { $0.pid == pid }?.routingID
+    func routingID(ofPID pid: Int32, name: String) -> Data? {
+        workers.values.first { $0.pid == pid && $0.name == name }?.routingID
     }
 
-    /// The next worker with credit, going round the workers in turn.
-    mutating func nextWithCredit() -> Data? {
+    /// The next worker with credit, going round the workers in turn, skipping `excluded`.
+    mutating func nextWithCredit(excluding excluded: Set<Data> = []) -> Data? {
         guard !order.isEmpty else { return nil }
         for step in 0..<order.count {
             let candidate = order[(nextDispatch + step) % order.count]
-            if let worker = workers[candidate], worker.credit > 0 {
+            if !excluded.contains(candidate), let worker = workers[candidate], worker.credit > 0 {
                 nextDispatch = (nextDispatch + step + 1) % order.count
                 return candidate
             }
@@ -68,7 +69,33 @@ struct WorkerRegistry {
     }
 
     /// Workers silent for longer than their liveness allows.
-    func expired(now: ContinuousClock.Instant, liveness: UInt32) -> [WorkerRecord] {
-        workers.values.filter { now - $0.lastSeen > $0.heartbeatInterval * Int(liveness) }
+    func expired(now: ContinuousClock.Instant, liveness: UInt32, activity: PeerActivity) -> [WorkerRecord] {
+        workers.values.filter { isExpired($0, now: now, liveness: liveness, activity: activity) }
+    }
+
+    func isExpired(_ worker: WorkerRecord, now: ContinuousClock.Instant, liveness: UInt32, activity: PeerActivity)
+        -> Bool
+    {
+        let heard = max(worker.lastSeen, activity.lastHeard(worker.routingID) ?? worker.lastSeen)
+        return now - heard > worker.heartbeatInterval * Int(liveness)
+    }
+}
+
+/// When each peer was last heard from, stamped by the socket loop's thread as messages arrive, so that a worker
+/// whose heartbeats wait in the coordinator's queue behind a long save is not taken for dead.
+final class PeerActivity: Sendable {
+    private let lastHeard = Mutex<[Data: ContinuousClock.Instant]>([:])
+
+    func heard(_ peer: Data) {
+        let now = ContinuousClock.now
+        lastHeard.withLock { $0[peer] = now }
+    }
+
+    func lastHeard(_ peer: Data) -> ContinuousClock.Instant? {
+        lastHeard.withLock { $0[peer] }
+    }
+
+    func forget(_ peer: Data) {
+        lastHeard.withLock { _ = $0.removeValue(forKey: peer) }
     }
 }

@@ -22,17 +22,17 @@ public final class WorkerSupervisor: Sendable {
     private let executable: URL
     private let arguments: [String]
     private let logger: Logger
-    private let onExit: @Sendable (Int32) async -> Void
+    private let onExit: @Sendable (_ pid: Int32, _ name: String) async -> Void
     private let state: Mutex<State>
 
     /// - Parameters:
     ///   - count: how many workers to keep running.
     ///   - executable: the `tributary-worker` binary.
     ///   - arguments: its arguments (at least `--connect`).
-    ///   - onExit: told the pid of each worker that exits.
+    ///   - onExit: told the pid and pool name of each worker that exits.
     public init(
         count: Int, executable: URL, arguments: [String], logger: Logger,
-        onExit: @escaping @Sendable (Int32) async -> Void
+        onExit: @escaping @Sendable (_ pid: Int32, _ name: String) async -> Void
     ) {
         self.executable = executable
         self.arguments = arguments
@@ -66,10 +66,13 @@ public final class WorkerSupervisor: Sendable {
         state.withLock { $0.slots.compactMap { $0.process?.isRunning == true ? $0.process?.processIdentifier : nil } }
     }
 
+    /// The `--name` of the pool worker in slot `index`.
+    static func poolName(_ index: Int) -> String { "pool-\(index + 1)" }
+
     private func launch(_ index: Int) throws {
         let process = Process()
         process.executableURL = executable
-        process.arguments = arguments + ["--name", "pool-\(index + 1)", "--parent-pid", String(getpid())]
+        process.arguments = arguments + ["--name", Self.poolName(index), "--parent-pid", String(getpid())]
         process.standardInput = FileHandle.nullDevice
         process.terminationHandler = { [self] process in
             exited(index, pid: process.processIdentifier, status: process.terminationStatus)
@@ -95,7 +98,7 @@ public final class WorkerSupervisor: Sendable {
         }
         let onExit = self.onExit
         Task {
-            await onExit(pid)
+            await onExit(pid, Self.poolName(index))
             guard !stopping else { return }
             logger.warning(
                 "worker exited; restarting", metadata: ["pid": "\(pid)", "status": "\(status)", "in": "\(delay)"])

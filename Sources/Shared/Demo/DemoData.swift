@@ -24,27 +24,51 @@ public enum DemoData {
         try! Model.decode(Data(modelJSON.utf8), source: "the demo model")
     }
 
-    /// NDJSON lines for pull requests `1...count`, with authors and reviewers drawn from `users` logins.
-    /// The same arguments always give the same bytes.
-    public static func pullRequests(count: Int, users: Int, startingAt first: Int = 1) -> Data {
+    /// One generated pull request: the values an NDJSON row carries.
+    public struct PullRequest: Sendable {
+        public let number: Int
+        public let title: String
+        public let merged: Bool
+        public let additions: Int
+        public let score: Double?
+        public let createdAt: Date
+        /// Index of the author among the users (login `user<index>`).
+        public let author: Int
+        /// Indexes of the reviewers (may repeat).
+        public let reviewers: [Int]
+    }
+
+    /// Pull requests `first..<first + count`, with authors and reviewers drawn from `users` users.
+    /// The same arguments always give the same values.
+    public static func pullRequestValues(count: Int, users: Int, startingAt first: Int = 1) -> [PullRequest] {
         var generator = SplitMix64(seed: 0x7472_6962)
-        var output = Data()
-        output.reserveCapacity(count * 200)
         let base = 1_700_000_000
-        for number in first..<(first + count) {
+        return (first..<(first + count)).map { number in
             let author = Int(generator.next() % UInt64(users))
             let reviewerCount = Int(generator.next() % 4)
-            let reviewers = (0..<reviewerCount).map { _ in
-                "{\"login\":\"user\(Int(generator.next() % UInt64(users)))\"}"
-            }
+            let reviewers = (0..<reviewerCount).map { _ in Int(generator.next() % UInt64(users)) }
             let merged = generator.next() % 3 != 0
             let additions = Int(generator.next() % 2000)
-            let score = generator.next() % 5 == 0 ? "null" : String(Double(generator.next() % 1000) / 10)
-            let created = Date(timeIntervalSince1970: Double(base + number * 60)).formatted(.iso8601)
+            let score = generator.next() % 5 == 0 ? nil : Double(generator.next() % 1000) / 10
+            return PullRequest(
+                number: number, title: "Improve module \(number % 97) (#\(number))", merged: merged,
+                additions: additions, score: score, createdAt: Date(timeIntervalSince1970: Double(base + number * 60)),
+                author: author, reviewers: reviewers)
+        }
+    }
+
+    /// NDJSON lines for pull requests `first..<first + count` (see ``pullRequestValues(count:users:startingAt:)``).
+    public static func pullRequests(count: Int, users: Int, startingAt first: Int = 1) -> Data {
+        var output = Data()
+        output.reserveCapacity(count * 200)
+        for pullRequest in pullRequestValues(count: count, users: users, startingAt: first) {
+            let reviewers = pullRequest.reviewers.map { "{\"login\":\"user\($0)\"}" }.joined(separator: ",")
+            let score = pullRequest.score.map { String($0) } ?? "null"
             let line =
-                "{\"number\":\(number),\"title\":\"Improve module \(number % 97) (#\(number))\",\"merged\":\(merged),"
-                + "\"additions\":\(additions),\"score\":\(score),\"createdAt\":\"\(created)\","
-                + "\"author\":{\"login\":\"user\(author)\"},\"reviewers\":[\(reviewers.joined(separator: ","))]}\n"
+                "{\"number\":\(pullRequest.number),\"title\":\"\(pullRequest.title)\",\"merged\":\(pullRequest.merged),"
+                + "\"additions\":\(pullRequest.additions),\"score\":\(score),"
+                + "\"createdAt\":\"\(pullRequest.createdAt.formatted(.iso8601))\","
+                + "\"author\":{\"login\":\"user\(pullRequest.author)\"},\"reviewers\":[\(reviewers)]}\n"
             output.append(contentsOf: line.utf8)
         }
         return output

@@ -18,8 +18,13 @@ public final class CoordinatorConnection: Sendable {
     /// Messages that are not replies to a request of this connection.
     public let messages: AsyncStream<Tributary_V1_Envelope>
 
+    private struct Waiter {
+        let continuation: CheckedContinuation<Tributary_V1_Envelope, any Error>
+        var timer: Task<Void, any Error>?
+    }
+
     private struct Pending {
-        var waiters: [UInt64: CheckedContinuation<Tributary_V1_Envelope, any Error>] = [:]
+        var waiters: [UInt64: Waiter] = [:]
         var closed = false
     }
 
@@ -62,27 +67,39 @@ public final class CoordinatorConnection: Sendable {
         -> Tributary_V1_Envelope
     {
         let requestID = nextRequestID.add(1, ordering: .relaxed).oldValue
-        let timer = Task { [self] in
-            try await Task.sleep(for: timeout)
-            fail(
-                requestID,
-                ProtocolError(
-                    .internal,
-                    "no answer from the coordinator at \(endpoint) within \(timeout) (is tributary-coordinator running there?)"
-                ))
-        }
-        defer { timer.cancel() }
-        let reply = try await withCheckedThrowingContinuation { continuation in
-            let closed = pending.withLock { pending -> Bool in
-                if pending.closed { return true }
-                pending.waiters[requestID] = continuation
-                return false
-            }
-            if closed {
-                continuation.resume(throwing: ProtocolError(.shuttingDown, "the connection to \(endpoint) is closed"))
-            } else {
+        let endpoint = self.endpoint
+        let reply = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let closed = pending.withLock { pending -> Bool in
+                    if pending.closed { return true }
+                    pending.waiters[requestID] = Waiter(continuation: continuation)
+                    return false
+                }
+                if closed {
+                    continuation.resume(
+                        throwing: ProtocolError(.shuttingDown, "the connection to \(endpoint) is closed"))
+                    return
+                }
                 loop.send(Wire.frames(Wire.envelope(requestID, body)), on: 0)
+                // The waiter is registered before the timer starts, so a timeout always finds it (or its reply).
+                let timer = Task { [self] in
+                    try await Task.sleep(for: timeout)
+                    fail(
+                        requestID,
+                        ProtocolError(
+                            .internal,
+                            "no answer from the coordinator at \(endpoint) within \(timeout) (is tributary-coordinator running there?)"
+                        ))
+                }
+                let answered = pending.withLock { pending -> Bool in
+                    guard pending.waiters[requestID] != nil else { return true }
+                    pending.waiters[requestID]?.timer = timer
+                    return false
+                }
+                if answered { timer.cancel() }
             }
+        } onCancel: {
+            fail(requestID, CancellationError())
         }
         if case .error(let error) = reply.body { throw ProtocolError(error) }
         return reply
@@ -97,14 +114,17 @@ public final class CoordinatorConnection: Sendable {
         guard let envelope = try? Wire.decode(frames[...]) else { return }
         let waiter = pending.withLock { $0.waiters.removeValue(forKey: envelope.requestID) }
         if let waiter, envelope.requestID != 0 {
-            waiter.resume(returning: envelope)
+            waiter.timer?.cancel()
+            waiter.continuation.resume(returning: envelope)
         } else {
             messagesContinuation.yield(envelope)
         }
     }
 
     private func fail(_ requestID: UInt64, _ error: any Error) {
-        pending.withLock { $0.waiters.removeValue(forKey: requestID) }?.resume(throwing: error)
+        guard let waiter = pending.withLock({ $0.waiters.removeValue(forKey: requestID) }) else { return }
+        waiter.timer?.cancel()
+        waiter.continuation.resume(throwing: error)
     }
 
     private func failAll(_ error: any Error) {
@@ -113,6 +133,9 @@ public final class CoordinatorConnection: Sendable {
             defer { pending.waiters.removeAll() }
             return pending.waiters
         }
-        for waiter in waiters.values { waiter.resume(throwing: error) }
+        for waiter in waiters.values {
+            waiter.timer?.cancel()
+            waiter.continuation.resume(throwing: error)
+        }
     }
 }

@@ -59,7 +59,7 @@ extension ProtocolError {
             case .unknownAttribute: .unknownAttribute
             case .wrongType: .wrongType
             case .constraint: .constraintViolation
-            case .sqlite, .incompatibleStore: .internal
+            case .sqlite, .incompatibleStore, .locked: .internal
             }
         self.init(code, error.message, jobID: jobID)
     }

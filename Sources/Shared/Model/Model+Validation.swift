@@ -7,8 +7,8 @@ extension Model {
         var entityNames = Set<String>()
         for entity in entities {
             try Self.checkIdentifier(entity.name, what: "entity name")
-            guard !entity.name.lowercased().hasPrefix("tributary_") else {
-                throw ModelError(.invalidName, "entity name '\(entity.name)' uses the reserved prefix 'tributary_'")
+            for prefix in ["tributary_", "sqlite_"] where entity.name.lowercased().hasPrefix(prefix) {
+                throw ModelError(.invalidName, "entity name '\(entity.name)' uses the reserved prefix '\(prefix)'")
             }
             guard entityNames.insert(entity.name.lowercased()).inserted else {
                 throw ModelError(.duplicateName, "entity '\(entity.name)' is declared twice")

@@ -28,14 +28,14 @@ extension UUID {
         withUnsafeBytes(of: uuid) { Data($0) }
     }
 
-    /// Reads a UUID from 16 bytes at `offset` of `data`.
+    /// Reads a UUID from the 16 bytes of `data` starting at index `index` (an index of `data`, so slices work:
+    /// pass `data.startIndex + offset`). The caller checks that 16 bytes are there.
     @inlinable
-    public init(bytes data: Data, at offset: Int) {
+    public init(bytes data: Data, at index: Data.Index) {
+        precondition(index >= data.startIndex && index + 16 <= data.endIndex, "16 bytes are needed for a UUID")
         var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &value) { target in
-            data.withUnsafeBytes { source in
-                target.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[offset..<offset + 16]))
-            }
+            data[index..<index + 16].withUnsafeBytes { source in target.copyMemory(from: source) }
         }
         self.init(uuid: value)
     }

@@ -12,6 +12,8 @@ final class ChangeSetMerger {
     private let insertionOrder: [String: Int]
     private var statements: [String: SQLiteStatement] = [:]
 
+    static let maximumCachedStatements = 256
+
     init(model: Model) {
         self.model = model
         self.insertionOrder = Self.insertionOrder(of: model)
@@ -74,7 +76,10 @@ final class ChangeSetMerger {
             var stored = Data()
             statement.appendBlob(column: 0, to: &stored)
             statement.reset()
-            let storedID = UUID(bytes: stored, at: 0)
+            guard stored.count == 16 else {
+                throw StoreError(.sqlite, "'\(entity.name)' holds an id that is not 16 bytes", sql: statement.sql)
+            }
+            let storedID = UUID(bytes: stored, at: stored.startIndex)
             if storedID == proposed {
                 proposed.append(to: &changes.inserted)
             } else {
@@ -238,6 +243,8 @@ final class ChangeSetMerger {
 
     private func statement(_ connection: OpaquePointer, _ sql: String) throws -> SQLiteStatement {
         if let cached = statements[sql] { return cached }
+        // Column order and sets come from peers, so the number of distinct statements is bounded here.
+        if statements.count >= Self.maximumCachedStatements { finalizeStatements() }
         let statement = try SQLiteStatement(connection: connection, sql: sql)
         statements[sql] = statement
         return statement

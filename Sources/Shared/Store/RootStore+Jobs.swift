@@ -17,16 +17,20 @@ extension RootStore {
         return try await pool.write { db in
             let insert = try db.cachedStatement(
                 sql: """
-                    INSERT INTO tributary_jobs (batch, kind, arguments, payload, total, created_at, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO tributary_jobs (batch, kind, arguments, total, created_at, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?)
                     """)
+            let insertPayload = try db.cachedStatement(
+                sql: "INSERT INTO tributary_payloads (job_id, payload) VALUES (?, ?)")
             var ids: [Int64] = []
             ids.reserveCapacity(specs.count)
             for spec in specs {
                 try insert.execute(arguments: [
-                    batch, spec.kind, Self.encodeArguments(spec.arguments), spec.payload, Int64(spec.total), now, now,
+                    batch, spec.kind, Self.encodeArguments(spec.arguments), Int64(spec.total), now, now,
                 ])
-                ids.append(db.lastInsertedRowID)
+                let id = db.lastInsertedRowID
+                if !spec.payload.isEmpty { try insertPayload.execute(arguments: [id, spec.payload]) }
+                ids.append(id)
             }
             return ids
         }
@@ -45,16 +49,19 @@ extension RootStore {
                         UPDATE tributary_jobs SET state = 'running', attempt = attempt + 1, worker = ?, updated_at = ?
                         WHERE id = (SELECT id FROM tributary_jobs WHERE state = 'queued' AND kind IN (\(kindList))
                                     ORDER BY id LIMIT 1)
-                        RETURNING id, attempt, kind, arguments, payload, total, committed_batches
+                        RETURNING id, attempt, kind, arguments, total, committed_batches
                         """, arguments: StatementArguments([worker, now] as [any DatabaseValueConvertible] + kinds))
             else { return nil }
             var spec = Tributary_V1_JobSpec()
             spec.kind = row["kind"]
             spec.arguments = Self.decodeArguments(row["arguments"])
-            spec.payload = row["payload"]
+            let id: Int64 = row["id"]
+            spec.payload =
+                try Data.fetchOne(db, sql: "SELECT payload FROM tributary_payloads WHERE job_id = ?", arguments: [id])
+                ?? Data()
             spec.total = UInt64(row["total"] as Int64)
             return ClaimedJob(
-                id: row["id"], attempt: row["attempt"], spec: spec, committedBatches: row["committed_batches"])
+                id: id, attempt: row["attempt"], spec: spec, committedBatches: row["committed_batches"])
         }
     }
 

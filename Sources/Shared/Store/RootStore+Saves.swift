@@ -17,6 +17,8 @@ public struct LeaseError: Error, CustomStringConvertible, Sendable {
     public let jobID: Int64
     public let message: String
     public let isUnknownJob: Bool
+    /// The batch index skipped ahead of the job's committed batches.
+    public var isOutOfOrder = false
     public var description: String { message }
 }
 
@@ -92,7 +94,8 @@ extension RootStore {
             return .duplicate(seq: UInt64(seq))
         }
         let state: String = job["state"]
-        if state == "done" || Int64(save.batchIndex) < job["committed_batches"] as Int64 {
+        let committed: Int64 = job["committed_batches"]
+        if state == "done" || Int64(save.batchIndex) < committed {
             return .duplicate(seq: 0)
         }
         let attempt: Int64 = job["attempt"]
@@ -103,6 +106,14 @@ extension RootStore {
                 message:
                     "job \(jobID) attempt \(save.attempt) no longer holds its lease (job is \(state), attempt \(attempt))",
                 isUnknownJob: false)
+        }
+        // Batches commit in order, so `committed_batches` is always where a retry resumes.
+        guard Int64(save.batchIndex) == committed else {
+            throw LeaseError(
+                jobID: jobID,
+                message:
+                    "job \(jobID) sent batch \(save.batchIndex) before batch \(committed); a job's saves go in order",
+                isUnknownJob: false, isOutOfOrder: true)
         }
         return nil
     }

@@ -19,18 +19,21 @@ public final class RootStore: Sendable {
     public let model: Model
     let pool: DatabasePool
     let writer: WriterState
+    private let lock: StoreLock
 
-    private init(path: String, model: Model, pool: DatabasePool) {
+    private init(path: String, model: Model, pool: DatabasePool, lock: StoreLock) {
         self.path = path
         self.model = model
         self.pool = pool
+        self.lock = lock
         self.writer = WriterState(merger: ChangeSetMerger(model: model))
     }
 
     /// Opens (creating if needed) the store at `path` for `model`.
     /// - Throws: ``ModelError`` when the model is incompatible with the store; ``StoreError`` when the file
-    ///   cannot be opened or belongs to another program.
+    ///   cannot be opened, belongs to another program, or another coordinator has it open.
     public static func open(path: String, model: Model) throws -> RootStore {
+        let lock = try StoreLock(store: path)
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
         configuration.prepareDatabase { db in
@@ -42,7 +45,7 @@ public final class RootStore: Sendable {
         } catch {
             throw StoreError(.sqlite, "cannot open store \(path): \(error)")
         }
-        let store = RootStore(path: path, model: model, pool: pool)
+        let store = RootStore(path: path, model: model, pool: pool, lock: lock)
         try store.prepareSchema()
         return store
     }
@@ -51,6 +54,7 @@ public final class RootStore: Sendable {
     public func close() throws {
         pool.writeWithoutTransaction { _ in writer.merger.finalizeStatements() }
         try pool.close()
+        lock.release()
     }
 
     private func prepareSchema() throws {

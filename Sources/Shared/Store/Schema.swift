@@ -15,7 +15,6 @@ enum Schema {
                     batch TEXT NOT NULL,
                     kind TEXT NOT NULL,
                     arguments TEXT NOT NULL,
-                    payload BLOB NOT NULL,
                     total INTEGER NOT NULL DEFAULT 0,
                     done INTEGER NOT NULL DEFAULT 0,
                     state TEXT NOT NULL DEFAULT 'queued',
@@ -27,6 +26,11 @@ enum Schema {
                     updated_at REAL NOT NULL);
                 CREATE INDEX IF NOT EXISTS tributary_jobs_by_state ON tributary_jobs(state, id);
                 CREATE INDEX IF NOT EXISTS tributary_jobs_by_batch ON tributary_jobs(batch);
+                -- Payloads live apart from the hot job rows: a job row is updated on every claim and batch, and
+                -- a large blob in it would be rewritten, and read past, every time.
+                CREATE TABLE IF NOT EXISTS tributary_payloads (
+                    job_id INTEGER PRIMARY KEY,
+                    payload BLOB NOT NULL);
                 CREATE TABLE IF NOT EXISTS tributary_history (
                     seq INTEGER PRIMARY KEY AUTOINCREMENT,
                     job_id INTEGER,

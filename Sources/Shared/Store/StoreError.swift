@@ -14,6 +14,8 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
         case constraint
         /// The store was created by another program or a newer Tributary.
         case incompatibleStore
+        /// Another process holds the store's writer lock.
+        case locked
     }
 
     public let code: Code

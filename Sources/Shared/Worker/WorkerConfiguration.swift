@@ -8,8 +8,8 @@ public struct WorkerConfiguration: Sendable {
     public var name: String = ProcessInfo.processInfo.hostName + ":\(getpid())"
     /// How often to send heartbeats; announced to the coordinator in the hello.
     public var heartbeatInterval: Duration = .seconds(1)
-    /// The job handlers, by kind. The built-in `import` handler is always there.
-    public var handlers: [any JobHandler] = [ImportJobHandler()]
+    /// The job handlers, by kind. The built-in `import` and `noop` handlers are always there.
+    public var handlers: [any JobHandler] = [ImportJobHandler(), NoopJobHandler()]
 
     public init() {}
 

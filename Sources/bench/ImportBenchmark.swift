@@ -1,0 +1,74 @@
+import Foundation
+import Tributary
+import TributaryCommandSupport
+import ZeroMQ
+
+/// The import figure: generated pull requests pushed in jobs of 1,000 rows to a coordinator with a local worker
+/// pool, timed from the first push until the last job is durable. Also reports the coordinator's peak RSS.
+struct ImportBenchmark {
+    struct Result {
+        let rowsPerSecond: Double
+        let coordinatorPeakBytes: Double
+    }
+
+    let input: Data
+    let rows: Int
+    let workers: Int
+    let directory: URL
+
+    /// - Parameter stalledSubscriber: connect a subscriber that never reads, to show what it costs.
+    func run(stalledSubscriber: Bool) async throws -> Result {
+        let run = directory.appendingPathComponent(stalledSubscriber ? "import-stalled" : "import")
+        try FileManager.default.createDirectory(at: run, withIntermediateDirectories: true)
+        let model = run.appendingPathComponent("model.json")
+        try Data(DemoData.modelJSON.utf8).write(to: model)
+        let log = run.appendingPathComponent("coordinator.log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        let coordinator = try await CoordinatorProcess.start(
+            executable: Executables.sibling("tributary-coordinator"),
+            arguments: [
+                "--store", run.appendingPathComponent("store.sqlite").path, "--model", model.path,
+                "--listen", "tcp://127.0.0.1:*", "--feed", "tcp://127.0.0.1:*", "--workers", String(workers),
+                "--log-level", "warning",
+            ], log: try FileHandle(forWritingTo: log))
+        let context = try ZMQContext()
+        var stalled: ZMQSocket?
+        do {
+            if stalledSubscriber {
+                let socket = try context.makeSocket(.sub)
+                try socket.subscribe("")
+                try socket.connect(coordinator.feedEndpoint)
+                stalled = socket
+            }
+            let client = try JobClient(endpoint: coordinator.listenEndpoint)
+            try await waitForWorkers(client)
+            let specs = NDJSONChunker.chunks(of: input, rowsPerJob: 1000).map {
+                ImportJob.spec(entity: "PullRequest", payload: $0.payload, rows: $0.rows)
+            }
+            let started = ContinuousClock.now
+            let pushed = try await ImportPusher(client: client).push(specs)
+            let status = try await client.waitForBatch(pushed.batch, every: .milliseconds(20))
+            let elapsed = ContinuousClock.now - started
+            guard status.failedJobs == 0, status.doneRows == UInt64(rows) else {
+                throw BaselineError("import finished with \(status.failedJobs) failed jobs; see \(log.path)")
+            }
+            let peak = ProcessMemory.peakResidentBytes(pid: coordinator.pid)
+            await client.close()
+            stalled?.close()
+            stalled = nil
+            await coordinator.stop()
+            context.terminate()
+            return Result(rowsPerSecond: Double(rows) / elapsed.seconds, coordinatorPeakBytes: peak)
+        } catch {
+            stalled?.close()
+            await coordinator.stop()
+            throw error
+        }
+    }
+
+    private func waitForWorkers(_ client: JobClient) async throws {
+        while try await client.status().workers.count < workers {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+}

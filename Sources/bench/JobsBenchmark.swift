@@ -1,0 +1,85 @@
+import Foundation
+import GRDBSQLite
+import Tributary
+import TributaryCommandSupport
+
+/// The jobs figure: empty (`noop`) jobs pushed and completed durably through a coordinator with local workers.
+/// Its baseline is a single-process durable queue on the same SQLite settings: each job's three writes
+/// (enqueue, claim, complete) through the C API, each committed as it happens.
+struct JobsBenchmark {
+    let jobs: Int
+    let workers: Int
+    let directory: URL
+
+    func run() async throws -> Double {
+        let run = directory.appendingPathComponent("jobs")
+        try FileManager.default.createDirectory(at: run, withIntermediateDirectories: true)
+        let model = run.appendingPathComponent("model.json")
+        try Data(DemoData.modelJSON.utf8).write(to: model)
+        let log = run.appendingPathComponent("coordinator.log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        let coordinator = try await CoordinatorProcess.start(
+            executable: Executables.sibling("tributary-coordinator"),
+            arguments: [
+                "--store", run.appendingPathComponent("store.sqlite").path, "--model", model.path,
+                "--listen", "tcp://127.0.0.1:*", "--feed", "tcp://127.0.0.1:*", "--workers", String(workers),
+                "--log-level", "warning",
+            ], log: try FileHandle(forWritingTo: log))
+        do {
+            let client = try JobClient(endpoint: coordinator.listenEndpoint)
+            while try await client.status().workers.count < workers { try await Task.sleep(for: .milliseconds(20)) }
+            let spec = Tributary_V1_JobSpec.with { $0.kind = NoopJobHandler.kindName }
+            let started = ContinuousClock.now
+            var batch = ""
+            for start in stride(from: 0, to: jobs, by: 10_000) {
+                let count = min(10_000, jobs - start)
+                batch = try await client.push(Array(repeating: spec, count: count), batch: batch).batch
+            }
+            let status = try await client.waitForBatch(batch, every: .milliseconds(20))
+            let elapsed = ContinuousClock.now - started
+            guard status.doneJobs == UInt64(jobs) else {
+                throw BaselineError("only \(status.doneJobs) of \(jobs) jobs are done; see \(log.path)")
+            }
+            await client.close()
+            await coordinator.stop()
+            return Double(jobs) / elapsed.seconds
+        } catch {
+            await coordinator.stop()
+            throw error
+        }
+    }
+
+    /// The baseline queue: enqueue, claim and complete each job, each write its own transaction.
+    func baseline() throws -> Double {
+        let path = directory.appendingPathComponent("jobs-baseline.sqlite").path
+        try RootStore.open(path: path, model: DemoData.model).close()
+        var db: OpaquePointer?
+        guard sqlite3_open(path, &db) == SQLITE_OK, let db else { throw BaselineError("cannot open \(path)") }
+        defer { sqlite3_close(db) }
+        sqlite3_exec(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL", nil, nil, nil)
+        let statements = [
+            "INSERT INTO tributary_jobs (batch, kind, arguments, payload, created_at, updated_at) VALUES ('b', 'noop', '{}', x'', 0, 0)",
+            "UPDATE tributary_jobs SET state = 'running', attempt = attempt + 1, worker = 'w' WHERE id = (SELECT id FROM tributary_jobs WHERE state = 'queued' ORDER BY id LIMIT 1)",
+            "UPDATE tributary_jobs SET state = 'done', worker = NULL WHERE id = ?",
+        ].map { sql -> OpaquePointer? in
+            var statement: OpaquePointer?
+            sqlite3_prepare_v2(db, sql, -1, &statement, nil)
+            return statement
+        }
+        defer { statements.forEach { sqlite3_finalize($0) } }
+        let started = ContinuousClock.now
+        for _ in 0..<jobs {
+            sqlite3_step(statements[0])
+            sqlite3_reset(statements[0])
+            let id = sqlite3_last_insert_rowid(db)
+            sqlite3_step(statements[1])
+            sqlite3_reset(statements[1])
+            sqlite3_bind_int64(statements[2], 1, id)
+            guard sqlite3_step(statements[2]) == SQLITE_DONE else {
+                throw BaselineError(String(cString: sqlite3_errmsg(db)))
+            }
+            sqlite3_reset(statements[2])
+        }
+        return Double(jobs) / (ContinuousClock.now - started).seconds
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import Logging
+import Synchronization
+import Tributary
+import TributaryCommandSupport
+import ZeroMQ
+
+/// The feed-latency figure: from a worker's `save()` call to a subscriber receiving that commit's didSave.
+/// The worker and the subscriber run in this process (one clock); the coordinator is a real process.
+struct LatencyBenchmark {
+    let saves: Int
+    let directory: URL
+    let logger: Logger
+
+    /// Latencies of `saves` saves, paced at `rate` saves per second (unpaced when nil), and the rate reached.
+    func run(rate: Double?) async throws -> (latencies: [Duration], savesPerSecond: Double) {
+        let run = directory.appendingPathComponent("latency-\(rate.map { String(Int($0)) } ?? "max")")
+        try FileManager.default.createDirectory(at: run, withIntermediateDirectories: true)
+        let model = run.appendingPathComponent("model.json")
+        try Data(DemoData.modelJSON.utf8).write(to: model)
+        let log = run.appendingPathComponent("coordinator.log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        let coordinator = try await CoordinatorProcess.start(
+            executable: Executables.sibling("tributary-coordinator"),
+            arguments: [
+                "--store", run.appendingPathComponent("store.sqlite").path, "--model", model.path,
+                "--listen", "tcp://127.0.0.1:*", "--feed", "tcp://127.0.0.1:*", "--log-level", "warning",
+            ], log: try FileHandle(forWritingTo: log))
+        let recorder = SaveRecorder()
+        var configuration = WorkerConfiguration()
+        configuration.endpoint = coordinator.listenEndpoint
+        configuration.register(LatencyProbe(recorder: recorder))
+        let worker = Task { [configuration, logger] in
+            try await WorkerService(configuration: configuration, logger: logger).run()
+        }
+        defer { worker.cancel() }
+        do {
+            let feed = try ChangeFeed(endpoint: coordinator.feedEndpoint, entities: ["User"])
+            var arrivals: [UInt64: ContinuousClock.Instant] = [:]
+            var events = feed.makeAsyncIterator()
+            guard case .connected = await events.next() else { throw BaselineError("the feed did not connect") }
+            let client = try JobClient(endpoint: coordinator.listenEndpoint)
+            var spec = Tributary_V1_JobSpec()
+            spec.kind = LatencyProbe.kindName
+            spec.arguments = ["saves": String(saves), "rate": rate.map { String($0) } ?? "0"]
+            spec.total = UInt64(saves)
+            _ = try await client.push([spec])
+            while arrivals.count < saves, let event = await events.next() {
+                if case .didSave(let save) = event { arrivals[save.seq] = .now }
+            }
+            let sent = recorder.sent
+            let latencies = sent.compactMap { seq, start in arrivals[seq].map { $0 - start } }
+            let span = (sent.values.max() ?? .now) - (sent.values.min() ?? .now)
+            await client.close()
+            await feed.close()
+            worker.cancel()
+            await coordinator.stop()
+            return (latencies, Double(saves - 1) / max(span.seconds, 1e-9))
+        } catch {
+            await coordinator.stop()
+            throw error
+        }
+    }
+
+    /// The baseline: round trips of a small message between a DEALER and a ROUTER over TCP loopback.
+    static func zeroMQRoundTrips(_ count: Int) throws -> [Duration] {
+        let context = try ZMQContext()
+        // Handed to the echo thread below, which is then its only user (thread start is the memory barrier).
+        nonisolated(unsafe) let router = try context.makeSocket(.router)
+        let endpoint = try router.bind("tcp://127.0.0.1:*")
+        let dealer = try context.makeSocket(.dealer)
+        try dealer.connect(endpoint)
+        let echo = Thread {
+            for _ in 0..<count {
+                guard let message = try? router.receive() else { return }
+                try? router.send(message)
+            }
+            router.close()
+        }
+        echo.start()
+        var roundTrips: [Duration] = []
+        roundTrips.reserveCapacity(count)
+        let payload = [Data(repeating: 1, count: 64)]
+        for _ in 0..<count {
+            let start = ContinuousClock.now
+            try dealer.send(payload)
+            _ = try dealer.receive()
+            roundTrips.append(.now - start)
+        }
+        dealer.close()
+        return roundTrips
+    }
+}
+
+/// Records when each save was called, by the sequence number it committed as.
+final class SaveRecorder: Sendable {
+    private let starts = Mutex<[UInt64: ContinuousClock.Instant]>([:])
+
+    func record(seq: UInt64, startedAt start: ContinuousClock.Instant) {
+        starts.withLock { $0[seq] = start }
+    }
+
+    var sent: [UInt64: ContinuousClock.Instant] { starts.withLock { $0 } }
+}
+
+/// A job that saves one new User per save, paced at a rate, recording when each `save()` was called.
+struct LatencyProbe: JobHandler {
+    static let kindName = "latency-probe"
+    let kind = LatencyProbe.kindName
+    let recorder: SaveRecorder
+
+    func run(_ job: JobRun) async throws {
+        let saves = Int(job.spec.arguments["saves"] ?? "") ?? 0
+        let rate = Double(job.spec.arguments["rate"] ?? "") ?? 0
+        let context = job.makeContext()
+        let started = ContinuousClock.now
+        for index in 0..<saves {
+            if rate > 0 { try await Task.sleep(until: started + .seconds(Double(index) / rate)) }
+            try await context.perform { context in
+                _ = try context.findOrCreate("User", matching: ["login": .string("probe-\(job.jobID)-\(index)")])
+            }
+            let start = ContinuousClock.now
+            let receipt = try await job.save(context, progress: UInt64(index + 1))
+            recorder.record(seq: receipt.seq, startedAt: start)
+        }
+        try await job.complete(context, progress: UInt64(saves))
+    }
+}
+
+/// Percentiles of a set of durations.
+struct Percentiles {
+    let p50: Duration
+    let p99: Duration
+    let max: Duration
+
+    init(_ values: [Duration]) {
+        let sorted = values.sorted()
+        func at(_ fraction: Double) -> Duration {
+            sorted.isEmpty ? .zero : sorted[Swift.min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
+        }
+        p50 = at(0.5)
+        p99 = at(0.99)
+        max = sorted.last ?? .zero
+    }
+}
