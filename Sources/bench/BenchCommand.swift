@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import Tributary
 import TributaryCommandSupport
 
@@ -13,10 +14,14 @@ struct BenchCommand: AsyncParsableCommand {
             import: pull requests pushed in jobs of 1,000 rows to a coordinator with local workers, until the last
               job is durable, against the same rows inserted through SQLite's C API in 1,000-row transactions.
             memory: the coordinator's peak RSS during the import, alone and with a subscriber that never reads.
+            jobs: empty jobs pushed and completed durably, against a single-process SQLite queue doing each job's
+              three writes (enqueue, claim, complete) through the C API.
+            latency: from a worker's save() call to a subscriber receiving its didSave, at 1,000 saves/s and at 80%
+              of the maximum rate, against ZeroMQ round trips over loopback on this machine.
             """)
 
     enum Benchmark: String, ExpressibleByArgument, CaseIterable {
-        case `import`, memory
+        case `import`, memory, jobs, latency
     }
 
     @Option(help: "Pull requests to import.")
@@ -28,10 +33,16 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Local worker processes.")
     var workers = 2
 
-    @Option(help: "Run only these benchmarks (repeatable): import, memory.")
+    @Option(help: "Empty jobs for the jobs benchmark.")
+    var jobs = 100_000
+
+    @Option(help: "Saves per latency measurement.")
+    var saves = 5_000
+
+    @Option(help: "Run only these benchmarks (repeatable): import, memory, jobs, latency.")
     var only: [Benchmark] = []
 
-    @Flag(help: "A quick run: 100,000 rows.")
+    @Flag(help: "A quick run: 100,000 rows, 10,000 jobs, 1,000 saves.")
     var quick = false
 
     func validate() throws {
@@ -49,6 +60,44 @@ struct BenchCommand: AsyncParsableCommand {
         defer { try? FileManager.default.removeItem(at: directory) }
         Terminal.error("bench: \(rows) pull requests by \(users) users, \(workers) workers, in \(directory.path)")
 
+        if selected.contains(.import) || selected.contains(.memory) {
+            try await runImport(rows: rows, users: users, selected: selected, directory: directory)
+        }
+        if selected.contains(.jobs) {
+            let benchmark = JobsBenchmark(jobs: quick ? 10_000 : jobs, workers: workers, directory: directory)
+            let tributary = try await benchmark.run()
+            Terminal.line(
+                Figure(name: "jobs", tributary: tributary, baseline: try benchmark.baseline(), unit: "jobs/s").line)
+        }
+        if selected.contains(.latency) {
+            try await runLatency(saves: quick ? 1_000 : saves, directory: directory)
+        }
+    }
+
+    private func runLatency(saves: Int, directory: URL) async throws {
+        var logger = Logger(label: "tributary.bench")
+        logger.logLevel = .warning
+        let benchmark = LatencyBenchmark(saves: saves, directory: directory, logger: logger)
+        let baseline = Percentiles(try LatencyBenchmark.zeroMQRoundTrips(10_000))
+        let maximum = try await benchmark.run(rate: nil).savesPerSecond
+        for (label, rate) in [("1000/s", 1_000.0), ("80% of max", (maximum * 0.8).rounded())] {
+            let (latencies, reached) = try await benchmark.run(rate: rate)
+            let measured = Percentiles(latencies)
+            let note = "\(Int(reached)) saves/s of \(Int(maximum)) max; baseline: ZeroMQ round trip"
+            for (name, value, base) in [
+                ("p50", measured.p50, baseline.p50), ("p99", measured.p99, baseline.p99),
+                ("max", measured.max, baseline.max),
+            ] {
+                Terminal.line(
+                    Figure(
+                        name: "feed latency \(name) @\(label)", tributary: value.seconds * 1000,
+                        baseline: base.seconds * 1000, unit: "ms", smallerIsBetter: true, note: note
+                    ).line)
+            }
+        }
+    }
+
+    private func runImport(rows: Int, users: Int, selected: Set<Benchmark>, directory: URL) async throws {
         let benchmark = ImportBenchmark(
             input: DemoData.pullRequests(count: rows, users: users), rows: rows, workers: workers,
             directory: directory)

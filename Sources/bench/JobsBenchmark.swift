@@ -56,7 +56,10 @@ struct JobsBenchmark {
         var db: OpaquePointer?
         guard sqlite3_open(path, &db) == SQLITE_OK, let db else { throw BaselineError("cannot open \(path)") }
         defer { sqlite3_close(db) }
-        sqlite3_exec(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL", nil, nil, nil)
+        sqlite3_exec(
+            db,
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = \(RootStore.cacheSizePragma)",
+            nil, nil, nil)
         let statements = [
             "INSERT INTO tributary_jobs (batch, kind, arguments, payload, created_at, updated_at) VALUES ('b', 'noop', '{}', x'', 0, 0)",
             "UPDATE tributary_jobs SET state = 'running', attempt = attempt + 1, worker = 'w' WHERE id = (SELECT id FROM tributary_jobs WHERE state = 'queued' ORDER BY id LIMIT 1)",

@@ -44,10 +44,12 @@ struct LatencyBenchmark {
             spec.kind = LatencyProbe.kindName
             spec.arguments = ["saves": String(saves), "rate": rate.map { String($0) } ?? "0"]
             spec.total = UInt64(saves)
-            _ = try await client.push([spec])
+            let pushed = try await client.push([spec])
             while arrivals.count < saves, let event = await events.next() {
                 if case .didSave(let save) = event { arrivals[save.seq] = .now }
             }
+            // Let the probe complete its job before its worker is stopped.
+            _ = try await client.waitForBatch(pushed.batch, every: .milliseconds(10))
             let sent = recorder.sent
             let latencies = sent.compactMap { seq, start in arrivals[seq].map { $0 - start } }
             let span = (sent.values.max() ?? .now) - (sent.values.min() ?? .now)

@@ -17,7 +17,9 @@ struct SQLiteBaseline {
         var db: OpaquePointer?
         guard sqlite3_open(path, &db) == SQLITE_OK, let db else { throw BaselineError("cannot open \(path)") }
         defer { sqlite3_close(db) }
-        try exec(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL")
+        try exec(
+            db,
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = \(RootStore.cacheSizePragma)")
 
         let userIDs = (0..<users).map { _ in ObjectID.make(entity: "User").uuid }
         let ids = pullRequests.map { _ in ObjectID.make(entity: "PullRequest").uuid }
