@@ -6,15 +6,18 @@ import Synchronization
 ///
 /// Sockets are not thread-safe, and `zmq_poll` blocks, so neither may run on the cooperative thread pool. A
 /// loop takes ownership of its sockets when it starts; from then on only its thread touches them. Messages
-/// received on any socket arrive, in order, on ``inbound``; ``send(_:on:)`` may be called from any thread or
-/// task and is carried out by the loop thread, woken through an `eventfd`.
+/// received on any socket arrive, in order, on ``inbound``, as batches: all that one wake-up of the loop found
+/// waiting (a consumer can then treat them together, as the coordinator's group commit does). ``send(_:on:)``
+/// may be called from any thread or task and is carried out by the loop thread, woken through an `eventfd`.
 ///
 /// ```swift
 /// let router = try context.makeSocket(.router)
 /// try router.bind("tcp://127.0.0.1:7400")
 /// let loop = SocketLoop(name: "jobs", sockets: [.init(router, receives: true)])
 /// loop.start()
-/// for await message in loop.inbound { loop.send(reply(to: message), on: message.socket) }
+/// for await batch in loop.inbound {
+///     for message in batch { loop.send(reply(to: message), on: message.socket) }
+/// }
 /// ```
 public final class SocketLoop: @unchecked Sendable {
     // @unchecked: `sockets` is only touched by the loop thread once `start()` ran (thread start is the memory
@@ -54,14 +57,14 @@ public final class SocketLoop: @unchecked Sendable {
         var stopWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    /// Every message received, in arrival order; finishes when the loop stops.
-    public let inbound: AsyncStream<Inbound>
+    /// Every message received, in arrival order, in batches; finishes when the loop stops.
+    public let inbound: AsyncStream<[Inbound]>
 
     private let name: String
     private let members: [Member]
     private let state = Mutex(State())
     private let wakeup: WakeupSignal
-    private let continuation: AsyncStream<Inbound>.Continuation
+    private let continuation: AsyncStream<[Inbound]>.Continuation
     private let onSendFailure: @Sendable (ZMQError, SocketIndex) -> Void
     private let onReceive: @Sendable (SocketIndex, [Data]) -> Void
 
@@ -82,7 +85,7 @@ public final class SocketLoop: @unchecked Sendable {
         self.wakeup = try WakeupSignal()
         self.onSendFailure = onSendFailure
         self.onReceive = onReceive
-        (inbound, continuation) = AsyncStream.makeStream(of: Inbound.self, bufferingPolicy: .unbounded)
+        (inbound, continuation) = AsyncStream.makeStream(of: [Inbound].self, bufferingPolicy: .unbounded)
     }
 
     /// Starts the loop thread, which takes ownership of the sockets.
@@ -140,20 +143,22 @@ public final class SocketLoop: @unchecked Sendable {
                 break  // ETERM: the context is going away under us.
             }
             if items[wakeIndex].revents != 0 { wakeup.clear() }
+            var batch: [Inbound] = []
             for index in members.indices where items[index].revents & Int16(ZMQ_POLLIN) != 0 {
-                drain(socket: index)
+                drain(socket: index, into: &batch)
             }
+            if !batch.isEmpty { continuation.yield(batch) }
         }
         finish()
     }
 
-    private func drain(socket index: SocketIndex) {
+    private func drain(socket index: SocketIndex, into batch: inout [Inbound]) {
         let socket = members[index].socket
         // Bounded so one busy socket cannot starve the others or the outbox.
         for _ in 0..<256 {
             guard let frames = try? socket.receive(dontWait: true) else { return }
             onReceive(index, frames)
-            continuation.yield(Inbound(socket: index, frames: frames))
+            batch.append(Inbound(socket: index, frames: frames))
         }
     }
 

@@ -10,7 +10,7 @@ struct WorkerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tributary-worker",
         abstract: "Run Tributary jobs (the built-in 'import' kind) for a coordinator.",
-        discussion: "SIGTERM or SIGINT: take no new job, finish the current one, then exit 0.")
+        discussion: "SIGTERM or SIGINT: take no new job, finish the running ones, then exit 0.")
 
     @Option(
         help: ArgumentHelp(
@@ -23,12 +23,18 @@ struct WorkerCommand: AsyncParsableCommand {
     @Option(help: "Milliseconds between heartbeats, announced to the coordinator.")
     var heartbeatMs: Int = 1000
 
+    @Option(help: "Jobs run at once, each in its own context.")
+    var concurrency: Int = 4
+
     @Option(help: "Stop (as on SIGTERM) when this process is no longer the parent (set by a coordinator's pool).")
     var parentPid: Int32?
 
     @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
+        guard (1...256).contains(concurrency) else {
+            throw ValidationError("--concurrency must be between 1 and 256")
+        }
         guard (50...60_000).contains(heartbeatMs) else {
             throw ValidationError("--heartbeat-ms must be between 50 and 60000")
         }
@@ -40,6 +46,7 @@ struct WorkerCommand: AsyncParsableCommand {
         configuration.endpoint = Endpoints.listen(connect)
         if let name { configuration.name = name }
         configuration.heartbeatInterval = .milliseconds(heartbeatMs)
+        configuration.concurrency = concurrency
         let group = ServiceGroup(
             configuration: .init(
                 services: [.init(service: WorkerService(configuration: configuration, logger: logger))],

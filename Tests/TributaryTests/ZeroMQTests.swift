@@ -96,15 +96,19 @@ struct ZeroMQTests {
         }
         var received = Set<String>()
         var iterator = loop.inbound.makeAsyncIterator()
-        while received.count < 100, let message = await iterator.next() {
-            received.insert(String(decoding: message.frames[1], as: UTF8.self))
-            loop.send([message.frames[0], Data("ack".utf8)], on: 0)
+        while received.count < 100, let batch = await iterator.next() {
+            for message in batch {
+                received.insert(String(decoding: message.frames[1], as: UTF8.self))
+                loop.send([message.frames[0], Data("ack".utf8)], on: 0)
+            }
         }
         #expect(received.count == 100)
         var acks = 0
-        for await message in dealerLoop.inbound {
-            #expect(message.frames == [Data("ack".utf8)])
-            acks += 1
+        for await batch in dealerLoop.inbound {
+            for message in batch {
+                #expect(message.frames == [Data("ack".utf8)])
+                acks += 1
+            }
             if acks == 100 { break }
         }
         #expect(acks == 100)

@@ -54,8 +54,10 @@ public final class ChangeFeed: AsyncSequence, Sendable {
         let filter = entities
         Task.detached {
             var assembler = PartAssembler(filter: filter)
-            for await message in inbound {
-                for event in assembler.accept(message.frames) { continuation.yield(event) }
+            for await batch in inbound {
+                for message in batch {
+                    for event in assembler.accept(message.frames) { continuation.yield(event) }
+                }
             }
             if let last = assembler.flush() { continuation.yield(last) }
             continuation.finish()

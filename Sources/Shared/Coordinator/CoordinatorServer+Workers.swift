@@ -21,28 +21,41 @@ extension CoordinatorServer {
 
     func workerReady(_ ready: Tributary_V1_WorkerReady, from peer: Data) async throws {
         try requireWorker(peer)
-        // A worker runs a handful of jobs at once at most; a huge credit is a bug or an attack, not a request.
-        workers[peer]?.credit = min(ready.credit, 1024)
+        // Credit adds up; a worker holds at most 1,024 jobs it has not finished (a huge credit is a bug or an
+        // attack, not a request).
+        if let credit = workers[peer]?.credit {
+            workers[peer]?.credit = UInt32(min(UInt64(credit) + UInt64(ready.credit), 1024))
+        }
         try await dispatch()
     }
 
-    func saveChanges(_ save: Tributary_V1_SaveChanges, from peer: Data, requestID: UInt64) async throws {
-        let worker = try requireWorker(peer)
-        try Self.requireInt64(save.jobID, "job_id")
-        try Self.requireInt64(save.progressDone, "progress_done")
-        let outcome: SaveOutcome
+    /// Applies a group of saves in one transaction, then answers each: an ack (publishing its didSave) or the
+    /// error that refused it alone.
+    func commit(_ group: inout SaveGroup) async {
+        guard !group.isEmpty else { return }
+        let members = group.members
+        group = SaveGroup()
+        let results: [Result<SaveOutcome, any Error>]
         do {
-            outcome = try await store.applySave(save, from: worker.id)
-        } catch let error as LeaseError {
-            let code: Tributary_V1_ErrorCode =
-                error.isUnknownJob ? .unknownJob : error.isOutOfOrder ? .invalidRequest : .staleLease
-            throw ProtocolError(code, error.message, jobID: save.jobID)
-        } catch let error as StoreError {
-            throw ProtocolError(error, jobID: save.jobID)
+            results = try await store.applySaves(members.map { ($0.save, $0.worker) })
+        } catch {
+            logger.error("group commit failed", metadata: ["saves": "\(members.count)", "error": "\(error)"])
+            results = members.map { _ in .failure(error) }
         }
+        for (member, result) in zip(members, results) {
+            switch result {
+            case .success(let outcome): acknowledge(member, outcome)
+            case .failure(let error):
+                logger.notice("save refused", metadata: ["job": "\(member.save.jobID)", "error": "\(error)"])
+                reply(to: member.peer, requestID: member.requestID, .error(Self.wireError(error, save: member.save)))
+            }
+        }
+    }
+
+    private func acknowledge(_ member: SaveGroup.Member, _ outcome: SaveOutcome) {
         var ack = Tributary_V1_SaveAck()
-        ack.jobID = save.jobID
-        ack.batchIndex = save.batchIndex
+        ack.jobID = member.save.jobID
+        ack.batchIndex = member.save.batchIndex
         switch outcome {
         case .committed(let seq, let record, let remaps):
             lastSeq = seq
@@ -56,10 +69,23 @@ extension CoordinatorServer {
             ack.seq = seq
             ack.duplicate = true
         }
-        if save.completesJob {
-            workers[peer]?.jobs.remove(Int64(save.jobID))
+        if member.save.completesJob, workers[member.peer]?.id == member.worker {
+            workers[member.peer]?.jobs.remove(Int64(member.save.jobID))
         }
-        reply(to: peer, requestID: requestID, .saveAck(ack))
+        reply(to: member.peer, requestID: member.requestID, .saveAck(ack))
+    }
+
+    private static func wireError(_ error: any Error, save: Tributary_V1_SaveChanges) -> Tributary_V1_Error {
+        switch error {
+        case let error as LeaseError:
+            let code: Tributary_V1_ErrorCode =
+                error.isUnknownJob ? .unknownJob : error.isOutOfOrder ? .invalidRequest : .staleLease
+            return ProtocolError(code, error.message, jobID: save.jobID).wire
+        case let error as StoreError:
+            return ProtocolError(error, jobID: save.jobID).wire
+        default:
+            return ProtocolError(.internal, "\(error)", jobID: save.jobID).wire
+        }
     }
 
     func jobFailed(_ failure: Tributary_V1_JobFailed, from peer: Data) async throws {

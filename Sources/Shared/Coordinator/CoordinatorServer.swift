@@ -73,8 +73,8 @@ public actor CoordinatorServer {
             metadata: ["jobs": "\(listenEndpoint)", "feed": "\(feedEndpoint)", "store": "\(store.path)"])
         let timers = Task { await runTimers() }
         defer { timers.cancel() }
-        for await message in loop.inbound {
-            await handle(message)
+        for await batch in loop.inbound {
+            await handle(batch)
         }
     }
 
@@ -88,20 +88,48 @@ public actor CoordinatorServer {
 
     // MARK: - Routing
 
-    private func handle(_ message: SocketLoop.Inbound) async {
+    /// Handles what one wake-up of the socket loop received, in order. Consecutive saves are applied as one
+    /// group commit (one transaction, a savepoint each); any other message first commits the group before it.
+    private func handle(_ batch: [SocketLoop.Inbound]) async {
+        var group = SaveGroup()
+        for message in batch {
+            guard let (peer, envelope) = decode(message) else { continue }
+            workers[peer]?.lastSeen = .now
+            if case .saveChanges(let save) = envelope.body {
+                do {
+                    let worker = try requireWorker(peer)
+                    try Self.requireInt64(save.jobID, "job_id")
+                    try Self.requireInt64(save.progressDone, "progress_done")
+                    group.append(save, from: peer, worker: worker.id, requestID: envelope.requestID)
+                } catch let error as ProtocolError {
+                    reply(to: peer, requestID: envelope.requestID, .error(error.wire))
+                } catch {
+                    reply(to: peer, requestID: envelope.requestID, .error(ProtocolError(.internal, "\(error)").wire))
+                }
+                continue
+            }
+            await commit(&group)
+            await respond(to: envelope, from: peer)
+        }
+        await commit(&group)
+    }
+
+    /// The routing id and envelope of a message, or nil after answering a malformed one.
+    private func decode(_ message: SocketLoop.Inbound) -> (Data, Tributary_V1_Envelope)? {
         let frames = message.frames
-        guard let routingID = frames.first, frames.count >= 1 else { return }
-        let envelope: Tributary_V1_Envelope
+        guard let routingID = frames.first else { return nil }
         do {
-            envelope = try Wire.decode(frames.dropFirst())
+            return (routingID, try Wire.decode(frames.dropFirst()))
         } catch let error as ProtocolError {
             logger.notice("malformed message from peer", metadata: ["error": "\(error)"])
             reply(to: routingID, requestID: 0, .error(error.wire))
-            return
         } catch {
-            return
+            logger.error("cannot decode a message", metadata: ["error": "\(error)"])
         }
-        workers[routingID]?.lastSeen = .now
+        return nil
+    }
+
+    private func respond(to envelope: Tributary_V1_Envelope, from routingID: Data) async {
         do {
             try await route(envelope, from: routingID)
         } catch let error as ProtocolError {
@@ -128,7 +156,10 @@ public actor CoordinatorServer {
         case .workerHello(let hello): try await workerHello(hello, from: peer, requestID: requestID)
         case .workerReady(let ready): try await workerReady(ready, from: peer)
         case .heartbeat: try requireWorker(peer)
-        case .saveChanges(let save): try await saveChanges(save, from: peer, requestID: requestID)
+        case .saveChanges(let save):
+            var group = SaveGroup()
+            group.append(save, from: peer, worker: try requireWorker(peer).id, requestID: requestID)
+            await commit(&group)
         case .jobFailed(let failure): try await jobFailed(failure, from: peer)
         case .workerBye: try await workerLeft(peer, reason: "said goodbye")
         case .pushJobs(let push): try await pushJobs(push, from: peer, requestID: requestID)

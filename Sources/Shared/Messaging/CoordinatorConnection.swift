@@ -49,7 +49,9 @@ public final class CoordinatorConnection: Sendable {
         loop.start()
         let inbound = loop.inbound
         Task.detached { [self] in
-            for await message in inbound { deliver(message.frames) }
+            for await batch in inbound {
+                for message in batch { deliver(message.frames) }
+            }
             failAll(ProtocolError(.shuttingDown, "the connection to \(endpoint) was closed"))
             messagesContinuation.finish()
         }

@@ -425,7 +425,7 @@ public nonisolated struct Tributary_V1_WorkerReady: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// how many jobs the worker can take now (replaces the credit it announced before)
+  /// how many more jobs the worker can take: added to its unused credit (at most 1024)
   public var credit: UInt32 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()

@@ -32,6 +32,12 @@ extension RootStore {
                 if !spec.payload.isEmpty { try insertPayload.execute(arguments: [id, spec.payload]) }
                 ids.append(id)
             }
+            try db.execute(
+                sql: """
+                    INSERT INTO tributary_batches (batch, total_jobs, total_rows) VALUES (?, ?, ?)
+                    ON CONFLICT (batch) DO UPDATE SET total_jobs = total_jobs + excluded.total_jobs,
+                        total_rows = total_rows + excluded.total_rows
+                    """, arguments: [batch, specs.count, specs.reduce(Int64(0)) { $0 + Int64($1.total) }])
             return ids
         }
     }
@@ -74,6 +80,12 @@ extension RootStore {
                     UPDATE tributary_jobs SET state = 'failed', error = ?, worker = NULL, updated_at = ?
                     WHERE id = ? AND attempt = ? AND worker = ? AND state = 'running'
                     """, arguments: [message, now, id, attempt, worker])
+            guard db.changesCount > 0 else { return }
+            try db.execute(
+                sql: """
+                    UPDATE tributary_batches SET failed_jobs = failed_jobs + 1
+                    WHERE batch = (SELECT batch FROM tributary_jobs WHERE id = ?)
+                    """, arguments: [id])
         }
     }
 

@@ -27,62 +27,104 @@ extension RootStore {
     /// - Throws: ``LeaseError`` when the job is unknown or its lease belongs to another attempt or worker;
     ///   ``StoreError`` when the change set does not fit the model or the store's constraints.
     public func applySave(_ save: Tributary_V1_SaveChanges, from worker: String) async throws -> SaveOutcome {
+        try await applySaves([(save, worker)])[0].get()
+    }
+
+    /// Group commit: applies several saves in one transaction (one WAL commit), each in a savepoint of its own,
+    /// so a save that fails is rolled back alone and the others still commit.
+    /// - Returns: one result per save, in order; sequence numbers follow that order.
+    public func applySaves(_ saves: [(save: Tributary_V1_SaveChanges, worker: String)]) async throws
+        -> [Result<SaveOutcome, any Error>]
+    {
         let writer = self.writer
         return try await pool.write { db in
-            let jobID = Int64(save.jobID)
-            if jobID != 0 {
-                if let duplicate = try Self.checkLease(db, save: save, jobID: jobID, worker: worker) {
-                    return duplicate
+            var results: [Result<SaveOutcome, any Error>] = []
+            results.reserveCapacity(saves.count)
+            for (save, worker) in saves {
+                var outcome = SaveOutcome.committedEmpty(remaps: [])
+                do {
+                    try db.inSavepoint {
+                        outcome = try Self.apply(save, from: worker, in: db, merger: writer.merger)
+                        return .commit
+                    }
+                    results.append(.success(outcome))
+                } catch {
+                    results.append(.failure(error))
                 }
             }
-            let result = try writer.merger.apply(save.changes, in: db)
-            let remaps = result.remaps.map { entity, pair in
-                Tributary_V1_IDRemap.with {
-                    $0.entity = entity
-                    $0.fromIds = pair.from
-                    $0.toIds = pair.to
-                }
-            }
-            var outcome = SaveOutcome.committedEmpty(remaps: remaps)
-            let now = Date().timeIntervalSince1970
-            if result.entities.contains(where: { !$0.changes.isEmpty }) {
-                let seq = try Self.lastSequenceNumber(db) + 1
-                let record = Self.historyRecord(seq: seq, at: now, result: result, save: save, worker: worker)
-                try db.execute(
-                    sql: """
-                        INSERT INTO tributary_history (seq, job_id, attempt, batch_index, worker, committed_at, record)
-                        VALUES (?, ?, ?, ?, ?, ?, ?)
-                        """,
-                    arguments: [
-                        Int64(seq), jobID == 0 ? nil : jobID, Int64(save.attempt), Int64(save.batchIndex), worker, now,
-                        try record.serializedData(),
-                    ])
-                outcome = .committed(seq: seq, record: record, remaps: remaps)
-            }
-            if jobID != 0 {
-                try db.execute(
-                    sql: """
-                        UPDATE tributary_jobs SET done = ?, committed_batches = ?, state = ?, updated_at = ?,
-                            worker = CASE WHEN ? THEN NULL ELSE worker END
-                        WHERE id = ?
-                        """,
-                    arguments: [
-                        Int64(save.progressDone), Int64(save.batchIndex) + 1, save.completesJob ? "done" : "running",
-                        now,
-                        save.completesJob, jobID,
-                    ])
-            }
-            return outcome
+            return results
         }
     }
 
-    /// Checks that the save's attempt holds the job; returns an outcome when the batch was applied before.
+    private static func apply(
+        _ save: Tributary_V1_SaveChanges, from worker: String, in db: Database, merger: ChangeSetMerger
+    ) throws -> SaveOutcome {
+        let jobID = Int64(save.jobID)
+        var lease: (batch: String, done: Int64)?
+        if jobID != 0 {
+            switch try checkLease(db, save: save, jobID: jobID, worker: worker) {
+            case .applied(let outcome): return outcome
+            case .held(let batch, let done): lease = (batch, done)
+            }
+        }
+        let result = try merger.apply(save.changes, in: db)
+        let remaps = result.remaps.map { entity, pair in
+            Tributary_V1_IDRemap.with {
+                $0.entity = entity
+                $0.fromIds = pair.from
+                $0.toIds = pair.to
+            }
+        }
+        var outcome = SaveOutcome.committedEmpty(remaps: remaps)
+        let now = Date().timeIntervalSince1970
+        if result.entities.contains(where: { !$0.changes.isEmpty }) {
+            let seq = try lastSequenceNumber(db) + 1
+            let record = historyRecord(seq: seq, at: now, result: result, save: save, worker: worker)
+            try db.execute(
+                sql: """
+                    INSERT INTO tributary_history (seq, job_id, attempt, batch_index, worker, committed_at, record)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    Int64(seq), jobID == 0 ? nil : jobID, Int64(save.attempt), Int64(save.batchIndex), worker, now,
+                    try record.serializedData(),
+                ])
+            outcome = .committed(seq: seq, record: record, remaps: remaps)
+        }
+        if jobID != 0, let lease {
+            try db.execute(
+                sql:
+                    "UPDATE tributary_batches SET done_rows = done_rows + ?, done_jobs = done_jobs + ? WHERE batch = ?",
+                arguments: [Int64(save.progressDone) - lease.done, save.completesJob ? 1 : 0, lease.batch])
+            try db.execute(
+                sql: """
+                    UPDATE tributary_jobs SET done = ?, committed_batches = ?, state = ?, updated_at = ?,
+                        worker = CASE WHEN ? THEN NULL ELSE worker END
+                    WHERE id = ?
+                    """,
+                arguments: [
+                    Int64(save.progressDone), Int64(save.batchIndex) + 1, save.completesJob ? "done" : "running", now,
+                    save.completesJob, jobID,
+                ])
+        }
+        return outcome
+    }
+
+    private enum LeaseCheck {
+        /// The batch was applied before: answer with this.
+        case applied(SaveOutcome)
+        /// The save's attempt holds the job, of this batch, with this progress so far.
+        case held(batch: String, done: Int64)
+    }
+
+    /// Checks that the save's attempt holds the job, or finds that the batch was applied before.
     private static func checkLease(_ db: Database, save: Tributary_V1_SaveChanges, jobID: Int64, worker: String)
-        throws -> SaveOutcome?
+        throws -> LeaseCheck
     {
         guard
             let job = try Row.fetchOne(
-                db, sql: "SELECT state, attempt, worker, committed_batches FROM tributary_jobs WHERE id = ?",
+                db,
+                sql: "SELECT state, attempt, worker, committed_batches, batch, done FROM tributary_jobs WHERE id = ?",
                 arguments: [jobID])
         else {
             throw LeaseError(jobID: jobID, message: "job \(jobID) does not exist", isUnknownJob: true)
@@ -91,12 +133,12 @@ extension RootStore {
             db, sql: "SELECT seq FROM tributary_history WHERE job_id = ? AND batch_index = ?",
             arguments: [jobID, Int64(save.batchIndex)])
         {
-            return .duplicate(seq: UInt64(seq))
+            return .applied(.duplicate(seq: UInt64(seq)))
         }
         let state: String = job["state"]
         let committed: Int64 = job["committed_batches"]
         if state == "done" || Int64(save.batchIndex) < committed {
-            return .duplicate(seq: 0)
+            return .applied(.duplicate(seq: 0))
         }
         let attempt: Int64 = job["attempt"]
         let owner: String? = job["worker"]
@@ -115,7 +157,7 @@ extension RootStore {
                     "job \(jobID) sent batch \(save.batchIndex) before batch \(committed); a job's saves go in order",
                 isUnknownJob: false, isOutOfOrder: true)
         }
-        return nil
+        return .held(batch: job["batch"], done: job["done"])
     }
 
     private static func historyRecord(

@@ -28,15 +28,15 @@ extension RootStore {
             if let row = try Row.fetchOne(
                 db,
                 sql: """
-                    SELECT COUNT(*) AS jobs, SUM(state = 'done') AS done, SUM(state = 'failed') AS failed,
-                        SUM(total) AS total, SUM(done) AS rows FROM tributary_jobs WHERE batch = ?
+                    SELECT total_jobs, done_jobs, failed_jobs, total_rows, done_rows FROM tributary_batches
+                    WHERE batch = ?
                     """, arguments: [batch])
             {
-                reply.totalJobs = UInt64(row["jobs"] as Int64? ?? 0)
-                reply.doneJobs = UInt64(row["done"] as Int64? ?? 0)
-                reply.failedJobs = UInt64(row["failed"] as Int64? ?? 0)
-                reply.totalRows = UInt64(row["total"] as Int64? ?? 0)
-                reply.doneRows = UInt64(row["rows"] as Int64? ?? 0)
+                reply.totalJobs = UInt64(max(0, row["total_jobs"] as Int64))
+                reply.doneJobs = UInt64(max(0, row["done_jobs"] as Int64))
+                reply.failedJobs = UInt64(max(0, row["failed_jobs"] as Int64))
+                reply.totalRows = UInt64(max(0, row["total_rows"] as Int64))
+                reply.doneRows = UInt64(max(0, row["done_rows"] as Int64))
             }
             reply.failures = try Row.fetchAll(
                 db,

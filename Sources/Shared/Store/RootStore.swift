@@ -39,8 +39,11 @@ public final class RootStore: Sendable {
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
             // Secondary indexes take inserts in random order; a cache that holds their hot pages keeps a large
-            // import from re-reading them (measured: the 1M-row benchmark). At most 64 MiB per connection.
-            try db.execute(sql: "PRAGMA cache_size = \(RootStore.cacheSizePragma)")
+            // import from re-reading them (measured: the 1M-row benchmark). Only the writer gets 64 MiB; readers
+            // keep SQLite's default, so the coordinator's memory stays bounded.
+            if !db.configuration.readonly {
+                try db.execute(sql: "PRAGMA cache_size = \(RootStore.cacheSizePragma)")
+            }
         }
         let pool: DatabasePool
         do {
@@ -53,7 +56,7 @@ public final class RootStore: Sendable {
         return store
     }
 
-    /// The `cache_size` pragma of every connection: -65536 is 64 MiB. The benchmark's baseline uses it too.
+    /// The `cache_size` pragma of the writer connection: -65536 is 64 MiB. The benchmark's baseline uses it too.
     public static let cacheSizePragma = -65_536
 
     /// Finalizes the writer's statements and closes the file.

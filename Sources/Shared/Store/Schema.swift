@@ -25,7 +25,16 @@ enum Schema {
                     created_at REAL NOT NULL,
                     updated_at REAL NOT NULL);
                 CREATE INDEX IF NOT EXISTS tributary_jobs_by_state ON tributary_jobs(state, id);
-                CREATE INDEX IF NOT EXISTS tributary_jobs_by_batch ON tributary_jobs(batch);
+                DROP INDEX IF EXISTS tributary_jobs_by_batch;
+                CREATE INDEX IF NOT EXISTS tributary_jobs_by_batch_state ON tributary_jobs(batch, state);
+                -- Per-batch counters, kept in the same transactions as the jobs, so progress is one row to read.
+                CREATE TABLE IF NOT EXISTS tributary_batches (
+                    batch TEXT PRIMARY KEY NOT NULL,
+                    total_jobs INTEGER NOT NULL DEFAULT 0,
+                    done_jobs INTEGER NOT NULL DEFAULT 0,
+                    failed_jobs INTEGER NOT NULL DEFAULT 0,
+                    total_rows INTEGER NOT NULL DEFAULT 0,
+                    done_rows INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
                 -- Payloads live apart from the hot job rows: a job row is updated on every claim and batch, and
                 -- a large blob in it would be rewritten, and read past, every time.
                 CREATE TABLE IF NOT EXISTS tributary_payloads (

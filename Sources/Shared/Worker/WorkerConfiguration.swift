@@ -8,6 +8,9 @@ public struct WorkerConfiguration: Sendable {
     public var name: String = ProcessInfo.processInfo.hostName + ":\(getpid())"
     /// How often to send heartbeats; announced to the coordinator in the hello.
     public var heartbeatInterval: Duration = .seconds(1)
+    /// How many jobs run at once, each in its own context. Import jobs are CPU-bound, so more than the cores
+    /// the worker has buys little for them; short jobs gain from overlapping their round trips.
+    public var concurrency = 4
     /// The job handlers, by kind. The built-in `import` and `noop` handlers are always there.
     public var handlers: [any JobHandler] = [ImportJobHandler(), NoopJobHandler()]
 

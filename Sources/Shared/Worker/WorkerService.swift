@@ -1,12 +1,13 @@
 import Foundation
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 /// A worker process's main loop as a `Service`: registers with the coordinator, asks for jobs, runs each one in
-/// its own slave context through the matching ``JobHandler``, and sends heartbeats.
+/// its own slave context through the matching ``JobHandler`` (up to `concurrency` at once), and sends heartbeats.
 ///
-/// On graceful shutdown (SIGTERM/SIGINT) it takes no new job, finishes the one it runs, says goodbye so the
-/// coordinator re-queues nothing by timeout, and returns.
+/// On graceful shutdown (SIGTERM/SIGINT) it takes no new job, finishes the ones it runs, says goodbye so the
+/// coordinator re-queues the jobs it was given but did not start, and returns.
 public struct WorkerService: Service {
     private let configuration: WorkerConfiguration
     private let logger: Logger
@@ -28,27 +29,41 @@ public struct WorkerService: Service {
             }
         }
         defer { heartbeats.cancel() }
-        connection.send(.workerReady(.with { $0.credit = 1 }))
-        for await message in connection.messages.cancelOnGracefulShutdown() {
-            switch message.body {
-            case .jobAssignment(let assignment):
-                await runJob(assignment, model: model, connection: connection)
-                if !Task.isShuttingDownGracefully {
-                    connection.send(.workerReady(.with { $0.credit = 1 }))
+        // Credit is additive: the worker asks for as many jobs as it runs at once, then for one more as each
+        // finishes, so jobs are already waiting here when a slot frees up (no idle round trip).
+        let concurrency = UInt32(configuration.concurrency)
+        let running = RunningJobs()
+        connection.send(.workerReady(.with { $0.credit = concurrency }))
+        await withDiscardingTaskGroup { jobs in
+            for await message in connection.messages.cancelOnGracefulShutdown() {
+                switch message.body {
+                case .jobAssignment(let assignment):
+                    running.count.add(1, ordering: .relaxed)
+                    let model = model
+                    jobs.addTask {
+                        await runJob(assignment, model: model, connection: connection)
+                        running.count.subtract(1, ordering: .relaxed)
+                        if !Task.isShuttingDownGracefully {
+                            connection.send(.workerReady(.with { $0.credit = 1 }))
+                        }
+                    }
+                case .error(let error) where error.code == .unknownWorker:
+                    // Heartbeats sent before the last registration are answered with this error too; only one
+                    // that comes well after it means the coordinator restarted and no longer knows us.
+                    guard ContinuousClock.now - registeredAt > interval * 2 else { continue }
+                    logger.notice("coordinator forgot this worker; registering again")
+                    guard let registered = try? await register(connection) else { return }
+                    model = registered
+                    registeredAt = .now
+                    let free = concurrency - min(concurrency, running.count.load(ordering: .relaxed))
+                    connection.send(.workerReady(.with { $0.credit = free }))
+                case .error(let error):
+                    logger.warning("coordinator error", metadata: ["error": "\(ProtocolError(error))"])
+                default:
+                    break
                 }
-            case .error(let error) where error.code == .unknownWorker:
-                // Heartbeats sent before the last registration are answered with this error too; only one that
-                // comes well after it means the coordinator restarted and no longer knows us.
-                guard ContinuousClock.now - registeredAt > interval * 2 else { continue }
-                logger.notice("coordinator forgot this worker; registering again")
-                model = try await register(connection)
-                registeredAt = .now
-                connection.send(.workerReady(.with { $0.credit = 1 }))
-            case .error(let error):
-                logger.warning("coordinator error", metadata: ["error": "\(ProtocolError(error))"])
-            default:
-                break
             }
+            // Graceful shutdown: no new jobs; the group waits for the running ones to finish.
         }
         connection.send(.workerBye(.init()))
         await connection.close()
@@ -119,4 +134,9 @@ public struct WorkerService: Service {
                     $0.message = message
                 }))
     }
+}
+
+/// How many jobs a worker is running, shared by its job tasks.
+private final class RunningJobs: Sendable {
+    let count = Atomic<UInt32>(0)
 }
