@@ -64,7 +64,8 @@ struct BenchCommand: AsyncParsableCommand {
             try await runImport(rows: rows, users: users, selected: selected, directory: directory)
         }
         if selected.contains(.jobs) {
-            let benchmark = JobsBenchmark(jobs: quick ? 10_000 : jobs, workers: workers, directory: directory)
+            let benchmark = JobsBenchmark(
+                jobs: quick ? 10_000 : jobs, workers: workers, concurrency: 64, directory: directory)
             let tributary = try await benchmark.run()
             Terminal.line(
                 Figure(name: "jobs", tributary: tributary, baseline: try benchmark.baseline(), unit: "jobs/s").line)

@@ -9,6 +9,8 @@ import TributaryCommandSupport
 struct JobsBenchmark {
     let jobs: Int
     let workers: Int
+    /// Jobs each worker runs at once: empty jobs are all round trip, so they overlap many.
+    let concurrency: Int
     let directory: URL
 
     func run() async throws -> Double {
@@ -23,7 +25,7 @@ struct JobsBenchmark {
             arguments: [
                 "--store", run.appendingPathComponent("store.sqlite").path, "--model", model.path,
                 "--listen", "tcp://127.0.0.1:*", "--feed", "tcp://127.0.0.1:*", "--workers", String(workers),
-                "--log-level", "warning",
+                "--worker-concurrency", String(concurrency), "--log-level", "warning",
             ], log: try FileHandle(forWritingTo: log))
         do {
             let client = try JobClient(endpoint: coordinator.listenEndpoint)

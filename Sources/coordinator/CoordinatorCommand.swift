@@ -35,10 +35,16 @@ struct CoordinatorCommand: AsyncParsableCommand {
         help: ArgumentHelp("The worker executable for --workers (default: the one beside this).", valueName: "path"))
     var workerPath: String?
 
+    @Option(help: "Jobs each local worker runs at once (its --concurrency).")
+    var workerConcurrency: Int?
+
     @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
         guard workers >= 0 && workers <= 256 else { throw ValidationError("--workers must be between 0 and 256") }
+        if let workerConcurrency, !(1...256).contains(workerConcurrency) {
+            throw ValidationError("--worker-concurrency must be between 1 and 256")
+        }
         guard listen != feed || listen.hasSuffix(":*") else {
             throw ValidationError("--listen and --feed must be different endpoints")
         }
@@ -55,7 +61,10 @@ struct CoordinatorCommand: AsyncParsableCommand {
             configuration.workerExecutable =
                 try workerPath.map { URL(fileURLWithPath: $0) }
                 ?? Executables.sibling("tributary-worker")
-            if let level = logging.logLevel { configuration.workerArguments = ["--log-level", level] }
+            if let level = logging.logLevel { configuration.workerArguments += ["--log-level", level] }
+            if let workerConcurrency {
+                configuration.workerArguments += ["--concurrency", String(workerConcurrency)]
+            }
         }
         let storePath = store
         let service = CoordinatorService(configuration: configuration, logger: logger) { server in

@@ -16,7 +16,7 @@ extension CoordinatorServer {
                     $0.batch = batch
                     $0.jobIds = ids.map(UInt64.init)
                 }))
-        try await dispatch()
+        needsDispatch = true
     }
 
     private func validate(_ spec: Tributary_V1_JobSpec, index: Int) throws {

@@ -26,7 +26,7 @@ extension CoordinatorServer {
         if let credit = workers[peer]?.credit {
             workers[peer]?.credit = UInt32(min(UInt64(credit) + UInt64(ready.credit), 1024))
         }
-        try await dispatch()
+        needsDispatch = true
     }
 
     /// Applies a group of saves in one transaction, then answers each: an ack (publishing its didSave) or the
@@ -161,30 +161,37 @@ extension CoordinatorServer {
         // only one worker can run still reaches it.
         var idle: Set<Data> = []
         while let peer = workers.nextWithCredit(excluding: idle), let worker = workers[peer] {
-            workers[peer]?.credit -= 1
-            let job = try await store.claimJob(for: worker.id, kinds: worker.jobKinds)
+            // Claim what this worker has credit for (bounded) in one transaction, then move on to the next.
+            let wanted = min(Int(worker.credit), Self.claimsPerTransaction)
+            workers[peer]?.credit -= UInt32(wanted)
+            let jobs = try await store.claimJobs(for: worker.id, kinds: worker.jobKinds, limit: wanted)
             // The actor may have run other messages during the claim: is it still the same registration?
             let stillThere = workers[peer]?.id == worker.id
-            guard let job else {
-                if stillThere { workers[peer]?.credit += 1 }
+            if stillThere { workers[peer]?.credit += UInt32(wanted - jobs.count) }
+            guard !jobs.isEmpty else {
                 idle.insert(peer)
                 continue
             }
             guard stillThere else {
-                // The worker left (or registered anew) while the claim was being written: the job goes back.
+                // The worker left (or registered anew) while the claim was being written: the jobs go back.
                 try await store.requeueJobs(of: worker.id)
                 continue
             }
-            workers[peer]?.jobs.insert(job.id)
-            let assignment = Tributary_V1_JobAssignment.with {
-                $0.jobID = UInt64(job.id)
-                $0.attempt = UInt32(clamping: job.attempt)
-                $0.spec = job.spec
-                $0.committedBatches = UInt32(clamping: job.committedBatches)
+            for job in jobs {
+                workers[peer]?.jobs.insert(job.id)
+                let assignment = Tributary_V1_JobAssignment.with {
+                    $0.jobID = UInt64(job.id)
+                    $0.attempt = UInt32(clamping: job.attempt)
+                    $0.spec = job.spec
+                    $0.committedBatches = UInt32(clamping: job.committedBatches)
+                }
+                reply(to: peer, requestID: 0, .jobAssignment(assignment))
             }
-            reply(to: peer, requestID: 0, .jobAssignment(assignment))
         }
     }
+
+    /// The most jobs leased in one transaction.
+    static let claimsPerTransaction = 64
 
     /// Values stored as SQLite integers must fit `Int64`; a larger one is refused rather than trapping.
     static func requireInt64(_ value: UInt64, _ field: String) throws {

@@ -23,6 +23,9 @@ public actor CoordinatorServer {
     var lastSeq: UInt64 = 0
     var stopping = false
     var dispatching = false
+    /// Set by messages that may let jobs go out (credit, new jobs); dispatch runs once per batch of messages, so
+    /// many jobs are claimed in one transaction.
+    var needsDispatch = false
     var dispatchRequested = false
 
     static let routerSocket = 0
@@ -112,6 +115,14 @@ public actor CoordinatorServer {
             await respond(to: envelope, from: peer)
         }
         await commit(&group)
+        if needsDispatch {
+            needsDispatch = false
+            do {
+                try await dispatch()
+            } catch {
+                logger.error("dispatch failed", metadata: ["error": "\(error)"])
+            }
+        }
     }
 
     /// The routing id and envelope of a message, or nil after answering a malformed one.

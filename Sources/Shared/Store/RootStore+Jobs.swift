@@ -45,29 +45,35 @@ extension RootStore {
     /// Leases the oldest queued job to `worker`, raising its attempt number.
     /// - Returns: the job, or nil when the queue is empty.
     public func claimJob(for worker: String, kinds: [String]) async throws -> ClaimedJob? {
+        try await claimJobs(for: worker, kinds: kinds, limit: 1).first
+    }
+
+    /// Leases up to `limit` of the oldest queued jobs of `kinds` to `worker` in one transaction, raising their
+    /// attempt numbers.
+    /// - Returns: the jobs, oldest first; empty when none is queued.
+    public func claimJobs(for worker: String, kinds: [String], limit: Int) async throws -> [ClaimedJob] {
         let now = Date().timeIntervalSince1970
         return try await pool.write { db in
-            let kindList = SQL.placeholders(kinds.count)
-            guard
-                let row = try Row.fetchOne(
-                    db,
-                    sql: """
-                        UPDATE tributary_jobs SET state = 'running', attempt = attempt + 1, worker = ?, updated_at = ?
-                        WHERE id = (SELECT id FROM tributary_jobs WHERE state = 'queued' AND kind IN (\(kindList))
-                                    ORDER BY id LIMIT 1)
-                        RETURNING id, attempt, kind, arguments, total, committed_batches
-                        """, arguments: StatementArguments([worker, now] as [any DatabaseValueConvertible] + kinds))
-            else { return nil }
-            var spec = Tributary_V1_JobSpec()
-            spec.kind = row["kind"]
-            spec.arguments = Self.decodeArguments(row["arguments"])
-            let id: Int64 = row["id"]
-            spec.payload =
-                try Data.fetchOne(db, sql: "SELECT payload FROM tributary_payloads WHERE job_id = ?", arguments: [id])
-                ?? Data()
-            spec.total = UInt64(row["total"] as Int64)
-            return ClaimedJob(
-                id: id, attempt: row["attempt"], spec: spec, committedBatches: row["committed_batches"])
+            let claim = try db.cachedStatement(
+                sql: """
+                    UPDATE tributary_jobs SET state = 'running', attempt = attempt + 1, worker = ?, updated_at = ?
+                    WHERE id IN (SELECT id FROM tributary_jobs WHERE state = 'queued'
+                                 AND kind IN (\(SQL.placeholders(kinds.count))) ORDER BY id LIMIT ?)
+                    RETURNING id, attempt, kind, arguments, total, committed_batches
+                    """)
+            let rows = try Row.fetchAll(
+                claim, arguments: StatementArguments([worker, now] as [any DatabaseValueConvertible] + kinds + [limit]))
+            let payload = try db.cachedStatement(sql: "SELECT payload FROM tributary_payloads WHERE job_id = ?")
+            return try rows.map { row -> ClaimedJob in
+                let id: Int64 = row["id"]
+                var spec = Tributary_V1_JobSpec()
+                spec.kind = row["kind"]
+                spec.arguments = Self.decodeArguments(row["arguments"])
+                spec.payload = try Data.fetchOne(payload, arguments: [id]) ?? Data()
+                spec.total = UInt64(row["total"] as Int64)
+                return ClaimedJob(
+                    id: id, attempt: row["attempt"], spec: spec, committedBatches: row["committed_batches"])
+            }.sorted { $0.id < $1.id }
         }
     }
 

@@ -80,32 +80,31 @@ extension RootStore {
         if result.entities.contains(where: { !$0.changes.isEmpty }) {
             let seq = try lastSequenceNumber(db) + 1
             let record = historyRecord(seq: seq, at: now, result: result, save: save, worker: worker)
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     INSERT INTO tributary_history (seq, job_id, attempt, batch_index, worker, committed_at, record)
                     VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    Int64(seq), jobID == 0 ? nil : jobID, Int64(save.attempt), Int64(save.batchIndex), worker, now,
-                    try record.serializedData(),
-                ])
+                    """
+            ).execute(arguments: [
+                Int64(seq), jobID == 0 ? nil : jobID, Int64(save.attempt), Int64(save.batchIndex), worker, now,
+                try record.serializedData(),
+            ])
             outcome = .committed(seq: seq, record: record, remaps: remaps)
         }
         if jobID != 0, let lease {
-            try db.execute(
-                sql:
-                    "UPDATE tributary_batches SET done_rows = done_rows + ?, done_jobs = done_jobs + ? WHERE batch = ?",
-                arguments: [Int64(save.progressDone) - lease.done, save.completesJob ? 1 : 0, lease.batch])
-            try db.execute(
+            try db.cachedStatement(
+                sql: "UPDATE tributary_batches SET done_rows = done_rows + ?, done_jobs = done_jobs + ? WHERE batch = ?"
+            ).execute(arguments: [Int64(save.progressDone) - lease.done, save.completesJob ? 1 : 0, lease.batch])
+            try db.cachedStatement(
                 sql: """
                     UPDATE tributary_jobs SET done = ?, committed_batches = ?, state = ?, updated_at = ?,
                         worker = CASE WHEN ? THEN NULL ELSE worker END
                     WHERE id = ?
-                    """,
-                arguments: [
-                    Int64(save.progressDone), Int64(save.batchIndex) + 1, save.completesJob ? "done" : "running", now,
-                    save.completesJob, jobID,
-                ])
+                    """
+            ).execute(arguments: [
+                Int64(save.progressDone), Int64(save.batchIndex) + 1, save.completesJob ? "done" : "running", now,
+                save.completesJob, jobID,
+            ])
         }
         return outcome
     }
@@ -123,14 +122,16 @@ extension RootStore {
     {
         guard
             let job = try Row.fetchOne(
-                db,
-                sql: "SELECT state, attempt, worker, committed_batches, batch, done FROM tributary_jobs WHERE id = ?",
+                db.cachedStatement(
+                    sql:
+                        "SELECT state, attempt, worker, committed_batches, batch, done FROM tributary_jobs WHERE id = ?"
+                ),
                 arguments: [jobID])
         else {
             throw LeaseError(jobID: jobID, message: "job \(jobID) does not exist", isUnknownJob: true)
         }
         if let seq = try Int64.fetchOne(
-            db, sql: "SELECT seq FROM tributary_history WHERE job_id = ? AND batch_index = ?",
+            db.cachedStatement(sql: "SELECT seq FROM tributary_history WHERE job_id = ? AND batch_index = ?"),
             arguments: [jobID, Int64(save.batchIndex)])
         {
             return .applied(.duplicate(seq: UInt64(seq)))

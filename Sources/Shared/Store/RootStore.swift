@@ -107,7 +107,9 @@ public final class RootStore: Sendable {
     }
 
     static func lastSequenceNumber(_ db: Database) throws -> UInt64 {
-        UInt64(try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'tributary_history'") ?? 0)
+        UInt64(
+            try Int64.fetchOne(
+                db.cachedStatement(sql: "SELECT seq FROM sqlite_sequence WHERE name = 'tributary_history'")) ?? 0)
     }
 }
 
