@@ -58,14 +58,13 @@ struct CLITests {
         let directory = try TemporaryDirectory()
         let input = try directory.write("prs.ndjson", DemoData.pullRequests(count: 300, users: 20))
         let (_, exitStatus) = try await TestCoordinator.with(in: directory, workers: 2) { coordinator in
-            let endpoints = [
-                "--listen", coordinator.process.listenEndpoint, "--feed", coordinator.process.feedEndpoint,
-            ]
+            let jobs = ["--listen", coordinator.process.listenEndpoint]
+            let feed = ["--feed", coordinator.process.feedEndpoint]
             // A subscriber started first, waiting for its "subscribed" line before anything is pushed.
             let subscriber = Process()
             subscriber.executableURL = Binaries.url("tributary")
             subscriber.arguments =
-                ["subscribe", "--format", "json", "--entity", "PullRequest", "--count", "3"] + endpoints
+                ["subscribe", "--format", "json", "--entity", "PullRequest", "--count", "3"] + feed
             let output = Pipe()
             let errors = Pipe()
             subscriber.standardOutput = output
@@ -79,7 +78,7 @@ struct CLITests {
 
             let pushed = try await Binaries.run(
                 "tributary",
-                ["push", "import", "--entity", "PullRequest", "--file", input, "--chunk", "100", "--wait"] + endpoints)
+                ["push", "import", "--entity", "PullRequest", "--file", input, "--chunk", "100", "--wait"] + jobs)
             #expect(pushed.status == 0, "\(pushed.error)")
             #expect(pushed.output.contains("done: 3 jobs, 300 rows"))
 
@@ -105,7 +104,7 @@ struct CLITests {
                 "{\"number\": 1, \"title\": \"ok\", \"merged\": true, \"additions\": \"many\", \"createdAt\": \"2024-01-01T00:00:00Z\"}\n"
             )
             let failing = try await Binaries.run(
-                "tributary", ["push", "import", "--entity", "PullRequest", "--file", bad, "--wait"] + endpoints)
+                "tributary", ["push", "import", "--entity", "PullRequest", "--file", bad, "--wait"] + jobs)
             #expect(failing.status == 1)
             #expect(
                 failing.error.contains(
@@ -113,15 +112,15 @@ struct CLITests {
                 "\(failing.error)")
 
             let unknown = try await Binaries.run(
-                "tributary", ["push", "import", "--entity", "Nope", "--file", input] + endpoints)
+                "tributary", ["push", "import", "--entity", "Nope", "--file", input] + jobs)
             #expect(unknown.status != 0)
             #expect(unknown.error.contains("UNKNOWN_ENTITY: unknown entity 'Nope'"), "\(unknown.error)")
 
-            let status = try await Binaries.run("tributary", ["status", "--json"] + endpoints)
+            let status = try await Binaries.run("tributary", ["status", "--json"] + jobs)
             #expect(status.status == 0)
             let json = try #require(try JSONSerialization.jsonObject(with: Data(status.output.utf8)) as? [String: Any])
-            let jobs = try #require(json["jobs"] as? [String: Any])
-            #expect(jobs["done"] as? Int == 3 && jobs["failed"] as? Int == 1)
+            let jobCounts = try #require(json["jobs"] as? [String: Any])
+            #expect(jobCounts["done"] as? Int == 3 && jobCounts["failed"] as? Int == 1)
             #expect((json["workers"] as? [Any])?.count == 2)
         }
         #expect(exitStatus == 0)

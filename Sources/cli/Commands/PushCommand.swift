@@ -28,7 +28,7 @@ struct PushImportCommand: AsyncParsableCommand {
     @Flag(help: "Show progress until every job is done or failed.")
     var wait = false
 
-    @OptionGroup var endpoints: EndpointOptions
+    @OptionGroup var jobs: JobsEndpointOption
 
     func validate() throws {
         guard chunk > 0 else { throw ValidationError("--chunk must be a positive number of rows") }
@@ -40,7 +40,7 @@ struct PushImportCommand: AsyncParsableCommand {
     func run() async throws {
         let chunks = try NDJSONChunker.chunks(of: URL(fileURLWithPath: file), rowsPerJob: chunk)
         guard !chunks.isEmpty else { throw ValidationError("\(file) has no rows") }
-        let client = try JobClient(endpoint: endpoints.jobsEndpoint)
+        let client = try JobClient(endpoint: jobs.endpoint)
         let specs = chunks.map { ImportJob.spec(entity: entity, payload: $0.payload, rows: $0.rows) }
         let pushed = try await ImportPusher(client: client).push(specs)
         let rows = chunks.reduce(0) { $0 + $1.rows }

@@ -12,10 +12,10 @@ struct StatusCommand: AsyncParsableCommand {
     @Flag(help: "Print JSON instead of text.")
     var json = false
 
-    @OptionGroup var endpoints: EndpointOptions
+    @OptionGroup var jobs: JobsEndpointOption
 
     func run() async throws {
-        let client = try JobClient(endpoint: endpoints.jobsEndpoint)
+        let client = try JobClient(endpoint: jobs.endpoint)
         let status = try await client.status()
         await client.close()
         if json {

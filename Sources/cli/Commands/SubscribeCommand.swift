@@ -26,19 +26,19 @@ struct SubscribeCommand: AsyncParsableCommand {
     @Option(help: "Exit after this many events (default: follow for ever).")
     var count: Int?
 
-    @OptionGroup var endpoints: EndpointOptions
+    @OptionGroup var source: FeedEndpointOption
 
     func validate() throws {
         if let count, count <= 0 { throw ValidationError("--count must be positive") }
     }
 
     func run() async throws {
-        let feed = try ChangeFeed(endpoint: endpoints.feedEndpoint, entities: Set(entity))
+        let feed = try ChangeFeed(endpoint: source.endpoint, entities: Set(entity))
         var seen = 0
         for await event in feed {
             switch event {
             case .connected(let lastSeq):
-                Terminal.error("subscribed to \(endpoints.feedEndpoint) (last seq \(lastSeq))")
+                Terminal.error("subscribed to \(source.endpoint) (last seq \(lastSeq))")
             case .didSave(let save):
                 Terminal.line(format == .json ? save.jsonLine : save.textLine)
                 seen += 1
