@@ -15,13 +15,11 @@ public struct DemoRunner: Sendable {
         public var storePath: String
 
         public var rowsPerSecond: Double {
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            return seconds > 0 ? Double(rowsCommitted) / seconds : 0
+            elapsed.seconds > 0 ? Double(rowsCommitted) / elapsed.seconds : 0
         }
 
         public var line: String {
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            return "demo: \(rowsCommitted) rows committed in \(String(format: "%.2f", seconds)) s "
+            return "demo: \(rowsCommitted) rows committed in \(String(format: "%.2f", elapsed.seconds)) s "
                 + "(\(Int(rowsPerSecond)) rows/s), \(eventsSeen) didSave events seen, \(users) users, store \(storePath)"
         }
     }
@@ -98,10 +96,10 @@ public struct DemoRunner: Sendable {
             Terminal.progress(
                 Terminal.progressBar(done: UInt64(pullRequests), total: UInt64(rows), unit: "pull requests"))
             let status = try await client.batchStatus(pushed.batch)
-            if status.failedJobs > 0 {
+            if status.deadJobs > 0 {
                 Terminal.endProgress("")
-                let first = status.failures.first.map { "job \($0.jobID): \($0.message)" } ?? ""
-                throw CoordinatorStartError(message: "\(status.failedJobs) import jobs failed; \(first)")
+                let first = status.dead.first.map { "job \($0.jobID): \($0.message)" } ?? ""
+                throw CoordinatorStartError(message: "\(status.deadJobs) import jobs failed; \(first)")
             }
             if status.doneJobs == status.totalJobs {
                 finishedAt = finishedAt ?? .now

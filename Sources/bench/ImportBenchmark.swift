@@ -49,8 +49,8 @@ struct ImportBenchmark {
             let pushed = try await ImportPusher(client: client).push(specs)
             let status = try await client.waitForBatch(pushed.batch, every: .milliseconds(20))
             let elapsed = ContinuousClock.now - started
-            guard status.failedJobs == 0, status.doneRows == UInt64(rows) else {
-                throw BaselineError("import finished with \(status.failedJobs) failed jobs; see \(log.path)")
+            guard status.deadJobs == 0, status.doneRows == UInt64(rows) else {
+                throw BaselineError("import finished with \(status.deadJobs) failed jobs; see \(log.path)")
             }
             let peak = ProcessMemory.peakResidentBytes(pid: coordinator.pid)
             await client.close()

@@ -27,7 +27,3 @@ struct Figure {
         return String(format: "%.3f", value)
     }
 }
-
-extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
-}

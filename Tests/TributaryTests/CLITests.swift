@@ -108,7 +108,7 @@ struct CLITests {
             #expect(failing.status == 1)
             #expect(
                 failing.error.contains(
-                    "failed: line 1: 'PullRequest.additions' is int: expected an integer, got a string"),
+                    "failed (dead after 1 attempt): line 1: 'PullRequest.additions' is int: expected an integer, got a string"),
                 "\(failing.error)")
 
             let unknown = try await Binaries.run(
@@ -120,7 +120,7 @@ struct CLITests {
             #expect(status.status == 0)
             let json = try #require(try JSONSerialization.jsonObject(with: Data(status.output.utf8)) as? [String: Any])
             let jobCounts = try #require(json["jobs"] as? [String: Any])
-            #expect(jobCounts["done"] as? Int == 3 && jobCounts["failed"] as? Int == 1)
+            #expect(jobCounts["done"] as? Int == 3 && jobCounts["dead"] as? Int == 1)
             #expect((json["workers"] as? [Any])?.count == 2)
         }
         #expect(exitStatus == 0)

@@ -62,7 +62,7 @@ struct ImportIntegrationTests {
             return (events, status)
         }
         #expect(exitStatus == 0, "the coordinator stops cleanly on SIGTERM")
-        #expect(status.doneJobs == 40 && status.failedJobs == 0 && status.doneRows == 10_000)
+        #expect(status.doneJobs == 40 && status.deadJobs == 0 && status.doneRows == 10_000)
 
         let store = try DatabaseQueue(path: directory.path("store.sqlite"))
         try await store.read { db in
@@ -144,7 +144,7 @@ struct ImportIntegrationTests {
             return status
         }
         #expect(exitStatus == 0)
-        #expect(status.doneJobs == 50 && status.failedJobs == 0 && status.doneRows == 5_000)
+        #expect(status.doneJobs == 50 && status.deadJobs == 0 && status.doneRows == 5_000)
         let count = try await DatabaseQueue(path: directory.path("store.sqlite")).read { db in
             try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM PullRequest")
         }

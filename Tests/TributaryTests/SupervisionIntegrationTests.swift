@@ -29,7 +29,7 @@ struct SupervisionIntegrationTests {
             return status
         }
         #expect(exitStatus == 0)
-        #expect(status.doneJobs == 40 && status.failedJobs == 0 && status.doneRows == 4_000)
+        #expect(status.doneJobs == 40 && status.deadJobs == 0 && status.doneRows == 4_000)
         try await DatabaseQueue(path: directory.path("store.sqlite")).read { db in
             #expect(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM PullRequest") == 4_000)
             // Applied once: a batch applied twice would have updated its rows, raising their version.

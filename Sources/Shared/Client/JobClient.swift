@@ -53,7 +53,7 @@ public final class JobClient: Sendable {
         while true {
             let status = try await batchStatus(batch)
             progress(status)
-            if status.doneJobs + status.failedJobs >= status.totalJobs { return status }
+            if status.doneJobs + status.deadJobs >= status.totalJobs { return status }
             try await Task.sleep(for: interval)
         }
     }

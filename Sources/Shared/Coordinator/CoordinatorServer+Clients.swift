@@ -58,7 +58,7 @@ extension CoordinatorServer {
                     $0.state = worker.state
                     let silence = now - worker.lastSeen
                     $0.secondsSinceHeartbeat =
-                        Double(silence.components.seconds) + Double(silence.components.attoseconds) / 1e18
+                        silence.seconds
                     $0.currentJobID = UInt64(worker.jobs.min() ?? 0)
                 }
             }

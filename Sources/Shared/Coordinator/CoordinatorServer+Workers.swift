@@ -94,16 +94,25 @@ extension CoordinatorServer {
         logger.warning(
             "job failed",
             metadata: ["job": "\(failure.jobID)", "worker": "\(worker.id)", "error": "\(failure.message)"])
-        try await store.failJob(
-            id: Int64(failure.jobID), attempt: Int(failure.attempt), worker: worker.id, message: failure.message)
+        let outcome = try await store.failJob(
+            id: Int64(failure.jobID), attempt: Int(failure.attempt), worker: worker.id, message: failure.message,
+            permanent: failure.permanent)
+        if let outcome {
+            logger.notice("job attempt failed", metadata: ["job": "\(failure.jobID)", "outcome": "\(outcome)"])
+        }
         workers[peer]?.jobs.remove(Int64(failure.jobID))
     }
 
     /// Forgets a worker and returns its jobs to the queue.
-    func workerLeft(_ peer: Data, reason: String) async throws {
+    /// - Parameter handsBack: the worker gave its unstarted jobs back (a goodbye): they go back without counting
+    ///   an attempt. Otherwise each running job's attempt counts as failed.
+    func workerLeft(_ peer: Data, reason: String, handsBack: Bool = false) async throws {
         guard let worker = workers[peer] else { return }
         // Re-queue first: if the store refuses, the worker stays known and the next reap tries again.
-        let requeued = try await store.requeueJobs(of: worker.id)
+        let requeued =
+            handsBack
+            ? try await store.releaseJobs(of: worker.id)
+            : try await store.requeueJobs(of: worker.id, reason: "attempt lost: worker \(worker.id) \(reason)")
         if workers[peer]?.id == worker.id {
             workers.remove(peer)
             activity.forget(peer)
@@ -174,7 +183,7 @@ extension CoordinatorServer {
             }
             guard stillThere else {
                 // The worker left (or registered anew) while the claim was being written: the jobs go back.
-                try await store.requeueJobs(of: worker.id)
+                try await store.releaseJobs(of: worker.id)
                 continue
             }
             for job in jobs {

@@ -172,7 +172,7 @@ public actor CoordinatorServer {
             group.append(save, from: peer, worker: try requireWorker(peer).id, requestID: requestID)
             await commit(&group)
         case .jobFailed(let failure): try await jobFailed(failure, from: peer)
-        case .workerBye: try await workerLeft(peer, reason: "said goodbye")
+        case .workerBye: try await workerLeft(peer, reason: "said goodbye", handsBack: true)
         case .pushJobs(let push): try await pushJobs(push, from: peer, requestID: requestID)
         case .statusRequest: try await status(from: peer, requestID: requestID)
         case .batchStatusRequest(let request): try await batchStatus(request, from: peer, requestID: requestID)
@@ -192,6 +192,14 @@ public actor CoordinatorServer {
         while !Task.isCancelled && !stopping {
             publishFeedHeartbeat()
             await reapSilentWorkers()
+            // Retries and delayed jobs become due with time, not with a message: look for them each tick.
+            if workers.anyHasCredit {
+                do {
+                    try await dispatch()
+                } catch {
+                    logger.error("dispatch failed", metadata: ["error": "\(error)"])
+                }
+            }
             try? await Task.sleep(for: configuration.feedHeartbeatInterval)
         }
     }

@@ -68,6 +68,9 @@ struct WorkerRegistry {
         return nil
     }
 
+    /// Whether some worker could take a job now.
+    var anyHasCredit: Bool { workers.values.contains { $0.credit > 0 } }
+
     /// Workers silent for longer than their liveness allows.
     func expired(now: ContinuousClock.Instant, liveness: UInt32, activity: PeerActivity) -> [WorkerRecord] {
         workers.values.filter { isExpired($0, now: now, liveness: liveness, activity: activity) }

@@ -493,6 +493,9 @@ public nonisolated struct Tributary_V1_JobFailed: Sendable {
 
   public var message: String = String()
 
+  /// retrying cannot help (bad input): the job is dead at once
+  public var permanent: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -661,6 +664,15 @@ public nonisolated struct Tributary_V1_JobSpec: Sendable {
   /// units of progress when done (rows, for "import")
   public var total: UInt64 = 0
 
+  /// attempts before the job is dead; 0 = the default, 20
+  public var maxAttempts: UInt32 = 0
+
+  /// first retry delay; doubles per attempt; 0 = the default, 1,000
+  public var backoffBaseMs: UInt32 = 0
+
+  /// longest retry delay; 0 = the default, 600,000 (10 minutes)
+  public var backoffCapMs: UInt32 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -733,13 +745,15 @@ public nonisolated struct Tributary_V1_JobCounts: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
+  /// including jobs waiting for a retry
   public var queued: UInt64 = 0
 
   public var running: UInt64 = 0
 
   public var done: UInt64 = 0
 
-  public var failed: UInt64 = 0
+  /// failed permanently, or on their last attempt
+  public var dead: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -785,14 +799,17 @@ public nonisolated struct Tributary_V1_BatchStatusRequest: Sendable {
   public init() {}
 }
 
-public nonisolated struct Tributary_V1_FailedJob: Sendable {
+public nonisolated struct Tributary_V1_DeadJob: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   public var jobID: UInt64 = 0
 
+  /// the last attempt's error
   public var message: String = String()
+
+  public var attempts: UInt32 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -810,13 +827,13 @@ public nonisolated struct Tributary_V1_BatchStatusReply: Sendable {
 
   public var doneJobs: UInt64 = 0
 
-  public var failedJobs: UInt64 = 0
+  public var deadJobs: UInt64 = 0
 
   public var totalRows: UInt64 = 0
 
   public var doneRows: UInt64 = 0
 
-  public var failures: [Tributary_V1_FailedJob] = []
+  public var dead: [Tributary_V1_DeadJob] = []
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1477,7 +1494,7 @@ nonisolated extension Tributary_V1_JobAssignment: SwiftProtobuf.Message, SwiftPr
 
 nonisolated extension Tributary_V1_JobFailed: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".JobFailed"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}job_id\0\u{1}attempt\0\u{1}message\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}job_id\0\u{1}attempt\0\u{1}message\0\u{1}permanent\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1488,6 +1505,7 @@ nonisolated extension Tributary_V1_JobFailed: SwiftProtobuf.Message, SwiftProtob
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.jobID) }()
       case 2: try { try decoder.decodeSingularUInt32Field(value: &self.attempt) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self.message) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.permanent) }()
       default: break
       }
     }
@@ -1503,6 +1521,9 @@ nonisolated extension Tributary_V1_JobFailed: SwiftProtobuf.Message, SwiftProtob
     if !self.message.isEmpty {
       try visitor.visitSingularStringField(value: self.message, fieldNumber: 3)
     }
+    if self.permanent != false {
+      try visitor.visitSingularBoolField(value: self.permanent, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1510,6 +1531,7 @@ nonisolated extension Tributary_V1_JobFailed: SwiftProtobuf.Message, SwiftProtob
     if lhs.jobID != rhs.jobID {return false}
     if lhs.attempt != rhs.attempt {return false}
     if lhs.message != rhs.message {return false}
+    if lhs.permanent != rhs.permanent {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1806,7 +1828,7 @@ nonisolated extension Tributary_V1_Column: SwiftProtobuf.Message, SwiftProtobuf.
 
 nonisolated extension Tributary_V1_JobSpec: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".JobSpec"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{1}payload\0\u{1}arguments\0\u{1}total\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{1}payload\0\u{1}arguments\0\u{1}total\0\u{3}max_attempts\0\u{3}backoff_base_ms\0\u{3}backoff_cap_ms\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1818,6 +1840,9 @@ nonisolated extension Tributary_V1_JobSpec: SwiftProtobuf.Message, SwiftProtobuf
       case 2: try { try decoder.decodeSingularBytesField(value: &self.payload) }()
       case 3: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: &self.arguments) }()
       case 4: try { try decoder.decodeSingularUInt64Field(value: &self.total) }()
+      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.maxAttempts) }()
+      case 6: try { try decoder.decodeSingularUInt32Field(value: &self.backoffBaseMs) }()
+      case 7: try { try decoder.decodeSingularUInt32Field(value: &self.backoffCapMs) }()
       default: break
       }
     }
@@ -1836,6 +1861,15 @@ nonisolated extension Tributary_V1_JobSpec: SwiftProtobuf.Message, SwiftProtobuf
     if self.total != 0 {
       try visitor.visitSingularUInt64Field(value: self.total, fieldNumber: 4)
     }
+    if self.maxAttempts != 0 {
+      try visitor.visitSingularUInt32Field(value: self.maxAttempts, fieldNumber: 5)
+    }
+    if self.backoffBaseMs != 0 {
+      try visitor.visitSingularUInt32Field(value: self.backoffBaseMs, fieldNumber: 6)
+    }
+    if self.backoffCapMs != 0 {
+      try visitor.visitSingularUInt32Field(value: self.backoffCapMs, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1844,6 +1878,9 @@ nonisolated extension Tributary_V1_JobSpec: SwiftProtobuf.Message, SwiftProtobuf
     if lhs.payload != rhs.payload {return false}
     if lhs.arguments != rhs.arguments {return false}
     if lhs.total != rhs.total {return false}
+    if lhs.maxAttempts != rhs.maxAttempts {return false}
+    if lhs.backoffBaseMs != rhs.backoffBaseMs {return false}
+    if lhs.backoffCapMs != rhs.backoffCapMs {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1995,7 +2032,7 @@ nonisolated extension Tributary_V1_WorkerInfo: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Tributary_V1_JobCounts: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".JobCounts"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}queued\0\u{1}running\0\u{1}done\0\u{1}failed\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}queued\0\u{1}running\0\u{1}done\0\u{1}dead\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2006,7 +2043,7 @@ nonisolated extension Tributary_V1_JobCounts: SwiftProtobuf.Message, SwiftProtob
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.queued) }()
       case 2: try { try decoder.decodeSingularUInt64Field(value: &self.running) }()
       case 3: try { try decoder.decodeSingularUInt64Field(value: &self.done) }()
-      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.failed) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.dead) }()
       default: break
       }
     }
@@ -2022,8 +2059,8 @@ nonisolated extension Tributary_V1_JobCounts: SwiftProtobuf.Message, SwiftProtob
     if self.done != 0 {
       try visitor.visitSingularUInt64Field(value: self.done, fieldNumber: 3)
     }
-    if self.failed != 0 {
-      try visitor.visitSingularUInt64Field(value: self.failed, fieldNumber: 4)
+    if self.dead != 0 {
+      try visitor.visitSingularUInt64Field(value: self.dead, fieldNumber: 4)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -2032,7 +2069,7 @@ nonisolated extension Tributary_V1_JobCounts: SwiftProtobuf.Message, SwiftProtob
     if lhs.queued != rhs.queued {return false}
     if lhs.running != rhs.running {return false}
     if lhs.done != rhs.done {return false}
-    if lhs.failed != rhs.failed {return false}
+    if lhs.dead != rhs.dead {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2117,9 +2154,9 @@ nonisolated extension Tributary_V1_BatchStatusRequest: SwiftProtobuf.Message, Sw
   }
 }
 
-nonisolated extension Tributary_V1_FailedJob: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".FailedJob"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}job_id\0\u{1}message\0")
+nonisolated extension Tributary_V1_DeadJob: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".DeadJob"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}job_id\0\u{1}message\0\u{1}attempts\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2129,6 +2166,7 @@ nonisolated extension Tributary_V1_FailedJob: SwiftProtobuf.Message, SwiftProtob
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.jobID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.message) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.attempts) }()
       default: break
       }
     }
@@ -2141,12 +2179,16 @@ nonisolated extension Tributary_V1_FailedJob: SwiftProtobuf.Message, SwiftProtob
     if !self.message.isEmpty {
       try visitor.visitSingularStringField(value: self.message, fieldNumber: 2)
     }
+    if self.attempts != 0 {
+      try visitor.visitSingularUInt32Field(value: self.attempts, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Tributary_V1_FailedJob, rhs: Tributary_V1_FailedJob) -> Bool {
+  public static func ==(lhs: Tributary_V1_DeadJob, rhs: Tributary_V1_DeadJob) -> Bool {
     if lhs.jobID != rhs.jobID {return false}
     if lhs.message != rhs.message {return false}
+    if lhs.attempts != rhs.attempts {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2154,7 +2196,7 @@ nonisolated extension Tributary_V1_FailedJob: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Tributary_V1_BatchStatusReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".BatchStatusReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}batch\0\u{3}total_jobs\0\u{3}done_jobs\0\u{3}failed_jobs\0\u{3}total_rows\0\u{3}done_rows\0\u{1}failures\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}batch\0\u{3}total_jobs\0\u{3}done_jobs\0\u{3}dead_jobs\0\u{3}total_rows\0\u{3}done_rows\0\u{1}dead\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2165,10 +2207,10 @@ nonisolated extension Tributary_V1_BatchStatusReply: SwiftProtobuf.Message, Swif
       case 1: try { try decoder.decodeSingularStringField(value: &self.batch) }()
       case 2: try { try decoder.decodeSingularUInt64Field(value: &self.totalJobs) }()
       case 3: try { try decoder.decodeSingularUInt64Field(value: &self.doneJobs) }()
-      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.failedJobs) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.deadJobs) }()
       case 5: try { try decoder.decodeSingularUInt64Field(value: &self.totalRows) }()
       case 6: try { try decoder.decodeSingularUInt64Field(value: &self.doneRows) }()
-      case 7: try { try decoder.decodeRepeatedMessageField(value: &self.failures) }()
+      case 7: try { try decoder.decodeRepeatedMessageField(value: &self.dead) }()
       default: break
       }
     }
@@ -2184,8 +2226,8 @@ nonisolated extension Tributary_V1_BatchStatusReply: SwiftProtobuf.Message, Swif
     if self.doneJobs != 0 {
       try visitor.visitSingularUInt64Field(value: self.doneJobs, fieldNumber: 3)
     }
-    if self.failedJobs != 0 {
-      try visitor.visitSingularUInt64Field(value: self.failedJobs, fieldNumber: 4)
+    if self.deadJobs != 0 {
+      try visitor.visitSingularUInt64Field(value: self.deadJobs, fieldNumber: 4)
     }
     if self.totalRows != 0 {
       try visitor.visitSingularUInt64Field(value: self.totalRows, fieldNumber: 5)
@@ -2193,8 +2235,8 @@ nonisolated extension Tributary_V1_BatchStatusReply: SwiftProtobuf.Message, Swif
     if self.doneRows != 0 {
       try visitor.visitSingularUInt64Field(value: self.doneRows, fieldNumber: 6)
     }
-    if !self.failures.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.failures, fieldNumber: 7)
+    if !self.dead.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.dead, fieldNumber: 7)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -2203,10 +2245,10 @@ nonisolated extension Tributary_V1_BatchStatusReply: SwiftProtobuf.Message, Swif
     if lhs.batch != rhs.batch {return false}
     if lhs.totalJobs != rhs.totalJobs {return false}
     if lhs.doneJobs != rhs.doneJobs {return false}
-    if lhs.failedJobs != rhs.failedJobs {return false}
+    if lhs.deadJobs != rhs.deadJobs {return false}
     if lhs.totalRows != rhs.totalRows {return false}
     if lhs.doneRows != rhs.doneRows {return false}
-    if lhs.failures != rhs.failures {return false}
+    if lhs.dead != rhs.dead {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1,6 +1,22 @@
 import Foundation
 import GRDB
 
+/// What a failed attempt did to its job.
+public enum JobFailureOutcome: Sendable, Equatable {
+    /// Queued again, to run no earlier than this.
+    case retrying(at: Date)
+    /// Dead: kept with its error history, not run again.
+    case dead
+}
+
+/// One failed attempt in a job's error history (`tributary_jobs.errors`, a JSON array).
+public struct JobErrorRecord: Codable, Sendable, Equatable {
+    public let attempt: Int
+    /// Seconds since 1970.
+    public let at: Double
+    public let message: String
+}
+
 /// A job the queue handed to a worker.
 public struct ClaimedJob: Sendable {
     public let id: Int64
@@ -17,16 +33,19 @@ extension RootStore {
         return try await pool.write { db in
             let insert = try db.cachedStatement(
                 sql: """
-                    INSERT INTO tributary_jobs (batch, kind, arguments, total, created_at, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?)
+                    INSERT INTO tributary_jobs (batch, kind, arguments, total, created_at, updated_at,
+                        max_attempts, backoff_base_ms, backoff_cap_ms)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """)
             let insertPayload = try db.cachedStatement(
                 sql: "INSERT INTO tributary_payloads (job_id, payload) VALUES (?, ?)")
             var ids: [Int64] = []
             ids.reserveCapacity(specs.count)
             for spec in specs {
+                let policy = RetryPolicy(spec)
                 try insert.execute(arguments: [
                     batch, spec.kind, Self.encodeArguments(spec.arguments), Int64(spec.total), now, now,
+                    policy.maxAttempts, Int64(policy.base.seconds * 1000), Int64(policy.cap.seconds * 1000),
                 ])
                 let id = db.lastInsertedRowID
                 if !spec.payload.isEmpty { try insertPayload.execute(arguments: [id, spec.payload]) }
@@ -57,12 +76,13 @@ extension RootStore {
             let claim = try db.cachedStatement(
                 sql: """
                     UPDATE tributary_jobs SET state = 'running', attempt = attempt + 1, worker = ?, updated_at = ?
-                    WHERE id IN (SELECT id FROM tributary_jobs WHERE state = 'queued'
+                    WHERE id IN (SELECT id FROM tributary_jobs WHERE state = 'queued' AND run_at <= ?
                                  AND kind IN (\(SQL.placeholders(kinds.count))) ORDER BY id LIMIT ?)
                     RETURNING id, attempt, kind, arguments, total, committed_batches
                     """)
             let rows = try Row.fetchAll(
-                claim, arguments: StatementArguments([worker, now] as [any DatabaseValueConvertible] + kinds + [limit]))
+                claim,
+                arguments: StatementArguments([worker, now, now] as [any DatabaseValueConvertible] + kinds + [limit]))
             let payload = try db.cachedStatement(sql: "SELECT payload FROM tributary_payloads WHERE job_id = ?")
             return try rows.map { row -> ClaimedJob in
                 let id: Int64 = row["id"]
@@ -77,34 +97,99 @@ extension RootStore {
         }
     }
 
-    /// Marks a running job failed with the worker's message, if that attempt still holds it.
-    public func failJob(id: Int64, attempt: Int, worker: String, message: String) async throws {
-        let now = Date().timeIntervalSince1970
+    /// Records a failed attempt, if that attempt still holds the job: the job goes back to the queue after its
+    /// retry delay, or is dead when the failure is permanent or the attempt was its last.
+    /// - Returns: what became of the job, or nil when the attempt no longer held it.
+    @discardableResult
+    public func failJob(id: Int64, attempt: Int, worker: String, message: String, permanent: Bool) async throws
+        -> JobFailureOutcome?
+    {
         try await pool.write { db in
-            try db.execute(
-                sql: """
-                    UPDATE tributary_jobs SET state = 'failed', error = ?, worker = NULL, updated_at = ?
-                    WHERE id = ? AND attempt = ? AND worker = ? AND state = 'running'
-                    """, arguments: [message, now, id, attempt, worker])
-            guard db.changesCount > 0 else { return }
-            try db.execute(
-                sql: """
-                    UPDATE tributary_batches SET failed_jobs = failed_jobs + 1
-                    WHERE batch = (SELECT batch FROM tributary_jobs WHERE id = ?)
-                    """, arguments: [id])
+            guard
+                let job = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT batch, errors, max_attempts, backoff_base_ms, backoff_cap_ms FROM tributary_jobs
+                        WHERE id = ? AND attempt = ? AND worker = ? AND state = 'running'
+                        """, arguments: [id, attempt, worker])
+            else { return nil }
+            return try Self.recordFailure(
+                db, job: job, id: id, attempt: attempt, message: message, permanent: permanent)
         }
     }
 
-    /// Returns a worker's running jobs to the queue (the worker left or died).
-    /// - Returns: how many jobs were re-queued.
+    /// Returns a worker's running jobs to the queue (the worker left or died). A lost attempt counts: a job that
+    /// keeps losing its worker (one that crashes it, say) is dead after its last attempt instead of looping.
+    /// - Returns: how many jobs went back to the queue.
     @discardableResult
-    public func requeueJobs(of worker: String) async throws -> Int {
+    public func requeueJobs(of worker: String, reason: String = "its worker was lost") async throws -> Int {
+        try await pool.write { db in
+            let jobs = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, attempt, batch, errors, max_attempts, backoff_base_ms, backoff_cap_ms
+                    FROM tributary_jobs WHERE state = 'running' AND worker = ?
+                    """, arguments: [worker])
+            var requeued = 0
+            for job in jobs {
+                let id: Int64 = job["id"]
+                let attempt: Int = job["attempt"]
+                let outcome = try Self.recordFailure(
+                    db, job: job, id: id, attempt: attempt, message: reason, permanent: false, retryAt: 0)
+                if case .retrying = outcome { requeued += 1 }
+            }
+            return requeued
+        }
+    }
+
+    /// Hands a worker's running jobs back to the queue without counting their attempts: for jobs the worker
+    /// never started (it said goodbye after finishing the ones it ran, or left while they were being claimed).
+    /// - Returns: how many jobs went back.
+    @discardableResult
+    public func releaseJobs(of worker: String) async throws -> Int {
         try await pool.write { db in
             try db.execute(
-                sql: "UPDATE tributary_jobs SET state = 'queued', worker = NULL WHERE state = 'running' AND worker = ?",
-                arguments: [worker])
+                sql: """
+                    UPDATE tributary_jobs SET state = 'queued', worker = NULL, attempt = MAX(attempt - 1, 0)
+                    WHERE state = 'running' AND worker = ?
+                    """, arguments: [worker])
             return db.changesCount
         }
+    }
+
+    /// Appends the error to the job's history and moves it on: back to the queue at `retryAt` (the policy's
+    /// delay when nil), or dead.
+    private static func recordFailure(
+        _ db: Database, job: Row, id: Int64, attempt: Int, message: String, permanent: Bool, retryAt: Double? = nil
+    ) throws -> JobFailureOutcome {
+        let now = Date().timeIntervalSince1970
+        var errors =
+            (try? JSONDecoder().decode([JobErrorRecord].self, from: Data((job["errors"] as String).utf8))) ?? []
+        errors.append(JobErrorRecord(attempt: attempt, at: now, message: message))
+        let history = String(decoding: (try? JSONEncoder().encode(errors)) ?? Data("[]".utf8), as: UTF8.self)
+        let policy = RetryPolicy(
+            maxAttempts: job["max_attempts"], base: .milliseconds(job["backoff_base_ms"] as Int64),
+            cap: .milliseconds(job["backoff_cap_ms"] as Int64))
+        if permanent || attempt >= policy.maxAttempts {
+            try db.execute(
+                sql: """
+                    UPDATE tributary_jobs SET state = 'dead', error = ?, errors = ?, worker = NULL, updated_at = ?
+                    WHERE id = ?
+                    """, arguments: [message, history, now, id])
+            try db.execute(
+                sql: "UPDATE tributary_batches SET dead_jobs = dead_jobs + 1 WHERE batch = ?",
+                arguments: [job["batch"] as String])
+            return .dead
+        }
+        var random = SystemRandomNumberGenerator()
+        let runAt = retryAt ?? now + policy.delay(afterAttempt: attempt, using: &random).seconds
+        try db.execute(
+            sql: """
+                UPDATE tributary_jobs SET state = 'queued', error = ?, errors = ?, worker = NULL, run_at = ?,
+                    updated_at = ?
+                WHERE id = ?
+                """, arguments: [message, history, runAt, now, id])
+        return .retrying(at: Date(timeIntervalSince1970: runAt))
     }
 
     static func encodeArguments(_ arguments: [String: String]) -> String {

@@ -12,7 +12,7 @@ extension RootStore {
                 case "queued": counts.queued = count
                 case "running": counts.running = count
                 case "done": counts.done = count
-                case "failed": counts.failed = count
+                case "dead": counts.dead = count
                 default: break
                 }
             }
@@ -28,24 +28,26 @@ extension RootStore {
             if let row = try Row.fetchOne(
                 db,
                 sql: """
-                    SELECT total_jobs, done_jobs, failed_jobs, total_rows, done_rows FROM tributary_batches
+                    SELECT total_jobs, done_jobs, dead_jobs, total_rows, done_rows FROM tributary_batches
                     WHERE batch = ?
                     """, arguments: [batch])
             {
                 reply.totalJobs = UInt64(max(0, row["total_jobs"] as Int64))
                 reply.doneJobs = UInt64(max(0, row["done_jobs"] as Int64))
-                reply.failedJobs = UInt64(max(0, row["failed_jobs"] as Int64))
+                reply.deadJobs = UInt64(max(0, row["dead_jobs"] as Int64))
                 reply.totalRows = UInt64(max(0, row["total_rows"] as Int64))
                 reply.doneRows = UInt64(max(0, row["done_rows"] as Int64))
             }
-            reply.failures = try Row.fetchAll(
+            reply.dead = try Row.fetchAll(
                 db,
-                sql: "SELECT id, error FROM tributary_jobs WHERE batch = ? AND state = 'failed' ORDER BY id LIMIT 50",
+                sql:
+                    "SELECT id, error, attempt FROM tributary_jobs WHERE batch = ? AND state = 'dead' ORDER BY id LIMIT 50",
                 arguments: [batch]
             ).map { row in
-                Tributary_V1_FailedJob.with {
+                Tributary_V1_DeadJob.with {
                     $0.jobID = UInt64(row["id"] as Int64)
                     $0.message = row["error"] ?? ""
+                    $0.attempts = UInt32(clamping: row["attempt"] as Int64)
                 }
             }
             return reply

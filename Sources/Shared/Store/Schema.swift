@@ -22,6 +22,11 @@ enum Schema {
                     committed_batches INTEGER NOT NULL DEFAULT 0,
                     worker TEXT,
                     error TEXT,
+                    errors TEXT NOT NULL DEFAULT '[]',
+                    max_attempts INTEGER NOT NULL DEFAULT 20,
+                    backoff_base_ms INTEGER NOT NULL DEFAULT 1000,
+                    backoff_cap_ms INTEGER NOT NULL DEFAULT 600000,
+                    run_at REAL NOT NULL DEFAULT 0,
                     created_at REAL NOT NULL,
                     updated_at REAL NOT NULL);
                 CREATE INDEX IF NOT EXISTS tributary_jobs_by_state ON tributary_jobs(state, id);
@@ -32,7 +37,7 @@ enum Schema {
                     batch TEXT PRIMARY KEY NOT NULL,
                     total_jobs INTEGER NOT NULL DEFAULT 0,
                     done_jobs INTEGER NOT NULL DEFAULT 0,
-                    failed_jobs INTEGER NOT NULL DEFAULT 0,
+                    dead_jobs INTEGER NOT NULL DEFAULT 0,
                     total_rows INTEGER NOT NULL DEFAULT 0,
                     done_rows INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
                 -- Payloads live apart from the hot job rows: a job row is updated on every claim and batch, and

@@ -120,18 +120,21 @@ public struct WorkerService: Service {
             logger.notice("job lease lost", metadata: metadata)
         } catch {
             logger.warning("job failed", metadata: metadata.merging(["error": "\(error)"]) { $1 })
-            fail(assignment, "\(error)", connection)
+            fail(assignment, "\(error)", connection, permanent: JobErrors.isPermanent(error))
         }
     }
 
-    private func fail(_ assignment: Tributary_V1_JobAssignment, _ message: String, _ connection: CoordinatorConnection)
-    {
+    private func fail(
+        _ assignment: Tributary_V1_JobAssignment, _ message: String, _ connection: CoordinatorConnection,
+        permanent: Bool = false
+    ) {
         connection.send(
             .jobFailed(
                 .with {
                     $0.jobID = assignment.jobID
                     $0.attempt = assignment.attempt
                     $0.message = message
+                    $0.permanent = permanent
                 }))
     }
 }

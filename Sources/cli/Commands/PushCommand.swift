@@ -55,8 +55,11 @@ struct PushImportCommand: AsyncParsableCommand {
         }
         Terminal.endProgress(Terminal.progressBar(done: final.doneRows, total: final.totalRows, unit: "rows"))
         await client.close()
-        if final.failedJobs > 0 {
-            for failure in final.failures { Terminal.error("job \(failure.jobID) failed: \(failure.message)") }
+        if final.deadJobs > 0 {
+            for job in final.dead {
+                let attempts = job.attempts == 1 ? "1 attempt" : "\(job.attempts) attempts"
+                Terminal.error("job \(job.jobID) failed (dead after \(attempts)): \(job.message)")
+            }
             throw ExitCode(1)
         }
         Terminal.line("done: \(final.doneJobs) jobs, \(final.doneRows) rows")

@@ -28,7 +28,7 @@ struct StatusCommand: AsyncParsableCommand {
         Terminal.line("last seq  \(status.lastSeq)")
         let jobs = status.jobs
         Terminal.line(
-            "jobs      queued \(jobs.queued)  running \(jobs.running)  done \(jobs.done)  failed \(jobs.failed)")
+            "jobs      queued \(jobs.queued)  running \(jobs.running)  done \(jobs.done)  dead \(jobs.dead)")
         Terminal.line("workers   \(status.workers.count)")
         for worker in status.workers {
             let job = worker.currentJobID == 0 ? "" : "  job \(worker.currentJobID)"

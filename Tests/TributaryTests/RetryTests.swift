@@ -1,0 +1,158 @@
+import Foundation
+import GRDB
+import Logging
+import Testing
+
+@testable import Tributary
+
+@Suite("Retries: backoff, dead jobs, lost workers")
+struct RetryTests {
+    @Test("the retry delay doubles from the base, stays in the upper half of that (jitter), and stops at the cap")
+    func backoff() {
+        let policy = RetryPolicy(maxAttempts: 10, base: .seconds(1), cap: .seconds(30))
+        var random = SystemRandomNumberGenerator()
+        for attempt in 1...8 {
+            let full = min(30, pow(2, Double(attempt - 1)))
+            for _ in 0..<50 {
+                let delay = policy.delay(afterAttempt: attempt, using: &random).seconds
+                #expect(delay >= full / 2 && delay <= full, "attempt \(attempt): \(delay)")
+            }
+        }
+        #expect(RetryPolicy(Tributary_V1_JobSpec()) == .default)
+    }
+
+    func store(_ directory: TemporaryDirectory) throws -> RootStore {
+        try RootStore.open(path: directory.path("store.sqlite"), model: DemoData.model)
+    }
+
+    func push(_ store: RootStore, maxAttempts: UInt32 = 3, baseMs: UInt32 = 60_000) async throws -> Int64 {
+        try await store.pushJobs(
+            [
+                Tributary_V1_JobSpec.with {
+                    $0.kind = "noop"
+                    $0.maxAttempts = maxAttempts
+                    $0.backoffBaseMs = baseMs
+                }
+            ], batch: "b")[0]
+    }
+
+    @Test("a failed attempt waits out its backoff, and the last attempt's failure makes the job dead, with history")
+    func retryThenDead() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try store(directory)
+        let id = try await push(store, maxAttempts: 2)
+        let first = try #require(try await store.claimJob(for: "w1", kinds: ["noop"]))
+        let outcome = try await store.failJob(
+            id: id, attempt: first.attempt, worker: "w1", message: "boom 1", permanent: false)
+        guard case .retrying(let at) = outcome else {
+            Issue.record("expected a retry, got \(String(describing: outcome))")
+            return
+        }
+        #expect(at.timeIntervalSinceNow > 25 && at.timeIntervalSinceNow <= 60)
+        #expect(try await store.claimJob(for: "w1", kinds: ["noop"]) == nil, "not before its retry time")
+
+        // Make it due, run the last attempt, fail it.
+        try await store.pool.write { try $0.execute(sql: "UPDATE tributary_jobs SET run_at = 0") }
+        let second = try #require(try await store.claimJob(for: "w1", kinds: ["noop"]))
+        #expect(second.attempt == 2)
+        let last = try await store.failJob(id: id, attempt: 2, worker: "w1", message: "boom 2", permanent: false)
+        #expect(last == .dead)
+        let (state, errors) = try await store.pool.read { db in
+            let row = try #require(
+                try Row.fetchOne(db, sql: "SELECT state, errors FROM tributary_jobs WHERE id = ?", arguments: [id]))
+            return (row["state"] as String, row["errors"] as String)
+        }
+        #expect(state == "dead")
+        let history = try JSONDecoder().decode([JobErrorRecord].self, from: Data(errors.utf8))
+        #expect(history.map(\.message) == ["boom 1", "boom 2"] && history.map(\.attempt) == [1, 2])
+        #expect(try await store.batchStatus("b").deadJobs == 1)
+        #expect(try await store.batchStatus("b").dead.first?.attempts == 2)
+    }
+
+    @Test("a permanent failure makes the job dead at once; a stale attempt's failure changes nothing")
+    func permanentAndStale() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try store(directory)
+        let id = try await push(store, maxAttempts: 20)
+        let job = try #require(try await store.claimJob(for: "w1", kinds: ["noop"]))
+        #expect(
+            try await store.failJob(id: id, attempt: job.attempt + 1, worker: "w1", message: "x", permanent: false)
+                == nil)
+        #expect(
+            try await store.failJob(id: id, attempt: job.attempt, worker: "w2", message: "x", permanent: false) == nil)
+        #expect(
+            try await store.failJob(id: id, attempt: job.attempt, worker: "w1", message: "bad row", permanent: true)
+                == .dead)
+    }
+
+    @Test(
+        "a lost worker's attempt counts, so a job that keeps losing its worker ends dead; handing back does not count")
+    func lostWorkers() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try store(directory)
+        let id = try await push(store, maxAttempts: 2)
+        _ = try #require(try await store.claimJob(for: "w1", kinds: ["noop"]))
+        #expect(try await store.releaseJobs(of: "w1") == 1)
+        let again = try #require(try await store.claimJob(for: "w2", kinds: ["noop"]))
+        #expect(again.attempt == 1, "a job handed back unstarted keeps its attempt count")
+        #expect(try await store.requeueJobs(of: "w2") == 1, "first lost attempt: queued again at once")
+        let last = try #require(try await store.claimJob(for: "w3", kinds: ["noop"]))
+        #expect(last.id == id && last.attempt == 2)
+        #expect(try await store.requeueJobs(of: "w3") == 0, "the last attempt lost: dead, not re-queued")
+        #expect(try await store.batchStatus("b").deadJobs == 1)
+    }
+}
+
+/// A job that fails its first two attempts, then succeeds.
+struct FlakyHandler: JobHandler {
+    let kind = "flaky"
+
+    func run(_ job: JobRun) async throws {
+        struct Transient: Error, CustomStringConvertible {
+            let attempt: UInt32
+            var description: String { "transient failure on attempt \(attempt)" }
+        }
+        if job.attempt < 3 { throw Transient(attempt: job.attempt) }
+        try await job.complete(job.makeContext(), progress: 1)
+    }
+}
+
+@Suite("Integration: retries through a real coordinator", .serialized)
+struct RetryIntegrationTests {
+    @Test("a job that fails twice is retried after its backoff and done on its third attempt, with its error history")
+    func flakyJobRetries() async throws {
+        let directory = try TemporaryDirectory()
+        let (status, exitStatus) = try await TestCoordinator.with(in: directory, workers: 0) { coordinator in
+            var configuration = WorkerConfiguration()
+            configuration.endpoint = coordinator.process.listenEndpoint
+            configuration.register(FlakyHandler())
+            var logger = Logger(label: "test.worker")
+            logger.logLevel = .critical
+            let worker = Task { [configuration, logger] in
+                try await WorkerService(configuration: configuration, logger: logger).run()
+            }
+            defer { worker.cancel() }
+            let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+            let pushed = try await client.push([
+                Tributary_V1_JobSpec.with {
+                    $0.kind = "flaky"
+                    $0.total = 1
+                    $0.backoffBaseMs = 10
+                    $0.backoffCapMs = 20
+                }
+            ])
+            let status = try await client.finish(pushed.batch, timeout: .seconds(30))
+            await client.close()
+            return status
+        }
+        #expect(exitStatus == 0)
+        #expect(status.doneJobs == 1 && status.deadJobs == 0)
+        try await DatabaseQueue(path: directory.path("store.sqlite")).read { db in
+            let row = try #require(try Row.fetchOne(db, sql: "SELECT state, attempt, errors FROM tributary_jobs"))
+            #expect(row["state"] as String == "done")
+            #expect(row["attempt"] as Int == 3)
+            let history = try JSONDecoder().decode([JobErrorRecord].self, from: Data((row["errors"] as String).utf8))
+            #expect(history.map(\.message) == ["transient failure on attempt 1", "transient failure on attempt 2"])
+        }
+    }
+}
