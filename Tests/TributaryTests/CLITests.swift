@@ -108,7 +108,8 @@ struct CLITests {
             #expect(failing.status == 1)
             #expect(
                 failing.error.contains(
-                    "failed (dead after 1 attempt): line 1: 'PullRequest.additions' is int: expected an integer, got a string"),
+                    "failed (dead after 1 attempt): line 1: 'PullRequest.additions' is int: expected an integer, got a string"
+                ),
                 "\(failing.error)")
 
             let unknown = try await Binaries.run(
