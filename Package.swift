@@ -71,6 +71,7 @@ let package = Package(
             name: "TributaryCommandSupport",
             dependencies: [
                 "Tributary",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

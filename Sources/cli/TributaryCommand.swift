@@ -5,6 +5,9 @@ import ArgumentParser
 struct TributaryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tributary",
-        abstract: "Push jobs to a Tributary coordinator, follow its change feed, show its status, or run a demo.",
-        subcommands: [PushCommand.self, SubscribeCommand.self, StatusCommand.self, DemoCommand.self])
+        abstract:
+            "Push jobs to a Tributary coordinator, follow its change feed, show its status and jobs, or run a demo.",
+        subcommands: [
+            PushCommand.self, SubscribeCommand.self, StatusCommand.self, JobsCommand.self, DemoCommand.self,
+        ])
 }

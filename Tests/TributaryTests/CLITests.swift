@@ -21,6 +21,7 @@ struct CLITests {
             (["push", "import", "--file", "/etc/hostname"], "Missing expected argument '--entity <entity>'"),
             (["subscribe", "--format", "xml"], "The value 'xml' is invalid for '--format <format>'"),
             (["status", "--bogus"], "Unknown option '--bogus'"),
+            (["jobs", "list", "--state", "nope"], "--state must be one of dead, done, queued, running"),
         ])
     func badFlags(arguments: [String], message: String) async throws {
         let result = try await Binaries.run("tributary", arguments)
@@ -111,6 +112,28 @@ struct CLITests {
                     "failed (dead after 1 attempt): line 1: 'PullRequest.additions' is int: expected an integer, got a string"
                 ),
                 "\(failing.error)")
+
+            // The dead job is listed, shown with its error history, retried, and dies again (the row is still bad).
+            let dead = try await Binaries.run("tributary", ["jobs", "list", "--state", "dead", "--json"] + jobs)
+            let listed = try #require(
+                try JSONSerialization.jsonObject(with: Data(dead.output.utf8)) as? [String: Any])
+            let deadJobs = try #require(listed["jobs"] as? [[String: Any]])
+            #expect(deadJobs.count == 1)
+            let deadID = try #require(deadJobs.first?["jobId"] as? Int)
+            let shown = try await Binaries.run("tributary", ["jobs", "show", String(deadID)] + jobs)
+            #expect(shown.output.contains("state     dead"), "\(shown.output)")
+            #expect(shown.output.contains("error     attempt 1 at"))
+            let retried = try await Binaries.run("tributary", ["jobs", "retry", String(deadID)] + jobs)
+            #expect(retried.status == 0, "\(retried.error)")
+            #expect(retried.output.hasPrefix("\(deadID)  queued"), "\(retried.output)")
+            try await waitUntil("the retried job to die again") {
+                let again = try await Binaries.run("tributary", ["jobs", "show", String(deadID)] + jobs)
+                return again.output.contains("state     dead") && again.output.contains("error     attempt 1")
+                    && again.output.components(separatedBy: "error     attempt").count == 3
+            }
+            let notDead = try await Binaries.run("tributary", ["jobs", "retry", "1"] + jobs)
+            #expect(notDead.status != 0)
+            #expect(notDead.error.contains("job 1 is done; only dead jobs can be retried"), "\(notDead.error)")
 
             let unknown = try await Binaries.run(
                 "tributary", ["push", "import", "--entity", "Nope", "--file", input] + jobs)

@@ -45,7 +45,7 @@ public final class JobClient: Sendable {
         return status
     }
 
-    /// Polls a batch until every job is done or failed, reporting each answer to `progress`.
+    /// Polls a batch until every job is done or dead, reporting each answer to `progress`.
     public func waitForBatch(
         _ batch: String, every interval: Duration = .milliseconds(200),
         progress: (Tributary_V1_BatchStatusReply) -> Void = { _ in }
@@ -56,6 +56,33 @@ public final class JobClient: Sendable {
             if status.doneJobs + status.deadJobs >= status.totalJobs { return status }
             try await Task.sleep(for: interval)
         }
+    }
+
+    /// Jobs, newest first, optionally of one state or batch.
+    public func jobs(state: String? = nil, batch: String? = nil, limit: Int = 50) async throws -> [Tributary_V1_JobInfo]
+    {
+        let request = Tributary_V1_JobsRequest.with {
+            $0.state = state ?? ""
+            $0.batch = batch ?? ""
+            $0.limit = UInt32(clamping: limit)
+        }
+        let reply = try await connection.request(.jobsRequest(request))
+        guard case .jobsReply(let jobs) = reply.body else { throw Self.unexpected(reply) }
+        return jobs.jobs
+    }
+
+    /// One job, with its error history.
+    public func job(_ id: UInt64) async throws -> Tributary_V1_JobInfo {
+        let reply = try await connection.request(.jobRequest(.with { $0.jobID = id }))
+        guard case .jobInfo(let job) = reply.body else { throw Self.unexpected(reply) }
+        return job
+    }
+
+    /// Puts a dead job back in the queue with its attempts reset.
+    public func retry(_ id: UInt64) async throws -> Tributary_V1_JobInfo {
+        let reply = try await connection.request(.retryJobRequest(.with { $0.jobID = id }))
+        guard case .jobInfo(let job) = reply.body else { throw Self.unexpected(reply) }
+        return job
     }
 
     /// Closes the connection, sending what is queued first.

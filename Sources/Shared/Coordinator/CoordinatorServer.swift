@@ -176,7 +176,11 @@ public actor CoordinatorServer {
         case .pushJobs(let push): try await pushJobs(push, from: peer, requestID: requestID)
         case .statusRequest: try await status(from: peer, requestID: requestID)
         case .batchStatusRequest(let request): try await batchStatus(request, from: peer, requestID: requestID)
-        case .welcome, .jobAssignment, .saveAck, .pushReply, .statusReply, .batchStatusReply, .error:
+        case .jobsRequest(let request): try await listJobs(request, from: peer, requestID: requestID)
+        case .jobRequest(let request): try await showJob(request.jobID, from: peer, requestID: requestID)
+        case .retryJobRequest(let request): try await retryJob(request.jobID, from: peer, requestID: requestID)
+        case .welcome, .jobAssignment, .saveAck, .pushReply, .statusReply, .batchStatusReply, .jobsReply, .jobInfo,
+            .error:
             throw ProtocolError(
                 .unknownMessage, "the coordinator sends \(Self.name(of: body)) messages; it does not take them")
         }

@@ -298,6 +298,30 @@ public nonisolated struct Tributary_V1_Envelope: Sendable {
     set {body = .batchStatusRequest(newValue)}
   }
 
+  public var jobsRequest: Tributary_V1_JobsRequest {
+    get {
+      if case .jobsRequest(let v)? = body {return v}
+      return Tributary_V1_JobsRequest()
+    }
+    set {body = .jobsRequest(newValue)}
+  }
+
+  public var jobRequest: Tributary_V1_JobRequest {
+    get {
+      if case .jobRequest(let v)? = body {return v}
+      return Tributary_V1_JobRequest()
+    }
+    set {body = .jobRequest(newValue)}
+  }
+
+  public var retryJobRequest: Tributary_V1_RetryJobRequest {
+    get {
+      if case .retryJobRequest(let v)? = body {return v}
+      return Tributary_V1_RetryJobRequest()
+    }
+    set {body = .retryJobRequest(newValue)}
+  }
+
   /// coordinator -> client
   public var pushReply: Tributary_V1_PushReply {
     get {
@@ -321,6 +345,22 @@ public nonisolated struct Tributary_V1_Envelope: Sendable {
       return Tributary_V1_BatchStatusReply()
     }
     set {body = .batchStatusReply(newValue)}
+  }
+
+  public var jobsReply: Tributary_V1_JobsReply {
+    get {
+      if case .jobsReply(let v)? = body {return v}
+      return Tributary_V1_JobsReply()
+    }
+    set {body = .jobsReply(newValue)}
+  }
+
+  public var jobInfo: Tributary_V1_JobInfo {
+    get {
+      if case .jobInfo(let v)? = body {return v}
+      return Tributary_V1_JobInfo()
+    }
+    set {body = .jobInfo(newValue)}
   }
 
   /// coordinator -> any peer
@@ -350,10 +390,15 @@ public nonisolated struct Tributary_V1_Envelope: Sendable {
     case pushJobs(Tributary_V1_PushJobs)
     case statusRequest(Tributary_V1_StatusRequest)
     case batchStatusRequest(Tributary_V1_BatchStatusRequest)
+    case jobsRequest(Tributary_V1_JobsRequest)
+    case jobRequest(Tributary_V1_JobRequest)
+    case retryJobRequest(Tributary_V1_RetryJobRequest)
     /// coordinator -> client
     case pushReply(Tributary_V1_PushReply)
     case statusReply(Tributary_V1_StatusReply)
     case batchStatusReply(Tributary_V1_BatchStatusReply)
+    case jobsReply(Tributary_V1_JobsReply)
+    case jobInfo(Tributary_V1_JobInfo)
     /// coordinator -> any peer
     case error(Tributary_V1_Error)
 
@@ -840,6 +885,121 @@ public nonisolated struct Tributary_V1_BatchStatusReply: Sendable {
   public init() {}
 }
 
+/// Lists jobs, newest first: of one state and/or batch when given, at most `limit` (default 50, at most 1,000),
+/// older than `before_id` when it is not 0 (for paging).
+public nonisolated struct Tributary_V1_JobsRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// "queued", "running", "done", "dead", or empty for all
+  public var state: String = String()
+
+  public var batch: String = String()
+
+  public var limit: UInt32 = 0
+
+  public var beforeID: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Tributary_V1_JobsReply: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var jobs: [Tributary_V1_JobInfo] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Tributary_V1_JobRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var jobID: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Puts a dead job back in the queue with its attempts reset (its error history is kept).
+public nonisolated struct Tributary_V1_RetryJobRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var jobID: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Tributary_V1_JobError: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var attempt: UInt32 = 0
+
+  /// seconds since 1970
+  public var at: Double = 0
+
+  public var message: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Tributary_V1_JobInfo: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var jobID: UInt64 = 0
+
+  public var batch: String = String()
+
+  public var kind: String = String()
+
+  public var state: String = String()
+
+  public var attempt: UInt32 = 0
+
+  public var maxAttempts: UInt32 = 0
+
+  public var done: UInt64 = 0
+
+  public var total: UInt64 = 0
+
+  /// the worker holding it, while running
+  public var workerID: String = String()
+
+  /// not before this (seconds since 1970); 0 = at once
+  public var runAt: Double = 0
+
+  public var createdAt: Double = 0
+
+  public var updatedAt: Double = 0
+
+  public var errors: [Tributary_V1_JobError] = []
+
+  public var arguments: Dictionary<String,String> = [:]
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 /// Feed messages are two frames: [topic, body]. For a commit, one DidSave per entity it touched, with
 /// topic = the entity name and body = DidSave. Every 500 ms the topic "$heartbeat" carries a FeedHeartbeat.
 public nonisolated struct Tributary_V1_DidSave: Sendable {
@@ -942,7 +1102,7 @@ nonisolated extension Tributary_V1_Operation: SwiftProtobuf._ProtoNameProviding 
 
 nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Envelope"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{4}\u{9}worker_hello\0\u{3}worker_ready\0\u{1}heartbeat\0\u{3}save_changes\0\u{3}job_failed\0\u{3}worker_bye\0\u{2}\u{5}welcome\0\u{3}job_assignment\0\u{3}save_ack\0\u{4}\u{8}push_jobs\0\u{3}status_request\0\u{3}batch_status_request\0\u{4}\u{8}push_reply\0\u{3}status_reply\0\u{3}batch_status_reply\0\u{2}\u{8}error\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{4}\u{9}worker_hello\0\u{3}worker_ready\0\u{1}heartbeat\0\u{3}save_changes\0\u{3}job_failed\0\u{3}worker_bye\0\u{2}\u{5}welcome\0\u{3}job_assignment\0\u{3}save_ack\0\u{4}\u{8}push_jobs\0\u{3}status_request\0\u{3}batch_status_request\0\u{3}jobs_request\0\u{3}job_request\0\u{3}retry_job_request\0\u{4}\u{5}push_reply\0\u{3}status_reply\0\u{3}batch_status_reply\0\u{3}jobs_reply\0\u{3}job_info\0\u{2}\u{6}error\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1107,6 +1267,45 @@ nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobu
           self.body = .batchStatusRequest(v)
         }
       }()
+      case 33: try {
+        var v: Tributary_V1_JobsRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .jobsRequest(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .jobsRequest(v)
+        }
+      }()
+      case 34: try {
+        var v: Tributary_V1_JobRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .jobRequest(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .jobRequest(v)
+        }
+      }()
+      case 35: try {
+        var v: Tributary_V1_RetryJobRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .retryJobRequest(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .retryJobRequest(v)
+        }
+      }()
       case 40: try {
         var v: Tributary_V1_PushReply?
         var hadOneofValue = false
@@ -1144,6 +1343,32 @@ nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobu
         if let v = v {
           if hadOneofValue {try decoder.handleConflictingOneOf()}
           self.body = .batchStatusReply(v)
+        }
+      }()
+      case 43: try {
+        var v: Tributary_V1_JobsReply?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .jobsReply(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .jobsReply(v)
+        }
+      }()
+      case 44: try {
+        var v: Tributary_V1_JobInfo?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .jobInfo(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .jobInfo(v)
         }
       }()
       case 50: try {
@@ -1221,6 +1446,18 @@ nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobu
       guard case .batchStatusRequest(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 32)
     }()
+    case .jobsRequest?: try {
+      guard case .jobsRequest(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 33)
+    }()
+    case .jobRequest?: try {
+      guard case .jobRequest(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 34)
+    }()
+    case .retryJobRequest?: try {
+      guard case .retryJobRequest(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 35)
+    }()
     case .pushReply?: try {
       guard case .pushReply(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 40)
@@ -1232,6 +1469,14 @@ nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobu
     case .batchStatusReply?: try {
       guard case .batchStatusReply(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 42)
+    }()
+    case .jobsReply?: try {
+      guard case .jobsReply(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 43)
+    }()
+    case .jobInfo?: try {
+      guard case .jobInfo(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 44)
     }()
     case .error?: try {
       guard case .error(let v)? = self.body else { preconditionFailure() }
@@ -2249,6 +2494,276 @@ nonisolated extension Tributary_V1_BatchStatusReply: SwiftProtobuf.Message, Swif
     if lhs.totalRows != rhs.totalRows {return false}
     if lhs.doneRows != rhs.doneRows {return false}
     if lhs.dead != rhs.dead {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_JobsRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".JobsRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}state\0\u{1}batch\0\u{1}limit\0\u{3}before_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.state) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.batch) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.limit) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.beforeID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.state.isEmpty {
+      try visitor.visitSingularStringField(value: self.state, fieldNumber: 1)
+    }
+    if !self.batch.isEmpty {
+      try visitor.visitSingularStringField(value: self.batch, fieldNumber: 2)
+    }
+    if self.limit != 0 {
+      try visitor.visitSingularUInt32Field(value: self.limit, fieldNumber: 3)
+    }
+    if self.beforeID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.beforeID, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_JobsRequest, rhs: Tributary_V1_JobsRequest) -> Bool {
+    if lhs.state != rhs.state {return false}
+    if lhs.batch != rhs.batch {return false}
+    if lhs.limit != rhs.limit {return false}
+    if lhs.beforeID != rhs.beforeID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_JobsReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".JobsReply"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}jobs\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.jobs) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.jobs.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.jobs, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_JobsReply, rhs: Tributary_V1_JobsReply) -> Bool {
+    if lhs.jobs != rhs.jobs {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_JobRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".JobRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}job_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.jobID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.jobID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.jobID, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_JobRequest, rhs: Tributary_V1_JobRequest) -> Bool {
+    if lhs.jobID != rhs.jobID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_RetryJobRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RetryJobRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}job_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.jobID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.jobID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.jobID, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_RetryJobRequest, rhs: Tributary_V1_RetryJobRequest) -> Bool {
+    if lhs.jobID != rhs.jobID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_JobError: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".JobError"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}attempt\0\u{1}at\0\u{1}message\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.attempt) }()
+      case 2: try { try decoder.decodeSingularDoubleField(value: &self.at) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.message) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.attempt != 0 {
+      try visitor.visitSingularUInt32Field(value: self.attempt, fieldNumber: 1)
+    }
+    if self.at.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.at, fieldNumber: 2)
+    }
+    if !self.message.isEmpty {
+      try visitor.visitSingularStringField(value: self.message, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_JobError, rhs: Tributary_V1_JobError) -> Bool {
+    if lhs.attempt != rhs.attempt {return false}
+    if lhs.at != rhs.at {return false}
+    if lhs.message != rhs.message {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_JobInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".JobInfo"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}job_id\0\u{1}batch\0\u{1}kind\0\u{1}state\0\u{1}attempt\0\u{3}max_attempts\0\u{1}done\0\u{1}total\0\u{3}worker_id\0\u{3}run_at\0\u{3}created_at\0\u{3}updated_at\0\u{1}errors\0\u{1}arguments\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.jobID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.batch) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.kind) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.state) }()
+      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.attempt) }()
+      case 6: try { try decoder.decodeSingularUInt32Field(value: &self.maxAttempts) }()
+      case 7: try { try decoder.decodeSingularUInt64Field(value: &self.done) }()
+      case 8: try { try decoder.decodeSingularUInt64Field(value: &self.total) }()
+      case 9: try { try decoder.decodeSingularStringField(value: &self.workerID) }()
+      case 10: try { try decoder.decodeSingularDoubleField(value: &self.runAt) }()
+      case 11: try { try decoder.decodeSingularDoubleField(value: &self.createdAt) }()
+      case 12: try { try decoder.decodeSingularDoubleField(value: &self.updatedAt) }()
+      case 13: try { try decoder.decodeRepeatedMessageField(value: &self.errors) }()
+      case 14: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: &self.arguments) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.jobID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.jobID, fieldNumber: 1)
+    }
+    if !self.batch.isEmpty {
+      try visitor.visitSingularStringField(value: self.batch, fieldNumber: 2)
+    }
+    if !self.kind.isEmpty {
+      try visitor.visitSingularStringField(value: self.kind, fieldNumber: 3)
+    }
+    if !self.state.isEmpty {
+      try visitor.visitSingularStringField(value: self.state, fieldNumber: 4)
+    }
+    if self.attempt != 0 {
+      try visitor.visitSingularUInt32Field(value: self.attempt, fieldNumber: 5)
+    }
+    if self.maxAttempts != 0 {
+      try visitor.visitSingularUInt32Field(value: self.maxAttempts, fieldNumber: 6)
+    }
+    if self.done != 0 {
+      try visitor.visitSingularUInt64Field(value: self.done, fieldNumber: 7)
+    }
+    if self.total != 0 {
+      try visitor.visitSingularUInt64Field(value: self.total, fieldNumber: 8)
+    }
+    if !self.workerID.isEmpty {
+      try visitor.visitSingularStringField(value: self.workerID, fieldNumber: 9)
+    }
+    if self.runAt.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.runAt, fieldNumber: 10)
+    }
+    if self.createdAt.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.createdAt, fieldNumber: 11)
+    }
+    if self.updatedAt.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.updatedAt, fieldNumber: 12)
+    }
+    if !self.errors.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.errors, fieldNumber: 13)
+    }
+    if !self.arguments.isEmpty {
+      try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: self.arguments, fieldNumber: 14)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_JobInfo, rhs: Tributary_V1_JobInfo) -> Bool {
+    if lhs.jobID != rhs.jobID {return false}
+    if lhs.batch != rhs.batch {return false}
+    if lhs.kind != rhs.kind {return false}
+    if lhs.state != rhs.state {return false}
+    if lhs.attempt != rhs.attempt {return false}
+    if lhs.maxAttempts != rhs.maxAttempts {return false}
+    if lhs.done != rhs.done {return false}
+    if lhs.total != rhs.total {return false}
+    if lhs.workerID != rhs.workerID {return false}
+    if lhs.runAt != rhs.runAt {return false}
+    if lhs.createdAt != rhs.createdAt {return false}
+    if lhs.updatedAt != rhs.updatedAt {return false}
+    if lhs.errors != rhs.errors {return false}
+    if lhs.arguments != rhs.arguments {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import SwiftProtobuf
 import Tributary
 import TributaryCommandSupport
 
@@ -19,9 +18,7 @@ struct StatusCommand: AsyncParsableCommand {
         let status = try await client.status()
         await client.close()
         if json {
-            var options = JSONEncodingOptions()
-            options.alwaysPrintInt64sAsNumbers = true
-            Terminal.line(try status.jsonString(options: options))
+            Terminal.line(try JobText.json(status))
             return
         }
         Terminal.line("store     \(status.storePath)")

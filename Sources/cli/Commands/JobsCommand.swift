@@ -1,0 +1,87 @@
+import ArgumentParser
+import Foundation
+import Tributary
+import TributaryCommandSupport
+
+/// `tributary jobs`: look at jobs and put dead ones back.
+struct JobsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "jobs", abstract: "List jobs, show one with its error history, or retry a dead one.",
+        subcommands: [JobsListCommand.self, JobsShowCommand.self, JobsRetryCommand.self])
+}
+
+/// `tributary jobs list`.
+struct JobsListCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List jobs, newest first.")
+
+    @Option(help: "Only jobs in this state: queued, running, done or dead.")
+    var state: String?
+
+    @Option(help: "Only jobs of this batch.")
+    var batch: String?
+
+    @Option(help: "At most this many jobs (up to 1000).")
+    var limit = 50
+
+    @Flag(help: "Print JSON instead of text.")
+    var json = false
+
+    @OptionGroup var jobs: JobsEndpointOption
+
+    func validate() throws {
+        if let state, !RootStore.jobStates.contains(state) {
+            throw ValidationError("--state must be one of \(RootStore.jobStates.sorted().joined(separator: ", "))")
+        }
+        guard (1...1_000).contains(limit) else { throw ValidationError("--limit must be between 1 and 1000") }
+    }
+
+    func run() async throws {
+        let client = try JobClient(endpoint: jobs.endpoint)
+        let list = try await client.jobs(state: state, batch: batch, limit: limit)
+        await client.close()
+        if json {
+            Terminal.line(try JobText.json(Tributary_V1_JobsReply.with { $0.jobs = list }))
+            return
+        }
+        for job in list { Terminal.line(JobText.summary(job)) }
+    }
+}
+
+/// `tributary jobs show ID`.
+struct JobsShowCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show", abstract: "Show a job: its state, attempts, progress and error history.")
+
+    @Argument(help: "The job id.")
+    var id: UInt64
+
+    @Flag(help: "Print JSON instead of text.")
+    var json = false
+
+    @OptionGroup var jobs: JobsEndpointOption
+
+    func run() async throws {
+        let client = try JobClient(endpoint: jobs.endpoint)
+        let job = try await client.job(id)
+        await client.close()
+        Terminal.line(json ? try JobText.json(job) : JobText.details(job))
+    }
+}
+
+/// `tributary jobs retry ID`.
+struct JobsRetryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "retry", abstract: "Put a dead job back in the queue, its attempts reset.")
+
+    @Argument(help: "The job id.")
+    var id: UInt64
+
+    @OptionGroup var jobs: JobsEndpointOption
+
+    func run() async throws {
+        let client = try JobClient(endpoint: jobs.endpoint)
+        let job = try await client.retry(id)
+        await client.close()
+        Terminal.line(JobText.summary(job))
+    }
+}
