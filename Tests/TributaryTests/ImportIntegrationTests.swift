@@ -137,6 +137,15 @@ struct ImportIntegrationTests {
                 try await client.push([ImportJob.spec(entity: "Nope", payload: Data("{}\n".utf8), rows: 1)])
             }
             #expect(refused?.code == .unknownEntity)
+            let oversized = await #expect(throws: ProtocolError.self) {
+                try await client.push([
+                    Tributary_V1_JobSpec.with {
+                        $0.kind = "noop"; $0.total = 1 << 60
+                    }
+                ])
+            }
+            #expect(oversized?.code == .invalidRequest)
+            #expect(oversized?.message.contains("total of job 0") == true)
             #expect(refused?.message.contains("unknown entity 'Nope'") == true)
 
             let status = try await client.finish(pushed.batch)

@@ -156,3 +156,43 @@ struct RetryIntegrationTests {
         }
     }
 }
+
+@Suite("Store format and restarts")
+struct StoreRestartTests {
+    @Test("a coordinator restart counts the attempts it cannot vouch for: a job on its last attempt ends dead")
+    func restartCountsAttempts() async throws {
+        let directory = try TemporaryDirectory()
+        var store: RootStore? = try RootStore.open(path: directory.path("store.sqlite"), model: DemoData.model)
+        let ids = try await store!.pushJobs(
+            [
+                Tributary_V1_JobSpec.with {
+                    $0.kind = "noop"; $0.maxAttempts = 1
+                },
+                Tributary_V1_JobSpec.with {
+                    $0.kind = "noop"; $0.maxAttempts = 5
+                },
+            ], batch: "b")
+        _ = try await store!.claimJobs(for: "w1", kinds: ["noop"], limit: 2)
+        try store!.close()
+        store = nil
+        let reopened = try RootStore.open(path: directory.path("store.sqlite"), model: DemoData.model)
+        let last = try #require(try await reopened.job(id: ids[0]))
+        let other = try #require(try await reopened.job(id: ids[1]))
+        #expect(last.state == "dead")
+        #expect(other.state == "queued" && other.errors.map(\.message) == ["attempt lost: the coordinator restarted"])
+    }
+
+    @Test("a store of another format is refused with a message, not misread")
+    func otherFormatRefused() async throws {
+        let directory = try TemporaryDirectory()
+        try RootStore.open(path: directory.path("store.sqlite"), model: DemoData.model).close()
+        let queue = try DatabaseQueue(path: directory.path("store.sqlite"))
+        try await queue.write { try $0.execute(sql: "UPDATE tributary_meta SET value = 1 WHERE key = 'format'") }
+        try queue.close()
+        let error = try #require(throws: StoreError.self) {
+            try RootStore.open(path: directory.path("store.sqlite"), model: DemoData.model)
+        }
+        #expect(error.code == .incompatibleStore)
+        #expect(error.message.contains("has store format 1"))
+    }
+}

@@ -7,6 +7,11 @@ extension CoordinatorServer {
         for (index, spec) in push.jobs.enumerated() {
             try validate(spec, index: index)
         }
+        let (_, overflow) = push.jobs.reduce((Int64(0), false)) { sum, spec in
+            let (total, overflow) = sum.0.addingReportingOverflow(Int64(spec.total))
+            return (total, sum.1 || overflow)
+        }
+        if overflow { throw ProtocolError(.invalidRequest, "the jobs' totals add up to more than \(Int64.max)") }
         let batch = push.batch.isEmpty ? UUID().uuidString.lowercased() : push.batch
         let ids = try await store.pushJobs(push.jobs, batch: batch)
         reply(
@@ -23,7 +28,7 @@ extension CoordinatorServer {
         guard !spec.kind.isEmpty else {
             throw ProtocolError(.invalidRequest, "job \(index) of the push has no kind")
         }
-        try Self.requireInt64(spec.total, "total of job \(index)")
+        try Self.requireProgress(spec.total, "total of job \(index)")
         guard spec.payload.count <= Limits.maximumPayloadBytes else {
             throw ProtocolError(
                 .tooLarge,

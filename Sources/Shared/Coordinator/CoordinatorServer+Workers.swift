@@ -108,15 +108,22 @@ extension CoordinatorServer {
     ///   an attempt. Otherwise each running job's attempt counts as failed.
     func workerLeft(_ peer: Data, reason: String, handsBack: Bool = false) async throws {
         guard let worker = workers[peer] else { return }
-        // Re-queue first: if the store refuses, the worker stays known and the next reap tries again.
+        // No new jobs for it from here on, even from a dispatch that runs while this one awaits.
+        workers[peer]?.credit = 0
+        // Re-queue first: if the store refuses, the worker stays known and the next reap tries again. Only the
+        // jobs it was given count as lost attempts; any claimed for it and not yet sent are handed back.
         let requeued =
             handsBack
             ? try await store.releaseJobs(of: worker.id)
-            : try await store.requeueJobs(of: worker.id, reason: "attempt lost: worker \(worker.id) \(reason)")
+            : try await store.requeueJobs(
+                of: worker.id, started: worker.jobs, reason: "attempt lost: worker \(worker.id) \(reason)")
         if workers[peer]?.id == worker.id {
             workers.remove(peer)
             activity.forget(peer)
         }
+        // A claim for this worker that committed after the re-queue above finds it gone and hands its jobs back
+        // itself; this catches one whose result was applied here before the worker was removed.
+        try await store.releaseJobs(of: worker.id)
         logger.info(
             "worker left", metadata: ["worker": "\(worker.id)", "reason": "\(reason)", "requeued": "\(requeued)"])
         try await dispatch()
@@ -173,7 +180,14 @@ extension CoordinatorServer {
             // Claim what this worker has credit for (bounded) in one transaction, then move on to the next.
             let wanted = min(Int(worker.credit), Self.claimsPerTransaction)
             workers[peer]?.credit -= UInt32(wanted)
-            let jobs = try await store.claimJobs(for: worker.id, kinds: worker.jobKinds, limit: wanted)
+            let jobs: [ClaimedJob]
+            do {
+                jobs = try await store.claimJobs(for: worker.id, kinds: worker.jobKinds, limit: wanted)
+            } catch {
+                // The worker asked for these jobs; it must not lose the credit because the store refused once.
+                if workers[peer]?.id == worker.id { workers[peer]?.credit += UInt32(wanted) }
+                throw error
+            }
             // The actor may have run other messages during the claim: is it still the same registration?
             let stillThere = workers[peer]?.id == worker.id
             if stillThere { workers[peer]?.credit += UInt32(wanted - jobs.count) }
@@ -206,6 +220,15 @@ extension CoordinatorServer {
     static func requireInt64(_ value: UInt64, _ field: String) throws {
         guard value <= UInt64(Int64.max) else {
             throw ProtocolError(.invalidRequest, "\(field) \(value) is larger than \(Int64.max)")
+        }
+    }
+
+    /// Progress units (a job's `total`, a save's `progress_done`) are summed per batch, so each is kept to 2^53.
+    static let maximumProgress: UInt64 = 1 << 53
+
+    static func requireProgress(_ value: UInt64, _ field: String) throws {
+        guard value <= maximumProgress else {
+            throw ProtocolError(.invalidRequest, "\(field) \(value) is larger than \(maximumProgress)")
         }
     }
 

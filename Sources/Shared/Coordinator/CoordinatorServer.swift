@@ -102,7 +102,7 @@ public actor CoordinatorServer {
                 do {
                     let worker = try requireWorker(peer)
                     try Self.requireInt64(save.jobID, "job_id")
-                    try Self.requireInt64(save.progressDone, "progress_done")
+                    try Self.requireProgress(save.progressDone, "progress_done")
                     group.append(save, from: peer, worker: worker.id, requestID: envelope.requestID)
                 } catch let error as ProtocolError {
                     reply(to: peer, requestID: envelope.requestID, .error(error.wire))

@@ -55,8 +55,12 @@ extension RootStore {
                 sql: """
                     INSERT INTO tributary_batches (batch, total_jobs, total_rows) VALUES (?, ?, ?)
                     ON CONFLICT (batch) DO UPDATE SET total_jobs = total_jobs + excluded.total_jobs,
-                        total_rows = total_rows + excluded.total_rows
-                    """, arguments: [batch, specs.count, specs.reduce(Int64(0)) { $0 + Int64($1.total) }])
+                        total_rows = \(SQL.clampedAdd("total_rows", "excluded.total_rows"))
+                    """,
+                arguments: [
+                    batch, specs.count,
+                    specs.reduce(Int64(0)) { $0.addingReportingOverflow(Int64(clamping: $1.total)).partialValue },
+                ])
             return ids
         }
     }
@@ -122,7 +126,9 @@ extension RootStore {
     /// keeps losing its worker (one that crashes it, say) is dead after its last attempt instead of looping.
     /// - Returns: how many jobs went back to the queue.
     @discardableResult
-    public func requeueJobs(of worker: String, reason: String = "its worker was lost") async throws -> Int {
+    public func requeueJobs(of worker: String, started: Set<Int64>? = nil, reason: String = "its worker was lost")
+        async throws -> Int
+    {
         try await pool.write { db in
             let jobs = try Row.fetchAll(
                 db,
@@ -134,6 +140,16 @@ extension RootStore {
             for job in jobs {
                 let id: Int64 = job["id"]
                 let attempt: Int = job["attempt"]
+                if let started, !started.contains(id) {
+                    // Claimed for the worker but never sent to it: back without counting the attempt.
+                    try db.execute(
+                        sql: """
+                            UPDATE tributary_jobs SET state = 'queued', worker = NULL, attempt = MAX(attempt - 1, 0)
+                            WHERE id = ?
+                            """, arguments: [id])
+                    requeued += 1
+                    continue
+                }
                 let outcome = try Self.recordFailure(
                     db, job: job, id: id, attempt: attempt, message: reason, permanent: false, retryAt: 0)
                 if case .retrying = outcome { requeued += 1 }
@@ -157,9 +173,25 @@ extension RootStore {
         }
     }
 
+    /// The jobs a previous coordinator left running: their attempts count as lost (so a job that brings the
+    /// coordinator down ends dead instead of looping), and they go back to the queue or die.
+    static func requeueAfterRestart(_ db: Database) throws {
+        let jobs = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT id, attempt, batch, errors, max_attempts, backoff_base_ms, backoff_cap_ms
+                FROM tributary_jobs WHERE state = 'running'
+                """)
+        for job in jobs {
+            _ = try recordFailure(
+                db, job: job, id: job["id"], attempt: job["attempt"],
+                message: "attempt lost: the coordinator restarted", permanent: false, retryAt: 0)
+        }
+    }
+
     /// Appends the error to the job's history and moves it on: back to the queue at `retryAt` (the policy's
     /// delay when nil), or dead.
-    private static func recordFailure(
+    fileprivate static func recordFailure(
         _ db: Database, job: Row, id: Int64, attempt: Int, message: String, permanent: Bool, retryAt: Double? = nil
     ) throws -> JobFailureOutcome {
         let now = Date().timeIntervalSince1970

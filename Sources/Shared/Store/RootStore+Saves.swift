@@ -93,7 +93,8 @@ extension RootStore {
         }
         if jobID != 0, let lease {
             try db.cachedStatement(
-                sql: "UPDATE tributary_batches SET done_rows = done_rows + ?, done_jobs = done_jobs + ? WHERE batch = ?"
+                sql:
+                    "UPDATE tributary_batches SET done_rows = \(SQL.clampedAdd("done_rows", "?1")), done_jobs = done_jobs + ?2 WHERE batch = ?3"
             ).execute(arguments: [Int64(save.progressDone) - lease.done, save.completesJob ? 1 : 0, lease.batch])
             try db.cachedStatement(
                 sql: """

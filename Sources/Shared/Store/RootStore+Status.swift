@@ -32,11 +32,11 @@ extension RootStore {
                     WHERE batch = ?
                     """, arguments: [batch])
             {
-                reply.totalJobs = UInt64(max(0, row["total_jobs"] as Int64))
-                reply.doneJobs = UInt64(max(0, row["done_jobs"] as Int64))
-                reply.deadJobs = UInt64(max(0, row["dead_jobs"] as Int64))
-                reply.totalRows = UInt64(max(0, row["total_rows"] as Int64))
-                reply.doneRows = UInt64(max(0, row["done_rows"] as Int64))
+                reply.totalJobs = Self.count(row, "total_jobs")
+                reply.doneJobs = Self.count(row, "done_jobs")
+                reply.deadJobs = Self.count(row, "dead_jobs")
+                reply.totalRows = Self.count(row, "total_rows")
+                reply.doneRows = Self.count(row, "done_rows")
             }
             reply.dead = try Row.fetchAll(
                 db,
@@ -51,6 +51,17 @@ extension RootStore {
                 }
             }
             return reply
+        }
+    }
+
+    /// A counter column as a non-negative number, whatever SQLite holds (a REAL left by an old overflow included).
+    static func count(_ row: Row, _ column: String) -> UInt64 {
+        switch row[column] as DatabaseValue {
+        case let value where Int64.fromDatabaseValue(value) != nil:
+            return UInt64(max(0, Int64.fromDatabaseValue(value)!))
+        case let value:
+            let number = Double.fromDatabaseValue(value) ?? 0
+            return number >= 0x1p63 ? UInt64(Int64.max) : UInt64(max(0, number))
         }
     }
 }

@@ -80,6 +80,15 @@ public final class RootStore: Sendable {
                     "\(path) is a SQLite file that Tributary did not create (it has tables \(userTables.joined(separator: ", ")))"
                 )
             }
+            if hasMeta {
+                let format = try Int.fetchOne(db, sql: "SELECT value FROM tributary_meta WHERE key = 'format'") ?? 1
+                guard format == Schema.format else {
+                    throw StoreError(
+                        .incompatibleStore,
+                        "\(self.path) has store format \(format), this Tributary reads format \(Schema.format) "
+                            + "(format 1 came from development builds before the first release; create the store anew)")
+                }
+            }
             try Schema.createSystemTables(db)
             if let storedJSON = try Data.fetchOne(db, sql: "SELECT value FROM tributary_meta WHERE key = 'model'") {
                 let stored = try Model.decode(storedJSON, source: "the model stored in \(path)")
@@ -93,11 +102,11 @@ public final class RootStore: Sendable {
                 for entity in model.entities { try Schema.create(entity, in: db) }
             }
             try db.execute(
-                sql: "INSERT OR REPLACE INTO tributary_meta (key, value) VALUES ('model', ?)",
-                arguments: [model.encodedJSON()])
+                sql: "INSERT OR REPLACE INTO tributary_meta (key, value) VALUES ('model', ?), ('format', ?)",
+                arguments: [model.encodedJSON(), Schema.format])
             // A new coordinator cannot vouch for leases granted by the previous one: run those jobs again,
             // resuming after their committed batches.
-            try db.execute(sql: "UPDATE tributary_jobs SET state = 'queued', worker = NULL WHERE state = 'running'")
+            try Self.requeueAfterRestart(db)
         }
     }
 

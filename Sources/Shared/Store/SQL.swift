@@ -11,6 +11,12 @@ enum SQL {
         "\(entity)_\(relationship)"
     }
 
+    /// `column + amount`, stopping at the largest 64-bit integer (SQLite would turn an overflow into a REAL).
+    static func clampedAdd(_ column: String, _ amount: String) -> String {
+        "CASE WHEN \(amount) > 0 AND \(column) > 9223372036854775807 - \(amount) THEN 9223372036854775807 "
+            + "ELSE \(column) + \(amount) END"
+    }
+
     /// `?, ?, ?` with `count` placeholders.
     static func placeholders(_ count: Int) -> String {
         Array(repeating: "?", count: count).joined(separator: ", ")

@@ -6,6 +6,10 @@ import GRDB
 /// column per attribute and per to-one relationship, and a unique index per uniqueness constraint. Each to-many
 /// relationship is a join table `<Entity>_<relationship>(source, destination)`.
 enum Schema {
+    /// The layout of Tributary's own tables, kept in `tributary_meta` under `format`. A store of another format
+    /// is refused with a message rather than misread.
+    static let format = 2
+
     static func createSystemTables(_ db: Database) throws {
         try db.execute(
             sql: """

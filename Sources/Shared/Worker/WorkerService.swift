@@ -31,10 +31,10 @@ public struct WorkerService: Service {
         defer { heartbeats.cancel() }
         // Credit is additive: the worker asks for as many jobs as it runs at once, then for one more as each
         // finishes, so jobs are already waiting here when a slot frees up (no idle round trip).
-        let concurrency = UInt32(configuration.concurrency)
+        let concurrency = UInt32(max(1, configuration.concurrency))
         let running = RunningJobs()
         connection.send(.workerReady(.with { $0.credit = concurrency }))
-        await withDiscardingTaskGroup { jobs in
+        try await withThrowingDiscardingTaskGroup { jobs in
             for await message in connection.messages.cancelOnGracefulShutdown() {
                 switch message.body {
                 case .jobAssignment(let assignment):
@@ -52,8 +52,7 @@ public struct WorkerService: Service {
                     // that comes well after it means the coordinator restarted and no longer knows us.
                     guard ContinuousClock.now - registeredAt > interval * 2 else { continue }
                     logger.notice("coordinator forgot this worker; registering again")
-                    guard let registered = try? await register(connection) else { return }
-                    model = registered
+                    model = try await register(connection)
                     registeredAt = .now
                     let free = concurrency - min(concurrency, running.count.load(ordering: .relaxed))
                     connection.send(.workerReady(.with { $0.credit = free }))
