@@ -34,30 +34,23 @@ public struct DemoRunner: Sendable {
 
     public func run() async throws -> Summary {
         let directory = try self.directory ?? Self.makeTemporaryDirectory()
-        let storePath = directory.appendingPathComponent("store.sqlite").path
-        let modelURL = directory.appendingPathComponent("model.json")
-        try Data(DemoData.modelJSON.utf8).write(to: modelURL)
         Terminal.error("demo: generating \(rows) pull requests by \(users) users in \(directory.path)")
         let rowsData = DemoData.pullRequests(count: rows, users: users)
         try rowsData.write(to: directory.appendingPathComponent("pull-requests.ndjson"))
 
-        let logURL = directory.appendingPathComponent("coordinator.log")
-        _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
-        let log = try FileHandle(forWritingTo: logURL)
-        let coordinator = try await CoordinatorProcess.start(
-            executable: Executables.sibling("tributary-coordinator"),
-            arguments: [
-                "--store", storePath, "--model", modelURL.path, "--listen", "tcp://127.0.0.1:*",
-                "--feed", "tcp://127.0.0.1:*", "--workers", String(workers),
-            ], log: log)
+        let started = try await CoordinatorProcess.startDemoStore(
+            in: directory, arguments: ["--workers", String(workers)])
+        let coordinator = started.process
+        let storePath = started.storePath
+        let logPath = started.logPath
         Terminal.error(
-            "demo: coordinator \(coordinator.listenEndpoint), feed \(coordinator.feedEndpoint), \(workers) workers (log: \(logURL.path))"
+            "demo: coordinator \(coordinator.listenEndpoint), feed \(coordinator.feedEndpoint), \(workers) workers (log: \(logPath))"
         )
         do {
             let summary = try await importAndFollow(rowsData, coordinator: coordinator, storePath: storePath)
             let status = await coordinator.stop()
             guard status == 0 else {
-                throw CoordinatorStartError(message: "the coordinator exited with status \(status); see \(logURL.path)")
+                throw CoordinatorStartError(message: "the coordinator exited with status \(status); see \(logPath)")
             }
             return summary
         } catch {

@@ -18,19 +18,11 @@ struct ImportBenchmark {
 
     /// - Parameter stalledSubscriber: connect a subscriber that never reads, to show what it costs.
     func run(stalledSubscriber: Bool) async throws -> Result {
-        let run = directory.appendingPathComponent(stalledSubscriber ? "import-stalled" : "import")
-        try FileManager.default.createDirectory(at: run, withIntermediateDirectories: true)
-        let model = run.appendingPathComponent("model.json")
-        try Data(DemoData.modelJSON.utf8).write(to: model)
-        let log = run.appendingPathComponent("coordinator.log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let coordinator = try await CoordinatorProcess.start(
-            executable: Executables.sibling("tributary-coordinator"),
-            arguments: [
-                "--store", run.appendingPathComponent("store.sqlite").path, "--model", model.path,
-                "--listen", "tcp://127.0.0.1:*", "--feed", "tcp://127.0.0.1:*", "--workers", String(workers),
-                "--log-level", "warning",
-            ], log: try FileHandle(forWritingTo: log))
+        let started = try await CoordinatorProcess.startDemoStore(
+            in: directory.appendingPathComponent(stalledSubscriber ? "import-stalled" : "import"),
+            arguments: ["--workers", String(workers), "--log-level", "warning"])
+        let coordinator = started.process
+        let log = started.logPath
         let context = try ZMQContext()
         var stalled: ZMQSocket?
         do {
@@ -50,7 +42,7 @@ struct ImportBenchmark {
             let status = try await client.waitForBatch(pushed.batch, every: .milliseconds(20))
             let elapsed = ContinuousClock.now - started
             guard status.deadJobs == 0, status.doneRows == UInt64(rows) else {
-                throw BaselineError("import finished with \(status.deadJobs) failed jobs; see \(log.path)")
+                throw BaselineError("import finished with \(status.deadJobs) failed jobs; see \(log)")
             }
             let peak = ProcessMemory.peakResidentBytes(pid: coordinator.pid)
             await client.close()

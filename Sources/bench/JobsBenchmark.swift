@@ -14,19 +14,13 @@ struct JobsBenchmark {
     let directory: URL
 
     func run() async throws -> Double {
-        let run = directory.appendingPathComponent("jobs")
-        try FileManager.default.createDirectory(at: run, withIntermediateDirectories: true)
-        let model = run.appendingPathComponent("model.json")
-        try Data(DemoData.modelJSON.utf8).write(to: model)
-        let log = run.appendingPathComponent("coordinator.log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let coordinator = try await CoordinatorProcess.start(
-            executable: Executables.sibling("tributary-coordinator"),
+        let started = try await CoordinatorProcess.startDemoStore(
+            in: directory.appendingPathComponent("jobs"),
             arguments: [
-                "--store", run.appendingPathComponent("store.sqlite").path, "--model", model.path,
-                "--listen", "tcp://127.0.0.1:*", "--feed", "tcp://127.0.0.1:*", "--workers", String(workers),
-                "--worker-concurrency", String(concurrency), "--log-level", "warning",
-            ], log: try FileHandle(forWritingTo: log))
+                "--workers", String(workers), "--worker-concurrency", String(concurrency), "--log-level", "warning",
+            ])
+        let coordinator = started.process
+        let log = started.logPath
         do {
             let client = try JobClient(endpoint: coordinator.listenEndpoint)
             while try await client.status().workers.count < workers { try await Task.sleep(for: .milliseconds(20)) }
@@ -40,7 +34,7 @@ struct JobsBenchmark {
             let status = try await client.waitForBatch(batch, every: .milliseconds(20))
             let elapsed = ContinuousClock.now - started
             guard status.doneJobs == UInt64(jobs) else {
-                throw BaselineError("only \(status.doneJobs) of \(jobs) jobs are done; see \(log.path)")
+                throw BaselineError("only \(status.doneJobs) of \(jobs) jobs are done; see \(log)")
             }
             await client.close()
             await coordinator.stop()

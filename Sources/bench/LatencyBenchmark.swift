@@ -14,18 +14,10 @@ struct LatencyBenchmark {
 
     /// Latencies of `saves` saves, paced at `rate` saves per second (unpaced when nil), and the rate reached.
     func run(rate: Double?) async throws -> (latencies: [Duration], savesPerSecond: Double) {
-        let run = directory.appendingPathComponent("latency-\(rate.map { String(Int($0)) } ?? "max")")
-        try FileManager.default.createDirectory(at: run, withIntermediateDirectories: true)
-        let model = run.appendingPathComponent("model.json")
-        try Data(DemoData.modelJSON.utf8).write(to: model)
-        let log = run.appendingPathComponent("coordinator.log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let coordinator = try await CoordinatorProcess.start(
-            executable: Executables.sibling("tributary-coordinator"),
-            arguments: [
-                "--store", run.appendingPathComponent("store.sqlite").path, "--model", model.path,
-                "--listen", "tcp://127.0.0.1:*", "--feed", "tcp://127.0.0.1:*", "--log-level", "warning",
-            ], log: try FileHandle(forWritingTo: log))
+        let coordinator = try await CoordinatorProcess.startDemoStore(
+            in: directory.appendingPathComponent("latency-\(rate.map { String(Int($0)) } ?? "max")"),
+            arguments: ["--log-level", "warning"]
+        ).process
         let recorder = SaveRecorder()
         var configuration = WorkerConfiguration()
         configuration.endpoint = coordinator.listenEndpoint
