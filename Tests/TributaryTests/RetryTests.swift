@@ -33,7 +33,8 @@ struct RetryTests {
                     $0.maxAttempts = maxAttempts
                     $0.backoffBaseMs = baseMs
                 }
-            ], batch: "b")[0]
+            ], batch: "b"
+        ).ids[0]
     }
 
     @Test("a failed attempt waits out its backoff, and the last attempt's failure makes the job dead, with history")
@@ -171,7 +172,8 @@ struct StoreRestartTests {
                 Tributary_V1_JobSpec.with {
                     $0.kind = "noop"; $0.maxAttempts = 5
                 },
-            ], batch: "b")
+            ], batch: "b"
+        ).ids
         _ = try await store!.claimJobs(for: "w1", kinds: ["noop"], limit: 2)
         try store!.close()
         store = nil
@@ -194,5 +196,63 @@ struct StoreRestartTests {
         }
         #expect(error.code == .incompatibleStore)
         #expect(error.message.contains("has store format 1"))
+    }
+}
+
+@Suite("Scheduling: priorities, delays, unique keys")
+struct SchedulingTests {
+    let directory: TemporaryDirectory
+    let store: RootStore
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        store = try RootStore.open(path: directory.path("store.sqlite"), model: DemoData.model)
+    }
+
+    func spec(priority: Int32 = 0, runAt: Double = 0, key: String = "") -> Tributary_V1_JobSpec {
+        Tributary_V1_JobSpec.with {
+            $0.kind = "noop"
+            $0.priority = priority
+            $0.runAt = runAt
+            $0.uniqueKey = key
+        }
+    }
+
+    @Test("higher priorities are claimed first; equal priorities oldest first")
+    func priorityOrder() async throws {
+        let ids = try await store.pushJobs(
+            [spec(priority: 0), spec(priority: 5), spec(priority: -1), spec(priority: 5)], batch: "b"
+        ).ids
+        var order: [Int64] = []
+        while let job = try await store.claimJob(for: "w1", kinds: ["noop"]) { order.append(job.id) }
+        #expect(order == [ids[1], ids[3], ids[0], ids[2]])
+    }
+
+    @Test("a delayed job is not claimed before its time")
+    func delayed() async throws {
+        let later = Date().timeIntervalSince1970 + 3_600
+        let ids = try await store.pushJobs([spec(runAt: later), spec()], batch: "b").ids
+        let claimed = try await store.claimJobs(for: "w1", kinds: ["noop"], limit: 10)
+        #expect(claimed.map(\.id) == [ids[1]])
+        try await store.pool.write { try $0.execute(sql: "UPDATE tributary_jobs SET run_at = 0") }
+        #expect(try await store.claimJob(for: "w1", kinds: ["noop"])?.id == ids[0])
+    }
+
+    @Test("a job with a unique key is not enqueued twice while one with that key is queued or running")
+    func uniqueKeys() async throws {
+        let first = try await store.pushJobs([spec(key: "nightly"), spec(key: "nightly")], batch: "b")
+        #expect(first.duplicates == [1])
+        #expect(first.ids[0] == first.ids[1], "the duplicate names the job that holds the key")
+        let job = try #require(try await store.claimJob(for: "w1", kinds: ["noop"]))
+        let whileRunning = try await store.pushJobs([spec(key: "nightly")], batch: "b")
+        #expect(whileRunning.duplicates == [0] && whileRunning.ids == [job.id])
+        var save = Tributary_V1_SaveChanges()
+        save.jobID = UInt64(job.id)
+        save.attempt = UInt32(job.attempt)
+        save.completesJob = true
+        _ = try await store.applySave(save, from: "w1")
+        let afterDone = try await store.pushJobs([spec(key: "nightly")], batch: "b")
+        #expect(afterDone.duplicates.isEmpty && afterDone.ids[0] != job.id)
+        #expect(try await store.batchStatus("b").totalJobs == 2, "duplicates are not counted in the batch")
     }
 }

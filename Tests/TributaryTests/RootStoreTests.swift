@@ -179,7 +179,7 @@ struct RootStoreTests {
 
     @Test("a job's batch applies at most once, and only while its attempt holds the lease")
     func exactlyOnceAndFencing() async throws {
-        let ids = try await store.pushJobs([Tributary_V1_JobSpec.with { $0.kind = "custom" }], batch: "b")
+        let ids = try await store.pushJobs([Tributary_V1_JobSpec.with { $0.kind = "custom" }], batch: "b").ids
         let job = try #require(try await store.claimJob(for: "w1", kinds: ["custom"]))
         #expect(job.id == ids[0] && job.attempt == 1)
 

@@ -13,13 +13,14 @@ extension CoordinatorServer {
         }
         if overflow { throw ProtocolError(.invalidRequest, "the jobs' totals add up to more than \(Int64.max)") }
         let batch = push.batch.isEmpty ? UUID().uuidString.lowercased() : push.batch
-        let ids = try await store.pushJobs(push.jobs, batch: batch)
+        let pushed = try await store.pushJobs(push.jobs, batch: batch)
         reply(
             to: peer, requestID: requestID,
             .pushReply(
                 Tributary_V1_PushReply.with {
                     $0.batch = batch
-                    $0.jobIds = ids.map(UInt64.init)
+                    $0.jobIds = pushed.ids.map(UInt64.init)
+                    $0.duplicates = pushed.duplicates.map(UInt32.init)
                 }))
         needsDispatch = true
     }
@@ -29,6 +30,12 @@ extension CoordinatorServer {
             throw ProtocolError(.invalidRequest, "job \(index) of the push has no kind")
         }
         try Self.requireProgress(spec.total, "total of job \(index)")
+        guard spec.runAt.isFinite && spec.runAt >= 0 else {
+            throw ProtocolError(.invalidRequest, "job \(index) has a run_at that is not a time")
+        }
+        guard spec.uniqueKey.utf8.count <= 256 else {
+            throw ProtocolError(.invalidRequest, "job \(index) has a unique_key longer than 256 bytes")
+        }
         guard spec.payload.count <= Limits.maximumPayloadBytes else {
             throw ProtocolError(
                 .tooLarge,

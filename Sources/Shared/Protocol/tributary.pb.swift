@@ -718,6 +718,15 @@ public nonisolated struct Tributary_V1_JobSpec: Sendable {
   /// longest retry delay; 0 = the default, 600,000 (10 minutes)
   public var backoffCapMs: UInt32 = 0
 
+  /// higher runs first; equal priorities run oldest first; default 0
+  public var priority: Int32 = 0
+
+  /// not before this (seconds since 1970); 0 = at once
+  public var runAt: Double = 0
+
+  /// not enqueued while a job with this key is queued or running
+  public var uniqueKey: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -745,7 +754,11 @@ public nonisolated struct Tributary_V1_PushReply: Sendable {
 
   public var batch: String = String()
 
+  /// one per pushed job, in order
   public var jobIds: [UInt64] = []
+
+  /// indexes of jobs not enqueued: a job with the same unique_key was queued
+  public var duplicates: [UInt32] = []
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2073,7 +2086,7 @@ nonisolated extension Tributary_V1_Column: SwiftProtobuf.Message, SwiftProtobuf.
 
 nonisolated extension Tributary_V1_JobSpec: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".JobSpec"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{1}payload\0\u{1}arguments\0\u{1}total\0\u{3}max_attempts\0\u{3}backoff_base_ms\0\u{3}backoff_cap_ms\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{1}payload\0\u{1}arguments\0\u{1}total\0\u{3}max_attempts\0\u{3}backoff_base_ms\0\u{3}backoff_cap_ms\0\u{1}priority\0\u{3}run_at\0\u{3}unique_key\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2088,6 +2101,9 @@ nonisolated extension Tributary_V1_JobSpec: SwiftProtobuf.Message, SwiftProtobuf
       case 5: try { try decoder.decodeSingularUInt32Field(value: &self.maxAttempts) }()
       case 6: try { try decoder.decodeSingularUInt32Field(value: &self.backoffBaseMs) }()
       case 7: try { try decoder.decodeSingularUInt32Field(value: &self.backoffCapMs) }()
+      case 8: try { try decoder.decodeSingularInt32Field(value: &self.priority) }()
+      case 9: try { try decoder.decodeSingularDoubleField(value: &self.runAt) }()
+      case 10: try { try decoder.decodeSingularStringField(value: &self.uniqueKey) }()
       default: break
       }
     }
@@ -2115,6 +2131,15 @@ nonisolated extension Tributary_V1_JobSpec: SwiftProtobuf.Message, SwiftProtobuf
     if self.backoffCapMs != 0 {
       try visitor.visitSingularUInt32Field(value: self.backoffCapMs, fieldNumber: 7)
     }
+    if self.priority != 0 {
+      try visitor.visitSingularInt32Field(value: self.priority, fieldNumber: 8)
+    }
+    if self.runAt.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.runAt, fieldNumber: 9)
+    }
+    if !self.uniqueKey.isEmpty {
+      try visitor.visitSingularStringField(value: self.uniqueKey, fieldNumber: 10)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2126,6 +2151,9 @@ nonisolated extension Tributary_V1_JobSpec: SwiftProtobuf.Message, SwiftProtobuf
     if lhs.maxAttempts != rhs.maxAttempts {return false}
     if lhs.backoffBaseMs != rhs.backoffBaseMs {return false}
     if lhs.backoffCapMs != rhs.backoffCapMs {return false}
+    if lhs.priority != rhs.priority {return false}
+    if lhs.runAt != rhs.runAt {return false}
+    if lhs.uniqueKey != rhs.uniqueKey {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2168,7 +2196,7 @@ nonisolated extension Tributary_V1_PushJobs: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Tributary_V1_PushReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".PushReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}batch\0\u{3}job_ids\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}batch\0\u{3}job_ids\0\u{1}duplicates\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2178,6 +2206,7 @@ nonisolated extension Tributary_V1_PushReply: SwiftProtobuf.Message, SwiftProtob
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularStringField(value: &self.batch) }()
       case 2: try { try decoder.decodeRepeatedUInt64Field(value: &self.jobIds) }()
+      case 3: try { try decoder.decodeRepeatedUInt32Field(value: &self.duplicates) }()
       default: break
       }
     }
@@ -2190,12 +2219,16 @@ nonisolated extension Tributary_V1_PushReply: SwiftProtobuf.Message, SwiftProtob
     if !self.jobIds.isEmpty {
       try visitor.visitPackedUInt64Field(value: self.jobIds, fieldNumber: 2)
     }
+    if !self.duplicates.isEmpty {
+      try visitor.visitPackedUInt32Field(value: self.duplicates, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Tributary_V1_PushReply, rhs: Tributary_V1_PushReply) -> Bool {
     if lhs.batch != rhs.batch {return false}
     if lhs.jobIds != rhs.jobIds {return false}
+    if lhs.duplicates != rhs.duplicates {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

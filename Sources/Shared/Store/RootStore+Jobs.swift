@@ -17,6 +17,13 @@ public struct JobErrorRecord: Codable, Sendable, Equatable {
     public let message: String
 }
 
+/// What a push did: an id per pushed job (for a duplicate, the id of the job that has its unique key), and the
+/// indexes of the jobs that were not enqueued because of that job.
+public struct PushedJobs: Sendable, Equatable {
+    public var ids: [Int64] = []
+    public var duplicates: [Int] = []
+}
+
 /// A job the queue handed to a worker.
 public struct ClaimedJob: Sendable {
     public let id: Int64
@@ -28,29 +35,40 @@ public struct ClaimedJob: Sendable {
 extension RootStore {
     /// Enqueues jobs durably.
     /// - Returns: their ids, in order.
-    public func pushJobs(_ specs: [Tributary_V1_JobSpec], batch: String) async throws -> [Int64] {
+    public func pushJobs(_ specs: [Tributary_V1_JobSpec], batch: String) async throws -> PushedJobs {
         let now = Date().timeIntervalSince1970
         return try await pool.write { db in
             let insert = try db.cachedStatement(
                 sql: """
                     INSERT INTO tributary_jobs (batch, kind, arguments, total, created_at, updated_at,
-                        max_attempts, backoff_base_ms, backoff_cap_ms)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        max_attempts, backoff_base_ms, backoff_cap_ms, priority, run_at, unique_key)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """)
             let insertPayload = try db.cachedStatement(
                 sql: "INSERT INTO tributary_payloads (job_id, payload) VALUES (?, ?)")
-            var ids: [Int64] = []
-            ids.reserveCapacity(specs.count)
-            for spec in specs {
+            let findUnique = try db.cachedStatement(
+                sql: "SELECT id FROM tributary_jobs WHERE unique_key = ? AND state IN ('queued', 'running')")
+            var pushed = PushedJobs()
+            pushed.ids.reserveCapacity(specs.count)
+            var enqueued: [Tributary_V1_JobSpec] = []
+            for (index, spec) in specs.enumerated() {
+                if !spec.uniqueKey.isEmpty, let existing = try Int64.fetchOne(findUnique, arguments: [spec.uniqueKey]) {
+                    pushed.ids.append(existing)
+                    pushed.duplicates.append(index)
+                    continue
+                }
                 let policy = RetryPolicy(spec)
                 try insert.execute(arguments: [
                     batch, spec.kind, Self.encodeArguments(spec.arguments), Int64(spec.total), now, now,
                     policy.maxAttempts, Int64(policy.base.seconds * 1000), Int64(policy.cap.seconds * 1000),
+                    Int64(spec.priority), spec.runAt, spec.uniqueKey.isEmpty ? nil : spec.uniqueKey,
                 ])
                 let id = db.lastInsertedRowID
                 if !spec.payload.isEmpty { try insertPayload.execute(arguments: [id, spec.payload]) }
-                ids.append(id)
+                pushed.ids.append(id)
+                enqueued.append(spec)
             }
+            let specs = enqueued
             try db.execute(
                 sql: """
                     INSERT INTO tributary_batches (batch, total_jobs, total_rows) VALUES (?, ?, ?)
@@ -61,7 +79,7 @@ extension RootStore {
                     batch, specs.count,
                     specs.reduce(Int64(0)) { $0.addingReportingOverflow(Int64(clamping: $1.total)).partialValue },
                 ])
-            return ids
+            return pushed
         }
     }
 
@@ -81,7 +99,7 @@ extension RootStore {
                 sql: """
                     UPDATE tributary_jobs SET state = 'running', attempt = attempt + 1, worker = ?, updated_at = ?
                     WHERE id IN (SELECT id FROM tributary_jobs WHERE state = 'queued' AND run_at <= ?
-                                 AND kind IN (\(SQL.placeholders(kinds.count))) ORDER BY id LIMIT ?)
+                                 AND kind IN (\(SQL.placeholders(kinds.count))) ORDER BY priority DESC, id LIMIT ?)
                     RETURNING id, attempt, kind, arguments, total, committed_batches
                     """)
             let rows = try Row.fetchAll(

@@ -8,7 +8,7 @@ import GRDB
 enum Schema {
     /// The layout of Tributary's own tables, kept in `tributary_meta` under `format`. A store of another format
     /// is refused with a message rather than misread.
-    static let format = 2
+    static let format = 3
 
     static func createSystemTables(_ db: Database) throws {
         try db.execute(
@@ -31,9 +31,14 @@ enum Schema {
                     backoff_base_ms INTEGER NOT NULL DEFAULT 1000,
                     backoff_cap_ms INTEGER NOT NULL DEFAULT 600000,
                     run_at REAL NOT NULL DEFAULT 0,
+                    priority INTEGER NOT NULL DEFAULT 0,
+                    unique_key TEXT,
                     created_at REAL NOT NULL,
                     updated_at REAL NOT NULL);
-                CREATE INDEX IF NOT EXISTS tributary_jobs_by_state ON tributary_jobs(state, id);
+                CREATE INDEX IF NOT EXISTS tributary_jobs_queue ON tributary_jobs(state, priority DESC, id);
+                -- At most one queued or running job per unique key (pushes check first; this is the backstop).
+                CREATE UNIQUE INDEX IF NOT EXISTS tributary_jobs_unique_key ON tributary_jobs(unique_key)
+                    WHERE unique_key IS NOT NULL AND state IN ('queued', 'running');
                 DROP INDEX IF EXISTS tributary_jobs_by_batch;
                 CREATE INDEX IF NOT EXISTS tributary_jobs_by_batch_state ON tributary_jobs(batch, state);
                 -- Per-batch counters, kept in the same transactions as the jobs, so progress is one row to read.

@@ -25,13 +25,22 @@ struct PushImportCommand: AsyncParsableCommand {
     @Option(help: "Rows per job.")
     var chunk: Int = 1000
 
-    @Flag(help: "Show progress until every job is done or failed.")
+    @Flag(help: "Show progress until every job is done or dead.")
     var wait = false
+
+    @Option(help: "Priority of the jobs: higher runs first.")
+    var priority: Int32 = 0
+
+    @Option(help: "Seconds to wait before the jobs may run.")
+    var delay: Double = 0
 
     @OptionGroup var jobs: JobsEndpointOption
 
     func validate() throws {
         guard chunk > 0 else { throw ValidationError("--chunk must be a positive number of rows") }
+        guard delay >= 0 && delay.isFinite else {
+            throw ValidationError("--delay must be a number of seconds, 0 or more")
+        }
         guard FileManager.default.isReadableFile(atPath: file) else {
             throw ValidationError("cannot read --file \(file): no such readable file")
         }
@@ -41,7 +50,13 @@ struct PushImportCommand: AsyncParsableCommand {
         let chunks = try NDJSONChunker.chunks(of: URL(fileURLWithPath: file), rowsPerJob: chunk)
         guard !chunks.isEmpty else { throw ValidationError("\(file) has no rows") }
         let client = try JobClient(endpoint: jobs.endpoint)
-        let specs = chunks.map { ImportJob.spec(entity: entity, payload: $0.payload, rows: $0.rows) }
+        let runAt = delay > 0 ? Date().timeIntervalSince1970 + delay : 0
+        let specs = chunks.map { chunk in
+            var spec = ImportJob.spec(entity: entity, payload: chunk.payload, rows: chunk.rows)
+            spec.priority = priority
+            spec.runAt = runAt
+            return spec
+        }
         let pushed = try await ImportPusher(client: client).push(specs)
         let rows = chunks.reduce(0) { $0 + $1.rows }
         Terminal.error("pushed \(specs.count) jobs (\(rows) rows) as batch \(pushed.batch)")
