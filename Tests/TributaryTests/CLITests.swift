@@ -21,7 +21,7 @@ struct CLITests {
             (["push", "import", "--file", "/etc/hostname"], "Missing expected argument '--entity <entity>'"),
             (["subscribe", "--format", "xml"], "The value 'xml' is invalid for '--format <format>'"),
             (["status", "--bogus"], "Unknown option '--bogus'"),
-            (["jobs", "list", "--state", "nope"], "--state must be one of dead, done, queued, running"),
+            (["jobs", "list", "--state", "nope"], "--state must be one of cancelled, dead, done, queued, running"),
         ])
     func badFlags(arguments: [String], message: String) async throws {
         let result = try await Binaries.run("tributary", arguments)

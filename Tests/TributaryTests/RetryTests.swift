@@ -256,3 +256,86 @@ struct SchedulingTests {
         #expect(try await store.batchStatus("b").totalJobs == 2, "duplicates are not counted in the batch")
     }
 }
+
+@Suite("Cancellation")
+struct CancellationTests {
+    @Test(
+        "a cancelled queued job is never claimed; a cancelled running job's saves are refused; finished jobs cannot be")
+    func storeRules() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try RootStore.open(path: directory.path("store.sqlite"), model: DemoData.model)
+        let ids = try await store.pushJobs(
+            [Tributary_V1_JobSpec.with { $0.kind = "noop" }, Tributary_V1_JobSpec.with { $0.kind = "noop" }],
+            batch: "b"
+        ).ids
+        #expect(try await store.cancelJob(id: ids[0])?.state == "queued")
+        let running = try #require(try await store.claimJob(for: "w1", kinds: ["noop"]))
+        #expect(running.id == ids[1], "the cancelled job is passed over")
+        #expect(try await store.cancelJob(id: ids[1])?.state == "running")
+        var save = Tributary_V1_SaveChanges()
+        save.jobID = UInt64(ids[1])
+        save.attempt = UInt32(running.attempt)
+        save.completesJob = true
+        await #expect(throws: LeaseError.self) { try await store.applySave(save, from: "w1") }
+        let error = await #expect(throws: StoreError.self) { try await store.cancelJob(id: ids[1]) }
+        #expect(error?.message.contains("job \(ids[1]) is cancelled") == true)
+        let status = try await store.batchStatus("b")
+        #expect(status.cancelledJobs == 2 && status.totalJobs == 2)
+    }
+}
+
+/// Saves one new user every few milliseconds until it is cancelled, and says when it saw the cancellation.
+struct EndlessHandler: JobHandler {
+    let kind = "endless"
+    let sawCancellation: Locked<Bool>
+
+    func run(_ job: JobRun) async throws {
+        let context = job.makeContext()
+        do {
+            for index in 0..<100_000 {
+                try await context.perform { context in
+                    _ = try context.findOrCreate("User", matching: ["login": .string("endless-\(index)")])
+                }
+                try await job.save(context, progress: UInt64(index + 1))
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        } catch let error as JobCancelled {
+            sawCancellation.withLock { $0 = true }
+            throw error
+        }
+    }
+}
+
+@Suite("Integration: cancelling a running job", .serialized)
+struct CancellationIntegrationTests {
+    @Test("a running job that is cancelled stops at its next batch and keeps the batches it committed")
+    func cancelRunning() async throws {
+        let directory = try TemporaryDirectory()
+        let sawCancellation = Locked(false)
+        let (job, exitStatus) = try await TestCoordinator.with(in: directory, workers: 0) { coordinator in
+            var configuration = WorkerConfiguration()
+            configuration.endpoint = coordinator.process.listenEndpoint
+            configuration.register(EndlessHandler(sawCancellation: sawCancellation))
+            var logger = Logger(label: "test.worker")
+            logger.logLevel = .critical
+            let worker = Task { [configuration, logger] in
+                try await WorkerService(configuration: configuration, logger: logger).run()
+            }
+            defer { worker.cancel() }
+            let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+            let id = try await client.push([Tributary_V1_JobSpec.with { $0.kind = "endless" }]).jobIds[0]
+            try await waitUntil("the job to commit a few batches") { try await client.job(id).done >= 3 }
+            _ = try await client.cancel(id)
+            try await waitUntil("the handler to see the cancellation") { sawCancellation.value }
+            let job = try await client.job(id)
+            await client.close()
+            return job
+        }
+        #expect(exitStatus == 0)
+        #expect(job.state == "cancelled")
+        let users = try await DatabaseQueue(path: directory.path("store.sqlite")).read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM User WHERE login LIKE 'endless-%'") ?? 0
+        }
+        #expect(users >= 3 && users == Int(job.done), "the committed batches stay, and no batch after the cancel")
+    }
+}

@@ -53,7 +53,7 @@ public final class JobClient: Sendable {
         while true {
             let status = try await batchStatus(batch)
             progress(status)
-            if status.doneJobs + status.deadJobs >= status.totalJobs { return status }
+            if status.doneJobs + status.deadJobs + status.cancelledJobs >= status.totalJobs { return status }
             try await Task.sleep(for: interval)
         }
     }
@@ -74,6 +74,13 @@ public final class JobClient: Sendable {
     /// One job, with its error history.
     public func job(_ id: UInt64) async throws -> Tributary_V1_JobInfo {
         let reply = try await connection.request(.jobRequest(.with { $0.jobID = id }))
+        guard case .jobInfo(let job) = reply.body else { throw Self.unexpected(reply) }
+        return job
+    }
+
+    /// Cancels a queued or running job.
+    public func cancel(_ id: UInt64) async throws -> Tributary_V1_JobInfo {
+        let reply = try await connection.request(.cancelJobRequest(.with { $0.jobID = id }))
         guard case .jobInfo(let job) = reply.body else { throw Self.unexpected(reply) }
         return job
     }

@@ -36,4 +36,30 @@ extension CoordinatorServer {
         reply(to: peer, requestID: requestID, .jobInfo(job))
         needsDispatch = true
     }
+
+    func cancelJob(_ id: UInt64, from peer: Data, requestID: UInt64) async throws {
+        try Self.requireInt64(id, "job_id")
+        let before: Tributary_V1_JobInfo?
+        do {
+            before = try await store.cancelJob(id: Int64(id))
+        } catch let error as StoreError where error.code == .constraint {
+            throw ProtocolError(.invalidRequest, error.message, jobID: id)
+        }
+        guard let before else { throw ProtocolError(.unknownJob, "job \(id) does not exist", jobID: id) }
+        if before.state == "running", let holder = workers.routingID(holding: Int64(id)) {
+            workers[holder]?.jobs.remove(Int64(id))
+            reply(
+                to: holder, requestID: 0,
+                .cancelJob(
+                    .with {
+                        $0.jobID = id
+                        $0.attempt = before.attempt
+                    }))
+        }
+        logger.info("job cancelled", metadata: ["job": "\(id)", "was": "\(before.state)"])
+        var after = before
+        after.state = "cancelled"
+        after.workerID = ""
+        reply(to: peer, requestID: requestID, .jobInfo(after))
+    }
 }

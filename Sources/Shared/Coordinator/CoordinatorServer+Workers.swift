@@ -79,7 +79,8 @@ extension CoordinatorServer {
         switch error {
         case let error as LeaseError:
             let code: Tributary_V1_ErrorCode =
-                error.isUnknownJob ? .unknownJob : error.isOutOfOrder ? .invalidRequest : .staleLease
+                error.isUnknownJob
+                ? .unknownJob : error.isCancelled ? .jobCancelled : error.isOutOfOrder ? .invalidRequest : .staleLease
             return ProtocolError(code, error.message, jobID: save.jobID).wire
         case let error as StoreError:
             return ProtocolError(error, jobID: save.jobID).wire

@@ -179,7 +179,9 @@ public actor CoordinatorServer {
         case .jobsRequest(let request): try await listJobs(request, from: peer, requestID: requestID)
         case .jobRequest(let request): try await showJob(request.jobID, from: peer, requestID: requestID)
         case .retryJobRequest(let request): try await retryJob(request.jobID, from: peer, requestID: requestID)
-        case .welcome, .jobAssignment, .saveAck, .pushReply, .statusReply, .batchStatusReply, .jobsReply, .jobInfo,
+        case .cancelJobRequest(let request): try await cancelJob(request.jobID, from: peer, requestID: requestID)
+        case .welcome, .jobAssignment, .saveAck, .cancelJob, .pushReply, .statusReply, .batchStatusReply, .jobsReply,
+            .jobInfo,
             .error:
             throw ProtocolError(
                 .unknownMessage, "the coordinator sends \(Self.name(of: body)) messages; it does not take them")

@@ -68,6 +68,11 @@ struct WorkerRegistry {
         return nil
     }
 
+    /// The worker holding a job, if any.
+    func routingID(holding job: Int64) -> Data? {
+        workers.values.first { $0.jobs.contains(job) }?.routingID
+    }
+
     /// Whether some worker could take a job now.
     var anyHasCredit: Bool { workers.values.contains { $0.credit > 0 } }
 

@@ -77,6 +77,7 @@ public struct ImportJobHandler: JobHandler {
         let context = job.makeContext()
         var start = min(Int(job.committedBatches) * batchSize, lines.count)
         while start < lines.count {
+            try job.checkCancellation()
             let end = min(start + batchSize, lines.count)
             let batch = Array(lines[start..<end])
             let payload = job.spec.payload

@@ -44,6 +44,7 @@ public struct ProtocolError: Error, CustomStringConvertible, Sendable, Equatable
         case .invalidRequest: "INVALID_REQUEST"
         case .shuttingDown: "SHUTTING_DOWN"
         case .internal: "INTERNAL"
+        case .jobCancelled: "JOB_CANCELLED"
         case .unspecified: "ERROR_CODE_UNSPECIFIED"
         case .UNRECOGNIZED(let value): "ERROR_CODE_\(value)"
         }

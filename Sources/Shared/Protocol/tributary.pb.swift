@@ -71,6 +71,9 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
 
   /// a fault in the coordinator; the request may be retried
   case `internal` // = 13
+
+  /// a save for a job that was cancelled: stop running it (its committed batches stay)
+  case jobCancelled // = 14
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -93,6 +96,7 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
     case 11: self = .invalidRequest
     case 12: self = .shuttingDown
     case 13: self = .internal
+    case 14: self = .jobCancelled
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -113,6 +117,7 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
     case .invalidRequest: return 11
     case .shuttingDown: return 12
     case .internal: return 13
+    case .jobCancelled: return 14
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -133,6 +138,7 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
     .invalidRequest,
     .shuttingDown,
     .internal,
+    .jobCancelled,
   ]
 
 }
@@ -273,6 +279,14 @@ public nonisolated struct Tributary_V1_Envelope: Sendable {
     set {body = .saveAck(newValue)}
   }
 
+  public var cancelJob: Tributary_V1_CancelJob {
+    get {
+      if case .cancelJob(let v)? = body {return v}
+      return Tributary_V1_CancelJob()
+    }
+    set {body = .cancelJob(newValue)}
+  }
+
   /// client -> coordinator
   public var pushJobs: Tributary_V1_PushJobs {
     get {
@@ -320,6 +334,14 @@ public nonisolated struct Tributary_V1_Envelope: Sendable {
       return Tributary_V1_RetryJobRequest()
     }
     set {body = .retryJobRequest(newValue)}
+  }
+
+  public var cancelJobRequest: Tributary_V1_CancelJobRequest {
+    get {
+      if case .cancelJobRequest(let v)? = body {return v}
+      return Tributary_V1_CancelJobRequest()
+    }
+    set {body = .cancelJobRequest(newValue)}
   }
 
   /// coordinator -> client
@@ -386,6 +408,7 @@ public nonisolated struct Tributary_V1_Envelope: Sendable {
     case welcome(Tributary_V1_Welcome)
     case jobAssignment(Tributary_V1_JobAssignment)
     case saveAck(Tributary_V1_SaveAck)
+    case cancelJob(Tributary_V1_CancelJob)
     /// client -> coordinator
     case pushJobs(Tributary_V1_PushJobs)
     case statusRequest(Tributary_V1_StatusRequest)
@@ -393,6 +416,7 @@ public nonisolated struct Tributary_V1_Envelope: Sendable {
     case jobsRequest(Tributary_V1_JobsRequest)
     case jobRequest(Tributary_V1_JobRequest)
     case retryJobRequest(Tributary_V1_RetryJobRequest)
+    case cancelJobRequest(Tributary_V1_CancelJobRequest)
     /// coordinator -> client
     case pushReply(Tributary_V1_PushReply)
     case statusReply(Tributary_V1_StatusReply)
@@ -525,6 +549,21 @@ public nonisolated struct Tributary_V1_JobAssignment: Sendable {
   public init() {}
 
   fileprivate var _spec: Tributary_V1_JobSpec? = nil
+}
+
+/// The job was cancelled: stop running it (its further saves are refused).
+public nonisolated struct Tributary_V1_CancelJob: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var jobID: UInt64 = 0
+
+  public var attempt: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
 }
 
 public nonisolated struct Tributary_V1_JobFailed: Sendable {
@@ -813,6 +852,8 @@ public nonisolated struct Tributary_V1_JobCounts: Sendable {
   /// failed permanently, or on their last attempt
   public var dead: UInt64 = 0
 
+  public var cancelled: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -893,6 +934,9 @@ public nonisolated struct Tributary_V1_BatchStatusReply: Sendable {
 
   public var dead: [Tributary_V1_DeadJob] = []
 
+  /// finished when done_jobs + dead_jobs + cancelled_jobs == total_jobs
+  public var cancelledJobs: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -905,7 +949,7 @@ public nonisolated struct Tributary_V1_JobsRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// "queued", "running", "done", "dead", or empty for all
+  /// "queued", "running", "done", "dead", "cancelled", or empty for all
   public var state: String = String()
 
   public var batch: String = String()
@@ -932,6 +976,20 @@ public nonisolated struct Tributary_V1_JobsReply: Sendable {
 }
 
 public nonisolated struct Tributary_V1_JobRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var jobID: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Cancels a queued or running job. A running job's worker is told (CancelJob) and its further saves are refused;
+/// the batches it committed stay.
+public nonisolated struct Tributary_V1_CancelJobRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
@@ -1106,7 +1164,7 @@ public nonisolated struct Tributary_V1_HistoryRecord: Sendable {
 fileprivate nonisolated let _protobuf_package = "tributary.v1"
 
 nonisolated extension Tributary_V1_ErrorCode: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}MALFORMED_FRAME\0\u{1}UNKNOWN_MESSAGE\0\u{1}UNKNOWN_ENTITY\0\u{1}UNKNOWN_ATTRIBUTE\0\u{1}WRONG_TYPE\0\u{1}TOO_LARGE\0\u{1}UNKNOWN_WORKER\0\u{1}UNKNOWN_JOB\0\u{1}STALE_LEASE\0\u{1}CONSTRAINT_VIOLATION\0\u{1}INVALID_REQUEST\0\u{1}SHUTTING_DOWN\0\u{1}INTERNAL\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}MALFORMED_FRAME\0\u{1}UNKNOWN_MESSAGE\0\u{1}UNKNOWN_ENTITY\0\u{1}UNKNOWN_ATTRIBUTE\0\u{1}WRONG_TYPE\0\u{1}TOO_LARGE\0\u{1}UNKNOWN_WORKER\0\u{1}UNKNOWN_JOB\0\u{1}STALE_LEASE\0\u{1}CONSTRAINT_VIOLATION\0\u{1}INVALID_REQUEST\0\u{1}SHUTTING_DOWN\0\u{1}INTERNAL\0\u{1}JOB_CANCELLED\0")
 }
 
 nonisolated extension Tributary_V1_Operation: SwiftProtobuf._ProtoNameProviding {
@@ -1115,7 +1173,7 @@ nonisolated extension Tributary_V1_Operation: SwiftProtobuf._ProtoNameProviding 
 
 nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Envelope"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{4}\u{9}worker_hello\0\u{3}worker_ready\0\u{1}heartbeat\0\u{3}save_changes\0\u{3}job_failed\0\u{3}worker_bye\0\u{2}\u{5}welcome\0\u{3}job_assignment\0\u{3}save_ack\0\u{4}\u{8}push_jobs\0\u{3}status_request\0\u{3}batch_status_request\0\u{3}jobs_request\0\u{3}job_request\0\u{3}retry_job_request\0\u{4}\u{5}push_reply\0\u{3}status_reply\0\u{3}batch_status_reply\0\u{3}jobs_reply\0\u{3}job_info\0\u{2}\u{6}error\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{4}\u{9}worker_hello\0\u{3}worker_ready\0\u{1}heartbeat\0\u{3}save_changes\0\u{3}job_failed\0\u{3}worker_bye\0\u{2}\u{5}welcome\0\u{3}job_assignment\0\u{3}save_ack\0\u{3}cancel_job\0\u{4}\u{7}push_jobs\0\u{3}status_request\0\u{3}batch_status_request\0\u{3}jobs_request\0\u{3}job_request\0\u{3}retry_job_request\0\u{3}cancel_job_request\0\u{4}\u{4}push_reply\0\u{3}status_reply\0\u{3}batch_status_reply\0\u{3}jobs_reply\0\u{3}job_info\0\u{2}\u{6}error\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1241,6 +1299,19 @@ nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobu
           self.body = .saveAck(v)
         }
       }()
+      case 23: try {
+        var v: Tributary_V1_CancelJob?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .cancelJob(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .cancelJob(v)
+        }
+      }()
       case 30: try {
         var v: Tributary_V1_PushJobs?
         var hadOneofValue = false
@@ -1317,6 +1388,19 @@ nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobu
         if let v = v {
           if hadOneofValue {try decoder.handleConflictingOneOf()}
           self.body = .retryJobRequest(v)
+        }
+      }()
+      case 36: try {
+        var v: Tributary_V1_CancelJobRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .cancelJobRequest(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .cancelJobRequest(v)
         }
       }()
       case 40: try {
@@ -1447,6 +1531,10 @@ nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobu
       guard case .saveAck(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 22)
     }()
+    case .cancelJob?: try {
+      guard case .cancelJob(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 23)
+    }()
     case .pushJobs?: try {
       guard case .pushJobs(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 30)
@@ -1470,6 +1558,10 @@ nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobu
     case .retryJobRequest?: try {
       guard case .retryJobRequest(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 35)
+    }()
+    case .cancelJobRequest?: try {
+      guard case .cancelJobRequest(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 36)
     }()
     case .pushReply?: try {
       guard case .pushReply(let v)? = self.body else { preconditionFailure() }
@@ -1745,6 +1837,41 @@ nonisolated extension Tributary_V1_JobAssignment: SwiftProtobuf.Message, SwiftPr
     if lhs.attempt != rhs.attempt {return false}
     if lhs._spec != rhs._spec {return false}
     if lhs.committedBatches != rhs.committedBatches {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_CancelJob: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CancelJob"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}job_id\0\u{1}attempt\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.jobID) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.attempt) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.jobID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.jobID, fieldNumber: 1)
+    }
+    if self.attempt != 0 {
+      try visitor.visitSingularUInt32Field(value: self.attempt, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_CancelJob, rhs: Tributary_V1_CancelJob) -> Bool {
+    if lhs.jobID != rhs.jobID {return false}
+    if lhs.attempt != rhs.attempt {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2310,7 +2437,7 @@ nonisolated extension Tributary_V1_WorkerInfo: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Tributary_V1_JobCounts: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".JobCounts"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}queued\0\u{1}running\0\u{1}done\0\u{1}dead\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}queued\0\u{1}running\0\u{1}done\0\u{1}dead\0\u{1}cancelled\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2322,6 +2449,7 @@ nonisolated extension Tributary_V1_JobCounts: SwiftProtobuf.Message, SwiftProtob
       case 2: try { try decoder.decodeSingularUInt64Field(value: &self.running) }()
       case 3: try { try decoder.decodeSingularUInt64Field(value: &self.done) }()
       case 4: try { try decoder.decodeSingularUInt64Field(value: &self.dead) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.cancelled) }()
       default: break
       }
     }
@@ -2340,6 +2468,9 @@ nonisolated extension Tributary_V1_JobCounts: SwiftProtobuf.Message, SwiftProtob
     if self.dead != 0 {
       try visitor.visitSingularUInt64Field(value: self.dead, fieldNumber: 4)
     }
+    if self.cancelled != 0 {
+      try visitor.visitSingularUInt64Field(value: self.cancelled, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2348,6 +2479,7 @@ nonisolated extension Tributary_V1_JobCounts: SwiftProtobuf.Message, SwiftProtob
     if lhs.running != rhs.running {return false}
     if lhs.done != rhs.done {return false}
     if lhs.dead != rhs.dead {return false}
+    if lhs.cancelled != rhs.cancelled {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2474,7 +2606,7 @@ nonisolated extension Tributary_V1_DeadJob: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension Tributary_V1_BatchStatusReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".BatchStatusReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}batch\0\u{3}total_jobs\0\u{3}done_jobs\0\u{3}dead_jobs\0\u{3}total_rows\0\u{3}done_rows\0\u{1}dead\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}batch\0\u{3}total_jobs\0\u{3}done_jobs\0\u{3}dead_jobs\0\u{3}total_rows\0\u{3}done_rows\0\u{1}dead\0\u{3}cancelled_jobs\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2489,6 +2621,7 @@ nonisolated extension Tributary_V1_BatchStatusReply: SwiftProtobuf.Message, Swif
       case 5: try { try decoder.decodeSingularUInt64Field(value: &self.totalRows) }()
       case 6: try { try decoder.decodeSingularUInt64Field(value: &self.doneRows) }()
       case 7: try { try decoder.decodeRepeatedMessageField(value: &self.dead) }()
+      case 8: try { try decoder.decodeSingularUInt64Field(value: &self.cancelledJobs) }()
       default: break
       }
     }
@@ -2516,6 +2649,9 @@ nonisolated extension Tributary_V1_BatchStatusReply: SwiftProtobuf.Message, Swif
     if !self.dead.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.dead, fieldNumber: 7)
     }
+    if self.cancelledJobs != 0 {
+      try visitor.visitSingularUInt64Field(value: self.cancelledJobs, fieldNumber: 8)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2527,6 +2663,7 @@ nonisolated extension Tributary_V1_BatchStatusReply: SwiftProtobuf.Message, Swif
     if lhs.totalRows != rhs.totalRows {return false}
     if lhs.doneRows != rhs.doneRows {return false}
     if lhs.dead != rhs.dead {return false}
+    if lhs.cancelledJobs != rhs.cancelledJobs {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2631,6 +2768,36 @@ nonisolated extension Tributary_V1_JobRequest: SwiftProtobuf.Message, SwiftProto
   }
 
   public static func ==(lhs: Tributary_V1_JobRequest, rhs: Tributary_V1_JobRequest) -> Bool {
+    if lhs.jobID != rhs.jobID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_CancelJobRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CancelJobRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}job_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.jobID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.jobID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.jobID, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_CancelJobRequest, rhs: Tributary_V1_CancelJobRequest) -> Bool {
     if lhs.jobID != rhs.jobID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true

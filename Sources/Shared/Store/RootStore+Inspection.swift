@@ -4,7 +4,7 @@ import GRDB
 /// Looking at jobs and putting dead ones back: what `tributary jobs list|show|retry` asks for.
 extension RootStore {
     /// The job states a listing may filter on.
-    public static let jobStates: Set<String> = ["queued", "running", "done", "dead"]
+    public static let jobStates: Set<String> = ["queued", "running", "done", "dead", "cancelled"]
 
     /// Jobs, newest first, filtered by state and batch when given.
     public func jobs(state: String?, batch: String?, limit: Int, before: Int64?) async throws -> [Tributary_V1_JobInfo]
@@ -63,6 +63,28 @@ extension RootStore {
                 arguments: [row["batch"] as String])
             return try Row.fetchOne(db, sql: "SELECT * FROM tributary_jobs WHERE id = ?", arguments: [id])
                 .map(Self.jobInfo)
+        }
+    }
+
+    /// Cancels a queued or running job; a running one keeps the batches it committed.
+    /// - Throws: ``StoreError`` naming the job's state when it is already finished.
+    /// - Returns: the job as it was before (its worker and attempt tell who to stop), or nil when there is none.
+    public func cancelJob(id: Int64) async throws -> Tributary_V1_JobInfo? {
+        let now = Date().timeIntervalSince1970
+        return try await pool.write { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM tributary_jobs WHERE id = ?", arguments: [id])
+            else { return nil }
+            let job = Self.jobInfo(row)
+            guard job.state == "queued" || job.state == "running" else {
+                throw StoreError(.constraint, "job \(id) is \(job.state); only queued or running jobs can be cancelled")
+            }
+            try db.execute(
+                sql: "UPDATE tributary_jobs SET state = 'cancelled', worker = NULL, updated_at = ? WHERE id = ?",
+                arguments: [now, id])
+            try db.execute(
+                sql: "UPDATE tributary_batches SET cancelled_jobs = cancelled_jobs + 1 WHERE batch = ?",
+                arguments: [job.batch])
+            return job
         }
     }
 

@@ -19,6 +19,8 @@ public struct LeaseError: Error, CustomStringConvertible, Sendable {
     public let isUnknownJob: Bool
     /// The batch index skipped ahead of the job's committed batches.
     public var isOutOfOrder = false
+    /// The job was cancelled.
+    public var isCancelled = false
     public var description: String { message }
 }
 
@@ -144,6 +146,10 @@ extension RootStore {
         }
         let attempt: Int64 = job["attempt"]
         let owner: String? = job["worker"]
+        if state == "cancelled" {
+            throw LeaseError(
+                jobID: jobID, message: "job \(jobID) was cancelled", isUnknownJob: false, isCancelled: true)
+        }
         guard state == "running", attempt == Int64(save.attempt), owner == worker else {
             throw LeaseError(
                 jobID: jobID,

@@ -13,6 +13,7 @@ extension RootStore {
                 case "running": counts.running = count
                 case "done": counts.done = count
                 case "dead": counts.dead = count
+                case "cancelled": counts.cancelled = count
                 default: break
                 }
             }
@@ -28,13 +29,14 @@ extension RootStore {
             if let row = try Row.fetchOne(
                 db,
                 sql: """
-                    SELECT total_jobs, done_jobs, dead_jobs, total_rows, done_rows FROM tributary_batches
+                    SELECT total_jobs, done_jobs, dead_jobs, cancelled_jobs, total_rows, done_rows FROM tributary_batches
                     WHERE batch = ?
                     """, arguments: [batch])
             {
                 reply.totalJobs = Self.count(row, "total_jobs")
                 reply.doneJobs = Self.count(row, "done_jobs")
                 reply.deadJobs = Self.count(row, "dead_jobs")
+                reply.cancelledJobs = Self.count(row, "cancelled_jobs")
                 reply.totalRows = Self.count(row, "total_rows")
                 reply.doneRows = Self.count(row, "done_rows")
             }

@@ -8,7 +8,7 @@ import GRDB
 enum Schema {
     /// The layout of Tributary's own tables, kept in `tributary_meta` under `format`. A store of another format
     /// is refused with a message rather than misread.
-    static let format = 3
+    static let format = 4
 
     static func createSystemTables(_ db: Database) throws {
         try db.execute(
@@ -47,6 +47,7 @@ enum Schema {
                     total_jobs INTEGER NOT NULL DEFAULT 0,
                     done_jobs INTEGER NOT NULL DEFAULT 0,
                     dead_jobs INTEGER NOT NULL DEFAULT 0,
+                    cancelled_jobs INTEGER NOT NULL DEFAULT 0,
                     total_rows INTEGER NOT NULL DEFAULT 0,
                     done_rows INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
                 -- Payloads live apart from the hot job rows: a job row is updated on every claim and batch, and

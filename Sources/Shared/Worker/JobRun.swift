@@ -27,6 +27,20 @@ public final class JobRun: ChangeSetParent {
 
     private let connection: CoordinatorConnection
     private let progress: Mutex<Progress>
+    private let cancelled = Atomic<Bool>(false)
+
+    /// Whether the job was cancelled; handlers stop at their next batch boundary (``checkCancellation()``).
+    public var isCancelled: Bool { cancelled.load(ordering: .relaxed) }
+
+    /// Throws ``JobCancelled`` when the job was cancelled. Saves check it too.
+    public func checkCancellation() throws {
+        if isCancelled { throw JobCancelled(jobID: jobID) }
+    }
+
+    /// Marks the job cancelled (the coordinator said so).
+    func cancel() {
+        cancelled.store(true, ordering: .relaxed)
+    }
 
     init(assignment: Tributary_V1_JobAssignment, model: Model, connection: CoordinatorConnection) {
         jobID = assignment.jobID
@@ -69,6 +83,7 @@ public final class JobRun: ChangeSetParent {
     public var isCompleted: Bool { progress.withLock { $0.completed } }
 
     public func save(_ changes: Tributary_V1_ChangeSet) async throws -> SaveReceipt {
+        try checkCancellation()
         let message = progress.withLock { progress -> Tributary_V1_SaveChanges in
             defer { progress.nextBatch += 1 }
             return Tributary_V1_SaveChanges.with {
@@ -80,10 +95,22 @@ public final class JobRun: ChangeSetParent {
                 $0.completesJob = progress.completes
             }
         }
-        let reply = try await connection.request(.saveChanges(message), timeout: .seconds(60))
+        let reply: Tributary_V1_Envelope
+        do {
+            reply = try await connection.request(.saveChanges(message), timeout: .seconds(60))
+        } catch let error as ProtocolError where error.code == .jobCancelled {
+            cancel()
+            throw JobCancelled(jobID: jobID)
+        }
         guard case .saveAck(let ack) = reply.body else {
             throw ProtocolError(.unknownMessage, "the coordinator answered a save with something other than SaveAck")
         }
         return SaveReceipt(ack)
     }
+}
+
+/// A job stopped because it was cancelled; not a failure.
+public struct JobCancelled: Error, CustomStringConvertible, Sendable {
+    public let jobID: UInt64
+    public var description: String { "job \(jobID) was cancelled" }
 }

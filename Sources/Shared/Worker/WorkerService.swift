@@ -41,12 +41,14 @@ public struct WorkerService: Service {
                     running.count.add(1, ordering: .relaxed)
                     let model = model
                     jobs.addTask {
-                        await runJob(assignment, model: model, connection: connection)
+                        await runJob(assignment, model: model, connection: connection, running: running)
                         running.count.subtract(1, ordering: .relaxed)
                         if !Task.isShuttingDownGracefully {
                             connection.send(.workerReady(.with { $0.credit = 1 }))
                         }
                     }
+                case .cancelJob(let cancel):
+                    running.cancel(jobID: cancel.jobID, attempt: cancel.attempt)
                 case .error(let error) where error.code == .unknownWorker:
                     // Heartbeats sent before the last registration are answered with this error too; only one
                     // that comes well after it means the coordinator restarted and no longer knows us.
@@ -97,8 +99,10 @@ public struct WorkerService: Service {
         }
     }
 
-    private func runJob(_ assignment: Tributary_V1_JobAssignment, model: Model, connection: CoordinatorConnection) async
-    {
+    private func runJob(
+        _ assignment: Tributary_V1_JobAssignment, model: Model, connection: CoordinatorConnection,
+        running: RunningJobs
+    ) async {
         let metadata: Logger.Metadata = [
             "job": "\(assignment.jobID)", "attempt": "\(assignment.attempt)", "kind": "\(assignment.spec.kind)",
         ]
@@ -107,6 +111,8 @@ public struct WorkerService: Service {
             return
         }
         let job = JobRun(assignment: assignment, model: model, connection: connection)
+        running.add(job)
+        defer { running.remove(job) }
         do {
             try await handler.run(job)
             if !job.isCompleted {
@@ -117,6 +123,8 @@ public struct WorkerService: Service {
             logger.debug("job done", metadata: metadata)
         } catch let error as ProtocolError where error.code == .staleLease {
             logger.notice("job lease lost", metadata: metadata)
+        } catch is JobCancelled {
+            logger.notice("job cancelled", metadata: metadata)
         } catch {
             logger.warning("job failed", metadata: metadata.merging(["error": "\(error)"]) { $1 })
             fail(assignment, "\(error)", connection, permanent: JobErrors.isPermanent(error))
@@ -138,7 +146,18 @@ public struct WorkerService: Service {
     }
 }
 
-/// How many jobs a worker is running, shared by its job tasks.
+/// The jobs a worker is running, shared by its job tasks: how many, and each one's run (to cancel it).
 private final class RunningJobs: Sendable {
     let count = Atomic<UInt32>(0)
+    private let runs = Mutex<[UInt64: JobRun]>([:])
+
+    func add(_ run: JobRun) { runs.withLock { $0[run.jobID] = run } }
+    func remove(_ run: JobRun) { runs.withLock { _ = $0.removeValue(forKey: run.jobID) } }
+
+    /// Cancels the job if this worker runs that attempt of it.
+    func cancel(jobID: UInt64, attempt: UInt32) {
+        runs.withLock { runs in
+            if let run = runs[jobID], run.attempt == attempt { run.cancel() }
+        }
+    }
 }

@@ -6,15 +6,16 @@ import TributaryCommandSupport
 /// `tributary jobs`: look at jobs and put dead ones back.
 struct JobsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "jobs", abstract: "List jobs, show one with its error history, or retry a dead one.",
-        subcommands: [JobsListCommand.self, JobsShowCommand.self, JobsRetryCommand.self])
+        commandName: "jobs",
+        abstract: "List jobs, show one with its error history, retry a dead one, or cancel one.",
+        subcommands: [JobsListCommand.self, JobsShowCommand.self, JobsRetryCommand.self, JobsCancelCommand.self])
 }
 
 /// `tributary jobs list`.
 struct JobsListCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "list", abstract: "List jobs, newest first.")
 
-    @Option(help: "Only jobs in this state: queued, running, done or dead.")
+    @Option(help: "Only jobs in this state: queued, running, done, dead or cancelled.")
     var state: String?
 
     @Option(help: "Only jobs of this batch.")
@@ -81,6 +82,25 @@ struct JobsRetryCommand: AsyncParsableCommand {
     func run() async throws {
         let client = try JobClient(endpoint: jobs.endpoint)
         let job = try await client.retry(id)
+        await client.close()
+        Terminal.line(JobText.summary(job))
+    }
+}
+
+/// `tributary jobs cancel ID`.
+struct JobsCancelCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cancel",
+        abstract: "Cancel a queued or running job; a running one stops at its next batch, keeping what it committed.")
+
+    @Argument(help: "The job id.")
+    var id: UInt64
+
+    @OptionGroup var jobs: JobsEndpointOption
+
+    func run() async throws {
+        let client = try JobClient(endpoint: jobs.endpoint)
+        let job = try await client.cancel(id)
         await client.close()
         Terminal.line(JobText.summary(job))
     }

@@ -77,6 +77,7 @@ struct PushImportCommand: AsyncParsableCommand {
             }
             throw ExitCode(1)
         }
-        Terminal.line("done: \(final.doneJobs) jobs, \(final.doneRows) rows")
+        let cancelled = final.cancelledJobs == 0 ? "" : " (\(final.cancelledJobs) jobs cancelled)"
+        Terminal.line("done: \(final.doneJobs) jobs, \(final.doneRows) rows\(cancelled)")
     }
 }

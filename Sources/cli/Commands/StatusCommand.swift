@@ -25,7 +25,8 @@ struct StatusCommand: AsyncParsableCommand {
         Terminal.line("last seq  \(status.lastSeq)")
         let jobs = status.jobs
         Terminal.line(
-            "jobs      queued \(jobs.queued)  running \(jobs.running)  done \(jobs.done)  dead \(jobs.dead)")
+            "jobs      queued \(jobs.queued)  running \(jobs.running)  done \(jobs.done)  dead \(jobs.dead)  cancelled \(jobs.cancelled)"
+        )
         Terminal.line("workers   \(status.workers.count)")
         for worker in status.workers {
             let job = worker.currentJobID == 0 ? "" : "  job \(worker.currentJobID)"
