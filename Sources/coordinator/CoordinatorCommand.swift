@@ -38,10 +38,16 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "Jobs each local worker runs at once (its --concurrency).")
     var workerConcurrency: Int?
 
+    @Option(help: "Hours to keep finished (done or cancelled) jobs and their payloads; 0 keeps them. Dead jobs stay.")
+    var retentionHours: Double = 168
+
     @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
         guard workers >= 0 && workers <= 256 else { throw ValidationError("--workers must be between 0 and 256") }
+        guard retentionHours >= 0 && retentionHours.isFinite else {
+            throw ValidationError("--retention-hours must be 0 (keep) or more")
+        }
         if let workerConcurrency, !(1...256).contains(workerConcurrency) {
             throw ValidationError("--worker-concurrency must be between 1 and 256")
         }
@@ -57,6 +63,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
         configuration.listen = listen
         configuration.feed = feed
         configuration.localWorkers = workers
+        configuration.finishedJobRetention = retentionHours > 0 ? .seconds(retentionHours * 3600) : nil
         if workers > 0 {
             configuration.workerExecutable =
                 try workerPath.map { URL(fileURLWithPath: $0) }

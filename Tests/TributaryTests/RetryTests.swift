@@ -339,3 +339,62 @@ struct CancellationIntegrationTests {
         #expect(users >= 3 && users == Int(job.done), "the committed batches stay, and no batch after the cancel")
     }
 }
+
+@Suite("Integration: graceful coordinator stop", .serialized)
+struct GracefulStopTests {
+    @Test("SIGTERM to the coordinator hands a running job back without counting its attempt")
+    func gracefulStopReleases() async throws {
+        let directory = try TemporaryDirectory()
+        let sawCancellation = Locked(false)
+        let coordinator = try await TestCoordinator.start(in: directory, workers: 0)
+        var configuration = WorkerConfiguration()
+        configuration.endpoint = coordinator.process.listenEndpoint
+        configuration.register(EndlessHandler(sawCancellation: sawCancellation))
+        var logger = Logger(label: "test.worker")
+        logger.logLevel = .critical
+        let worker = Task { [configuration, logger] in
+            try await WorkerService(configuration: configuration, logger: logger).run()
+        }
+        defer { worker.cancel() }
+        let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+        let id = try await client.push([Tributary_V1_JobSpec.with { $0.kind = "endless" }]).jobIds[0]
+        try await waitUntil("the job to commit a batch") { try await client.job(id).done >= 1 }
+        await client.close()
+        #expect(await coordinator.process.stop() == 0)
+
+        let store = try RootStore.open(path: coordinator.storePath, model: DemoData.model)
+        let job = try #require(try await store.job(id: Int64(id)))
+        #expect(job.state == "queued")
+        #expect(job.attempt == 0 && job.errors.isEmpty, "a graceful stop costs the job no attempt")
+    }
+}
+
+@Suite("Retention")
+struct RetentionTests {
+    @Test("finished jobs older than the retention are pruned with their payloads; dead and recent ones stay")
+    func prune() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try RootStore.open(path: directory.path("store.sqlite"), model: DemoData.model)
+        let spec = Tributary_V1_JobSpec.with {
+            $0.kind = "noop"
+            $0.payload = Data("x".utf8)
+        }
+        let ids = try await store.pushJobs([spec, spec, spec, spec], batch: "b").ids
+        try await store.pool.write { db in
+            try db.execute(
+                sql: "UPDATE tributary_jobs SET state = 'done', updated_at = 1000 WHERE id = ?", arguments: [ids[0]])
+            try db.execute(
+                sql: "UPDATE tributary_jobs SET state = 'dead', updated_at = 1000 WHERE id = ?", arguments: [ids[1]])
+            try db.execute(sql: "UPDATE tributary_jobs SET state = 'done' WHERE id = ?", arguments: [ids[2]])
+        }
+        #expect(try await store.pruneFinishedJobs(before: Date(timeIntervalSince1970: 2000)) == 1)
+        #expect(try await store.job(id: ids[0]) == nil)
+        #expect(try await store.job(id: ids[1])?.state == "dead")
+        #expect(try await store.job(id: ids[2])?.state == "done")
+        #expect(try await store.job(id: ids[3])?.state == "queued")
+        let payloads = try await store.pool.read {
+            try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM tributary_payloads")
+        }
+        #expect(payloads == 3)
+    }
+}

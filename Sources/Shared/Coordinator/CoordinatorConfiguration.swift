@@ -18,6 +18,9 @@ public struct CoordinatorConfiguration: Sendable {
     public var workerArguments: [String] = []
     /// Heartbeats a worker may miss before it is declared dead and its jobs return to the queue.
     public var liveness: UInt32 = 3
+    /// How long finished (done or cancelled) jobs and their payloads are kept; nil keeps them for ever. Dead jobs
+    /// are always kept until retried.
+    public var finishedJobRetention: Duration? = .seconds(7 * 24 * 3600)
     /// How often the feed publishes a heartbeat carrying the last sequence number.
     public var feedHeartbeatInterval: Duration = .milliseconds(500)
 

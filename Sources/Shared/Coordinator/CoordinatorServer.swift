@@ -82,9 +82,20 @@ public actor CoordinatorServer {
     }
 
     /// Stops taking work, closes the sockets and the store.
+    /// A graceful stop: no more dispatching; jobs still running (on workers outside the local pool, which was
+    /// drained first) are handed back to the queue without counting an attempt, so a deploy costs no retries.
+    /// Only a crash, found by the next start, counts the attempts it interrupted.
     public func stop() async {
         guard !stopping else { return }
         stopping = true
+        do {
+            let released = try await store.releaseAllRunningJobs()
+            if released > 0 {
+                logger.info("running jobs handed back for the next start", metadata: ["jobs": "\(released)"])
+            }
+        } catch {
+            logger.error("cannot hand back running jobs", metadata: ["error": "\(error)"])
+        }
         await loop.stop()
         try? store.close()
     }
@@ -195,7 +206,17 @@ public actor CoordinatorServer {
     // MARK: - Timers
 
     private func runTimers() async {
+        var nextPrune = ContinuousClock.now
         while !Task.isCancelled && !stopping {
+            if let retention = configuration.finishedJobRetention, ContinuousClock.now >= nextPrune {
+                nextPrune = .now + .seconds(60)
+                do {
+                    let pruned = try await store.pruneFinishedJobs(before: Date() - retention.seconds)
+                    if pruned > 0 { logger.info("finished jobs pruned", metadata: ["jobs": "\(pruned)"]) }
+                } catch {
+                    logger.error("cannot prune finished jobs", metadata: ["error": "\(error)"])
+                }
+            }
             publishFeedHeartbeat()
             await reapSilentWorkers()
             // Retries and delayed jobs become due with time, not with a message: look for them each tick.

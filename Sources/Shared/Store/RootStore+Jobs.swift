@@ -207,6 +207,36 @@ extension RootStore {
         }
     }
 
+    /// Deletes finished jobs (done or cancelled) last changed before `cutoff`, with their payloads. Dead jobs are
+    /// kept until retried. Batch counters keep their totals.
+    /// - Returns: how many jobs were deleted.
+    @discardableResult
+    public func pruneFinishedJobs(before cutoff: Date) async throws -> Int {
+        try await pool.write { db in
+            let condition = "state IN ('done', 'cancelled') AND updated_at < ?"
+            let arguments: StatementArguments = [cutoff.timeIntervalSince1970]
+            try db.execute(
+                sql:
+                    "DELETE FROM tributary_payloads WHERE job_id IN (SELECT id FROM tributary_jobs WHERE \(condition))",
+                arguments: arguments)
+            try db.execute(sql: "DELETE FROM tributary_jobs WHERE \(condition)", arguments: arguments)
+            return db.changesCount
+        }
+    }
+
+    /// Hands every running job back to the queue without counting its attempt: for a graceful stop.
+    @discardableResult
+    public func releaseAllRunningJobs() async throws -> Int {
+        try await pool.write { db in
+            try db.execute(
+                sql: """
+                    UPDATE tributary_jobs SET state = 'queued', worker = NULL, attempt = MAX(attempt - 1, 0)
+                    WHERE state = 'running'
+                    """)
+            return db.changesCount
+        }
+    }
+
     /// Appends the error to the job's history and moves it on: back to the queue at `retryAt` (the policy's
     /// delay when nil), or dead.
     fileprivate static func recordFailure(
