@@ -64,4 +64,21 @@ struct SupervisionIntegrationTests {
         let state = stat.split(separator: ")").last?.split(separator: " ").first
         return state != "Z"
     }
+
+    @Test("a pool worker that keeps exiting at once is restarted with backoff and reported as crash looping")
+    func crashLoopReported() async throws {
+        let directory = try TemporaryDirectory()
+        let coordinator = try await TestCoordinator.start(
+            in: directory, workers: 1, arguments: ["--worker-path", "/bin/false"])
+        let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+        try await waitUntil("the pool to be reported crash looping", timeout: .seconds(30)) {
+            try await client.status().pool.first?.crashLooping == true
+        }
+        let process = try #require(try await client.status().pool.first)
+        #expect(process.name == "pool-1" && process.restarts >= 3 && process.lastExitStatus == 1)
+        let text = try await Binaries.run("tributary", ["status", "--listen", coordinator.process.listenEndpoint])
+        #expect(text.output.contains("pool      pool-1  CRASH LOOP"), "\(text.output)")
+        await client.close()
+        #expect(await coordinator.process.stop() == 0)
+    }
 }

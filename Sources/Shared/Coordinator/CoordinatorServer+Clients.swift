@@ -59,6 +59,7 @@ extension CoordinatorServer {
             reply.jobs = counts
             reply.lastSeq = lastSeq
             reply.storePath = store.path
+            reply.pool = supervisor?.processes ?? []
             reply.workers = workers.workers.values.sorted {
                 $0.id.count == $1.id.count ? $0.id < $1.id : $0.id.count < $1.id.count
             }

@@ -23,6 +23,8 @@ public actor CoordinatorServer {
     var lastSeq: UInt64 = 0
     var stopping = false
     var dispatching = false
+    /// The local pool, for `status`.
+    var supervisor: WorkerSupervisor?
     /// Set by messages that may let jobs go out (credit, new jobs); dispatch runs once per batch of messages, so
     /// many jobs are claimed in one transaction.
     var needsDispatch = false
@@ -79,6 +81,11 @@ public actor CoordinatorServer {
         for await batch in loop.inbound {
             await handle(batch)
         }
+    }
+
+    /// Tells the server about its local pool, so `status` reports it.
+    public func attach(_ supervisor: WorkerSupervisor) {
+        self.supervisor = supervisor
     }
 
     /// Stops taking work, closes the sockets and the store.

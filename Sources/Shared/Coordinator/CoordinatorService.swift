@@ -25,6 +25,7 @@ public struct CoordinatorService: Service {
         let context = try ZMQContext()
         let server = try CoordinatorServer(configuration: configuration, logger: logger, context: context)
         let supervisor = try makeSupervisor(for: server)
+        if let supervisor { await server.attach(supervisor) }
         ready(server)
         try await withGracefulShutdownHandler {
             try await server.run()

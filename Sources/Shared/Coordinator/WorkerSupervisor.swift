@@ -12,7 +12,13 @@ public final class WorkerSupervisor: Sendable {
         var backoff: Duration = .seconds(1)
         var startedAt: ContinuousClock.Instant = .now
         var restarts = 0
+        var lastExitStatus: Int32 = 0
+        /// How long each of the latest runs lasted, newest last (at most 3).
+        var recentRuns: [Duration] = []
     }
+
+    /// A run this short counts toward a crash loop.
+    static let shortRun: Duration = .seconds(10)
 
     private struct State {
         var slots: [Slot]
@@ -61,6 +67,21 @@ public final class WorkerSupervisor: Sendable {
         for process in processes where process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
 
+    /// Each pool process as `tributary status` shows it: crash looping when its last 3 runs were all short.
+    public var processes: [Tributary_V1_PoolProcess] {
+        state.withLock { state in
+            state.slots.enumerated().map { index, slot in
+                Tributary_V1_PoolProcess.with {
+                    $0.name = Self.poolName(index)
+                    $0.pid = slot.process?.isRunning == true ? slot.process?.processIdentifier ?? 0 : 0
+                    $0.restarts = UInt32(clamping: slot.restarts)
+                    $0.lastExitStatus = slot.lastExitStatus
+                    $0.crashLooping = slot.recentRuns.count == 3 && slot.recentRuns.allSatisfy { $0 < Self.shortRun }
+                }
+            }
+        }
+    }
+
     /// Pids of the running workers.
     public var pids: [Int32] {
         state.withLock { $0.slots.compactMap { $0.process?.isRunning == true ? $0.process?.processIdentifier : nil } }
@@ -89,7 +110,10 @@ public final class WorkerSupervisor: Sendable {
         let (stopping, delay) = state.withLock { state -> (Bool, Duration) in
             var slot = state.slots[index]
             slot.process = nil
-            if ContinuousClock.now - slot.startedAt > .seconds(60) { slot.backoff = .seconds(1) }
+            let ran = ContinuousClock.now - slot.startedAt
+            if ran > .seconds(60) { slot.backoff = .seconds(1) }
+            slot.recentRuns = Array((slot.recentRuns + [ran]).suffix(3))
+            slot.lastExitStatus = status
             let delay = slot.backoff
             slot.backoff = min(slot.backoff * 2, .seconds(30))
             slot.restarts += 1

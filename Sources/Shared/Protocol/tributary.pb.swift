@@ -879,11 +879,37 @@ public nonisolated struct Tributary_V1_StatusReply: Sendable {
 
   public var storePath: String = String()
 
+  /// the coordinator's local worker processes (--workers)
+  public var pool: [Tributary_V1_PoolProcess] = []
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
   fileprivate var _jobs: Tributary_V1_JobCounts? = nil
+}
+
+public nonisolated struct Tributary_V1_PoolProcess: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// "pool-1", ...
+  public var name: String = String()
+
+  /// 0 while waiting to be restarted
+  public var pid: Int32 = 0
+
+  public var restarts: UInt32 = 0
+
+  public var lastExitStatus: Int32 = 0
+
+  /// its last 3 runs each ended within 10 s
+  public var crashLooping: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
 }
 
 public nonisolated struct Tributary_V1_BatchStatusRequest: Sendable {
@@ -2487,7 +2513,7 @@ nonisolated extension Tributary_V1_JobCounts: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Tributary_V1_StatusReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StatusReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}workers\0\u{1}jobs\0\u{3}last_seq\0\u{3}store_path\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}workers\0\u{1}jobs\0\u{3}last_seq\0\u{3}store_path\0\u{1}pool\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2499,6 +2525,7 @@ nonisolated extension Tributary_V1_StatusReply: SwiftProtobuf.Message, SwiftProt
       case 2: try { try decoder.decodeSingularMessageField(value: &self._jobs) }()
       case 3: try { try decoder.decodeSingularUInt64Field(value: &self.lastSeq) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self.storePath) }()
+      case 5: try { try decoder.decodeRepeatedMessageField(value: &self.pool) }()
       default: break
       }
     }
@@ -2521,6 +2548,9 @@ nonisolated extension Tributary_V1_StatusReply: SwiftProtobuf.Message, SwiftProt
     if !self.storePath.isEmpty {
       try visitor.visitSingularStringField(value: self.storePath, fieldNumber: 4)
     }
+    if !self.pool.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.pool, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2529,6 +2559,57 @@ nonisolated extension Tributary_V1_StatusReply: SwiftProtobuf.Message, SwiftProt
     if lhs._jobs != rhs._jobs {return false}
     if lhs.lastSeq != rhs.lastSeq {return false}
     if lhs.storePath != rhs.storePath {return false}
+    if lhs.pool != rhs.pool {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_PoolProcess: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".PoolProcess"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}pid\0\u{1}restarts\0\u{3}last_exit_status\0\u{3}crash_looping\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 2: try { try decoder.decodeSingularInt32Field(value: &self.pid) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.restarts) }()
+      case 4: try { try decoder.decodeSingularInt32Field(value: &self.lastExitStatus) }()
+      case 5: try { try decoder.decodeSingularBoolField(value: &self.crashLooping) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
+    }
+    if self.pid != 0 {
+      try visitor.visitSingularInt32Field(value: self.pid, fieldNumber: 2)
+    }
+    if self.restarts != 0 {
+      try visitor.visitSingularUInt32Field(value: self.restarts, fieldNumber: 3)
+    }
+    if self.lastExitStatus != 0 {
+      try visitor.visitSingularInt32Field(value: self.lastExitStatus, fieldNumber: 4)
+    }
+    if self.crashLooping != false {
+      try visitor.visitSingularBoolField(value: self.crashLooping, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_PoolProcess, rhs: Tributary_V1_PoolProcess) -> Bool {
+    if lhs.name != rhs.name {return false}
+    if lhs.pid != rhs.pid {return false}
+    if lhs.restarts != rhs.restarts {return false}
+    if lhs.lastExitStatus != rhs.lastExitStatus {return false}
+    if lhs.crashLooping != rhs.crashLooping {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

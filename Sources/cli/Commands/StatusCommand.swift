@@ -27,6 +27,12 @@ struct StatusCommand: AsyncParsableCommand {
         Terminal.line(
             "jobs      queued \(jobs.queued)  running \(jobs.running)  done \(jobs.done)  dead \(jobs.dead)  cancelled \(jobs.cancelled)"
         )
+        for process in status.pool {
+            let state = process.crashLooping ? "CRASH LOOP" : process.pid == 0 ? "restarting" : "running"
+            Terminal.line(
+                "pool      \(process.name)  \(state)  pid \(process.pid)  restarts \(process.restarts)  last exit \(process.lastExitStatus)"
+            )
+        }
         Terminal.line("workers   \(status.workers.count)")
         for worker in status.workers {
             let job = worker.currentJobID == 0 ? "" : "  job \(worker.currentJobID)"

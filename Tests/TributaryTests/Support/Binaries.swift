@@ -49,9 +49,10 @@ struct TestCoordinator {
     let modelPath: String
     let logPath: String
 
-    static func start(in directory: TemporaryDirectory, workers: Int, modelJSON: String = DemoData.modelJSON)
-        async throws -> TestCoordinator
-    {
+    static func start(
+        in directory: TemporaryDirectory, workers: Int, modelJSON: String = DemoData.modelJSON,
+        arguments extra: [String] = []
+    ) async throws -> TestCoordinator {
         let modelPath = try directory.write("model.json", modelJSON)
         let storePath = directory.path("store.sqlite")
         let logPath = directory.path("coordinator.log")
@@ -61,7 +62,7 @@ struct TestCoordinator {
             arguments: [
                 "--store", storePath, "--model", modelPath, "--listen", "tcp://127.0.0.1:*",
                 "--feed", "tcp://127.0.0.1:*", "--workers", String(workers), "--log-level", "info",
-            ], log: try FileHandle(forWritingTo: URL(fileURLWithPath: logPath)))
+            ] + extra, log: try FileHandle(forWritingTo: URL(fileURLWithPath: logPath)))
         return TestCoordinator(process: process, storePath: storePath, modelPath: modelPath, logPath: logPath)
     }
 
