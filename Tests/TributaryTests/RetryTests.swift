@@ -284,10 +284,13 @@ struct CancellationTests {
     }
 }
 
-/// Saves one new user every few milliseconds until it is cancelled, and says when it saw the cancellation.
+/// Saves one new user every few milliseconds until something stops it, and records what did.
 struct EndlessHandler: JobHandler {
     let kind = "endless"
+    /// Set when the job was stopped by a cancellation (``JobCancelled``).
     let sawCancellation: Locked<Bool>
+    /// Set when the job was stopped by anything.
+    var stopped = Locked<String?>(nil)
 
     func run(_ job: JobRun) async throws {
         let context = job.makeContext()
@@ -301,6 +304,10 @@ struct EndlessHandler: JobHandler {
             }
         } catch let error as JobCancelled {
             sawCancellation.withLock { $0 = true }
+            stopped.withLock { $0 = "\(error)" }
+            throw error
+        } catch {
+            stopped.withLock { $0 = "\(error)" }
             throw error
         }
     }
@@ -396,5 +403,42 @@ struct RetentionTests {
             try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM tributary_payloads")
         }
         #expect(payloads == 3)
+    }
+}
+
+@Suite("Integration: attempt timeouts", .serialized)
+struct TimeoutIntegrationTests {
+    @Test("an attempt that outlives its job's timeout fails (here: dead, one attempt) and its worker stops it")
+    func timeout() async throws {
+        let directory = try TemporaryDirectory()
+        let stopped = Locked<String?>(nil)
+        let (job, exitStatus) = try await TestCoordinator.with(in: directory, workers: 0) { coordinator in
+            var configuration = WorkerConfiguration()
+            configuration.endpoint = coordinator.process.listenEndpoint
+            configuration.register(EndlessHandler(sawCancellation: Locked(false), stopped: stopped))
+            var logger = Logger(label: "test.worker")
+            logger.logLevel = .critical
+            let worker = Task { [configuration, logger] in
+                try await WorkerService(configuration: configuration, logger: logger).run()
+            }
+            defer { worker.cancel() }
+            let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+            let pushed = try await client.push([
+                Tributary_V1_JobSpec.with {
+                    $0.kind = "endless"
+                    $0.timeoutMs = 300
+                    $0.maxAttempts = 1
+                }
+            ])
+            _ = try await client.finish(pushed.batch, timeout: .seconds(30))
+            // Stopped by the coordinator's CancelJob, or by a save already in flight being refused.
+            try await waitUntil("the handler to stop") { stopped.value != nil }
+            let job = try await client.job(pushed.jobIds[0])
+            await client.close()
+            return job
+        }
+        #expect(exitStatus == 0)
+        #expect(job.state == "dead")
+        #expect(job.errors.map(\.message) == ["attempt timed out after 0.3 s"])
     }
 }

@@ -141,6 +141,27 @@ extension CoordinatorServer {
         }
     }
 
+    /// Fails attempts that outlived their job's timeout and tells their workers to stop them.
+    func expireTimedOutAttempts() async {
+        do {
+            for expired in try await store.failTimedOutAttempts() {
+                logger.notice(
+                    "job attempt timed out", metadata: ["job": "\(expired.jobID)", "outcome": "\(expired.outcome)"])
+                guard let holder = workers.routingID(holding: expired.jobID) else { continue }
+                workers[holder]?.jobs.remove(expired.jobID)
+                reply(
+                    to: holder, requestID: 0,
+                    .cancelJob(
+                        .with {
+                            $0.jobID = UInt64(expired.jobID)
+                            $0.attempt = UInt32(clamping: expired.attempt)
+                        }))
+            }
+        } catch {
+            logger.error("cannot expire timed-out attempts", metadata: ["error": "\(error)"])
+        }
+    }
+
     func reapSilentWorkers() async {
         for candidate in workers.expired(now: .now, liveness: configuration.liveness, activity: activity) {
             // Re-checked each time: the awaits below let other messages (a late heartbeat) in.

@@ -226,6 +226,7 @@ public actor CoordinatorServer {
             }
             publishFeedHeartbeat()
             await reapSilentWorkers()
+            await expireTimedOutAttempts()
             // Retries and delayed jobs become due with time, not with a message: look for them each tick.
             if workers.anyHasCredit {
                 do {

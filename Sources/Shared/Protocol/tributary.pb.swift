@@ -766,6 +766,9 @@ public nonisolated struct Tributary_V1_JobSpec: Sendable {
   /// not enqueued while a job with this key is queued or running
   public var uniqueKey: String = String()
 
+  /// an attempt running longer fails (and is retried); 0 = no limit
+  public var timeoutMs: UInt32 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2239,7 +2242,7 @@ nonisolated extension Tributary_V1_Column: SwiftProtobuf.Message, SwiftProtobuf.
 
 nonisolated extension Tributary_V1_JobSpec: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".JobSpec"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{1}payload\0\u{1}arguments\0\u{1}total\0\u{3}max_attempts\0\u{3}backoff_base_ms\0\u{3}backoff_cap_ms\0\u{1}priority\0\u{3}run_at\0\u{3}unique_key\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{1}payload\0\u{1}arguments\0\u{1}total\0\u{3}max_attempts\0\u{3}backoff_base_ms\0\u{3}backoff_cap_ms\0\u{1}priority\0\u{3}run_at\0\u{3}unique_key\0\u{3}timeout_ms\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2257,6 +2260,7 @@ nonisolated extension Tributary_V1_JobSpec: SwiftProtobuf.Message, SwiftProtobuf
       case 8: try { try decoder.decodeSingularInt32Field(value: &self.priority) }()
       case 9: try { try decoder.decodeSingularDoubleField(value: &self.runAt) }()
       case 10: try { try decoder.decodeSingularStringField(value: &self.uniqueKey) }()
+      case 11: try { try decoder.decodeSingularUInt32Field(value: &self.timeoutMs) }()
       default: break
       }
     }
@@ -2293,6 +2297,9 @@ nonisolated extension Tributary_V1_JobSpec: SwiftProtobuf.Message, SwiftProtobuf
     if !self.uniqueKey.isEmpty {
       try visitor.visitSingularStringField(value: self.uniqueKey, fieldNumber: 10)
     }
+    if self.timeoutMs != 0 {
+      try visitor.visitSingularUInt32Field(value: self.timeoutMs, fieldNumber: 11)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2307,6 +2314,7 @@ nonisolated extension Tributary_V1_JobSpec: SwiftProtobuf.Message, SwiftProtobuf
     if lhs.priority != rhs.priority {return false}
     if lhs.runAt != rhs.runAt {return false}
     if lhs.uniqueKey != rhs.uniqueKey {return false}
+    if lhs.timeoutMs != rhs.timeoutMs {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -41,8 +41,8 @@ extension RootStore {
             let insert = try db.cachedStatement(
                 sql: """
                     INSERT INTO tributary_jobs (batch, kind, arguments, total, created_at, updated_at,
-                        max_attempts, backoff_base_ms, backoff_cap_ms, priority, run_at, unique_key)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        max_attempts, backoff_base_ms, backoff_cap_ms, priority, run_at, unique_key, timeout_ms)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """)
             let insertPayload = try db.cachedStatement(
                 sql: "INSERT INTO tributary_payloads (job_id, payload) VALUES (?, ?)")
@@ -62,6 +62,7 @@ extension RootStore {
                     batch, spec.kind, Self.encodeArguments(spec.arguments), Int64(spec.total), now, now,
                     policy.maxAttempts, Int64(policy.base.seconds * 1000), Int64(policy.cap.seconds * 1000),
                     Int64(spec.priority), spec.runAt, spec.uniqueKey.isEmpty ? nil : spec.uniqueKey,
+                    Int64(spec.timeoutMs),
                 ])
                 let id = db.lastInsertedRowID
                 if !spec.payload.isEmpty { try insertPayload.execute(arguments: [id, spec.payload]) }
@@ -97,14 +98,16 @@ extension RootStore {
         return try await pool.write { db in
             let claim = try db.cachedStatement(
                 sql: """
-                    UPDATE tributary_jobs SET state = 'running', attempt = attempt + 1, worker = ?, updated_at = ?
+                    UPDATE tributary_jobs SET state = 'running', attempt = attempt + 1, worker = ?, updated_at = ?,
+                        leased_at = ?
                     WHERE id IN (SELECT id FROM tributary_jobs WHERE state = 'queued' AND run_at <= ?
                                  AND kind IN (\(SQL.placeholders(kinds.count))) ORDER BY priority DESC, id LIMIT ?)
                     RETURNING id, attempt, kind, arguments, total, committed_batches
                     """)
             let rows = try Row.fetchAll(
                 claim,
-                arguments: StatementArguments([worker, now, now] as [any DatabaseValueConvertible] + kinds + [limit]))
+                arguments: StatementArguments(
+                    [worker, now, now, now] as [any DatabaseValueConvertible] + kinds + [limit]))
             let payload = try db.cachedStatement(sql: "SELECT payload FROM tributary_payloads WHERE job_id = ?")
             return try rows.map { row -> ClaimedJob in
                 let id: Int64 = row["id"]
@@ -221,6 +224,36 @@ extension RootStore {
                 arguments: arguments)
             try db.execute(sql: "DELETE FROM tributary_jobs WHERE \(condition)", arguments: arguments)
             return db.changesCount
+        }
+    }
+
+    /// A running attempt that outlived its job's timeout.
+    public struct TimedOutAttempt: Sendable, Equatable {
+        public let jobID: Int64
+        public let attempt: Int
+        public let worker: String
+        public let outcome: JobFailureOutcome
+    }
+
+    /// Fails the running attempts that have run longer than their job's `timeout_ms` (each is retried or dies).
+    /// - Returns: the attempts, so their workers can be told to stop.
+    public func failTimedOutAttempts(now: Date = Date()) async throws -> [TimedOutAttempt] {
+        try await pool.write { db in
+            let jobs = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, attempt, worker, batch, errors, max_attempts, backoff_base_ms, backoff_cap_ms, timeout_ms
+                    FROM tributary_jobs
+                    WHERE state = 'running' AND timeout_ms > 0 AND leased_at + timeout_ms / 1000.0 < ?
+                    """, arguments: [now.timeIntervalSince1970])
+            return try jobs.map { job in
+                let timeout = Double(job["timeout_ms"] as Int64) / 1000
+                let outcome = try Self.recordFailure(
+                    db, job: job, id: job["id"], attempt: job["attempt"],
+                    message: "attempt timed out after \(timeout) s", permanent: false)
+                return TimedOutAttempt(
+                    jobID: job["id"], attempt: job["attempt"], worker: job["worker"] ?? "", outcome: outcome)
+            }
         }
     }
 

@@ -8,7 +8,7 @@ import GRDB
 enum Schema {
     /// The layout of Tributary's own tables, kept in `tributary_meta` under `format`. A store of another format
     /// is refused with a message rather than misread.
-    static let format = 4
+    static let format = 5
 
     static func createSystemTables(_ db: Database) throws {
         try db.execute(
@@ -32,6 +32,8 @@ enum Schema {
                     backoff_cap_ms INTEGER NOT NULL DEFAULT 600000,
                     run_at REAL NOT NULL DEFAULT 0,
                     priority INTEGER NOT NULL DEFAULT 0,
+                    timeout_ms INTEGER NOT NULL DEFAULT 0,
+                    leased_at REAL NOT NULL DEFAULT 0,
                     unique_key TEXT,
                     created_at REAL NOT NULL,
                     updated_at REAL NOT NULL);
