@@ -1,0 +1,149 @@
+import Foundation
+import GRDB
+import Testing
+import TributaryCommandSupport
+import ZeroMQ
+
+@testable import Tributary
+
+/// Real processes killed while they work: nothing acknowledged may be lost, nothing may apply twice.
+@Suite("Chaos: workers and the coordinator killed during an import", .serialized)
+struct ChaosTests {
+    /// A worker process the driver kills and starts again.
+    final class WorkerProcess {
+        private(set) var process: Process
+        let endpoint: String
+
+        init(endpoint: String) throws {
+            self.endpoint = endpoint
+            process = try Self.launch(endpoint)
+        }
+
+        static func launch(_ endpoint: String) throws -> Process {
+            let process = Process()
+            process.executableURL = Binaries.url("tributary-worker")
+            process.arguments = [
+                "--connect", endpoint, "--heartbeat-ms", "200", "--concurrency", "2", "--log-level", "critical",
+            ]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            return process
+        }
+
+        func signal(_ signal: Int32) throws {
+            kill(process.processIdentifier, signal)
+            process.waitUntilExit()
+            process = try Self.launch(endpoint)
+        }
+
+        func stop() {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+        }
+    }
+
+    /// Two loopback ports free right now (bound, read, released).
+    static func freePorts() throws -> (Int, Int) {
+        let context = try ZMQContext()
+        let first = try context.makeSocket(.router)
+        let second = try context.makeSocket(.router)
+        func port(_ endpoint: String) -> Int { Int(endpoint.split(separator: ":").last ?? "") ?? 0 }
+        let ports = (port(try first.bind("tcp://127.0.0.1:*")), port(try second.bind("tcp://127.0.0.1:*")))
+        first.close()
+        second.close()
+        context.terminate()
+        return ports
+    }
+
+    @Test(
+        "200 jobs through 3 workers while workers are SIGKILLed, the coordinator is killed and restarted, and a worker is SIGTERMed"
+    )
+    func chaos() async throws {
+        let directory = try TemporaryDirectory()
+        let input = DemoData.pullRequests(count: 100_000, users: 500)
+        let expected = try ImportIntegrationTests.Expected(input)
+        let (listenPort, feedPort) = try Self.freePorts()
+        let listen = "tcp://127.0.0.1:\(listenPort)"
+        let modelPath = try directory.write("model.json", DemoData.modelJSON)
+        let storePath = directory.path("store.sqlite")
+        let arguments = [
+            "--store", storePath, "--model", modelPath, "--listen", listen, "--feed", "tcp://127.0.0.1:\(feedPort)",
+            "--log-level", "warning",
+        ]
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: try directory.write("coordinator.log", "")))
+        func startCoordinator() async throws -> CoordinatorProcess {
+            try await CoordinatorProcess.start(
+                executable: Binaries.url("tributary-coordinator"), arguments: arguments, log: log)
+        }
+        var coordinator = try await startCoordinator()
+        let workers = try (0..<3).map { _ in try WorkerProcess(endpoint: listen) }
+        defer { workers.forEach { $0.stop() } }
+
+        let client = try JobClient(endpoint: listen)
+        let pushed = try await client.pushImport(input, rowsPerJob: 500)
+        #expect(pushed.jobIds.count == 200)
+
+        // The driver: a SIGKILL every ~0.5 s, the coordinator killed once, one SIGTERM; bounded in time.
+        var random = SystemRandomNumberGenerator()
+        let deadline = ContinuousClock.now + .seconds(150)
+        var round = 0
+        var finished: Tributary_V1_BatchStatusReply?
+        while finished == nil && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(500))
+            round += 1
+            if round == 4 {
+                kill(coordinator.pid, SIGKILL)
+                _ = await coordinator.stop()
+                coordinator = try await startCoordinator()
+            } else if round == 7 {
+                try workers[Int.random(in: 0..<3, using: &random)].signal(SIGTERM)
+            } else if round < 40 {
+                try workers[Int.random(in: 0..<3, using: &random)].signal(SIGKILL)
+            }
+            // The coordinator may be down for a moment: a refused or unanswered poll is simply retried.
+            if let status = try? await client.batchStatus(pushed.batch),
+                status.doneJobs + status.deadJobs == status.totalJobs
+            {
+                finished = status
+            }
+        }
+        await client.close()
+        #expect(await coordinator.stop() == 0)
+        let status = try #require(finished, "the import did not finish in time")
+        #expect(status.doneJobs == 200 && status.deadJobs == 0 && status.doneRows == 100_000)
+
+        let store = try DatabaseQueue(path: storePath)
+        try await store.read { db in
+            #expect(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM PullRequest") == 100_000)
+            #expect(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM PullRequest WHERE _version <> 1") == 0)
+            let logins = try String.fetchAll(db, sql: "SELECT login FROM User")
+            #expect(logins.count == expected.logins.count && Set(logins) == expected.logins)
+            var wrong = 0
+            for row in try Row.fetchAll(
+                db, sql: "SELECT p.number, u.login FROM PullRequest p LEFT JOIN User u ON u.id = p.author")
+            where expected.authorByNumber[row["number"]] != row["login"] {
+                wrong += 1
+            }
+            #expect(wrong == 0, "every pull request's author matches the input")
+            var reviewers: [Int64: Set<String>] = [:]
+            for row in try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT p.number, u.login FROM PullRequest_reviewers r
+                    JOIN PullRequest p ON p.id = r.source JOIN User u ON u.id = r.destination
+                    """)
+            {
+                reviewers[row["number"], default: []].insert(row["login"])
+            }
+            #expect(expected.reviewersByNumber.allSatisfy { number, logins in (reviewers[number] ?? []) == logins })
+            // The chaos reached running jobs: some attempts were lost (to a kill or the coordinator's restart).
+            #expect(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM tributary_jobs WHERE errors <> '[]'") ?? 0 > 0)
+            // Sequence numbers: every commit numbered, none skipped.
+            let (count, maximum) = try #require(
+                try Row.fetchOne(db, sql: "SELECT COUNT(*) AS n, MAX(seq) AS m FROM tributary_history")
+                    .map { ($0["n"] as Int, $0["m"] as Int) })
+            #expect(count == maximum, "the history's sequence numbers have no gaps")
+        }
+    }
+}
