@@ -41,10 +41,16 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "Hours to keep finished (done or cancelled) jobs and their payloads; 0 keeps them. Dead jobs stay.")
     var retentionHours: Double = 168
 
+    @Option(help: "On SIGTERM, seconds running jobs may go on saving before they are handed back to the queue.")
+    var drainSeconds: Double = 10
+
     @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
         guard workers >= 0 && workers <= 256 else { throw ValidationError("--workers must be between 0 and 256") }
+        guard drainSeconds >= 0 && drainSeconds <= 3600 else {
+            throw ValidationError("--drain-seconds must be between 0 and 3600")
+        }
         guard retentionHours >= 0 && retentionHours.isFinite else {
             throw ValidationError("--retention-hours must be 0 (keep) or more")
         }
@@ -63,6 +69,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
         configuration.listen = listen
         configuration.feed = feed
         configuration.localWorkers = workers
+        configuration.drainGracePeriod = .seconds(drainSeconds)
         configuration.finishedJobRetention = retentionHours > 0 ? .seconds(retentionHours * 3600) : nil
         if workers > 0 {
             configuration.workerExecutable =

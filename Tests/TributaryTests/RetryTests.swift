@@ -353,7 +353,8 @@ struct GracefulStopTests {
     func gracefulStopReleases() async throws {
         let directory = try TemporaryDirectory()
         let sawCancellation = Locked(false)
-        let coordinator = try await TestCoordinator.start(in: directory, workers: 0)
+        let coordinator = try await TestCoordinator.start(
+            in: directory, workers: 0, arguments: ["--drain-seconds", "0.3"])
         var configuration = WorkerConfiguration()
         configuration.endpoint = coordinator.process.listenEndpoint
         configuration.register(EndlessHandler(sawCancellation: sawCancellation))
@@ -440,5 +441,48 @@ struct TimeoutIntegrationTests {
         #expect(exitStatus == 0)
         #expect(job.state == "dead")
         #expect(job.errors.map(\.message) == ["attempt timed out after 0.3 s"])
+    }
+}
+
+/// Sleeps a moment, then completes: a job that finishes within a drain's grace period.
+struct BriefHandler: JobHandler {
+    let kind = "brief"
+    let started: Locked<Bool>
+
+    func run(_ job: JobRun) async throws {
+        started.withLock { $0 = true }
+        try await Task.sleep(for: .milliseconds(500))
+        try await job.complete(job.makeContext(), progress: 1)
+    }
+}
+
+@Suite("Integration: draining on a graceful stop", .serialized)
+struct DrainTests {
+    @Test("SIGTERM to the coordinator lets a running job finish and commit within the grace period, then exits 0")
+    func drainLetsJobsFinish() async throws {
+        let directory = try TemporaryDirectory()
+        let started = Locked(false)
+        let coordinator = try await TestCoordinator.start(in: directory, workers: 0)
+        var configuration = WorkerConfiguration()
+        configuration.endpoint = coordinator.process.listenEndpoint
+        configuration.register(BriefHandler(started: started))
+        var logger = Logger(label: "test.worker")
+        logger.logLevel = .critical
+        let worker = Task { [configuration, logger] in
+            try await WorkerService(configuration: configuration, logger: logger).run()
+        }
+        defer { worker.cancel() }
+        let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+        let id = try await client.push([
+            Tributary_V1_JobSpec.with {
+                $0.kind = "brief"; $0.total = 1
+            }
+        ]).jobIds[0]
+        try await waitUntil("the job to start") { started.value }
+        await client.close()
+        #expect(await coordinator.process.stop() == 0)
+        let store = try RootStore.open(path: coordinator.storePath, model: DemoData.model)
+        let job = try #require(try await store.job(id: Int64(id)))
+        #expect(job.state == "done", "the job finished during the drain")
     }
 }

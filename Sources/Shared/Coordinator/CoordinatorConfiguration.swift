@@ -21,6 +21,8 @@ public struct CoordinatorConfiguration: Sendable {
     /// How long finished (done or cancelled) jobs and their payloads are kept; nil keeps them for ever. Dead jobs
     /// are always kept until retried.
     public var finishedJobRetention: Duration? = .seconds(7 * 24 * 3600)
+    /// On a graceful stop, how long running jobs may go on saving before they are handed back to the queue.
+    public var drainGracePeriod: Duration = .seconds(10)
     /// How often the feed publishes a heartbeat carrying the last sequence number.
     public var feedHeartbeatInterval: Duration = .milliseconds(500)
 

@@ -83,6 +83,17 @@ public actor CoordinatorServer {
         }
     }
 
+    /// Tells every worker to drain, then lets their running jobs save until they finish or the grace period ends.
+    private func drainWorkers() async {
+        guard !workers.workers.isEmpty else { return }
+        for peer in workers.workers.keys { reply(to: peer, requestID: 0, .drain(.init())) }
+        let deadline = ContinuousClock.now + configuration.drainGracePeriod
+        while ContinuousClock.now < deadline, workers.workers.values.contains(where: { !$0.jobs.isEmpty }) {
+            // Saves keep arriving and are handled meanwhile: the actor runs them during this sleep.
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
     /// Tells the server about its local pool, so `status` reports it.
     public func attach(_ supervisor: WorkerSupervisor) {
         self.supervisor = supervisor
@@ -95,6 +106,7 @@ public actor CoordinatorServer {
     public func stop() async {
         guard !stopping else { return }
         stopping = true
+        await drainWorkers()
         do {
             let released = try await store.releaseAllRunningJobs()
             if released > 0 {
@@ -198,7 +210,8 @@ public actor CoordinatorServer {
         case .jobRequest(let request): try await showJob(request.jobID, from: peer, requestID: requestID)
         case .retryJobRequest(let request): try await retryJob(request.jobID, from: peer, requestID: requestID)
         case .cancelJobRequest(let request): try await cancelJob(request.jobID, from: peer, requestID: requestID)
-        case .welcome, .jobAssignment, .saveAck, .cancelJob, .pushReply, .statusReply, .batchStatusReply, .jobsReply,
+        case .welcome, .jobAssignment, .saveAck, .cancelJob, .drain, .pushReply, .statusReply, .batchStatusReply,
+            .jobsReply,
             .jobInfo,
             .error:
             throw ProtocolError(

@@ -287,6 +287,14 @@ public nonisolated struct Tributary_V1_Envelope: Sendable {
     set {body = .cancelJob(newValue)}
   }
 
+  public var drain: Tributary_V1_Drain {
+    get {
+      if case .drain(let v)? = body {return v}
+      return Tributary_V1_Drain()
+    }
+    set {body = .drain(newValue)}
+  }
+
   /// client -> coordinator
   public var pushJobs: Tributary_V1_PushJobs {
     get {
@@ -409,6 +417,7 @@ public nonisolated struct Tributary_V1_Envelope: Sendable {
     case jobAssignment(Tributary_V1_JobAssignment)
     case saveAck(Tributary_V1_SaveAck)
     case cancelJob(Tributary_V1_CancelJob)
+    case drain(Tributary_V1_Drain)
     /// client -> coordinator
     case pushJobs(Tributary_V1_PushJobs)
     case statusRequest(Tributary_V1_StatusRequest)
@@ -549,6 +558,18 @@ public nonisolated struct Tributary_V1_JobAssignment: Sendable {
   public init() {}
 
   fileprivate var _spec: Tributary_V1_JobSpec? = nil
+}
+
+/// The coordinator is stopping: take no new job; finish the running ones if they can (their saves are accepted
+/// for a grace period). A coordinator that comes back asks the worker to register again (UNKNOWN_WORKER).
+public nonisolated struct Tributary_V1_Drain: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
 }
 
 /// The job was cancelled: stop running it (its further saves are refused).
@@ -1202,7 +1223,7 @@ nonisolated extension Tributary_V1_Operation: SwiftProtobuf._ProtoNameProviding 
 
 nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Envelope"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{4}\u{9}worker_hello\0\u{3}worker_ready\0\u{1}heartbeat\0\u{3}save_changes\0\u{3}job_failed\0\u{3}worker_bye\0\u{2}\u{5}welcome\0\u{3}job_assignment\0\u{3}save_ack\0\u{3}cancel_job\0\u{4}\u{7}push_jobs\0\u{3}status_request\0\u{3}batch_status_request\0\u{3}jobs_request\0\u{3}job_request\0\u{3}retry_job_request\0\u{3}cancel_job_request\0\u{4}\u{4}push_reply\0\u{3}status_reply\0\u{3}batch_status_reply\0\u{3}jobs_reply\0\u{3}job_info\0\u{2}\u{6}error\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{4}\u{9}worker_hello\0\u{3}worker_ready\0\u{1}heartbeat\0\u{3}save_changes\0\u{3}job_failed\0\u{3}worker_bye\0\u{2}\u{5}welcome\0\u{3}job_assignment\0\u{3}save_ack\0\u{3}cancel_job\0\u{1}drain\0\u{4}\u{6}push_jobs\0\u{3}status_request\0\u{3}batch_status_request\0\u{3}jobs_request\0\u{3}job_request\0\u{3}retry_job_request\0\u{3}cancel_job_request\0\u{4}\u{4}push_reply\0\u{3}status_reply\0\u{3}batch_status_reply\0\u{3}jobs_reply\0\u{3}job_info\0\u{2}\u{6}error\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1339,6 +1360,19 @@ nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobu
         if let v = v {
           if hadOneofValue {try decoder.handleConflictingOneOf()}
           self.body = .cancelJob(v)
+        }
+      }()
+      case 24: try {
+        var v: Tributary_V1_Drain?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .drain(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .drain(v)
         }
       }()
       case 30: try {
@@ -1563,6 +1597,10 @@ nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobu
     case .cancelJob?: try {
       guard case .cancelJob(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 23)
+    }()
+    case .drain?: try {
+      guard case .drain(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 24)
     }()
     case .pushJobs?: try {
       guard case .pushJobs(let v)? = self.body else { preconditionFailure() }
@@ -1866,6 +1904,25 @@ nonisolated extension Tributary_V1_JobAssignment: SwiftProtobuf.Message, SwiftPr
     if lhs.attempt != rhs.attempt {return false}
     if lhs._spec != rhs._spec {return false}
     if lhs.committedBatches != rhs.committedBatches {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_Drain: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Drain"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_Drain, rhs: Tributary_V1_Drain) -> Bool {
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -43,12 +43,16 @@ public struct WorkerService: Service {
                     jobs.addTask {
                         await runJob(assignment, model: model, connection: connection, running: running)
                         running.count.subtract(1, ordering: .relaxed)
-                        if !Task.isShuttingDownGracefully {
+                        if !Task.isShuttingDownGracefully && !running.draining.load(ordering: .relaxed) {
                             connection.send(.workerReady(.with { $0.credit = 1 }))
                         }
                     }
                 case .cancelJob(let cancel):
                     running.cancel(jobID: cancel.jobID, attempt: cancel.attempt)
+                case .drain:
+                    // The coordinator is stopping: ask for nothing more until a coordinator asks us to register.
+                    logger.notice("coordinator is stopping; draining")
+                    running.draining.store(true, ordering: .relaxed)
                 case .error(let error) where error.code == .unknownWorker:
                     // Heartbeats sent before the last registration are answered with this error too; only one
                     // that comes well after it means the coordinator restarted and no longer knows us.
@@ -56,6 +60,7 @@ public struct WorkerService: Service {
                     logger.notice("coordinator forgot this worker; registering again")
                     model = try await register(connection)
                     registeredAt = .now
+                    running.draining.store(false, ordering: .relaxed)
                     let free = concurrency - min(concurrency, running.count.load(ordering: .relaxed))
                     connection.send(.workerReady(.with { $0.credit = free }))
                 case .error(let error):
@@ -149,6 +154,8 @@ public struct WorkerService: Service {
 /// The jobs a worker is running, shared by its job tasks: how many, and each one's run (to cancel it).
 private final class RunningJobs: Sendable {
     let count = Atomic<UInt32>(0)
+    /// Set while the coordinator is stopping: no credit is asked for.
+    let draining = Atomic<Bool>(false)
     private let runs = Mutex<[UInt64: JobRun]>([:])
 
     func add(_ run: JobRun) { runs.withLock { $0[run.jobID] = run } }
