@@ -18,10 +18,12 @@ struct BenchCommand: AsyncParsableCommand {
               three writes (enqueue, claim, complete) through the C API.
             latency: from a worker's save() call to a subscriber receiving its didSave, at 1,000 saves/s and at 80%
               of the maximum rate, against ZeroMQ round trips over loopback on this machine.
+            restart: a coordinator's start, from launch to serving, on a store with 100,000 queued jobs, against
+              the same start on an empty store.
             """)
 
     enum Benchmark: String, ExpressibleByArgument, CaseIterable {
-        case `import`, memory, jobs, latency
+        case `import`, memory, jobs, latency, restart
     }
 
     @Option(help: "Pull requests to import.")
@@ -39,7 +41,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Saves per latency measurement.")
     var saves = 5_000
 
-    @Option(help: "Run only these benchmarks (repeatable): import, memory, jobs, latency.")
+    @Option(help: "Run only these benchmarks (repeatable): import, memory, jobs, latency, restart.")
     var only: [Benchmark] = []
 
     @Flag(help: "A quick run: 100,000 rows, 10,000 jobs, 1,000 saves.")
@@ -72,6 +74,14 @@ struct BenchCommand: AsyncParsableCommand {
         }
         if selected.contains(.latency) {
             try await runLatency(saves: quick ? 1_000 : saves, directory: directory)
+        }
+        if selected.contains(.restart) {
+            let (queued, empty) = try await RestartBenchmark(jobs: quick ? 10_000 : jobs, directory: directory).run()
+            Terminal.line(
+                Figure(
+                    name: "restart (queued jobs)", tributary: queued.seconds * 1000, baseline: empty.seconds * 1000,
+                    unit: "ms", smallerIsBetter: true, note: "baseline: the same start on an empty store"
+                ).line)
         }
     }
 

@@ -1,0 +1,148 @@
+import Foundation
+import GRDB
+import Logging
+import Testing
+import ZeroMQ
+
+@testable import Tributary
+
+/// A worker played by hand over a raw DEALER, so it can fall silent and come back as a zombie.
+struct RawWorker {
+    let socket: ZMQSocket
+
+    init(context: ZMQContext, endpoint: String) throws {
+        socket = try context.makeSocket(.dealer)
+        try socket.connect(endpoint)
+    }
+
+    func send(_ body: Tributary_V1_Envelope.OneOf_Body, requestID: UInt64 = 0) throws {
+        try socket.send(Wire.frames(Wire.envelope(requestID, body)))
+    }
+
+    /// The next message, within five seconds.
+    func receive() throws -> Tributary_V1_Envelope {
+        guard try socket.waitForInput(milliseconds: 5_000), let frames = try socket.receive() else {
+            throw TimedOut(what: "a message from the coordinator")
+        }
+        return try Wire.decode(frames[...])
+    }
+
+    func hello(heartbeatMs: UInt32) throws {
+        try send(
+            .workerHello(
+                .with {
+                    $0.name = "raw"
+                    $0.heartbeatIntervalMs = heartbeatMs
+                    $0.jobKinds = ["noop"]
+                }), requestID: 1)
+        guard case .welcome = try receive().body else { throw TimedOut(what: "a welcome") }
+    }
+}
+
+@Suite("Integration: leases, heartbeats and zombies", .serialized)
+struct LeaseTests {
+    @Test(
+        "a worker that falls silent loses its lease; the job runs again elsewhere; the zombie's late save applies nothing"
+    )
+    func heartbeatExpiryAndZombie() async throws {
+        let directory = try TemporaryDirectory()
+        let (job, exitStatus) = try await TestCoordinator.with(in: directory, workers: 0) { coordinator in
+            let context = try ZMQContext()
+            let zombie = try RawWorker(context: context, endpoint: coordinator.process.listenEndpoint)
+            try zombie.hello(heartbeatMs: 100)
+            try zombie.send(.workerReady(.with { $0.credit = 1 }))
+            let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+            let id = try await client.push([Tributary_V1_JobSpec.with { $0.kind = "noop" }]).jobIds[0]
+            guard case .jobAssignment(let assignment) = try zombie.receive().body else {
+                throw TimedOut(what: "the assignment")
+            }
+            #expect(assignment.jobID == id && assignment.attempt == 1)
+
+            // Silent from here: after 3 missed heartbeats (300 ms) the lease is gone and the job is queued again.
+            try await waitUntil("the lease to expire") { try await client.job(id).errors.count == 1 }
+            var configuration = WorkerConfiguration()
+            configuration.endpoint = coordinator.process.listenEndpoint
+            var logger = Logger(label: "test.worker")
+            logger.logLevel = .critical
+            let worker = Task { [configuration, logger] in
+                try await WorkerService(configuration: configuration, logger: logger).run()
+            }
+            defer { worker.cancel() }
+            try await waitUntil("the job to run again and finish") { try await client.job(id).state == "done" }
+
+            // The zombie wakes up: registers again and sends its old attempt's completion. Refused.
+            try zombie.hello(heartbeatMs: 100)
+            try zombie.send(
+                .saveChanges(
+                    .with {
+                        $0.jobID = id
+                        $0.attempt = assignment.attempt
+                        $0.batchIndex = 0
+                        $0.completesJob = true
+                    }), requestID: 7)
+            let answer = try zombie.receive()
+            guard case .saveAck(let ack) = answer.body else {
+                throw TimedOut(what: "an answer to the zombie's save")
+            }
+            #expect(ack.duplicate, "the batch was committed by the second attempt: the zombie's copy applies nothing")
+            zombie.socket.close()
+            context.terminate()
+            let job = try await client.job(id)
+            await client.close()
+            return job
+        }
+        #expect(exitStatus == 0)
+        #expect(job.state == "done" && job.attempt == 2)
+        #expect(job.errors.first?.message.contains("missed 3 heartbeats") == true)
+    }
+
+    @Test("a zombie's save for a job now leased to another attempt is refused with STALE_LEASE and changes nothing")
+    func zombieStaleLease() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try RootStore.open(path: directory.path("store.sqlite"), model: DemoData.model)
+        let id = try await store.pushJobs([Tributary_V1_JobSpec.with { $0.kind = "noop" }], batch: "b").ids[0]
+        let first = try #require(try await store.claimJob(for: "w1", kinds: ["noop"]))
+        try await store.requeueJobs(of: "w1", reason: "silent")
+        let second = try #require(try await store.claimJob(for: "w2", kinds: ["noop"]))
+        #expect(second.attempt == 2)
+        var save = Tributary_V1_SaveChanges()
+        save.jobID = UInt64(id)
+        save.attempt = UInt32(first.attempt)
+        save.changes.batches = [
+            Tributary_V1_EntityBatch.with {
+                $0.entity = "User"
+                $0.operation = .insert
+                $0.ids = UUID().bytes
+                $0.columns = [
+                    .with {
+                        $0.name = "login"; $0.strings = ["zombie"]
+                    }
+                ]
+            }
+        ]
+        let error = try await #require(throws: LeaseError.self) { try await store.applySave(save, from: "w1") }
+        #expect(error.message.contains("no longer holds its lease"))
+        let users = try await store.pool.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM User") }
+        #expect(users == 0)
+    }
+
+    @Test("SIGTERM to a worker process: it exits 0")
+    func workerSigterm() async throws {
+        let directory = try TemporaryDirectory()
+        let (status, exitStatus) = try await TestCoordinator.with(in: directory, workers: 0) { coordinator in
+            let worker = Process()
+            worker.executableURL = Binaries.url("tributary-worker")
+            worker.arguments = ["--connect", coordinator.process.listenEndpoint, "--log-level", "critical"]
+            try worker.run()
+            let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+            try await waitUntil("the worker to register") { try await client.status().workers.count == 1 }
+            worker.terminate()
+            worker.waitUntilExit()
+            try await waitUntil("the worker's goodbye") { try await client.status().workers.isEmpty }
+            await client.close()
+            return worker.terminationStatus
+        }
+        #expect(status == 0)
+        #expect(exitStatus == 0)
+    }
+}
