@@ -86,7 +86,7 @@ struct ChaosTests {
 
         // The driver: a SIGKILL every ~0.5 s, the coordinator killed once, one SIGTERM; bounded in time.
         var random = SystemRandomNumberGenerator()
-        let deadline = ContinuousClock.now + .seconds(150)
+        let deadline = ContinuousClock.now + .seconds(300)
         var round = 0
         var finished: Tributary_V1_BatchStatusReply?
         while finished == nil && ContinuousClock.now < deadline {

@@ -146,3 +146,44 @@ struct LeaseTests {
         #expect(exitStatus == 0)
     }
 }
+
+@Suite("Integration: job progress on the feed", .serialized)
+struct ProgressFeedTests {
+    @Test("each commit of an import job publishes its progress on the $jobs topic, ending with done")
+    func progressPublished() async throws {
+        let directory = try TemporaryDirectory()
+        let input = DemoData.pullRequests(count: 300, users: 10)
+        let (progress, exitStatus) = try await TestCoordinator.with(in: directory, workers: 1) { coordinator in
+            let context = try ZMQContext()
+            let subscriber = try context.makeSocket(.sub)
+            try subscriber.subscribe(Wire.heartbeatTopic)
+            try subscriber.subscribe(Wire.jobsTopic)
+            try subscriber.connect(coordinator.process.feedEndpoint)
+            func next() throws -> [Data] {
+                guard try subscriber.waitForInput(milliseconds: 10_000), let frames = try subscriber.receive() else {
+                    throw TimedOut(what: "a feed message")
+                }
+                return frames
+            }
+            while String(decoding: try next()[0], as: UTF8.self) != Wire.heartbeatTopic {}
+            let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+            var spec = ImportJob.spec(entity: "PullRequest", payload: input, rows: 300, batchSize: 100)
+            spec.total = 300
+            let id = try await client.push([spec]).jobIds[0]
+            var seen: [Tributary_V1_JobProgress] = []
+            while seen.last?.state != "done" {
+                let frames = try next()
+                guard String(decoding: frames[0], as: UTF8.self) == Wire.jobsTopic else { continue }
+                let progress = try Tributary_V1_JobProgress(serializedBytes: frames[1])
+                if progress.jobID == id { seen.append(progress) }
+            }
+            await client.close()
+            subscriber.close()
+            context.terminate()
+            return seen
+        }
+        #expect(exitStatus == 0)
+        #expect(progress.map(\.done) == [100, 200, 300])
+        #expect(progress.map(\.state) == ["running", "running", "done"] && progress.allSatisfy { $0.total == 300 })
+    }
+}

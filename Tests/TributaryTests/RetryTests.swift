@@ -332,6 +332,8 @@ struct CancellationIntegrationTests {
             let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
             let id = try await client.push([Tributary_V1_JobSpec.with { $0.kind = "endless" }]).jobIds[0]
             try await waitUntil("the job to commit a few batches") { try await client.job(id).done >= 3 }
+            let running = try await client.status().running
+            #expect(running.map(\.jobID) == [id] && running[0].done >= 3, "status shows the running job's progress")
             _ = try await client.cancel(id)
             try await waitUntil("the handler to see the cancellation") { sawCancellation.value }
             let job = try await client.job(id)

@@ -54,12 +54,14 @@ extension CoordinatorServer {
 
     func status(from peer: Data, requestID: UInt64) async throws {
         let (counts, lastSeq) = try await store.jobCounts()
+        let running = try await store.runningJobs()
         let now = ContinuousClock.now
         let reply = Tributary_V1_StatusReply.with { reply in
             reply.jobs = counts
             reply.lastSeq = lastSeq
             reply.storePath = store.path
             reply.pool = supervisor?.processes ?? []
+            reply.running = running
             reply.workers = workers.workers.values.sorted {
                 $0.id.count == $1.id.count ? $0.id < $1.id : $0.id.count < $1.id.count
             }

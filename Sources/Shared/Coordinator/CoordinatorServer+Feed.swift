@@ -9,6 +9,19 @@ extension CoordinatorServer {
         }
     }
 
+    /// Publishes jobs' progress and states on the `$jobs` topic (after the commits that changed them).
+    func publishProgress(ofJobs ids: [Int64]) async {
+        guard !ids.isEmpty else { return }
+        do {
+            for progress in try await store.progress(ofJobs: ids) {
+                guard let body = try? progress.serializedData() else { continue }
+                loop.send([Data(Wire.jobsTopic.utf8), body], on: Self.feedSocket)
+            }
+        } catch {
+            logger.error("cannot read job progress", metadata: ["error": "\(error)"])
+        }
+    }
+
     /// Publishes the last sequence number on the heartbeat topic, so subscribers know they are connected and
     /// can tell whether they missed anything.
     func publishFeedHeartbeat() {

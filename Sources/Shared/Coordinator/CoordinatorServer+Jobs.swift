@@ -57,6 +57,7 @@ extension CoordinatorServer {
                     }))
         }
         logger.info("job cancelled", metadata: ["job": "\(id)", "was": "\(before.state)"])
+        await publishProgress(ofJobs: [Int64(id)])
         var after = before
         after.state = "cancelled"
         after.workerID = ""

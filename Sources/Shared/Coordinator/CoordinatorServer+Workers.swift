@@ -42,14 +42,19 @@ extension CoordinatorServer {
             logger.error("group commit failed", metadata: ["saves": "\(members.count)", "error": "\(error)"])
             results = members.map { _ in .failure(error) }
         }
+        var changedJobs: [Int64] = []
         for (member, result) in zip(members, results) {
             switch result {
-            case .success(let outcome): acknowledge(member, outcome)
+            case .success(let outcome):
+                acknowledge(member, outcome)
+                if member.save.jobID != 0 && !outcome.isDuplicate { changedJobs.append(Int64(member.save.jobID)) }
             case .failure(let error):
                 logger.notice("save refused", metadata: ["job": "\(member.save.jobID)", "error": "\(error)"])
                 reply(to: member.peer, requestID: member.requestID, .error(Self.wireError(error, save: member.save)))
             }
         }
+        // Progress is read back and published off the message loop: the next messages need not wait for it.
+        if !changedJobs.isEmpty { Task { await publishProgress(ofJobs: changedJobs) } }
     }
 
     private func acknowledge(_ member: SaveGroup.Member, _ outcome: SaveOutcome) {
@@ -100,6 +105,7 @@ extension CoordinatorServer {
             permanent: failure.permanent)
         if let outcome {
             logger.notice("job attempt failed", metadata: ["job": "\(failure.jobID)", "outcome": "\(outcome)"])
+            await publishProgress(ofJobs: [Int64(failure.jobID)])
         }
         workers[peer]?.jobs.remove(Int64(failure.jobID))
     }

@@ -9,6 +9,9 @@ public enum Wire {
     /// The feed topic of coordinator heartbeats (entity names cannot start with `$`).
     public static let heartbeatTopic = "$heartbeat"
 
+    /// The feed topic of job progress and state changes (`JobProgress`).
+    public static let jobsTopic = "$jobs"
+
     /// The frames a DEALER sends for an envelope.
     public static func frames(_ envelope: Tributary_V1_Envelope) -> [Data] {
         // Serializing a message built in memory cannot fail; an empty frame would be answered as malformed.

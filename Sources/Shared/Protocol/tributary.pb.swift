@@ -906,6 +906,9 @@ public nonisolated struct Tributary_V1_StatusReply: Sendable {
   /// the coordinator's local worker processes (--workers)
   public var pool: [Tributary_V1_PoolProcess] = []
 
+  /// running jobs with their progress (at most 50), without error histories
+  public var running: [Tributary_V1_JobInfo] = []
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1176,6 +1179,30 @@ public nonisolated struct Tributary_V1_Origin: Sendable {
   public var attempt: UInt32 = 0
 
   public var batchIndex: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// On the topic "$jobs": a job's progress after each of its commits, and its state changes.
+public nonisolated struct Tributary_V1_JobProgress: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var jobID: UInt64 = 0
+
+  public var batch: String = String()
+
+  /// "running", "done", "queued" (to be retried), "dead", "cancelled"
+  public var state: String = String()
+
+  public var done: UInt64 = 0
+
+  public var total: UInt64 = 0
+
+  public var attempt: UInt32 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2578,7 +2605,7 @@ nonisolated extension Tributary_V1_JobCounts: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Tributary_V1_StatusReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StatusReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}workers\0\u{1}jobs\0\u{3}last_seq\0\u{3}store_path\0\u{1}pool\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}workers\0\u{1}jobs\0\u{3}last_seq\0\u{3}store_path\0\u{1}pool\0\u{1}running\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2591,6 +2618,7 @@ nonisolated extension Tributary_V1_StatusReply: SwiftProtobuf.Message, SwiftProt
       case 3: try { try decoder.decodeSingularUInt64Field(value: &self.lastSeq) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self.storePath) }()
       case 5: try { try decoder.decodeRepeatedMessageField(value: &self.pool) }()
+      case 6: try { try decoder.decodeRepeatedMessageField(value: &self.running) }()
       default: break
       }
     }
@@ -2616,6 +2644,9 @@ nonisolated extension Tributary_V1_StatusReply: SwiftProtobuf.Message, SwiftProt
     if !self.pool.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.pool, fieldNumber: 5)
     }
+    if !self.running.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.running, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2625,6 +2656,7 @@ nonisolated extension Tributary_V1_StatusReply: SwiftProtobuf.Message, SwiftProt
     if lhs.lastSeq != rhs.lastSeq {return false}
     if lhs.storePath != rhs.storePath {return false}
     if lhs.pool != rhs.pool {return false}
+    if lhs.running != rhs.running {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3229,6 +3261,61 @@ nonisolated extension Tributary_V1_Origin: SwiftProtobuf.Message, SwiftProtobuf.
     if lhs.jobID != rhs.jobID {return false}
     if lhs.attempt != rhs.attempt {return false}
     if lhs.batchIndex != rhs.batchIndex {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_JobProgress: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".JobProgress"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}job_id\0\u{1}batch\0\u{1}state\0\u{1}done\0\u{1}total\0\u{1}attempt\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.jobID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.batch) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.state) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.done) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.total) }()
+      case 6: try { try decoder.decodeSingularUInt32Field(value: &self.attempt) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.jobID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.jobID, fieldNumber: 1)
+    }
+    if !self.batch.isEmpty {
+      try visitor.visitSingularStringField(value: self.batch, fieldNumber: 2)
+    }
+    if !self.state.isEmpty {
+      try visitor.visitSingularStringField(value: self.state, fieldNumber: 3)
+    }
+    if self.done != 0 {
+      try visitor.visitSingularUInt64Field(value: self.done, fieldNumber: 4)
+    }
+    if self.total != 0 {
+      try visitor.visitSingularUInt64Field(value: self.total, fieldNumber: 5)
+    }
+    if self.attempt != 0 {
+      try visitor.visitSingularUInt32Field(value: self.attempt, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_JobProgress, rhs: Tributary_V1_JobProgress) -> Bool {
+    if lhs.jobID != rhs.jobID {return false}
+    if lhs.batch != rhs.batch {return false}
+    if lhs.state != rhs.state {return false}
+    if lhs.done != rhs.done {return false}
+    if lhs.total != rhs.total {return false}
+    if lhs.attempt != rhs.attempt {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -33,6 +33,38 @@ extension RootStore {
         }
     }
 
+    /// The progress of some jobs, for the feed's `$jobs` topic.
+    public func progress(ofJobs ids: [Int64]) async throws -> [Tributary_V1_JobProgress] {
+        guard !ids.isEmpty else { return [] }
+        return try await pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, batch, state, done, total, attempt FROM tributary_jobs
+                    WHERE id IN (\(SQL.placeholders(ids.count))) ORDER BY id
+                    """, arguments: StatementArguments(ids)
+            ).map { row in
+                Tributary_V1_JobProgress.with {
+                    $0.jobID = UInt64(max(0, row["id"] as Int64))
+                    $0.batch = row["batch"]
+                    $0.state = row["state"]
+                    $0.done = UInt64(max(0, row["done"] as Int64))
+                    $0.total = UInt64(max(0, row["total"] as Int64))
+                    $0.attempt = UInt32(clamping: row["attempt"] as Int64)
+                }
+            }
+        }
+    }
+
+    /// The running jobs (at most `limit`), with their progress, for `status`.
+    public func runningJobs(limit: Int = 50) async throws -> [Tributary_V1_JobInfo] {
+        try await jobs(state: "running", batch: nil, limit: limit, before: nil).map { job in
+            var job = job
+            job.errors = []
+            return job
+        }
+    }
+
     /// One job, or nil when there is none with that id.
     public func job(id: Int64) async throws -> Tributary_V1_JobInfo? {
         try await pool.read { db in

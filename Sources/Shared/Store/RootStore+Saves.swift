@@ -10,6 +10,12 @@ public enum SaveOutcome: Sendable {
     case committedEmpty(remaps: [Tributary_V1_IDRemap])
     /// This (job, batch) had been applied before; nothing was applied again.
     case duplicate(seq: UInt64)
+
+    /// Whether nothing was applied because it had been before.
+    public var isDuplicate: Bool {
+        if case .duplicate = self { return true }
+        return false
+    }
 }
 
 /// A save the root refused because the sender's job attempt no longer holds the job.

@@ -33,6 +33,11 @@ struct StatusCommand: AsyncParsableCommand {
                 "pool      \(process.name)  \(state)  pid \(process.pid)  restarts \(process.restarts)  last exit \(process.lastExitStatus)"
             )
         }
+        for job in status.running {
+            Terminal.line(
+                "running   job \(job.jobID)  \(job.kind)  \(job.done) / \(job.total)  attempt \(job.attempt)  \(job.workerID)"
+            )
+        }
         Terminal.line("workers   \(status.workers.count)")
         for worker in status.workers {
             let job = worker.currentJobID == 0 ? "" : "  job \(worker.currentJobID)"
