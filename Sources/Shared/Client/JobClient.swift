@@ -85,6 +85,13 @@ public final class JobClient: Sendable {
         return job
     }
 
+    /// Deletes a finished job (done, dead or cancelled) and its payload.
+    public func delete(_ id: UInt64) async throws -> Tributary_V1_JobInfo {
+        let reply = try await connection.request(.deleteJobRequest(.with { $0.jobID = id }))
+        guard case .jobInfo(let job) = reply.body else { throw Self.unexpected(reply) }
+        return job
+    }
+
     /// Puts a dead job back in the queue with its attempts reset.
     public func retry(_ id: UInt64) async throws -> Tributary_V1_JobInfo {
         let reply = try await connection.request(.retryJobRequest(.with { $0.jobID = id }))

@@ -63,4 +63,17 @@ extension CoordinatorServer {
         after.workerID = ""
         reply(to: peer, requestID: requestID, .jobInfo(after))
     }
+
+    func deleteJob(_ id: UInt64, from peer: Data, requestID: UInt64) async throws {
+        try Self.requireInt64(id, "job_id")
+        let job: Tributary_V1_JobInfo?
+        do {
+            job = try await store.deleteJob(id: Int64(id))
+        } catch let error as StoreError where error.code == .constraint {
+            throw ProtocolError(.invalidRequest, error.message, jobID: id)
+        }
+        guard let job else { throw ProtocolError(.unknownJob, "job \(id) does not exist", jobID: id) }
+        logger.info("job deleted", metadata: ["job": "\(id)", "state": "\(job.state)"])
+        reply(to: peer, requestID: requestID, .jobInfo(job))
+    }
 }

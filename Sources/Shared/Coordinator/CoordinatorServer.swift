@@ -210,6 +210,7 @@ public actor CoordinatorServer {
         case .jobRequest(let request): try await showJob(request.jobID, from: peer, requestID: requestID)
         case .retryJobRequest(let request): try await retryJob(request.jobID, from: peer, requestID: requestID)
         case .cancelJobRequest(let request): try await cancelJob(request.jobID, from: peer, requestID: requestID)
+        case .deleteJobRequest(let request): try await deleteJob(request.jobID, from: peer, requestID: requestID)
         case .welcome, .jobAssignment, .saveAck, .cancelJob, .drain, .pushReply, .statusReply, .batchStatusReply,
             .jobsReply,
             .jobInfo,

@@ -352,6 +352,14 @@ public nonisolated struct Tributary_V1_Envelope: Sendable {
     set {body = .cancelJobRequest(newValue)}
   }
 
+  public var deleteJobRequest: Tributary_V1_DeleteJobRequest {
+    get {
+      if case .deleteJobRequest(let v)? = body {return v}
+      return Tributary_V1_DeleteJobRequest()
+    }
+    set {body = .deleteJobRequest(newValue)}
+  }
+
   /// coordinator -> client
   public var pushReply: Tributary_V1_PushReply {
     get {
@@ -426,6 +434,7 @@ public nonisolated struct Tributary_V1_Envelope: Sendable {
     case jobRequest(Tributary_V1_JobRequest)
     case retryJobRequest(Tributary_V1_RetryJobRequest)
     case cancelJobRequest(Tributary_V1_CancelJobRequest)
+    case deleteJobRequest(Tributary_V1_DeleteJobRequest)
     /// coordinator -> client
     case pushReply(Tributary_V1_PushReply)
     case statusReply(Tributary_V1_StatusReply)
@@ -1054,6 +1063,19 @@ public nonisolated struct Tributary_V1_CancelJobRequest: Sendable {
   public init() {}
 }
 
+/// Deletes a finished job (done, dead or cancelled) and its payload; answers with the job as it was.
+public nonisolated struct Tributary_V1_DeleteJobRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var jobID: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 /// Puts a dead job back in the queue with its attempts reset (its error history is kept).
 public nonisolated struct Tributary_V1_RetryJobRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
@@ -1250,7 +1272,7 @@ nonisolated extension Tributary_V1_Operation: SwiftProtobuf._ProtoNameProviding 
 
 nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Envelope"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{4}\u{9}worker_hello\0\u{3}worker_ready\0\u{1}heartbeat\0\u{3}save_changes\0\u{3}job_failed\0\u{3}worker_bye\0\u{2}\u{5}welcome\0\u{3}job_assignment\0\u{3}save_ack\0\u{3}cancel_job\0\u{1}drain\0\u{4}\u{6}push_jobs\0\u{3}status_request\0\u{3}batch_status_request\0\u{3}jobs_request\0\u{3}job_request\0\u{3}retry_job_request\0\u{3}cancel_job_request\0\u{4}\u{4}push_reply\0\u{3}status_reply\0\u{3}batch_status_reply\0\u{3}jobs_reply\0\u{3}job_info\0\u{2}\u{6}error\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{4}\u{9}worker_hello\0\u{3}worker_ready\0\u{1}heartbeat\0\u{3}save_changes\0\u{3}job_failed\0\u{3}worker_bye\0\u{2}\u{5}welcome\0\u{3}job_assignment\0\u{3}save_ack\0\u{3}cancel_job\0\u{1}drain\0\u{4}\u{6}push_jobs\0\u{3}status_request\0\u{3}batch_status_request\0\u{3}jobs_request\0\u{3}job_request\0\u{3}retry_job_request\0\u{3}cancel_job_request\0\u{3}delete_job_request\0\u{4}\u{3}push_reply\0\u{3}status_reply\0\u{3}batch_status_reply\0\u{3}jobs_reply\0\u{3}job_info\0\u{2}\u{6}error\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1493,6 +1515,19 @@ nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobu
           self.body = .cancelJobRequest(v)
         }
       }()
+      case 37: try {
+        var v: Tributary_V1_DeleteJobRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .deleteJobRequest(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .deleteJobRequest(v)
+        }
+      }()
       case 40: try {
         var v: Tributary_V1_PushReply?
         var hadOneofValue = false
@@ -1656,6 +1691,10 @@ nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobu
     case .cancelJobRequest?: try {
       guard case .cancelJobRequest(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 36)
+    }()
+    case .deleteJobRequest?: try {
+      guard case .deleteJobRequest(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 37)
     }()
     case .pushReply?: try {
       guard case .pushReply(let v)? = self.body else { preconditionFailure() }
@@ -2976,6 +3015,36 @@ nonisolated extension Tributary_V1_CancelJobRequest: SwiftProtobuf.Message, Swif
   }
 
   public static func ==(lhs: Tributary_V1_CancelJobRequest, rhs: Tributary_V1_CancelJobRequest) -> Bool {
+    if lhs.jobID != rhs.jobID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_DeleteJobRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".DeleteJobRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}job_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.jobID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.jobID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.jobID, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_DeleteJobRequest, rhs: Tributary_V1_DeleteJobRequest) -> Bool {
     if lhs.jobID != rhs.jobID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true

@@ -98,6 +98,23 @@ extension RootStore {
         }
     }
 
+    /// Deletes a finished job (done, dead or cancelled) and its payload. Batch counters keep their totals.
+    /// - Throws: ``StoreError`` naming the job's state when it is queued or running.
+    /// - Returns: the job as it was, or nil when there is none.
+    public func deleteJob(id: Int64) async throws -> Tributary_V1_JobInfo? {
+        try await pool.write { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM tributary_jobs WHERE id = ?", arguments: [id])
+            else { return nil }
+            let job = Self.jobInfo(row)
+            guard ["done", "dead", "cancelled"].contains(job.state) else {
+                throw StoreError(.constraint, "job \(id) is \(job.state); cancel it before deleting it")
+            }
+            try db.execute(sql: "DELETE FROM tributary_payloads WHERE job_id = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM tributary_jobs WHERE id = ?", arguments: [id])
+            return job
+        }
+    }
+
     /// Cancels a queued or running job; a running one keeps the batches it committed.
     /// - Throws: ``StoreError`` naming the job's state when it is already finished.
     /// - Returns: the job as it was before (its worker and attempt tell who to stop), or nil when there is none.

@@ -7,8 +7,11 @@ import TributaryCommandSupport
 struct JobsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "jobs",
-        abstract: "List jobs, show one with its error history, retry a dead one, or cancel one.",
-        subcommands: [JobsListCommand.self, JobsShowCommand.self, JobsRetryCommand.self, JobsCancelCommand.self])
+        abstract: "List jobs, show one with its error history, retry a dead one, cancel or delete one.",
+        subcommands: [
+            JobsListCommand.self, JobsShowCommand.self, JobsRetryCommand.self, JobsCancelCommand.self,
+            JobsDeleteCommand.self,
+        ])
 }
 
 /// `tributary jobs list`.
@@ -103,5 +106,23 @@ struct JobsCancelCommand: AsyncParsableCommand {
         let job = try await client.cancel(id)
         await client.close()
         Terminal.line(JobText.summary(job))
+    }
+}
+
+/// `tributary jobs delete ID`.
+struct JobsDeleteCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delete", abstract: "Delete a finished (done, dead or cancelled) job and its payload.")
+
+    @Argument(help: "The job id.")
+    var id: UInt64
+
+    @OptionGroup var jobs: JobsEndpointOption
+
+    func run() async throws {
+        let client = try JobClient(endpoint: jobs.endpoint)
+        let job = try await client.delete(id)
+        await client.close()
+        Terminal.line("deleted: " + JobText.summary(job))
     }
 }
