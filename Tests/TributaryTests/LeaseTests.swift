@@ -60,13 +60,7 @@ struct LeaseTests {
 
             // Silent from here: after 3 missed heartbeats (300 ms) the lease is gone and the job is queued again.
             try await waitUntil("the lease to expire") { try await client.job(id).errors.count == 1 }
-            var configuration = WorkerConfiguration()
-            configuration.endpoint = coordinator.process.listenEndpoint
-            var logger = Logger(label: "test.worker")
-            logger.logLevel = .critical
-            let worker = Task { [configuration, logger] in
-                try await WorkerService(configuration: configuration, logger: logger).run()
-            }
+            let worker = InProcessWorker.start(endpoint: coordinator.process.listenEndpoint, handlers: [])
             defer { worker.cancel() }
             try await waitUntil("the job to run again and finish") { try await client.job(id).state == "done" }
 

@@ -124,14 +124,7 @@ struct RetryIntegrationTests {
     func flakyJobRetries() async throws {
         let directory = try TemporaryDirectory()
         let (status, exitStatus) = try await TestCoordinator.with(in: directory, workers: 0) { coordinator in
-            var configuration = WorkerConfiguration()
-            configuration.endpoint = coordinator.process.listenEndpoint
-            configuration.register(FlakyHandler())
-            var logger = Logger(label: "test.worker")
-            logger.logLevel = .critical
-            let worker = Task { [configuration, logger] in
-                try await WorkerService(configuration: configuration, logger: logger).run()
-            }
+            let worker = InProcessWorker.start(endpoint: coordinator.process.listenEndpoint, handlers: [FlakyHandler()])
             defer { worker.cancel() }
             let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
             let pushed = try await client.push([
@@ -320,14 +313,9 @@ struct CancellationIntegrationTests {
         let directory = try TemporaryDirectory()
         let sawCancellation = Locked(false)
         let (job, exitStatus) = try await TestCoordinator.with(in: directory, workers: 0) { coordinator in
-            var configuration = WorkerConfiguration()
-            configuration.endpoint = coordinator.process.listenEndpoint
-            configuration.register(EndlessHandler(sawCancellation: sawCancellation))
-            var logger = Logger(label: "test.worker")
-            logger.logLevel = .critical
-            let worker = Task { [configuration, logger] in
-                try await WorkerService(configuration: configuration, logger: logger).run()
-            }
+            let worker = InProcessWorker.start(
+                endpoint: coordinator.process.listenEndpoint,
+                handlers: [EndlessHandler(sawCancellation: sawCancellation)])
             defer { worker.cancel() }
             let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
             let id = try await client.push([Tributary_V1_JobSpec.with { $0.kind = "endless" }]).jobIds[0]
@@ -357,14 +345,8 @@ struct GracefulStopTests {
         let sawCancellation = Locked(false)
         let coordinator = try await TestCoordinator.start(
             in: directory, workers: 0, arguments: ["--drain-seconds", "0.3"])
-        var configuration = WorkerConfiguration()
-        configuration.endpoint = coordinator.process.listenEndpoint
-        configuration.register(EndlessHandler(sawCancellation: sawCancellation))
-        var logger = Logger(label: "test.worker")
-        logger.logLevel = .critical
-        let worker = Task { [configuration, logger] in
-            try await WorkerService(configuration: configuration, logger: logger).run()
-        }
+        let worker = InProcessWorker.start(
+            endpoint: coordinator.process.listenEndpoint, handlers: [EndlessHandler(sawCancellation: sawCancellation)])
         defer { worker.cancel() }
         let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
         let id = try await client.push([Tributary_V1_JobSpec.with { $0.kind = "endless" }]).jobIds[0]
@@ -416,14 +398,9 @@ struct TimeoutIntegrationTests {
         let directory = try TemporaryDirectory()
         let stopped = Locked<String?>(nil)
         let (job, exitStatus) = try await TestCoordinator.with(in: directory, workers: 0) { coordinator in
-            var configuration = WorkerConfiguration()
-            configuration.endpoint = coordinator.process.listenEndpoint
-            configuration.register(EndlessHandler(sawCancellation: Locked(false), stopped: stopped))
-            var logger = Logger(label: "test.worker")
-            logger.logLevel = .critical
-            let worker = Task { [configuration, logger] in
-                try await WorkerService(configuration: configuration, logger: logger).run()
-            }
+            let worker = InProcessWorker.start(
+                endpoint: coordinator.process.listenEndpoint,
+                handlers: [EndlessHandler(sawCancellation: Locked(false), stopped: stopped)])
             defer { worker.cancel() }
             let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
             let pushed = try await client.push([
@@ -465,14 +442,8 @@ struct DrainTests {
         let directory = try TemporaryDirectory()
         let started = Locked(false)
         let coordinator = try await TestCoordinator.start(in: directory, workers: 0)
-        var configuration = WorkerConfiguration()
-        configuration.endpoint = coordinator.process.listenEndpoint
-        configuration.register(BriefHandler(started: started))
-        var logger = Logger(label: "test.worker")
-        logger.logLevel = .critical
-        let worker = Task { [configuration, logger] in
-            try await WorkerService(configuration: configuration, logger: logger).run()
-        }
+        let worker = InProcessWorker.start(
+            endpoint: coordinator.process.listenEndpoint, handlers: [BriefHandler(started: started)])
         defer { worker.cancel() }
         let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
         let id = try await client.push([

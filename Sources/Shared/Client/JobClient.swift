@@ -15,6 +15,19 @@ public final class JobClient: Sendable {
         connection = try CoordinatorConnection(endpoint: endpoint)
     }
 
+    /// Runs `body` with a client connected to `endpoint`, and closes it afterwards, also when `body` throws.
+    public static func with<T: Sendable>(endpoint: String, _ body: (JobClient) async throws -> T) async throws -> T {
+        let client = try JobClient(endpoint: endpoint)
+        do {
+            let value = try await body(client)
+            await client.close()
+            return value
+        } catch {
+            await client.close()
+            throw error
+        }
+    }
+
     /// The endpoint this client talks to.
     public var endpoint: String { connection.endpoint }
 

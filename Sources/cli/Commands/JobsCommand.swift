@@ -40,9 +40,9 @@ struct JobsListCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let client = try JobClient(endpoint: jobs.endpoint)
-        let list = try await client.jobs(state: state, batch: batch, limit: limit)
-        await client.close()
+        let list = try await JobClient.with(endpoint: jobs.endpoint) {
+            try await $0.jobs(state: state, batch: batch, limit: limit)
+        }
         if json {
             Terminal.line(try JobText.json(Tributary_V1_JobsReply.with { $0.jobs = list }))
             return
@@ -65,9 +65,7 @@ struct JobsShowCommand: AsyncParsableCommand {
     @OptionGroup var jobs: JobsEndpointOption
 
     func run() async throws {
-        let client = try JobClient(endpoint: jobs.endpoint)
-        let job = try await client.job(id)
-        await client.close()
+        let job = try await JobClient.with(endpoint: jobs.endpoint) { try await $0.job(id) }
         Terminal.line(json ? try JobText.json(job) : JobText.details(job))
     }
 }
@@ -83,9 +81,7 @@ struct JobsRetryCommand: AsyncParsableCommand {
     @OptionGroup var jobs: JobsEndpointOption
 
     func run() async throws {
-        let client = try JobClient(endpoint: jobs.endpoint)
-        let job = try await client.retry(id)
-        await client.close()
+        let job = try await JobClient.with(endpoint: jobs.endpoint) { try await $0.retry(id) }
         Terminal.line(JobText.summary(job))
     }
 }
@@ -102,9 +98,7 @@ struct JobsCancelCommand: AsyncParsableCommand {
     @OptionGroup var jobs: JobsEndpointOption
 
     func run() async throws {
-        let client = try JobClient(endpoint: jobs.endpoint)
-        let job = try await client.cancel(id)
-        await client.close()
+        let job = try await JobClient.with(endpoint: jobs.endpoint) { try await $0.cancel(id) }
         Terminal.line(JobText.summary(job))
     }
 }
@@ -120,9 +114,7 @@ struct JobsDeleteCommand: AsyncParsableCommand {
     @OptionGroup var jobs: JobsEndpointOption
 
     func run() async throws {
-        let client = try JobClient(endpoint: jobs.endpoint)
-        let job = try await client.delete(id)
-        await client.close()
+        let job = try await JobClient.with(endpoint: jobs.endpoint) { try await $0.delete(id) }
         Terminal.line("deleted: " + JobText.summary(job))
     }
 }

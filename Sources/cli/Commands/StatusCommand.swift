@@ -14,9 +14,7 @@ struct StatusCommand: AsyncParsableCommand {
     @OptionGroup var jobs: JobsEndpointOption
 
     func run() async throws {
-        let client = try JobClient(endpoint: jobs.endpoint)
-        let status = try await client.status()
-        await client.close()
+        let status = try await JobClient.with(endpoint: jobs.endpoint) { try await $0.status() }
         if json {
             Terminal.line(try JobText.json(status))
             return
