@@ -44,12 +44,4 @@ public final class ZMQContext: @unchecked Sendable {
 
     deinit { terminate() }
 
-    /// The libzmq version this process is linked against, for example `4.3.4`.
-    public static var libraryVersion: String {
-        var major: Int32 = 0
-        var minor: Int32 = 0
-        var patch: Int32 = 0
-        zmq_version(&major, &minor, &patch)
-        return "\(major).\(minor).\(patch)"
-    }
 }

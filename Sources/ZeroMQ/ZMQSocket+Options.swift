@@ -49,11 +49,6 @@ extension ZMQSocket {
         try setOption(ZMQ_RECONNECT_IVL_MAX, name: "ZMQ_RECONNECT_IVL_MAX", int32: maximum)
     }
 
-    /// Queues messages only to completed connections (`ZMQ_IMMEDIATE`).
-    public func setImmediate(_ enabled: Bool) throws {
-        try setOption(ZMQ_IMMEDIATE, name: "ZMQ_IMMEDIATE", int32: enabled ? 1 : 0)
-    }
-
     /// Subscribes a SUB socket to messages whose first frame starts with `prefix` (`ZMQ_SUBSCRIBE`);
     /// the empty prefix subscribes to everything.
     public func subscribe(_ prefix: Data) throws {
@@ -63,11 +58,6 @@ extension ZMQSocket {
     /// Subscribes to a topic given as text.
     public func subscribe(_ prefix: String) throws {
         try subscribe(Data(prefix.utf8))
-    }
-
-    /// Removes a subscription (`ZMQ_UNSUBSCRIBE`).
-    public func unsubscribe(_ prefix: Data) throws {
-        try setOption(ZMQ_UNSUBSCRIBE, name: "ZMQ_UNSUBSCRIBE", bytes: prefix)
     }
 
     // MARK: - Raw setters

@@ -103,16 +103,7 @@ struct LeaseTests {
         save.jobID = UInt64(id)
         save.attempt = UInt32(first.attempt)
         save.changes.batches = [
-            Tributary_V1_EntityBatch.with {
-                $0.entity = "User"
-                $0.operation = .insert
-                $0.ids = UUID().bytes
-                $0.columns = [
-                    .with {
-                        $0.name = "login"; $0.strings = ["zombie"]
-                    }
-                ]
-            }
+            .inserting("User", "login", "zombie")
         ]
         let error = try await #require(throws: LeaseError.self) { try await store.applySave(save, from: "w1") }
         #expect(error.message.contains("no longer holds its lease"))

@@ -188,16 +188,7 @@ struct RootStoreTests {
         save.attempt = 1
         save.batchIndex = 0
         save.changes.batches = [
-            Tributary_V1_EntityBatch.with {
-                $0.entity = "Tag"
-                $0.operation = .insert
-                $0.ids = UUID().bytes
-                $0.columns = [
-                    .with {
-                        $0.name = "label"; $0.strings = ["once"]
-                    }
-                ]
-            }
+            .inserting("Tag", "label", "once")
         ]
         guard case .committed(let seq, _, _) = try await store.applySave(save, from: "w1") else {
             Issue.record("first save was not committed")

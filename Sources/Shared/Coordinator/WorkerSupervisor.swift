@@ -82,11 +82,6 @@ public final class WorkerSupervisor: Sendable {
         }
     }
 
-    /// Pids of the running workers.
-    public var pids: [Int32] {
-        state.withLock { $0.slots.compactMap { $0.process?.isRunning == true ? $0.process?.processIdentifier : nil } }
-    }
-
     /// The `--name` of the pool worker in slot `index`.
     static func poolName(_ index: Int) -> String { "pool-\(index + 1)" }
 

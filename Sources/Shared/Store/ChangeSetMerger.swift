@@ -73,13 +73,11 @@ final class ChangeSetMerger {
                 statement.reset()
                 throw StoreError(.sqlite, "upsert into '\(entity.name)' returned no row", sql: statement.sql)
             }
-            var stored = Data()
-            statement.appendBlob(column: 0, to: &stored)
+            let returned = statement.uuid(column: 0)
             statement.reset()
-            guard stored.count == 16 else {
+            guard let storedID = returned else {
                 throw StoreError(.sqlite, "'\(entity.name)' holds an id that is not 16 bytes", sql: statement.sql)
             }
-            let storedID = UUID(bytes: stored, at: stored.startIndex)
             if storedID == proposed {
                 proposed.append(to: &changes.inserted)
             } else {

@@ -81,14 +81,16 @@ final class SQLiteStatement {
 
     func reset() { sqlite3_reset(handle) }
 
-    /// The BLOB in column `index` (0-based) of the current row, appended to `data`.
-    func appendBlob(column index: Int32, to data: inout Data) {
-        let count = Int(sqlite3_column_bytes(handle, index))
-        guard count > 0, let pointer = sqlite3_column_blob(handle, index) else { return }
-        data.append(pointer.assumingMemoryBound(to: UInt8.self), count: count)
+    /// The 16-byte BLOB in column `index` (0-based) of the current row as a UUID, read without allocating;
+    /// nil when the column is not 16 bytes.
+    func uuid(column index: Int32) -> UUID? {
+        guard sqlite3_column_bytes(handle, index) == 16, let pointer = sqlite3_column_blob(handle, index) else {
+            return nil
+        }
+        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: UnsafeRawBufferPointer(start: pointer, count: 16)) }
+        return UUID(uuid: value)
     }
-
-    func int64(column index: Int32) -> Int64 { sqlite3_column_int64(handle, index) }
 
     /// Rows changed by the last statement on this connection.
     var changes: Int32 { sqlite3_changes(connection) }
