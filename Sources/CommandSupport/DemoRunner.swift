@@ -62,13 +62,12 @@ public struct DemoRunner: Sendable {
     private func importAndFollow(_ rowsData: Data, coordinator: CoordinatorProcess, storePath: String) async throws
         -> Summary
     {
-        let feed = try ChangeFeed(endpoint: coordinator.feedEndpoint)
-        var connection = feed.makeAsyncIterator()
-        // Wait until the subscription is live, so no event of the import is missed.
-        guard case .connected = await connection.next() else {
-            throw CoordinatorStartError(message: "the change feed closed before it connected")
-        }
         let client = try JobClient(endpoint: coordinator.listenEndpoint)
+        // Following from the store's position before the push, the feed cannot miss an event of the import,
+        // however late its subscription takes effect: what the live stream lacks comes from history.
+        var options = ChangeFeed.Options()
+        options.since = try await client.status().lastSeq
+        let feed = try ChangeFeed(feed: coordinator.feedEndpoint, jobs: coordinator.listenEndpoint, options: options)
         let started = ContinuousClock.now
         let chunks = NDJSONChunker.chunks(of: rowsData, rowsPerJob: chunk)
         let specs = chunks.map { ImportJob.spec(entity: "PullRequest", payload: $0.payload, rows: $0.rows) }
@@ -77,8 +76,7 @@ public struct DemoRunner: Sendable {
         // The feed is read by its own task, so a stalled feed can never hang the demo's loop below.
         let seen = FeedTally()
         let reader = Task {
-            // The same stream the `.connected` event came from, read on by this task alone.
-            for await event in feed {
+            for try await event in feed {
                 if case .didSave(let save) = event { seen.add(save) }
             }
         }

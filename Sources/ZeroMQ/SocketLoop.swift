@@ -75,8 +75,10 @@ public final class SocketLoop: @unchecked Sendable {
     ///   - onSendFailure: told of a message that could not be sent (peer gone, high-water mark reached).
     ///   - onReceive: called on the loop thread as each message arrives, before it is queued on ``inbound``
     ///     (for bookkeeping that must not wait behind the consumer, such as when a peer was last heard from).
+    ///   - inboundLimit: the most batches ``inbound`` holds for a slow consumer; later ones are dropped until it
+    ///     catches up. Nil holds them all.
     public init(
-        name: String, sockets: [Member],
+        name: String, sockets: [Member], inboundLimit: Int? = nil,
         onSendFailure: @escaping @Sendable (ZMQError, SocketIndex) -> Void = { _, _ in },
         onReceive: @escaping @Sendable (SocketIndex, [Data]) -> Void = { _, _ in }
     ) throws {
@@ -85,7 +87,8 @@ public final class SocketLoop: @unchecked Sendable {
         self.wakeup = try WakeupSignal()
         self.onSendFailure = onSendFailure
         self.onReceive = onReceive
-        (inbound, continuation) = AsyncStream.makeStream(of: [Inbound].self, bufferingPolicy: .unbounded)
+        (inbound, continuation) = AsyncStream.makeStream(
+            of: [Inbound].self, bufferingPolicy: inboundLimit.map { .bufferingOldest($0) } ?? .unbounded)
     }
 
     /// Starts the loop thread, which takes ownership of the sockets.

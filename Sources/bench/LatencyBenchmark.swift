@@ -27,17 +27,20 @@ struct LatencyBenchmark {
         }
         defer { worker.cancel() }
         do {
-            let feed = try ChangeFeed(endpoint: coordinator.feedEndpoint, entities: ["User"])
+            var options = ChangeFeed.Options()
+            options.filter = FeedFilter(entities: ["User"])
+            let feed = try ChangeFeed(
+                feed: coordinator.feedEndpoint, jobs: coordinator.listenEndpoint, options: options)
             var arrivals: [UInt64: ContinuousClock.Instant] = [:]
             var events = feed.makeAsyncIterator()
-            guard case .connected = await events.next() else { throw BaselineError("the feed did not connect") }
+            guard case .caughtUp = try await events.next() else { throw BaselineError("the feed did not connect") }
             let client = try JobClient(endpoint: coordinator.listenEndpoint)
             var spec = Tributary_V1_JobSpec()
             spec.kind = LatencyProbe.kindName
             spec.arguments = ["saves": String(saves), "rate": rate.map { String($0) } ?? "0"]
             spec.total = UInt64(saves)
             let pushed = try await client.push([spec])
-            while arrivals.count < saves, let event = await events.next() {
+            while arrivals.count < saves, let event = try await events.next() {
                 if case .didSave(let save) = event { arrivals[save.seq] = .now }
             }
             // Let the probe complete its job before its worker is stopped.

@@ -8,6 +8,7 @@ struct TributaryCommand: AsyncParsableCommand {
         abstract:
             "Push jobs to a Tributary coordinator, follow its change feed, show its status and jobs, or run a demo.",
         subcommands: [
-            PushCommand.self, SubscribeCommand.self, StatusCommand.self, JobsCommand.self, DemoCommand.self,
+            PushCommand.self, SubscribeCommand.self, SubscribersCommand.self, StatusCommand.self, JobsCommand.self,
+            DemoCommand.self,
         ])
 }

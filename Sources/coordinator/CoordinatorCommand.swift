@@ -41,6 +41,12 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "Hours to keep finished (done or cancelled) jobs and their payloads; 0 keeps them. Dead jobs stay.")
     var retentionHours: Double = 168
 
+    @Option(help: "Hours to keep the change history; 0 keeps it. History a durable subscriber has not read stays.")
+    var historyHours: Double = 168
+
+    @Option(help: "Most commits the change history keeps (the newest); 0 sets no limit.")
+    var historyCommits: Int = 0
+
     @Option(help: "On SIGTERM, seconds running jobs may go on saving before they are handed back to the queue.")
     var drainSeconds: Double = 10
 
@@ -54,6 +60,10 @@ struct CoordinatorCommand: AsyncParsableCommand {
         guard retentionHours >= 0 && retentionHours.isFinite else {
             throw ValidationError("--retention-hours must be 0 (keep) or more")
         }
+        guard historyHours >= 0 && historyHours.isFinite else {
+            throw ValidationError("--history-hours must be 0 (keep) or more")
+        }
+        guard historyCommits >= 0 else { throw ValidationError("--history-commits must be 0 (no limit) or more") }
         if let workerConcurrency, !(1...256).contains(workerConcurrency) {
             throw ValidationError("--worker-concurrency must be between 1 and 256")
         }
@@ -71,6 +81,8 @@ struct CoordinatorCommand: AsyncParsableCommand {
         configuration.localWorkers = workers
         configuration.drainGracePeriod = .seconds(drainSeconds)
         configuration.finishedJobRetention = retentionHours > 0 ? .seconds(retentionHours * 3600) : nil
+        configuration.historyRetention = historyHours > 0 ? .seconds(historyHours * 3600) : nil
+        configuration.historyMaximumCommits = historyCommits > 0 ? historyCommits : nil
         if workers > 0 {
             configuration.workerExecutable =
                 try workerPath.map { URL(fileURLWithPath: $0) }

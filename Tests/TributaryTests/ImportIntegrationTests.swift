@@ -60,9 +60,10 @@ struct ImportIntegrationTests {
         let input = DemoData.pullRequests(count: 10_000, users: 150)
         let expected = try Expected(input)
         let ((events, status), exitStatus) = try await TestCoordinator.with(in: directory, workers: 2) { coordinator in
-            let feed = try ChangeFeed(endpoint: coordinator.process.feedEndpoint)
-            var iterator = feed.makeAsyncIterator()
-            guard case .connected = await iterator.next() else { throw TimedOut(what: "the feed to connect") }
+            var options = ChangeFeed.Options()
+            options.since = 0
+            let feed = try ChangeFeed(
+                feed: coordinator.process.feedEndpoint, jobs: coordinator.process.listenEndpoint, options: options)
             let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
             // Small jobs so that the same authors appear in jobs handled by both workers.
             let pushed = try await client.pushImport(input, rowsPerJob: 250)
@@ -71,8 +72,7 @@ struct ImportIntegrationTests {
             let events = try await withTimeout("every pull request on the feed", .seconds(120)) {
                 var events: [DidSave] = []
                 var pullRequests = Set<UUID>()
-                // The same stream, read on after the `.connected` event (never by two tasks at once).
-                for await event in feed {
+                for try await event in feed {
                     guard case .didSave(let save) = event else { continue }
                     events.append(save)
                     for id in save.inserted + save.updated where id.entity == "PullRequest" {

@@ -33,27 +33,4 @@ struct WireTests {
         #expect(chunks.map(\.rows) == [3, 1])
         #expect(String(decoding: chunks[1].payload, as: UTF8.self) == "{\"a\":4}\n")
     }
-
-    @Test("feed parts of one commit are joined into one didSave; a filter passes parts through")
-    func partAssembly() throws {
-        func part(_ seq: UInt64, _ entity: String, _ index: UInt32, of count: UInt32) throws -> [Data] {
-            let message = Tributary_V1_DidSave.with {
-                $0.seq = seq
-                $0.entity = entity
-                $0.insertedIds = UUID().bytes
-                $0.part = index
-                $0.partCount = count
-            }
-            return [Data(entity.utf8), try message.serializedData()]
-        }
-        var all = PartAssembler(filter: [])
-        #expect(all.accept(try part(1, "User", 0, of: 2)).isEmpty)
-        let joined = all.accept(try part(1, "PullRequest", 1, of: 2))
-        guard case .didSave(let save) = try #require(joined.first) else { throw TimedOut(what: "a didSave") }
-        #expect(save.seq == 1 && save.inserted.map(\.entity) == ["User", "PullRequest"] && save.isComplete)
-
-        var filtered = PartAssembler(filter: ["User"])
-        #expect(filtered.accept(try part(2, "User", 0, of: 2)).count == 1)
-        #expect(filtered.accept(try part(2, "UserProfile", 1, of: 2)).isEmpty, "prefix matches are dropped")
-    }
 }

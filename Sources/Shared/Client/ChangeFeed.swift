@@ -1,135 +1,128 @@
 import Foundation
 import ZeroMQ
 
-/// A subscription to the coordinator's change feed, as an `AsyncSequence` of ``ChangeFeed/Event``s.
+/// A subscription to the coordinator's change feed: every commit that passes the filter, exactly once and in
+/// sequence order, as an `AsyncSequence` of ``ChangeFeed/Event``s, resumable from any sequence number.
 ///
-/// Subscribed to every entity, each commit arrives as one ``DidSave`` with all its parts; subscribed to some
-/// entities, each matching part arrives on its own. ``Event/connected(lastSeq:)`` comes with the first feed
-/// heartbeat, which tells that the subscription is live and which sequence number the store is at.
+/// The feed follows the coordinator's PUB stream and fills what it misses from the stored history (through
+/// requests on the jobs endpoint): commits before the subscription started (when resuming with
+/// ``Options/since``), and any the stream dropped (a high-water mark reached while this subscriber was slow, a
+/// reconnect). Every commit's `$commits` summary tells which parts to expect, so a gap is seen at the next
+/// message and never delivered out of order. A commit's ``DidSave/seq`` is its resume token; with
+/// ``Options/durableName`` the coordinator also keeps the position, and keeps the history after it.
 ///
 /// ```swift
-/// let feed = try ChangeFeed(endpoint: "tcp://127.0.0.1:7401", entities: ["PullRequest"])
-/// for await event in feed {
-///     if case .didSave(let save) = event { print(save.seq, save.inserted.count) }
+/// var options = ChangeFeed.Options()
+/// options.filter = FeedFilter(entities: ["PullRequest"])
+/// options.since = lastProcessedSeq
+/// let feed = try ChangeFeed(feed: "tcp://127.0.0.1:7401", jobs: "tcp://127.0.0.1:7400", options: options)
+/// for try await event in feed {
+///     if case .didSave(let save) = event { try process(save); lastProcessedSeq = save.seq }
 /// }
 /// ```
 public final class ChangeFeed: AsyncSequence, Sendable {
     /// What the feed delivers.
     public enum Event: Sendable {
-        /// The first heartbeat: the subscription is live; the store's last sequence number then.
-        case connected(lastSeq: UInt64)
-        /// A commit (or, with an entity filter, the matching part of one).
+        /// One commit: its parts that passed the filter. Commits with none pass silently.
         case didSave(DidSave)
+        /// History is delivered up to `seq` and the live stream follows (once at the start; with no
+        /// ``Options/since``, when the first live message tells where the store is).
+        case caughtUp(seq: UInt64)
+        /// A page of the current objects, when the position to resume from was pruned and
+        /// ``Options/snapshotWhenPruned`` is set. The feed goes on after `seq` once `isLast` is true.
+        case snapshot(objects: [Tributary_V1_EntityBatch], seq: UInt64, isLast: Bool)
+    }
+
+    /// Where and what to follow.
+    public struct Options: Sendable {
+        /// The entities (and attributes) wanted.
+        public var filter = FeedFilter()
+        /// Resume after this sequence number: history first, then live. Nil starts with the live stream (or,
+        /// with a durable name, at the subscriber's stored position).
+        public var since: UInt64?
+        /// A durable subscriber name: the coordinator stores the position processed so far (acknowledged when the
+        /// next event is asked for, at most every second, and on ``ChangeFeed/close()``) and keeps history after
+        /// it. A new name starts at the store's last commit unless ``since`` says otherwise.
+        public var durableName: String?
+        /// When the position was pruned from history: deliver a snapshot and go on from it, rather than throw.
+        public var snapshotWhenPruned = false
+        /// The most live message batches held while the consumer is busy; more are dropped and later filled
+        /// from history, so a slow consumer costs bounded memory here and nothing at the coordinator.
+        public var liveBufferBatches = 1_024
+
+        public init() {}
     }
 
     public typealias Element = Event
 
     /// The feed endpoint.
-    public let endpoint: String
-    /// The entities subscribed to; empty means all.
-    public let entities: Set<String>
+    public let feedEndpoint: String
+    /// The options the feed was made with.
+    public let options: Options
     private let loop: SocketLoop
-    private let events: AsyncStream<Event>
+    private let client: JobClient
+    private let reader: FeedReader
 
-    /// Connects a SUB socket to `endpoint` and subscribes to `entities` (all when empty).
-    public init(endpoint: String, entities: Set<String> = [], context: ZMQContext? = nil) throws {
-        self.endpoint = endpoint
-        self.entities = entities
+    /// Connects a SUB socket to `feed` (subscribing to the filter's entities and the `$commits` and
+    /// `$heartbeat` topics) and a request socket to `jobs`. Nothing is read until iteration starts.
+    public init(feed: String, jobs: String, options: Options = Options(), context: ZMQContext? = nil) throws {
+        self.feedEndpoint = feed
+        self.options = options
         let context = try context ?? ZMQContext()
         let socket = try context.makeSocket(.sub)
-        try socket.setReceiveHighWaterMark(0)
+        try socket.setReceiveHighWaterMark(10_000)
         try socket.setMaximumMessageSize(Limits.maximumMessageBytes)
-        if entities.isEmpty {
+        try socket.subscribe(Wire.heartbeatTopic)
+        try socket.subscribe(Wire.commitsTopic)
+        if options.filter.entities.isEmpty {
             try socket.subscribe("")
         } else {
-            try socket.subscribe(Wire.heartbeatTopic)
-            for entity in entities { try socket.subscribe(entity) }
+            for entity in options.filter.entities { try socket.subscribe(entity) }
         }
-        try socket.connect(endpoint)
-        loop = try SocketLoop(name: "tributary-feed", sockets: [.init(socket, receives: true)])
-        let (events, continuation) = AsyncStream.makeStream(of: Event.self)
-        self.events = events
+        try socket.connect(feed)
+        loop = try SocketLoop(
+            name: "tributary-feed", sockets: [.init(socket, receives: true)], inboundLimit: options.liveBufferBatches)
+        client = try JobClient(endpoint: jobs)
+        reader = FeedReader(options: options, inbound: loop.inbound, client: client)
         loop.start()
-        let inbound = loop.inbound
-        let filter = entities
-        Task.detached {
-            var assembler = PartAssembler(filter: filter)
-            for await batch in inbound {
-                for message in batch {
-                    for event in assembler.accept(message.frames) { continuation.yield(event) }
-                }
-            }
-            if let last = assembler.flush() { continuation.yield(last) }
-            continuation.finish()
+    }
+
+    /// The feed's iterator. A feed is iterated by one task, once.
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(reader: reader)
+    }
+
+    /// Delivers the feed's events; see ``ChangeFeed``.
+    public struct Iterator: AsyncIteratorProtocol {
+        let reader: FeedReader
+
+        public mutating func next() async throws -> Event? {
+            try await reader.next()
         }
     }
 
-    public func makeAsyncIterator() -> AsyncStream<Event>.Iterator {
-        events.makeAsyncIterator()
+    /// The last sequence number up to which every commit was handed out (or filtered out): where to resume.
+    public var position: UInt64? { reader.processedPosition }
+
+    /// Stores the durable subscriber's position now: every event handed out counts as processed. Call it from
+    /// the iterating task, after the last event you process (iteration acknowledges by itself otherwise).
+    public func acknowledge() async throws {
+        try await reader.acknowledge(force: true)
     }
 
-    /// Unsubscribes and closes the socket; the sequence then finishes.
+    /// Closes the sockets; iteration then finishes. Acknowledge first to store a durable position.
     public func close() async {
         await loop.stop()
+        await client.close()
     }
 }
 
-/// Joins the per-entity parts of each commit into one ``DidSave`` (when subscribed to everything), passes
-/// filtered parts through, and turns the first heartbeat into ``ChangeFeed/Event/connected(lastSeq:)``.
-struct PartAssembler {
-    let filter: Set<String>
-    private var pending: DidSave?
-    private var expectedParts = 0
-    private var receivedParts = 0
-    private var connected = false
+/// A feed that cannot go on: its position was pruned from history (and no snapshot was asked for), or the
+/// coordinator refused a request.
+public struct ChangeFeedError: Error, CustomStringConvertible, Sendable {
+    public let message: String
+    /// The coordinator's error, when it answered with one.
+    public let protocolError: ProtocolError?
 
-    init(filter: Set<String>) {
-        self.filter = filter
-    }
-
-    mutating func accept(_ frames: [Data]) -> [ChangeFeed.Event] {
-        guard frames.count == 2 else { return [] }
-        let topic = String(decoding: frames[0], as: UTF8.self)
-        if topic == Wire.heartbeatTopic {
-            guard !connected, let heartbeat = try? Tributary_V1_FeedHeartbeat(serializedBytes: frames[1]) else {
-                return []
-            }
-            connected = true
-            return [.connected(lastSeq: heartbeat.lastSeq)]
-        }
-        // ZeroMQ matches topic prefixes: "User" also matches "UserProfile". Keep exact matches only.
-        guard filter.isEmpty || filter.contains(topic),
-            let part = try? Tributary_V1_DidSave(serializedBytes: frames[1])
-        else { return [] }
-        if !filter.isEmpty { return [.didSave(DidSave(part: part))] }
-        var events: [ChangeFeed.Event] = []
-        if let current = pending, current.seq != part.seq {
-            events.append(.didSave(incomplete(current)))
-            pending = nil
-        }
-        if pending == nil {
-            pending = DidSave(part: part)
-            expectedParts = Int(max(part.partCount, 1))
-            receivedParts = 1
-        } else {
-            pending?.add(part)
-            receivedParts += 1
-        }
-        if receivedParts >= expectedParts, let complete = pending {
-            events.append(.didSave(complete))
-            pending = nil
-        }
-        return events
-    }
-
-    mutating func flush() -> ChangeFeed.Event? {
-        defer { pending = nil }
-        return pending.map { .didSave(incomplete($0)) }
-    }
-
-    private func incomplete(_ save: DidSave) -> DidSave {
-        var save = save
-        save.isComplete = false
-        return save
-    }
+    public var description: String { message }
 }

@@ -15,20 +15,23 @@ public struct DidSave: Sendable, Equatable {
     public var updated: [ObjectID] = []
     /// Deleted object ids.
     public var deleted: [ObjectID] = []
-    /// Whether every part of the commit arrived (false when a filter or a drop left some out).
-    public var isComplete = true
+    /// The values written, keyed by the stored ids: `INSERT` batches with the columns the inserts set, `UPDATE`
+    /// batches with the changed columns (one batch per entity and set of columns).
+    public var values: [Tributary_V1_EntityBatch] = []
 
-    init(part: Tributary_V1_DidSave) {
-        seq = part.seq
-        committedAt = Date(timeIntervalSince1970: part.committedAt)
-        origin = part.origin
-        add(part)
-    }
-
-    mutating func add(_ part: Tributary_V1_DidSave) {
-        inserted += Self.ids(part.insertedIds, entity: part.entity)
-        updated += Self.ids(part.updatedIds, entity: part.entity)
-        deleted += Self.ids(part.deletedIds, entity: part.entity)
+    /// The event of one commit from its parts (of one sequence number, at least one; with a filter, only the
+    /// parts that passed it).
+    init(parts: [Tributary_V1_DidSave]) {
+        precondition(!parts.isEmpty, "a didSave has at least one part")
+        seq = parts[0].seq
+        committedAt = Date(timeIntervalSince1970: parts[0].committedAt)
+        origin = parts[0].origin
+        for part in parts {
+            inserted += Self.ids(part.insertedIds, entity: part.entity)
+            updated += Self.ids(part.updatedIds, entity: part.entity)
+            deleted += Self.ids(part.deletedIds, entity: part.entity)
+            values += part.values
+        }
     }
 
     private static func ids(_ bytes: Data, entity: String) -> [ObjectID] {

@@ -8,7 +8,7 @@ import Foundation
 /// let status = try await client.batchStatus(pushed.batch)
 /// ```
 public final class JobClient: Sendable {
-    private let connection: CoordinatorConnection
+    let connection: CoordinatorConnection
 
     /// Connects to the coordinator's jobs/control endpoint.
     public init(endpoint: String) throws {
@@ -117,7 +117,7 @@ public final class JobClient: Sendable {
         await connection.close()
     }
 
-    private static func unexpected(_ reply: Tributary_V1_Envelope) -> ProtocolError {
+    static func unexpected(_ reply: Tributary_V1_Envelope) -> ProtocolError {
         ProtocolError(
             .unknownMessage, "unexpected reply from the coordinator: \(reply.body.map { "\($0)" } ?? "empty")")
     }

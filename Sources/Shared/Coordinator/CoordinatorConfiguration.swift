@@ -21,6 +21,11 @@ public struct CoordinatorConfiguration: Sendable {
     /// How long finished (done or cancelled) jobs and their payloads are kept; nil keeps them for ever. Dead jobs
     /// are always kept until retried.
     public var finishedJobRetention: Duration? = .seconds(7 * 24 * 3600)
+    /// How long the change history is kept; nil keeps it by age for ever. History after a durable subscriber's
+    /// position is kept whatever its age.
+    public var historyRetention: Duration? = .seconds(7 * 24 * 3600)
+    /// How many of the newest commits the history keeps at most; nil sets no count limit.
+    public var historyMaximumCommits: Int?
     /// On a graceful stop, how long running jobs may go on saving before they are handed back to the queue.
     public var drainGracePeriod: Duration = .seconds(10)
     /// How often the feed publishes a heartbeat carrying the last sequence number.

@@ -55,10 +55,12 @@ extension CoordinatorServer {
     func status(from peer: Data, requestID: UInt64) async throws {
         let (counts, lastSeq) = try await store.jobCounts()
         let running = try await store.runningJobs()
+        let oldestHistorySeq = try await store.oldestKeptSequenceNumber()
         let now = ContinuousClock.now
         let reply = Tributary_V1_StatusReply.with { reply in
             reply.jobs = counts
             reply.lastSeq = lastSeq
+            reply.oldestHistorySeq = oldestHistorySeq
             reply.storePath = store.path
             reply.pool = supervisor?.processes ?? []
             reply.running = running

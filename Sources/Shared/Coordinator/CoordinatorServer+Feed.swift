@@ -1,12 +1,13 @@
 import Foundation
 
 extension CoordinatorServer {
-    /// Publishes a commit's didSave parts, one message per entity, topic = entity name.
-    func publish(_ record: Tributary_V1_HistoryRecord) {
-        for part in record.parts {
-            guard let body = try? part.serializedData() else { continue }
-            loop.send([Data(part.entity.utf8), body], on: Self.feedSocket)
+    /// Publishes a commit's didSave parts, one message per entity (topic = entity name), then its summary on
+    /// `$commits`. Heartbeats are published on the same actor, so one never overtakes a commit it counts.
+    func publish(_ events: CommitEvents) {
+        for part in events.parts {
+            loop.send([Data(part.entity.utf8), part.body], on: Self.feedSocket)
         }
+        loop.send([Data(Wire.commitsTopic.utf8), events.summary], on: Self.feedSocket)
     }
 
     /// Publishes jobs' progress and states on the `$jobs` topic (after the commits that changed them).

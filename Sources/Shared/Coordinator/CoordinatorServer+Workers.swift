@@ -62,11 +62,11 @@ extension CoordinatorServer {
         ack.jobID = member.save.jobID
         ack.batchIndex = member.save.batchIndex
         switch outcome {
-        case .committed(let seq, let record, let remaps):
+        case .committed(let seq, let events, let remaps):
             lastSeq = seq
             ack.seq = seq
             ack.remaps = remaps
-            publish(record)
+            publish(events)
         case .committedEmpty(let remaps):
             ack.seq = 0
             ack.remaps = remaps

@@ -15,8 +15,8 @@ public actor CoordinatorServer {
     public nonisolated let store: RootStore
 
     let configuration: CoordinatorConfiguration
-    let logger: Logger
-    let loop: SocketLoop
+    nonisolated let logger: Logger
+    nonisolated let loop: SocketLoop
     let modelJSON: String
     var workers = WorkerRegistry()
     let activity = PeerActivity()
@@ -29,6 +29,9 @@ public actor CoordinatorServer {
     /// many jobs are claimed in one transaction.
     var needsDispatch = false
     var dispatchRequested = false
+    /// Snapshots being paged through by subscribers, with when a page was last asked for.
+    var openSnapshots: [UInt64: (snapshot: StoreSnapshot, lastUsed: ContinuousClock.Instant)] = [:]
+    var nextSnapshotID: UInt64 = 0
 
     static let routerSocket = 0
     static let feedSocket = 1
@@ -211,16 +214,20 @@ public actor CoordinatorServer {
         case .retryJobRequest(let request): try await retryJob(request.jobID, from: peer, requestID: requestID)
         case .cancelJobRequest(let request): try await cancelJob(request.jobID, from: peer, requestID: requestID)
         case .deleteJobRequest(let request): try await deleteJob(request.jobID, from: peer, requestID: requestID)
+        case .historyRequest(let request): try history(request, from: peer, requestID: requestID)
+        case .snapshotRequest(let request): try snapshot(request, from: peer, requestID: requestID)
+        case .subscriberUpdate(let update): try await subscriberUpdate(update, from: peer, requestID: requestID)
+        case .subscribersRequest: try await listSubscribers(from: peer, requestID: requestID)
+        case .deleteSubscriberRequest(let request):
+            try await deleteSubscriber(request, from: peer, requestID: requestID)
         case .welcome, .jobAssignment, .saveAck, .cancelJob, .drain, .pushReply, .statusReply, .batchStatusReply,
-            .jobsReply,
-            .jobInfo,
-            .error:
+            .jobsReply, .jobInfo, .historyReply, .snapshotPage, .subscriberInfo, .subscribersReply, .error:
             throw ProtocolError(
                 .unknownMessage, "the coordinator sends \(Self.name(of: body)) messages; it does not take them")
         }
     }
 
-    func reply(to peer: Data, requestID: UInt64, _ body: Tributary_V1_Envelope.OneOf_Body) {
+    nonisolated func reply(to peer: Data, requestID: UInt64, _ body: Tributary_V1_Envelope.OneOf_Body) {
         loop.send([peer] + Wire.frames(Wire.envelope(requestID, body)), on: Self.routerSocket)
     }
 
@@ -228,7 +235,13 @@ public actor CoordinatorServer {
 
     private func runTimers() async {
         var nextPrune = ContinuousClock.now
+        var nextHistoryPrune = ContinuousClock.now
         while !Task.isCancelled && !stopping {
+            if ContinuousClock.now >= nextHistoryPrune {
+                // A full chunk means more is due: go on at the next tick rather than in a minute.
+                nextHistoryPrune = await pruneHistory() ? .now : .now + .seconds(60)
+                releaseIdleSnapshots()
+            }
             if let retention = configuration.finishedJobRetention, ContinuousClock.now >= nextPrune {
                 nextPrune = .now + .seconds(60)
                 do {

@@ -45,6 +45,9 @@ public struct ProtocolError: Error, CustomStringConvertible, Sendable, Equatable
         case .shuttingDown: "SHUTTING_DOWN"
         case .internal: "INTERNAL"
         case .jobCancelled: "JOB_CANCELLED"
+        case .historyPruned: "HISTORY_PRUNED"
+        case .unknownSnapshot: "UNKNOWN_SNAPSHOT"
+        case .unknownSubscriber: "UNKNOWN_SUBSCRIBER"
         case .unspecified: "ERROR_CODE_UNSPECIFIED"
         case .UNRECOGNIZED(let value): "ERROR_CODE_\(value)"
         }
@@ -60,6 +63,8 @@ extension ProtocolError {
             case .unknownAttribute: .unknownAttribute
             case .wrongType: .wrongType
             case .constraint: .constraintViolation
+            case .historyPruned: .historyPruned
+            case .unknownSubscriber: .unknownSubscriber
             case .sqlite, .incompatibleStore, .locked: .internal
             }
         self.init(code, error.message, jobID: jobID)

@@ -9,6 +9,9 @@ public enum Wire {
     /// The feed topic of coordinator heartbeats (entity names cannot start with `$`).
     public static let heartbeatTopic = "$heartbeat"
 
+    /// The feed topic of commit summaries (`CommitSummary`), one per commit after its didSave parts.
+    public static let commitsTopic = "$commits"
+
     /// The feed topic of job progress and state changes (`JobProgress`).
     public static let jobsTopic = "$jobs"
 

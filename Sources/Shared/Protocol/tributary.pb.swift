@@ -74,6 +74,15 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
 
   /// a save for a job that was cancelled: stop running it (its committed batches stay)
   case jobCancelled // = 14
+
+  /// the history after the requested position was pruned: take a snapshot
+  case historyPruned // = 15
+
+  /// a snapshot id that is not open (finished, or released after 60 s unused)
+  case unknownSnapshot // = 16
+
+  /// a durable subscriber name that is not registered
+  case unknownSubscriber // = 17
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -97,6 +106,9 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
     case 12: self = .shuttingDown
     case 13: self = .internal
     case 14: self = .jobCancelled
+    case 15: self = .historyPruned
+    case 16: self = .unknownSnapshot
+    case 17: self = .unknownSubscriber
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -118,6 +130,9 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
     case .shuttingDown: return 12
     case .internal: return 13
     case .jobCancelled: return 14
+    case .historyPruned: return 15
+    case .unknownSnapshot: return 16
+    case .unknownSubscriber: return 17
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -139,6 +154,9 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
     .shuttingDown,
     .internal,
     .jobCancelled,
+    .historyPruned,
+    .unknownSnapshot,
+    .unknownSubscriber,
   ]
 
 }
@@ -360,6 +378,47 @@ public nonisolated struct Tributary_V1_Envelope: Sendable {
     set {body = .deleteJobRequest(newValue)}
   }
 
+  /// subscriber -> coordinator (the feed's requests; see docs/feed.md)
+  public var historyRequest: Tributary_V1_HistoryRequest {
+    get {
+      if case .historyRequest(let v)? = body {return v}
+      return Tributary_V1_HistoryRequest()
+    }
+    set {body = .historyRequest(newValue)}
+  }
+
+  public var snapshotRequest: Tributary_V1_SnapshotRequest {
+    get {
+      if case .snapshotRequest(let v)? = body {return v}
+      return Tributary_V1_SnapshotRequest()
+    }
+    set {body = .snapshotRequest(newValue)}
+  }
+
+  public var subscriberUpdate: Tributary_V1_SubscriberUpdate {
+    get {
+      if case .subscriberUpdate(let v)? = body {return v}
+      return Tributary_V1_SubscriberUpdate()
+    }
+    set {body = .subscriberUpdate(newValue)}
+  }
+
+  public var subscribersRequest: Tributary_V1_SubscribersRequest {
+    get {
+      if case .subscribersRequest(let v)? = body {return v}
+      return Tributary_V1_SubscribersRequest()
+    }
+    set {body = .subscribersRequest(newValue)}
+  }
+
+  public var deleteSubscriberRequest: Tributary_V1_DeleteSubscriberRequest {
+    get {
+      if case .deleteSubscriberRequest(let v)? = body {return v}
+      return Tributary_V1_DeleteSubscriberRequest()
+    }
+    set {body = .deleteSubscriberRequest(newValue)}
+  }
+
   /// coordinator -> client
   public var pushReply: Tributary_V1_PushReply {
     get {
@@ -401,6 +460,39 @@ public nonisolated struct Tributary_V1_Envelope: Sendable {
     set {body = .jobInfo(newValue)}
   }
 
+  /// coordinator -> subscriber
+  public var historyReply: Tributary_V1_HistoryReply {
+    get {
+      if case .historyReply(let v)? = body {return v}
+      return Tributary_V1_HistoryReply()
+    }
+    set {body = .historyReply(newValue)}
+  }
+
+  public var snapshotPage: Tributary_V1_SnapshotPage {
+    get {
+      if case .snapshotPage(let v)? = body {return v}
+      return Tributary_V1_SnapshotPage()
+    }
+    set {body = .snapshotPage(newValue)}
+  }
+
+  public var subscriberInfo: Tributary_V1_SubscriberInfo {
+    get {
+      if case .subscriberInfo(let v)? = body {return v}
+      return Tributary_V1_SubscriberInfo()
+    }
+    set {body = .subscriberInfo(newValue)}
+  }
+
+  public var subscribersReply: Tributary_V1_SubscribersReply {
+    get {
+      if case .subscribersReply(let v)? = body {return v}
+      return Tributary_V1_SubscribersReply()
+    }
+    set {body = .subscribersReply(newValue)}
+  }
+
   /// coordinator -> any peer
   public var error: Tributary_V1_Error {
     get {
@@ -435,12 +527,23 @@ public nonisolated struct Tributary_V1_Envelope: Sendable {
     case retryJobRequest(Tributary_V1_RetryJobRequest)
     case cancelJobRequest(Tributary_V1_CancelJobRequest)
     case deleteJobRequest(Tributary_V1_DeleteJobRequest)
+    /// subscriber -> coordinator (the feed's requests; see docs/feed.md)
+    case historyRequest(Tributary_V1_HistoryRequest)
+    case snapshotRequest(Tributary_V1_SnapshotRequest)
+    case subscriberUpdate(Tributary_V1_SubscriberUpdate)
+    case subscribersRequest(Tributary_V1_SubscribersRequest)
+    case deleteSubscriberRequest(Tributary_V1_DeleteSubscriberRequest)
     /// coordinator -> client
     case pushReply(Tributary_V1_PushReply)
     case statusReply(Tributary_V1_StatusReply)
     case batchStatusReply(Tributary_V1_BatchStatusReply)
     case jobsReply(Tributary_V1_JobsReply)
     case jobInfo(Tributary_V1_JobInfo)
+    /// coordinator -> subscriber
+    case historyReply(Tributary_V1_HistoryReply)
+    case snapshotPage(Tributary_V1_SnapshotPage)
+    case subscriberInfo(Tributary_V1_SubscriberInfo)
+    case subscribersReply(Tributary_V1_SubscribersReply)
     /// coordinator -> any peer
     case error(Tributary_V1_Error)
 
@@ -918,6 +1021,9 @@ public nonisolated struct Tributary_V1_StatusReply: Sendable {
   /// running jobs with their progress (at most 50), without error histories
   public var running: [Tributary_V1_JobInfo] = []
 
+  /// the oldest commit the history keeps (commits before it were pruned)
+  public var oldestHistorySeq: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1146,14 +1252,16 @@ public nonisolated struct Tributary_V1_JobInfo: Sendable {
   public init() {}
 }
 
-/// Feed messages are two frames: [topic, body]. For a commit, one DidSave per entity it touched, with
-/// topic = the entity name and body = DidSave. Every 500 ms the topic "$heartbeat" carries a FeedHeartbeat.
+/// Feed messages are two frames: [topic, body]. For each commit, in this order: one DidSave per entity it touched
+/// (topic = the entity name), then one CommitSummary (topic "$commits"). Every 500 ms the topic "$heartbeat"
+/// carries a FeedHeartbeat. ZeroMQ matches topic prefixes, so a subscriber to "User" also receives "UserProfile":
+/// compare the topic exactly. docs/feed.md tells how to detect and fill gaps.
 public nonisolated struct Tributary_V1_DidSave: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// store sequence number of the commit; strictly increasing
+  /// store sequence number of the commit; strictly increasing, without gaps
   public var seq: UInt64 = 0
 
   /// seconds since 1970
@@ -1173,14 +1281,44 @@ public nonisolated struct Tributary_V1_DidSave: Sendable {
   /// 16 bytes per id
   public var insertedIds: Data = Data()
 
+  /// including inserts that merged into an existing object by uniqueness
   public var updatedIds: Data = Data()
 
   public var deletedIds: Data = Data()
 
-  /// this message is part `part` (0-based) of `part_count` for the commit
-  public var part: UInt32 = 0
+  /// The values written, keyed by stored ids (merged inserts carry the existing object's id; relationships point
+  /// to stored ids): INSERT batches with the columns the insert set, UPDATE batches with the changed columns.
+  public var values: [Tributary_V1_EntityBatch] = []
 
-  public var partCount: UInt32 = 0
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _origin: Tributary_V1_Origin? = nil
+}
+
+/// On the topic "$commits", after a commit's DidSave parts: which entities it touched. Every commit has one, so a
+/// subscriber sees every sequence number and knows which parts to expect.
+public nonisolated struct Tributary_V1_CommitSummary: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var seq: UInt64 = 0
+
+  public var committedAt: Double = 0
+
+  public var origin: Tributary_V1_Origin {
+    get {_origin ?? Tributary_V1_Origin()}
+    set {_origin = newValue}
+  }
+  /// Returns true if `origin` has been explicitly set.
+  public var hasOrigin: Bool {self._origin != nil}
+  /// Clears the value of `origin`. Subsequent reads from it will return its default value.
+  public mutating func clearOrigin() {self._origin = nil}
+
+  /// the entities of the DidSave parts published before this summary
+  public var entities: [String] = []
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1236,9 +1374,170 @@ public nonisolated struct Tributary_V1_FeedHeartbeat: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
+  /// published after that commit's messages: a subscriber behind it missed some
   public var lastSeq: UInt64 = 0
 
   public var at: Double = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// The stored didSave parts of the commits after `after_seq`, oldest first, one page per request. Answered with
+/// HistoryReply, or Error HISTORY_PRUNED when commits after `after_seq` are no longer kept.
+public nonisolated struct Tributary_V1_HistoryRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// commits with seq > after_seq ...
+  public var afterSeq: UInt64 = 0
+
+  /// ... and seq <= until_seq; 0 = up to the last commit
+  public var untilSeq: UInt64 = 0
+
+  /// only these entities' parts; empty = every entity
+  public var entities: [String] = []
+
+  /// only parts that set one of these attributes, or delete; empty = every part
+  public var attributes: [String] = []
+
+  /// commits per page; 0 = 1,000; at most 10,000 (a page also ends near 4 MiB)
+  public var maxCommits: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Tributary_V1_HistoryReply: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the matching parts, by seq
+  public var parts: [Tributary_V1_DidSave] = []
+
+  /// every commit up to here was looked at: ask again after it
+  public var throughSeq: UInt64 = 0
+
+  /// the store's last commit when the page was read; caught up when equal
+  public var lastSeq: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// The current objects, read at one consistent point, in pages. Start with snapshot_id 0 and go on with the
+/// returned id until a page is marked done. A snapshot not asked for 60 s is released.
+public nonisolated struct Tributary_V1_SnapshotRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// empty = every entity
+  public var entities: [String] = []
+
+  /// 0 starts a snapshot
+  public var snapshotID: UInt64 = 0
+
+  /// rows per page; 0 = 10,000; at most 100,000
+  public var maxRows: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Tributary_V1_SnapshotPage: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var snapshotID: UInt64 = 0
+
+  /// the commit the snapshot shows: follow the feed after it
+  public var seq: UInt64 = 0
+
+  /// INSERT batches holding every attribute and relationship
+  public var objects: [Tributary_V1_EntityBatch] = []
+
+  /// the last page; the snapshot is released
+  public var done: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Registers a durable subscriber or moves its position. History after the lowest position of the durable
+/// subscribers is never pruned. Answered with SubscriberInfo (the stored position).
+public nonisolated struct Tributary_V1_SubscriberUpdate: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var name: String = String()
+
+  /// the subscriber has processed every commit up to this seq
+  public var position: UInt64 = 0
+
+  /// a name already registered keeps its position
+  public var registerOnly: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Tributary_V1_SubscriberInfo: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var name: String = String()
+
+  public var position: UInt64 = 0
+
+  /// seconds since 1970
+  public var updatedAt: Double = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Tributary_V1_SubscribersRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Tributary_V1_SubscribersReply: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var subscribers: [Tributary_V1_SubscriberInfo] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Forgets a durable subscriber, so its position no longer holds history back. Answered with its SubscriberInfo.
+public nonisolated struct Tributary_V1_DeleteSubscriberRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var name: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1263,7 +1562,7 @@ public nonisolated struct Tributary_V1_HistoryRecord: Sendable {
 fileprivate nonisolated let _protobuf_package = "tributary.v1"
 
 nonisolated extension Tributary_V1_ErrorCode: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}MALFORMED_FRAME\0\u{1}UNKNOWN_MESSAGE\0\u{1}UNKNOWN_ENTITY\0\u{1}UNKNOWN_ATTRIBUTE\0\u{1}WRONG_TYPE\0\u{1}TOO_LARGE\0\u{1}UNKNOWN_WORKER\0\u{1}UNKNOWN_JOB\0\u{1}STALE_LEASE\0\u{1}CONSTRAINT_VIOLATION\0\u{1}INVALID_REQUEST\0\u{1}SHUTTING_DOWN\0\u{1}INTERNAL\0\u{1}JOB_CANCELLED\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}MALFORMED_FRAME\0\u{1}UNKNOWN_MESSAGE\0\u{1}UNKNOWN_ENTITY\0\u{1}UNKNOWN_ATTRIBUTE\0\u{1}WRONG_TYPE\0\u{1}TOO_LARGE\0\u{1}UNKNOWN_WORKER\0\u{1}UNKNOWN_JOB\0\u{1}STALE_LEASE\0\u{1}CONSTRAINT_VIOLATION\0\u{1}INVALID_REQUEST\0\u{1}SHUTTING_DOWN\0\u{1}INTERNAL\0\u{1}JOB_CANCELLED\0\u{1}HISTORY_PRUNED\0\u{1}UNKNOWN_SNAPSHOT\0\u{1}UNKNOWN_SUBSCRIBER\0")
 }
 
 nonisolated extension Tributary_V1_Operation: SwiftProtobuf._ProtoNameProviding {
@@ -1272,7 +1571,7 @@ nonisolated extension Tributary_V1_Operation: SwiftProtobuf._ProtoNameProviding 
 
 nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Envelope"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{4}\u{9}worker_hello\0\u{3}worker_ready\0\u{1}heartbeat\0\u{3}save_changes\0\u{3}job_failed\0\u{3}worker_bye\0\u{2}\u{5}welcome\0\u{3}job_assignment\0\u{3}save_ack\0\u{3}cancel_job\0\u{1}drain\0\u{4}\u{6}push_jobs\0\u{3}status_request\0\u{3}batch_status_request\0\u{3}jobs_request\0\u{3}job_request\0\u{3}retry_job_request\0\u{3}cancel_job_request\0\u{3}delete_job_request\0\u{4}\u{3}push_reply\0\u{3}status_reply\0\u{3}batch_status_reply\0\u{3}jobs_reply\0\u{3}job_info\0\u{2}\u{6}error\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{4}\u{9}worker_hello\0\u{3}worker_ready\0\u{1}heartbeat\0\u{3}save_changes\0\u{3}job_failed\0\u{3}worker_bye\0\u{2}\u{5}welcome\0\u{3}job_assignment\0\u{3}save_ack\0\u{3}cancel_job\0\u{1}drain\0\u{4}\u{6}push_jobs\0\u{3}status_request\0\u{3}batch_status_request\0\u{3}jobs_request\0\u{3}job_request\0\u{3}retry_job_request\0\u{3}cancel_job_request\0\u{3}delete_job_request\0\u{4}\u{3}push_reply\0\u{3}status_reply\0\u{3}batch_status_reply\0\u{3}jobs_reply\0\u{3}job_info\0\u{2}\u{6}error\0\u{4}\u{a}history_request\0\u{3}history_reply\0\u{3}snapshot_request\0\u{3}snapshot_page\0\u{3}subscriber_update\0\u{3}subscriber_info\0\u{3}subscribers_request\0\u{3}subscribers_reply\0\u{3}delete_subscriber_request\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1606,6 +1905,123 @@ nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobu
           self.body = .error(v)
         }
       }()
+      case 60: try {
+        var v: Tributary_V1_HistoryRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .historyRequest(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .historyRequest(v)
+        }
+      }()
+      case 61: try {
+        var v: Tributary_V1_HistoryReply?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .historyReply(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .historyReply(v)
+        }
+      }()
+      case 62: try {
+        var v: Tributary_V1_SnapshotRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .snapshotRequest(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .snapshotRequest(v)
+        }
+      }()
+      case 63: try {
+        var v: Tributary_V1_SnapshotPage?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .snapshotPage(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .snapshotPage(v)
+        }
+      }()
+      case 64: try {
+        var v: Tributary_V1_SubscriberUpdate?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .subscriberUpdate(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .subscriberUpdate(v)
+        }
+      }()
+      case 65: try {
+        var v: Tributary_V1_SubscriberInfo?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .subscriberInfo(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .subscriberInfo(v)
+        }
+      }()
+      case 66: try {
+        var v: Tributary_V1_SubscribersRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .subscribersRequest(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .subscribersRequest(v)
+        }
+      }()
+      case 67: try {
+        var v: Tributary_V1_SubscribersReply?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .subscribersReply(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .subscribersReply(v)
+        }
+      }()
+      case 68: try {
+        var v: Tributary_V1_DeleteSubscriberRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .deleteSubscriberRequest(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .deleteSubscriberRequest(v)
+        }
+      }()
       default: break
       }
     }
@@ -1719,6 +2135,42 @@ nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobu
     case .error?: try {
       guard case .error(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 50)
+    }()
+    case .historyRequest?: try {
+      guard case .historyRequest(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 60)
+    }()
+    case .historyReply?: try {
+      guard case .historyReply(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 61)
+    }()
+    case .snapshotRequest?: try {
+      guard case .snapshotRequest(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 62)
+    }()
+    case .snapshotPage?: try {
+      guard case .snapshotPage(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 63)
+    }()
+    case .subscriberUpdate?: try {
+      guard case .subscriberUpdate(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 64)
+    }()
+    case .subscriberInfo?: try {
+      guard case .subscriberInfo(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 65)
+    }()
+    case .subscribersRequest?: try {
+      guard case .subscribersRequest(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 66)
+    }()
+    case .subscribersReply?: try {
+      guard case .subscribersReply(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 67)
+    }()
+    case .deleteSubscriberRequest?: try {
+      guard case .deleteSubscriberRequest(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 68)
     }()
     case nil: break
     }
@@ -2644,7 +3096,7 @@ nonisolated extension Tributary_V1_JobCounts: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Tributary_V1_StatusReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StatusReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}workers\0\u{1}jobs\0\u{3}last_seq\0\u{3}store_path\0\u{1}pool\0\u{1}running\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}workers\0\u{1}jobs\0\u{3}last_seq\0\u{3}store_path\0\u{1}pool\0\u{1}running\0\u{3}oldest_history_seq\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2658,6 +3110,7 @@ nonisolated extension Tributary_V1_StatusReply: SwiftProtobuf.Message, SwiftProt
       case 4: try { try decoder.decodeSingularStringField(value: &self.storePath) }()
       case 5: try { try decoder.decodeRepeatedMessageField(value: &self.pool) }()
       case 6: try { try decoder.decodeRepeatedMessageField(value: &self.running) }()
+      case 7: try { try decoder.decodeSingularUInt64Field(value: &self.oldestHistorySeq) }()
       default: break
       }
     }
@@ -2686,6 +3139,9 @@ nonisolated extension Tributary_V1_StatusReply: SwiftProtobuf.Message, SwiftProt
     if !self.running.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.running, fieldNumber: 6)
     }
+    if self.oldestHistorySeq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.oldestHistorySeq, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2696,6 +3152,7 @@ nonisolated extension Tributary_V1_StatusReply: SwiftProtobuf.Message, SwiftProt
     if lhs.storePath != rhs.storePath {return false}
     if lhs.pool != rhs.pool {return false}
     if lhs.running != rhs.running {return false}
+    if lhs.oldestHistorySeq != rhs.oldestHistorySeq {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3218,7 +3675,7 @@ nonisolated extension Tributary_V1_JobInfo: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension Tributary_V1_DidSave: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".DidSave"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}seq\0\u{3}committed_at\0\u{1}origin\0\u{1}entity\0\u{3}inserted_ids\0\u{3}updated_ids\0\u{3}deleted_ids\0\u{1}part\0\u{3}part_count\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}seq\0\u{3}committed_at\0\u{1}origin\0\u{1}entity\0\u{3}inserted_ids\0\u{3}updated_ids\0\u{3}deleted_ids\0\u{2}\u{3}values\0\u{c}\u{8}\u{1}\u{c}\u{9}\u{1}")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3233,8 +3690,7 @@ nonisolated extension Tributary_V1_DidSave: SwiftProtobuf.Message, SwiftProtobuf
       case 5: try { try decoder.decodeSingularBytesField(value: &self.insertedIds) }()
       case 6: try { try decoder.decodeSingularBytesField(value: &self.updatedIds) }()
       case 7: try { try decoder.decodeSingularBytesField(value: &self.deletedIds) }()
-      case 8: try { try decoder.decodeSingularUInt32Field(value: &self.part) }()
-      case 9: try { try decoder.decodeSingularUInt32Field(value: &self.partCount) }()
+      case 10: try { try decoder.decodeRepeatedMessageField(value: &self.values) }()
       default: break
       }
     }
@@ -3266,11 +3722,8 @@ nonisolated extension Tributary_V1_DidSave: SwiftProtobuf.Message, SwiftProtobuf
     if !self.deletedIds.isEmpty {
       try visitor.visitSingularBytesField(value: self.deletedIds, fieldNumber: 7)
     }
-    if self.part != 0 {
-      try visitor.visitSingularUInt32Field(value: self.part, fieldNumber: 8)
-    }
-    if self.partCount != 0 {
-      try visitor.visitSingularUInt32Field(value: self.partCount, fieldNumber: 9)
+    if !self.values.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.values, fieldNumber: 10)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -3283,8 +3736,56 @@ nonisolated extension Tributary_V1_DidSave: SwiftProtobuf.Message, SwiftProtobuf
     if lhs.insertedIds != rhs.insertedIds {return false}
     if lhs.updatedIds != rhs.updatedIds {return false}
     if lhs.deletedIds != rhs.deletedIds {return false}
-    if lhs.part != rhs.part {return false}
-    if lhs.partCount != rhs.partCount {return false}
+    if lhs.values != rhs.values {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_CommitSummary: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CommitSummary"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}seq\0\u{3}committed_at\0\u{1}origin\0\u{1}entities\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.seq) }()
+      case 2: try { try decoder.decodeSingularDoubleField(value: &self.committedAt) }()
+      case 3: try { try decoder.decodeSingularMessageField(value: &self._origin) }()
+      case 4: try { try decoder.decodeRepeatedStringField(value: &self.entities) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.seq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.seq, fieldNumber: 1)
+    }
+    if self.committedAt.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.committedAt, fieldNumber: 2)
+    }
+    try { if let v = self._origin {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+    } }()
+    if !self.entities.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.entities, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_CommitSummary, rhs: Tributary_V1_CommitSummary) -> Bool {
+    if lhs.seq != rhs.seq {return false}
+    if lhs.committedAt != rhs.committedAt {return false}
+    if lhs._origin != rhs._origin {return false}
+    if lhs.entities != rhs.entities {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3420,6 +3921,340 @@ nonisolated extension Tributary_V1_FeedHeartbeat: SwiftProtobuf.Message, SwiftPr
   public static func ==(lhs: Tributary_V1_FeedHeartbeat, rhs: Tributary_V1_FeedHeartbeat) -> Bool {
     if lhs.lastSeq != rhs.lastSeq {return false}
     if lhs.at != rhs.at {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_HistoryRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".HistoryRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}after_seq\0\u{3}until_seq\0\u{1}entities\0\u{1}attributes\0\u{3}max_commits\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.afterSeq) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.untilSeq) }()
+      case 3: try { try decoder.decodeRepeatedStringField(value: &self.entities) }()
+      case 4: try { try decoder.decodeRepeatedStringField(value: &self.attributes) }()
+      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.maxCommits) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.afterSeq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.afterSeq, fieldNumber: 1)
+    }
+    if self.untilSeq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.untilSeq, fieldNumber: 2)
+    }
+    if !self.entities.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.entities, fieldNumber: 3)
+    }
+    if !self.attributes.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.attributes, fieldNumber: 4)
+    }
+    if self.maxCommits != 0 {
+      try visitor.visitSingularUInt32Field(value: self.maxCommits, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_HistoryRequest, rhs: Tributary_V1_HistoryRequest) -> Bool {
+    if lhs.afterSeq != rhs.afterSeq {return false}
+    if lhs.untilSeq != rhs.untilSeq {return false}
+    if lhs.entities != rhs.entities {return false}
+    if lhs.attributes != rhs.attributes {return false}
+    if lhs.maxCommits != rhs.maxCommits {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_HistoryReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".HistoryReply"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}parts\0\u{3}through_seq\0\u{3}last_seq\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.parts) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.throughSeq) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.lastSeq) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.parts.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.parts, fieldNumber: 1)
+    }
+    if self.throughSeq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.throughSeq, fieldNumber: 2)
+    }
+    if self.lastSeq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.lastSeq, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_HistoryReply, rhs: Tributary_V1_HistoryReply) -> Bool {
+    if lhs.parts != rhs.parts {return false}
+    if lhs.throughSeq != rhs.throughSeq {return false}
+    if lhs.lastSeq != rhs.lastSeq {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_SnapshotRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SnapshotRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}entities\0\u{3}snapshot_id\0\u{3}max_rows\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedStringField(value: &self.entities) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.snapshotID) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.maxRows) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.entities.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.entities, fieldNumber: 1)
+    }
+    if self.snapshotID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.snapshotID, fieldNumber: 2)
+    }
+    if self.maxRows != 0 {
+      try visitor.visitSingularUInt32Field(value: self.maxRows, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_SnapshotRequest, rhs: Tributary_V1_SnapshotRequest) -> Bool {
+    if lhs.entities != rhs.entities {return false}
+    if lhs.snapshotID != rhs.snapshotID {return false}
+    if lhs.maxRows != rhs.maxRows {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_SnapshotPage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SnapshotPage"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}snapshot_id\0\u{1}seq\0\u{1}objects\0\u{1}done\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.snapshotID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.seq) }()
+      case 3: try { try decoder.decodeRepeatedMessageField(value: &self.objects) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.done) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.snapshotID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.snapshotID, fieldNumber: 1)
+    }
+    if self.seq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.seq, fieldNumber: 2)
+    }
+    if !self.objects.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.objects, fieldNumber: 3)
+    }
+    if self.done != false {
+      try visitor.visitSingularBoolField(value: self.done, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_SnapshotPage, rhs: Tributary_V1_SnapshotPage) -> Bool {
+    if lhs.snapshotID != rhs.snapshotID {return false}
+    if lhs.seq != rhs.seq {return false}
+    if lhs.objects != rhs.objects {return false}
+    if lhs.done != rhs.done {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_SubscriberUpdate: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SubscriberUpdate"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}position\0\u{3}register_only\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.position) }()
+      case 3: try { try decoder.decodeSingularBoolField(value: &self.registerOnly) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
+    }
+    if self.position != 0 {
+      try visitor.visitSingularUInt64Field(value: self.position, fieldNumber: 2)
+    }
+    if self.registerOnly != false {
+      try visitor.visitSingularBoolField(value: self.registerOnly, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_SubscriberUpdate, rhs: Tributary_V1_SubscriberUpdate) -> Bool {
+    if lhs.name != rhs.name {return false}
+    if lhs.position != rhs.position {return false}
+    if lhs.registerOnly != rhs.registerOnly {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_SubscriberInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SubscriberInfo"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}position\0\u{3}updated_at\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.position) }()
+      case 3: try { try decoder.decodeSingularDoubleField(value: &self.updatedAt) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
+    }
+    if self.position != 0 {
+      try visitor.visitSingularUInt64Field(value: self.position, fieldNumber: 2)
+    }
+    if self.updatedAt.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.updatedAt, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_SubscriberInfo, rhs: Tributary_V1_SubscriberInfo) -> Bool {
+    if lhs.name != rhs.name {return false}
+    if lhs.position != rhs.position {return false}
+    if lhs.updatedAt != rhs.updatedAt {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_SubscribersRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SubscribersRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_SubscribersRequest, rhs: Tributary_V1_SubscribersRequest) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_SubscribersReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SubscribersReply"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}subscribers\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.subscribers) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.subscribers.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.subscribers, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_SubscribersReply, rhs: Tributary_V1_SubscribersReply) -> Bool {
+    if lhs.subscribers != rhs.subscribers {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_DeleteSubscriberRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".DeleteSubscriberRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_DeleteSubscriberRequest, rhs: Tributary_V1_DeleteSubscriberRequest) -> Bool {
+    if lhs.name != rhs.name {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

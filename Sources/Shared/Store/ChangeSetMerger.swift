@@ -42,9 +42,9 @@ final class ChangeSetMerger {
             return left < right
         }
         var result = MergeResult()
-        for (_, batch) in batches {
+        for (position, batch) in batches {
             switch batch.operation {
-            case .insert: try insert(batch, connection: connection, result: &result)
+            case .insert: try insert(batch, position: position, connection: connection, result: &result)
             case .update: try update(batch, connection: connection, result: &result)
             case .delete: try delete(batch, connection: connection, result: &result)
             }
@@ -54,7 +54,9 @@ final class ChangeSetMerger {
 
     // MARK: - Inserts
 
-    private func insert(_ batch: EntityBatchReader, connection: OpaquePointer, result: inout MergeResult) throws {
+    private func insert(
+        _ batch: EntityBatchReader, position: Int, connection: OpaquePointer, result: inout MergeResult
+    ) throws {
         let entity = batch.entity
         for attribute in entity.attributes where !attribute.isOptional {
             guard batch.scalarColumns.contains(where: { $0.name == attribute.name }) else {
@@ -82,7 +84,11 @@ final class ChangeSetMerger {
                 proposed.append(to: &changes.inserted)
             } else {
                 result.remap(proposed, to: storedID, entity: entity.name)
-                if batch.hasNonKeyColumns { storedID.append(to: &changes.updated) }
+                if batch.hasNonKeyColumns {
+                    storedID.append(to: &changes.updated)
+                } else {
+                    result.unchangedRows[position, default: []].append(row)
+                }
             }
             for column in toMany {
                 try replaceToMany(

@@ -18,6 +18,9 @@ struct MergeResult {
     var remaps: [String: (from: Data, to: Data)] = [:]
     /// The same remaps keyed by id, for re-pointing relationships later in the change set.
     var remapped: [UUID: UUID] = [:]
+    /// Rows of insert batches (by position in the change set) that found their existing object and set nothing
+    /// else: they changed nothing, so the didSave values leave them out.
+    var unchangedRows: [Int: [Int]] = [:]
 
     mutating func withChanges(of entity: String, _ body: (inout EntityChanges) -> Void) {
         if let index = entities.firstIndex(where: { $0.name == entity }) {

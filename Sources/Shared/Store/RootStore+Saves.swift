@@ -3,8 +3,8 @@ import GRDB
 
 /// What became of a save sent to the root.
 public enum SaveOutcome: Sendable {
-    /// Merged and committed as `seq`; `record` holds the didSave parts to publish.
-    case committed(seq: UInt64, record: Tributary_V1_HistoryRecord, remaps: [Tributary_V1_IDRemap])
+    /// Merged and committed as `seq`; `events` is what to publish on the feed.
+    case committed(seq: UInt64, events: CommitEvents, remaps: [Tributary_V1_IDRemap])
     /// Committed, but changed nothing in the store, so no sequence number was used. Inserts may still have
     /// merged into existing objects (find-or-create of objects that exist): `remaps` says which.
     case committedEmpty(remaps: [Tributary_V1_IDRemap])
@@ -45,6 +45,7 @@ extension RootStore {
         -> [Result<SaveOutcome, any Error>]
     {
         let writer = self.writer
+        let model = self.model
         return try await pool.write { db in
             var results: [Result<SaveOutcome, any Error>] = []
             results.reserveCapacity(saves.count)
@@ -52,7 +53,7 @@ extension RootStore {
                 var outcome = SaveOutcome.committedEmpty(remaps: [])
                 do {
                     try db.inSavepoint {
-                        outcome = try Self.apply(save, from: worker, in: db, merger: writer.merger)
+                        outcome = try Self.apply(save, from: worker, in: db, merger: writer.merger, model: model)
                         return .commit
                     }
                     results.append(.success(outcome))
@@ -65,7 +66,7 @@ extension RootStore {
     }
 
     private static func apply(
-        _ save: Tributary_V1_SaveChanges, from worker: String, in db: Database, merger: ChangeSetMerger
+        _ save: Tributary_V1_SaveChanges, from worker: String, in db: Database, merger: ChangeSetMerger, model: Model
     ) throws -> SaveOutcome {
         let jobID = Int64(save.jobID)
         var lease: (batch: String, done: Int64)?
@@ -87,7 +88,14 @@ extension RootStore {
         let now = Date().timeIntervalSince1970
         if result.entities.contains(where: { !$0.changes.isEmpty }) {
             let seq = try lastSequenceNumber(db) + 1
-            let record = historyRecord(seq: seq, at: now, result: result, save: save, worker: worker)
+            let origin = Tributary_V1_Origin.with {
+                $0.workerID = worker
+                $0.jobID = save.jobID
+                $0.attempt = save.attempt
+                $0.batchIndex = save.batchIndex
+            }
+            let events = try CommitEvents.make(
+                seq: seq, at: now, origin: origin, changeSet: save.changes, result: result, model: model)
             try db.cachedStatement(
                 sql: """
                     INSERT INTO tributary_history (seq, job_id, attempt, batch_index, worker, committed_at, record)
@@ -95,9 +103,9 @@ extension RootStore {
                     """
             ).execute(arguments: [
                 Int64(seq), jobID == 0 ? nil : jobID, Int64(save.attempt), Int64(save.batchIndex), worker, now,
-                try record.serializedData(),
+                events.record,
             ])
-            outcome = .committed(seq: seq, record: record, remaps: remaps)
+            outcome = .committed(seq: seq, events: events, remaps: remaps)
         }
         if jobID != 0, let lease {
             try db.cachedStatement(
@@ -172,32 +180,5 @@ extension RootStore {
                 isUnknownJob: false, isOutOfOrder: true)
         }
         return .held(batch: job["batch"], done: job["done"])
-    }
-
-    private static func historyRecord(
-        seq: UInt64, at time: Double, result: MergeResult, save: Tributary_V1_SaveChanges, worker: String
-    ) -> Tributary_V1_HistoryRecord {
-        let origin = Tributary_V1_Origin.with {
-            $0.workerID = worker
-            $0.jobID = save.jobID
-            $0.attempt = save.attempt
-            $0.batchIndex = save.batchIndex
-        }
-        let touched = result.entities.filter { !$0.changes.isEmpty }
-        return Tributary_V1_HistoryRecord.with { record in
-            record.parts = touched.enumerated().map { index, entry in
-                Tributary_V1_DidSave.with {
-                    $0.seq = seq
-                    $0.committedAt = time
-                    $0.origin = origin
-                    $0.entity = entry.name
-                    $0.insertedIds = entry.changes.inserted
-                    $0.updatedIds = entry.changes.updated
-                    $0.deletedIds = entry.changes.deleted
-                    $0.part = UInt32(index)
-                    $0.partCount = UInt32(touched.count)
-                }
-            }
-        }
     }
 }

@@ -66,6 +66,11 @@ enum Schema {
                     committed_at REAL NOT NULL,
                     record BLOB NOT NULL);
                 CREATE UNIQUE INDEX IF NOT EXISTS tributary_history_by_job ON tributary_history(job_id, batch_index);
+                -- Durable feed subscribers: history after the lowest position is kept for them.
+                CREATE TABLE IF NOT EXISTS tributary_subscribers (
+                    name TEXT PRIMARY KEY NOT NULL,
+                    position INTEGER NOT NULL,
+                    updated_at REAL NOT NULL) WITHOUT ROWID;
                 """)
     }
 

@@ -16,6 +16,10 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
         case incompatibleStore
         /// Another process holds the store's writer lock.
         case locked
+        /// History after the requested position was pruned.
+        case historyPruned
+        /// No durable subscriber has that name.
+        case unknownSubscriber
     }
 
     public let code: Code

@@ -20,7 +20,7 @@ struct StatusCommand: AsyncParsableCommand {
             return
         }
         Terminal.line("store     \(status.storePath)")
-        Terminal.line("last seq  \(status.lastSeq)")
+        Terminal.line("last seq  \(status.lastSeq)  (history from seq \(status.oldestHistorySeq))")
         let jobs = status.jobs
         Terminal.line(
             "jobs      queued \(jobs.queued)  running \(jobs.running)  done \(jobs.done)  dead \(jobs.dead)  cancelled \(jobs.cancelled)"

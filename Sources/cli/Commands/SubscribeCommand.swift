@@ -7,9 +7,14 @@ import TributaryCommandSupport
 struct SubscribeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "subscribe",
-        abstract: "Print one line per didSave event of the change feed.",
+        abstract: "Print one line per didSave event of the change feed, every commit exactly once and in order.",
         discussion: """
-            Prints "subscribed (last seq N)" on standard error once the subscription is live.
+            Without --since or --durable, follows from the store's position when the subscription goes live, and
+            prints "subscribed (seq N)" on standard error then. With --since, prints the history after SEQ first.
+            With --durable, the coordinator remembers the position processed (a new name starts at the store's
+            last commit) and keeps the history after it; `tributary subscribers` lists and deletes names.
+            A gap in the live stream is filled from history. If the history after the position was pruned, the
+            command fails with HISTORY_PRUNED, or with --snapshot prints a snapshot of the objects first.
             JSON lines: {"seq": N, "inserted": [{"entity": "...", "id": "..."}], "updated": [...], "deleted": [...]}
             """)
 
@@ -20,6 +25,18 @@ struct SubscribeCommand: AsyncParsableCommand {
     @Option(help: "Only events of this entity (repeat for several).")
     var entity: [String] = []
 
+    @Option(help: "Only parts that set this attribute or relationship, or delete (repeat for several).")
+    var attribute: [String] = []
+
+    @Option(help: "Resume after this sequence number: print the history after it, then follow live.")
+    var since: UInt64?
+
+    @Option(help: "A durable subscriber name: resume from its stored position and store the new one as you go.")
+    var durable: String?
+
+    @Flag(help: "When the history to resume from was pruned, print a snapshot of the objects and go on from it.")
+    var snapshot = false
+
     @Option(help: "Output format: json or text.")
     var format: Format = .text
 
@@ -27,26 +44,52 @@ struct SubscribeCommand: AsyncParsableCommand {
     var count: Int?
 
     @OptionGroup var source: FeedEndpointOption
+    @OptionGroup var jobs: JobsEndpointOption
 
     func validate() throws {
         if let count, count <= 0 { throw ValidationError("--count must be positive") }
+        if let durable, durable.isEmpty || durable.utf8.count > 200 {
+            throw ValidationError("--durable needs a name of 1 to 200 bytes")
+        }
+        if let since, since > UInt64(Int64.max) { throw ValidationError("--since must be at most \(Int64.max)") }
     }
 
     func run() async throws {
-        let feed = try ChangeFeed(endpoint: source.endpoint, entities: Set(entity))
+        var options = ChangeFeed.Options()
+        options.filter = FeedFilter(entities: Set(entity), attributes: Set(attribute))
+        options.since = since
+        options.durableName = durable
+        options.snapshotWhenPruned = snapshot
+        let feed = try ChangeFeed(feed: source.endpoint, jobs: jobs.endpoint, options: options)
         var seen = 0
-        for await event in feed {
-            switch event {
-            case .connected(let lastSeq):
-                Terminal.error("subscribed to \(source.endpoint) (last seq \(lastSeq))")
-            case .didSave(let save):
-                Terminal.line(format == .json ? save.jsonLine : save.textLine)
-                seen += 1
-                if let count, seen >= count {
-                    await feed.close()
-                    return
+        do {
+            for try await event in feed {
+                switch event {
+                case .caughtUp(let seq):
+                    Terminal.error("subscribed to \(source.endpoint) (seq \(seq))")
+                case .snapshot(let objects, let seq, let isLast):
+                    for batch in objects { Terminal.line(Self.snapshotLine(batch, seq: seq, json: format == .json)) }
+                    if isLast { Terminal.error("snapshot complete at seq \(seq)") }
+                case .didSave(let save):
+                    Terminal.line(format == .json ? save.jsonLine : save.textLine)
+                    seen += 1
+                    if let count, seen >= count {
+                        try await feed.acknowledge()
+                        await feed.close()
+                        return
+                    }
                 }
             }
+        } catch let error as ChangeFeedError {
+            await feed.close()
+            throw ValidationError(error.message)
         }
+    }
+
+    private static func snapshotLine(_ batch: Tributary_V1_EntityBatch, seq: UInt64, json: Bool) -> String {
+        let rows = batch.ids.count / 16
+        return json
+            ? "{\"snapshot\":\(seq),\"entity\":\"\(batch.entity)\",\"objects\":\(rows)}"
+            : "snapshot at seq \(seq)  \(batch.entity):\(rows)"
     }
 }

@@ -1,0 +1,145 @@
+import Foundation
+import GRDB
+import Testing
+
+@testable import Tributary
+
+/// The history as the store keeps it: what a commit records, pages, pruning rules, durable positions, snapshots.
+@Suite("History in the store: records with values, pages, pruning, durable subscribers, snapshots")
+struct HistoryStoreTests {
+    let directory: TemporaryDirectory
+    let store: RootStore
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        store = try RootStore.open(
+            path: directory.path("store.sqlite"), model: try Model.decode(Data(everyTypeModelJSON.utf8)))
+    }
+
+    /// Commits `count` saves, each inserting one Tag, and returns their sequence numbers.
+    @discardableResult
+    func commitTags(_ count: Int, prefix: String = "tag") async throws -> [UInt64] {
+        var seqs: [UInt64] = []
+        for index in 0..<count {
+            let save = Tributary_V1_SaveChanges.with {
+                $0.changes.batches = [.inserting("Tag", "label", "\(prefix)-\(index)")]
+            }
+            guard case .committed(let seq, _, _) = try await store.applySave(save, from: "w1") else {
+                throw TimedOut(what: "a commit")
+            }
+            seqs.append(seq)
+        }
+        return seqs
+    }
+
+    @Test(
+        "a commit's history part carries its values keyed by the stored ids, and leaves out rows that changed nothing")
+    func historyCarriesValues() async throws {
+        try await commitTags(1, prefix: "existing")
+        // Find-or-create of an existing tag (changes nothing) next to a new one.
+        let save = Tributary_V1_SaveChanges.with {
+            $0.changes.batches = [
+                .with {
+                    $0.entity = "Tag"
+                    $0.operation = .insert
+                    $0.ids = UUID().bytes + UUID().bytes
+                    $0.columns = [
+                        .with {
+                            $0.name = "label"; $0.strings = ["existing-0", "new"]
+                        }
+                    ]
+                }
+            ]
+        }
+        _ = try await store.applySave(save, from: "w1")
+        let page = try await store.history(.init(after: 1))
+        let part = try #require(page.parts.first)
+        #expect(page.parts.count == 1 && part.seq == 2 && part.entity == "Tag")
+        #expect(part.insertedIds.count == 16 && part.updatedIds.isEmpty)
+        let values = try #require(part.values.first)
+        #expect(values.ids == part.insertedIds, "only the row that changed something, under its stored id")
+        #expect(values.columns.first?.strings == ["new"])
+    }
+
+    @Test("pages end at max_commits, say where they got to, and filter by entity and attribute")
+    func pages() async throws {
+        try await commitTags(5)
+        var query = RootStore.HistoryQuery(after: 0)
+        query.maxCommits = 2
+        let first = try await store.history(query)
+        #expect(first.parts.map(\.seq) == [1, 2] && first.throughSeq == 2 && first.lastSeq == 5)
+        query.after = 2
+        query.until = 4
+        query.maxCommits = 10
+        let second = try await store.history(query)
+        #expect(second.parts.map(\.seq) == [3, 4] && second.throughSeq == 4)
+
+        query = RootStore.HistoryQuery(after: 0)
+        query.filter = FeedFilter(entities: ["Thing"])
+        let otherEntity = try await store.history(query)
+        #expect(otherEntity.parts.isEmpty && otherEntity.throughSeq == 5, "nothing matches, every commit looked at")
+        query.filter = FeedFilter(entities: ["Tag"], attributes: ["label"])
+        #expect(try await store.history(query).parts.count == 5)
+    }
+
+    @Test("pruning keeps the newest commits and never passes a durable subscriber; a pruned position is refused")
+    func pruning() async throws {
+        try await commitTags(10)
+        _ = try await store.updateSubscriber(name: "audit", position: 4, registerOnly: false)
+        #expect(try await store.pruneHistory(before: nil, keepingNewest: 3) == 4, "held at the subscriber's 4")
+        #expect(try await store.oldestKeptSequenceNumber() == 5)
+        await #expect(throws: StoreError.self) { try await store.history(.init(after: 3)) }
+        #expect(try await store.history(.init(after: 4)).parts.map(\.seq) == [5, 6, 7, 8, 9, 10])
+
+        _ = try await store.updateSubscriber(name: "audit", position: 9, registerOnly: false)
+        #expect(try await store.pruneHistory(before: nil, keepingNewest: 3) == 3, "now down to the newest 3")
+        do {
+            _ = try await store.history(.init(after: 6))
+            Issue.record("a pruned position was answered")
+        } catch let error as StoreError {
+            #expect(error.code == .historyPruned && error.message.contains("oldest commit kept is 8"))
+        }
+        await #expect(throws: StoreError.self, "a subscriber cannot be placed before the history kept") {
+            try await store.updateSubscriber(name: "late", position: 2, registerOnly: false)
+        }
+        _ = try await store.deleteSubscriber(name: "audit")
+        #expect(try await store.subscribers().isEmpty)
+    }
+
+    @Test("pruning by age deletes only commits older than the cutoff")
+    func pruningByAge() async throws {
+        try await commitTags(3)
+        #expect(try await store.pruneHistory(before: Date() - 3600, keepingNewest: nil) == 0)
+        #expect(try await store.pruneHistory(before: Date() + 1, keepingNewest: nil) == 3)
+    }
+
+    @Test("a registered durable subscriber keeps its position when registered again")
+    func registerOnly() async throws {
+        _ = try await store.updateSubscriber(name: "s", position: 3, registerOnly: true)
+        let again = try await store.updateSubscriber(name: "s", position: 7, registerOnly: true)
+        #expect(again.position == 3)
+        #expect(try await store.updateSubscriber(name: "s", position: 7, registerOnly: false).position == 7)
+    }
+
+    @Test("a snapshot pages through every object as of when it was opened, whatever commits meanwhile")
+    func snapshot() async throws {
+        try await commitTags(25)
+        let snapshot = try store.makeSnapshot(entities: ["Tag"])
+        try await commitTags(5, prefix: "after")
+        var labels: [String] = []
+        var pages = 0
+        while true {
+            let page = try snapshot.nextPage(maxRows: 10)
+            pages += 1
+            for batch in page.objects {
+                #expect(batch.operation == .insert && batch.ids.count == batch.columns[0].strings.count * 16)
+                labels += batch.columns.first { $0.name == "label" }?.strings ?? []
+            }
+            if page.done { break }
+        }
+        #expect(snapshot.seq == 25)
+        #expect(labels.count == 25 && Set(labels).count == 25 && !labels.contains { $0.hasPrefix("after") })
+        #expect(pages == 3 || pages == 4)
+        #expect(throws: StoreError.self) { try store.makeSnapshot(entities: ["Nope"]) }
+    }
+}
