@@ -82,6 +82,34 @@ struct HistoryStoreTests {
         #expect(try await store.history(query).parts.count == 5)
     }
 
+    @Test("an attribute filter passes the parts that set one of its attributes, and deletes")
+    func attributeFilter() async throws {
+        let tag = Tributary_V1_EntityBatch.inserting("Tag", "label", "a")
+        let relabel = Tributary_V1_EntityBatch.with {
+            $0.entity = "Tag"
+            $0.operation = .update
+            $0.ids = tag.ids
+            $0.columns = [
+                .with {
+                    $0.name = "label"; $0.strings = ["b"]
+                }
+            ]
+        }
+        let delete = Tributary_V1_EntityBatch.with {
+            $0.entity = "Tag"
+            $0.operation = .delete
+            $0.ids = tag.ids
+        }
+        for batch in [tag, relabel, delete] {
+            _ = try await store.applySave(.with { $0.changes.batches = [batch] }, from: "w1")
+        }
+        var query = RootStore.HistoryQuery(after: 0)
+        query.filter = FeedFilter(attributes: ["label"])
+        #expect(try await store.history(query).parts.map(\.seq) == [1, 2, 3])
+        query.filter = FeedFilter(attributes: ["primary"])
+        #expect(try await store.history(query).parts.map(\.seq) == [3], "only the delete: nothing set `primary`")
+    }
+
     @Test("pruning keeps the newest commits and never passes a durable subscriber; a pruned position is refused")
     func pruning() async throws {
         try await commitTags(10)

@@ -93,7 +93,7 @@ public final class ChangeFeed: AsyncSequence, Sendable {
     }
 
     /// Delivers the feed's events; see ``ChangeFeed``.
-    public struct Iterator: AsyncIteratorProtocol {
+    public struct Iterator: AsyncIteratorProtocol, Sendable {
         let reader: FeedReader
 
         public mutating func next() async throws -> Event? {
