@@ -127,7 +127,12 @@ struct BenchCommand: AsyncParsableCommand {
                 Figure(
                     name: "memory (stalled sub)", tributary: stalled.coordinatorPeakBytes / 1_048_576,
                     baseline: plain.coordinatorPeakBytes / 1_048_576, unit: "MB", smallerIsBetter: true,
-                    note: "baseline: the same import with no subscriber; \(Int(stalled.rowsPerSecond)) rows/s"
+                    note: "baseline: the same import with no subscriber"
+                ).line)
+            Terminal.line(
+                Figure(
+                    name: "import (stalled sub)", tributary: stalled.rowsPerSecond, baseline: plain.rowsPerSecond,
+                    unit: "rows/s", note: "baseline: the same import with no subscriber"
                 ).line)
         }
     }

@@ -47,6 +47,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "Most commits the change history keeps (the newest); 0 sets no limit.")
     var historyCommits: Int = 0
 
+    @Option(help: "Most feed messages queued per subscriber; a slower one loses the rest and fills them from history.")
+    var feedBuffer: Int32 = 200
+
     @Option(help: "On SIGTERM, seconds running jobs may go on saving before they are handed back to the queue.")
     var drainSeconds: Double = 10
 
@@ -62,6 +65,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
         }
         guard historyHours >= 0 && historyHours.isFinite else {
             throw ValidationError("--history-hours must be 0 (keep) or more")
+        }
+        guard (1...1_000_000).contains(feedBuffer) else {
+            throw ValidationError("--feed-buffer must be between 1 and 1000000")
         }
         guard historyCommits >= 0 else { throw ValidationError("--history-commits must be 0 (no limit) or more") }
         if let workerConcurrency, !(1...256).contains(workerConcurrency) {
@@ -83,6 +89,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
         configuration.finishedJobRetention = retentionHours > 0 ? .seconds(retentionHours * 3600) : nil
         configuration.historyRetention = historyHours > 0 ? .seconds(historyHours * 3600) : nil
         configuration.historyMaximumCommits = historyCommits > 0 ? historyCommits : nil
+        configuration.feedBuffer = feedBuffer
         if workers > 0 {
             configuration.workerExecutable =
                 try workerPath.map { URL(fileURLWithPath: $0) }

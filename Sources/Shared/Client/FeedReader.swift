@@ -133,6 +133,8 @@ final class FeedReader: @unchecked Sendable {
         case Wire.commitsTopic:
             guard let summary = try? Tributary_V1_CommitSummary(serializedBytes: frames[1]) else { return }
             commit(summary)
+        case _ where topic.hasPrefix("$"):
+            return  // `$jobs`, or a topic of a later protocol version: not didSave parts
         default:
             // ZeroMQ matches topic prefixes ("User" also gets "UserProfile"): keep exact matches only.
             guard options.filter.wants(entity: topic),

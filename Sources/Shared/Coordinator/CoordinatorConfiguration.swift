@@ -28,6 +28,9 @@ public struct CoordinatorConfiguration: Sendable {
     public var historyMaximumCommits: Int?
     /// On a graceful stop, how long running jobs may go on saving before they are handed back to the queue.
     public var drainGracePeriod: Duration = .seconds(10)
+    /// The most feed messages queued for one subscriber (the PUB high-water mark); beyond it, that subscriber's
+    /// messages are dropped (it fills the gap from history).
+    public var feedBuffer: Int32 = 200
     /// How often the feed publishes a heartbeat carrying the last sequence number.
     public var feedHeartbeatInterval: Duration = .milliseconds(500)
 

@@ -55,7 +55,7 @@ public actor CoordinatorServer {
 
         let publisher = try context.makeSocket(.pub)
         // A subscriber that stops reading costs at most this many queued messages; then PUB drops for it alone.
-        try publisher.setSendHighWaterMark(1_000)
+        try publisher.setSendHighWaterMark(configuration.feedBuffer)
         feedEndpoint = try publisher.bind(configuration.feed)
 
         let logger = logger
