@@ -73,6 +73,12 @@ struct HistoryStoreTests {
         query.maxCommits = 10
         let second = try await store.history(query)
         #expect(second.parts.map(\.seq) == [3, 4] && second.throughSeq == 4)
+        do {
+            _ = try await store.history(.init(after: 6))
+            Issue.record("a position beyond the last commit was answered")
+        } catch let error as StoreError {
+            #expect(error.code == .invalidRequest && error.message.contains("beyond the store's last commit 5"))
+        }
 
         query = RootStore.HistoryQuery(after: 0)
         query.filter = FeedFilter(entities: ["Thing"])

@@ -65,6 +65,7 @@ extension ProtocolError {
             case .constraint: .constraintViolation
             case .historyPruned: .historyPruned
             case .unknownSubscriber: .unknownSubscriber
+            case .invalidRequest: .invalidRequest
             case .sqlite, .incompatibleStore, .locked: .internal
             }
         self.init(code, error.message, jobID: jobID)

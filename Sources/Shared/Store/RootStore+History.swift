@@ -36,6 +36,11 @@ extension RootStore {
                 "the history after seq \(query.after) was pruned (the oldest commit kept is \(pruned + 1)): "
                     + "take a snapshot and follow the feed after its seq")
         }
+        guard query.after <= last else {
+            throw StoreError(
+                .invalidRequest,
+                "after_seq \(query.after) is beyond the store's last commit \(last): was the store replaced?")
+        }
         let until = query.until == 0 ? last : min(query.until, last)
         var reply = Tributary_V1_HistoryReply()
         reply.lastSeq = last

@@ -20,6 +20,8 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
         case historyPruned
         /// No durable subscriber has that name.
         case unknownSubscriber
+        /// A request names a position or value the store cannot have (a sequence number beyond the last commit).
+        case invalidRequest
     }
 
     public let code: Code

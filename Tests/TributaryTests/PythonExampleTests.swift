@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+import TributaryCommandSupport
+
+@testable import Tributary
+
+/// The Python example client (examples/python: pyzmq and classes generated from the project's .proto) against a
+/// real coordinator. `make test` installs its packages and generates the classes first (`make python-example`).
+@Suite("Python example: pusher and subscriber against a real coordinator")
+struct PythonExampleTests {
+    static let example = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("examples/python")
+
+    /// Starts `script` with `arguments`; its standard output and error are collected until it exits.
+    static func start(_ script: String, _ arguments: [String]) throws -> (Process, LineReader, LineReader) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", example.appendingPathComponent(script).path] + arguments
+        let output = Pipe()
+        let error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return (process, LineReader(output.fileHandleForReading), LineReader(error.fileHandleForReading))
+    }
+
+    /// Waits (bounded) for `process` to exit and returns its status and output lines.
+    static func finish(_ started: (Process, LineReader, LineReader), timeout: Duration = .seconds(60)) async throws
+        -> (status: Int32, output: [String], error: [String])
+    {
+        let (process, output, error) = started
+        return try await withTimeout("a Python example to exit", timeout) {
+            async let out = output.lines.reduce(into: [String]()) { $0.append($1) }
+            async let err = error.lines.reduce(into: [String]()) { $0.append($1) }
+            let (stdout, stderr) = await (out, err)
+            // Both pipes are closed: the process is exiting.
+            while process.isRunning { try await Task.sleep(for: .milliseconds(10)) }
+            return (process.terminationStatus, stdout, stderr)
+        }
+    }
+
+    @Test("the pusher imports NDJSON; a live and a resuming subscriber print every commit once, in order")
+    func pusherAndSubscribers() async throws {
+        let generated = Self.example.appendingPathComponent("generated/tributary_pb2.py").path
+        try #require(
+            FileManager.default.fileExists(atPath: generated),
+            "examples/python/generated is missing: run `make python-example` (part of `make test`)")
+        let directory = try TemporaryDirectory()
+        let rows = try directory.write("rows.ndjson", DemoData.pullRequests(count: 2_000, users: 50))
+        let coordinator = try await TestCoordinator.start(in: directory, workers: 2)
+        defer { Task { await coordinator.process.stop() } }
+        let endpoints = ["--listen", coordinator.process.listenEndpoint, "--feed", coordinator.process.feedEndpoint]
+        // 10 jobs of 200 rows, one save each (the import saves every 1,000 rows): commits 1 to 10.
+        let live = try Self.start("subscriber.py", endpoints + ["--until-seq", "10"])
+        // Live from the store's position: wait until it says so, or the first commits could come before it.
+        // (The stream goes on where this loop stops: `finish` reads the rest.)
+        let liveErrors = live.2.lines
+        try await withTimeout("the live subscriber to catch up", .seconds(30)) {
+            for await line in liveErrors where line.contains("caught up at seq") { return }
+        }
+
+        let pushed = try await Self.finish(
+            try Self.start(
+                "pusher.py",
+                ["--listen", coordinator.process.listenEndpoint, "--entity", "PullRequest", "--file", rows,
+                 "--chunk", "200", "--wait"]))
+        #expect(pushed.status == 0, "pusher: \(pushed.error.joined(separator: "\n"))")
+        #expect(pushed.output.contains { $0.contains("pushed 10 jobs") })
+        let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+        #expect(try await client.status().lastSeq == 10)
+        await client.close()
+
+        let resumed = try await Self.finish(
+            try Self.start("subscriber.py", endpoints + ["--since", "0", "--until-seq", "10"]))
+        let followed = try await Self.finish(live)
+        for run in [resumed, followed] {
+            #expect(run.status == 0, "subscriber: \(run.error.joined(separator: "\n"))")
+            let commits = try run.output.map { line in
+                try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] ?? [:]
+            }
+            #expect(commits.compactMap { $0["seq"] as? Int } == Array(1...10))
+            let inserted = commits.compactMap { commit -> Int? in
+                ((commit["entities"] as? [String: Any])?["PullRequest"] as? [String: Any])?["inserted"] as? Int
+            }
+            #expect(inserted.reduce(0, +) == 2_000)
+        }
+
+        let refused = try await Self.finish(
+            try Self.start(
+                "pusher.py",
+                ["--listen", coordinator.process.listenEndpoint, "--entity", "Nope", "--file", rows]))
+        #expect(refused.status == 1 && refused.error.joined().contains("UNKNOWN_ENTITY"))
+    }
+}

@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Push an NDJSON file to a Tributary coordinator as `import` jobs, optionally waiting until they finish.
+
+The file is cut into jobs of --chunk rows (blank lines dropped), pushed as one batch over a DEALER socket
+(2 frames: b"TRB1" and a serialized tributary.v1.Envelope; see docs/protocol.md). With --wait, the batch is
+polled until every job is done, dead or cancelled.
+
+Exit status: 0 on success; 1 when the file cannot be read, the coordinator refuses the push or a job is dead;
+2 when the coordinator does not answer within 10 s.
+"""
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import zmq
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "generated"))
+try:
+    import tributary_pb2 as pb
+except ImportError:
+    sys.exit("tributary_pb2 not found: run ./generate.sh first (see README.md)")
+
+SIGNATURE = b"TRB1"
+REPLY_TIMEOUT_MS = 10_000
+BYTES_PER_PUSH = 8 << 20  # payload bytes per PushJobs message, as the Tributary CLI does
+POLL_INTERVAL_S = 0.2
+
+
+class CoordinatorError(Exception):
+    """The coordinator answered with an Error."""
+
+    def __init__(self, error):
+        super().__init__(f"{pb.ErrorCode.Name(error.code)}: {error.message}")
+
+
+class NoReply(Exception):
+    """The coordinator did not answer in time."""
+
+
+class Client:
+    """Requests on the coordinator's jobs/control socket, one at a time."""
+
+    def __init__(self, context, endpoint):
+        self.endpoint = endpoint
+        self.socket = context.socket(zmq.DEALER)
+        self.socket.setsockopt(zmq.LINGER, 0)
+        self.socket.connect(endpoint)
+        self.poller = zmq.Poller()
+        self.poller.register(self.socket, zmq.POLLIN)
+        self.last_id = 0
+
+    def request(self, **body):
+        """Sends Envelope(**body) and returns the reply Envelope that echoes its request id."""
+        self.last_id += 1
+        envelope = pb.Envelope(request_id=self.last_id, **body)
+        self.socket.send_multipart([SIGNATURE, envelope.SerializeToString()])
+        deadline = time.monotonic() + REPLY_TIMEOUT_MS / 1000
+        while True:
+            remaining_ms = int((deadline - time.monotonic()) * 1000)
+            if remaining_ms <= 0 or not self.poller.poll(remaining_ms):
+                raise NoReply(f"no reply from {self.endpoint} within {REPLY_TIMEOUT_MS // 1000} s "
+                              "(is tributary-coordinator running?)")
+            frames = self.socket.recv_multipart()
+            if len(frames) != 2 or frames[0] != SIGNATURE:
+                continue
+            reply = pb.Envelope.FromString(frames[1])
+            if reply.request_id != self.last_id:
+                continue  # unsolicited, or late
+            if reply.WhichOneof("body") == "error":
+                raise CoordinatorError(reply.error)
+            return reply
+
+
+def chunks(path, rows_per_job):
+    """Yields (payload, rows) per job: at most rows_per_job non-blank lines each."""
+    lines = [line for line in Path(path).read_bytes().split(b"\n") if line.strip()]
+    for start in range(0, len(lines), rows_per_job):
+        rows = lines[start:start + rows_per_job]
+        yield b"\n".join(rows) + b"\n", len(rows)
+
+
+def push(client, specs):
+    """Pushes the specs as one batch, in messages of at most BYTES_PER_PUSH payload bytes."""
+    batch, job_ids, group, size = "", [], [], 0
+
+    def flush():
+        nonlocal batch, group, size
+        if group:
+            reply = client.request(push_jobs=pb.PushJobs(jobs=group, batch=batch)).push_reply
+            batch = reply.batch
+            job_ids.extend(reply.job_ids)
+            group, size = [], 0
+
+    for spec in specs:
+        if size + len(spec.payload) > BYTES_PER_PUSH:
+            flush()
+        group.append(spec)
+        size += len(spec.payload)
+    flush()
+    return batch, job_ids
+
+
+def wait(client, batch):
+    """Polls the batch until it is finished; returns the last BatchStatusReply."""
+    while True:
+        status = client.request(batch_status_request=pb.BatchStatusRequest(batch=batch)).batch_status_reply
+        if status.done_jobs + status.dead_jobs + status.cancelled_jobs >= status.total_jobs:
+            return status
+        time.sleep(POLL_INTERVAL_S)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--listen", metavar="ENDPOINT",
+                        default=os.environ.get("TRIBUTARY_LISTEN", "tcp://127.0.0.1:7400"),
+                        help="the coordinator's jobs/control endpoint (env TRIBUTARY_LISTEN; "
+                             "default tcp://127.0.0.1:7400)")
+    parser.add_argument("--entity", required=True, metavar="NAME",
+                        help="the entity the rows belong to, e.g. PullRequest")
+    parser.add_argument("--file", required=True, metavar="PATH", help="the NDJSON file: one row (JSON object) per line")
+    parser.add_argument("--chunk", type=int, default=1000, metavar="N", help="rows per job (default 1000)")
+    parser.add_argument("--wait", action="store_true",
+                        help="wait until every job is done, dead or cancelled; exit 1 if any is dead")
+    args = parser.parse_args()
+    if args.chunk <= 0:
+        parser.error("--chunk must be positive")
+
+    try:
+        specs = [pb.JobSpec(kind="import", payload=payload, arguments={"entity": args.entity}, total=rows)
+                 for payload, rows in chunks(args.file, args.chunk)]
+    except OSError as error:
+        sys.exit(f"cannot read {args.file}: {error.strerror}")
+    if not specs:
+        sys.exit(f"{args.file} has no rows")
+
+    context = zmq.Context()
+    try:
+        client = Client(context, args.listen)
+        batch, job_ids = push(client, specs)
+        jobs = f"{len(job_ids)} job" + ("" if len(job_ids) == 1 else "s")
+        print(f"pushed {jobs} as batch {batch} (job ids {' '.join(map(str, job_ids))})", flush=True)
+        if args.wait:
+            status = wait(client, batch)
+            print(f"batch {batch}: {status.done_jobs} done, {status.dead_jobs} dead, "
+                  f"{status.cancelled_jobs} cancelled of {status.total_jobs} jobs "
+                  f"({status.done_rows}/{status.total_rows} rows)", flush=True)
+            for dead in status.dead:
+                print(f"job {dead.job_id} dead after {dead.attempts} attempts: {dead.message}", file=sys.stderr)
+            if status.dead_jobs:
+                return 1
+        return 0
+    except CoordinatorError as error:
+        print(error, file=sys.stderr)
+        return 1
+    except NoReply as error:
+        print(error, file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        context.destroy(linger=0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
