@@ -64,8 +64,10 @@ struct PythonExampleTests {
         let pushed = try await Self.finish(
             try Self.start(
                 "pusher.py",
-                ["--listen", coordinator.process.listenEndpoint, "--entity", "PullRequest", "--file", rows,
-                 "--chunk", "200", "--wait"]))
+                [
+                    "--listen", coordinator.process.listenEndpoint, "--entity", "PullRequest", "--file", rows,
+                    "--chunk", "200", "--wait",
+                ]))
         #expect(pushed.status == 0, "pusher: \(pushed.error.joined(separator: "\n"))")
         #expect(pushed.output.contains { $0.contains("pushed 10 jobs") })
         let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
