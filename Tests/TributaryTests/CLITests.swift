@@ -65,7 +65,7 @@ struct CLITests {
             let subscriber = Process()
             subscriber.executableURL = Binaries.url("tributary")
             subscriber.arguments =
-                ["subscribe", "--format", "json", "--entity", "PullRequest", "--count", "3"] + feed
+                ["subscribe", "--format", "json", "--entity", "PullRequest", "--count", "3"] + feed + jobs
             let output = Pipe()
             let errors = Pipe()
             subscriber.standardOutput = output
@@ -99,6 +99,16 @@ struct CLITests {
                         && inserted.allSatisfy { $0["entity"] == "PullRequest" && $0["id"]?.count == 36 })
                 #expect(event["updated"] is [Any] && event["deleted"] is [Any])
             }
+
+            // Resumed from history by a durable subscriber, whose position the coordinator then lists.
+            let resumed = try await Binaries.run(
+                "tributary", ["subscribe", "--since", "0", "--count", "3", "--durable", "cli"] + feed + jobs)
+            #expect(resumed.status == 0, "\(resumed.error)")
+            #expect(resumed.output.split(separator: "\n").map { $0.prefix(6) } == ["seq 1 ", "seq 2 ", "seq 3 "])
+            let subscribers = try await Binaries.run("tributary", ["subscribers"] + jobs)
+            #expect(subscribers.output.hasPrefix("cli  seq 3  updated "), "\(subscribers.output)")
+            let ahead = try await Binaries.run("tributary", ["subscribe", "--since", "99"] + feed + jobs)
+            #expect(ahead.status != 0 && ahead.error.contains("beyond the store's last commit 3"), "\(ahead.error)")
 
             let bad = try directory.write(
                 "bad.ndjson",

@@ -119,6 +119,7 @@ public actor CoordinatorServer {
             logger.error("cannot hand back running jobs", metadata: ["error": "\(error)"])
         }
         await loop.stop()
+        openSnapshots.removeAll()
         try? store.close()
     }
 

@@ -14,7 +14,8 @@ struct SubscribeCommand: AsyncParsableCommand {
             With --durable, the coordinator remembers the position processed (a new name starts at the store's
             last commit) and keeps the history after it; `tributary subscribers` lists and deletes names.
             A gap in the live stream is filled from history. If the history after the position was pruned, the
-            command fails with HISTORY_PRUNED, or with --snapshot prints a snapshot of the objects first.
+            command fails with HISTORY_PRUNED (exit status 3), or with --snapshot prints a snapshot of the objects
+            first.
             JSON lines: {"seq": N, "inserted": [{"entity": "...", "id": "..."}], "updated": [...], "deleted": [...]}
             """)
 
@@ -82,7 +83,8 @@ struct SubscribeCommand: AsyncParsableCommand {
             }
         } catch let error as ChangeFeedError {
             await feed.close()
-            throw ValidationError(error.message)
+            Terminal.error("Error: \(error.message)")
+            throw ExitCode(error.protocolError?.code == .historyPruned ? 3 : 1)
         }
     }
 
