@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+
+@testable import Tributary
+
+/// The view context: a snapshot, then every commit merged from the feed; and the merge rules themselves.
+@Suite("View context: objects kept current by the change feed")
+struct ViewContextTests {
+    static let model = try! Model.decode(Data(DemoData.modelJSON.utf8))
+
+    /// The pull requests a context holds, by number.
+    static func pullRequests(in context: ObjectContext) async throws -> [Int64: String] {
+        try await context.perform { context in
+            var titles: [Int64: String] = [:]
+            for object in context.registeredObjects where object.entity.name == "PullRequest" {
+                if case .int(let number) = object["number"], case .string(let title) = object["title"] {
+                    titles[number] = title
+                }
+            }
+            return titles
+        }
+    }
+
+    @Test("a view context in another process than the workers loads the objects, then shows a worker's save")
+    func followsWorkerSaves() async throws {
+        let directory = try TemporaryDirectory()
+        let coordinator = try await TestCoordinator.start(in: directory, workers: 1)
+        defer { Task { await coordinator.process.stop() } }
+        let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+        let input = DemoData.pullRequests(count: 200, users: 20)
+        _ = try await client.finish(try await client.pushImport(input, rowsPerJob: 100).batch)
+
+        let view = try await ViewContext.start(
+            feed: coordinator.process.feedEndpoint, jobs: coordinator.process.listenEndpoint, model: Self.model)
+        let loaded = try await Self.pullRequests(in: view.context)
+        #expect(loaded.count == 200)
+        let users = try await view.context.perform { context in
+            context.registeredObjects.filter { $0.entity.name == "User" }.count
+        }
+        #expect(users == 20)
+
+        // A worker renames pull request 1 (the import upserts by number).
+        let firstLine = try #require(String(decoding: input, as: UTF8.self).split(separator: "\n").first)
+        var row = try #require(try JSONSerialization.jsonObject(with: Data(firstLine.utf8)) as? [String: Any])
+        let number = try #require(row["number"] as? Int)
+        row["title"] = "Renamed by a worker"
+        let renamed = try JSONSerialization.data(withJSONObject: row) + Data("\n".utf8)
+        _ = try await client.finish(try await client.pushImport(renamed, rowsPerJob: 1).batch)
+        let lastSeq = try await client.status().lastSeq
+
+        let merged = try await withTimeout("the rename to reach the view", .seconds(30)) {
+            for try await save in view.changes where save.seq == lastSeq { return save }
+            throw TimedOut(what: "the rename's commit")
+        }
+        #expect(merged.updated.contains { $0.entity == "PullRequest" })
+        let now = try await Self.pullRequests(in: view.context)
+        #expect(now[Int64(number)] == "Renamed by a worker" && now.count == 200)
+        await view.close()
+        await client.close()
+    }
+
+    @Test("merging keeps unsaved local changes, takes the saved values of the rest, and forgets deleted objects")
+    func mergeRules() throws {
+        let context = ObjectContext(model: Self.model, parent: nil)
+        let id = UUID()
+        func save(_ seq: UInt64, title: String, additions: Int64) -> DidSave {
+            DidSave(parts: [
+                .with {
+                    $0.seq = seq
+                    $0.entity = "PullRequest"
+                    $0.updatedIds = id.bytes
+                    $0.values = [
+                        .with {
+                            $0.entity = "PullRequest"
+                            $0.operation = .update
+                            $0.ids = id.bytes
+                            $0.columns = [
+                                .with {
+                                    $0.name = "title"; $0.strings = [title]
+                                },
+                                .with {
+                                    $0.name = "additions"; $0.ints = [additions]
+                                },
+                            ]
+                        }
+                    ]
+                }
+            ])
+        }
+        try context.performAndWait {
+            try context.mergeChanges(from: save(1, title: "first", additions: 1))
+            let object = try context.object(with: ObjectID(entity: "PullRequest", uuid: id))
+            #expect(object["title"] == .string("first") && !context.hasChanges, "merged values are not changes")
+            object["title"] = .string("mine")
+            try context.mergeChanges(from: save(2, title: "theirs", additions: 2))
+            #expect(object["title"] == .string("mine"), "an unsaved local change wins")
+            #expect(object["additions"] == .int(2), "an unchanged property takes the saved value")
+
+            var delete = Tributary_V1_DidSave()
+            delete.seq = 3
+            delete.entity = "PullRequest"
+            delete.deletedIds = id.bytes
+            try context.mergeChanges(from: DidSave(parts: [delete]))
+            #expect(context.registeredObjects.isEmpty && object.isDeleted)
+
+            var wrong = save(4, title: "x", additions: 4)
+            wrong.values[0].columns[1].ints = []
+            #expect(throws: ContextError.self) { try context.mergeChanges(from: wrong) }
+        }
+    }
+}
