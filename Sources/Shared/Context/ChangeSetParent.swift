@@ -1,7 +1,7 @@
 import Foundation
 
 /// Where an ``ObjectContext`` pushes its changes on save: the root over ZeroMQ (in a worker), an in-process
-/// root store, or (later) a parent context.
+/// root store, or a parent context in memory.
 public protocol ChangeSetParent: Sendable {
     /// Applies a change set and reports what the parent made of it.
     func save(_ changes: Tributary_V1_ChangeSet) async throws -> SaveReceipt
@@ -57,6 +57,17 @@ public struct LocalRootParent: ChangeSetParent {
             ack.remaps = remaps
             return SaveReceipt(ack)
         case .duplicate(let seq): return SaveReceipt(seq: seq, isDuplicate: true)
+        }
+    }
+}
+
+/// A context is the parent of its child contexts: a child's save becomes the parent's unsaved changes, in memory,
+/// and reaches the store only when the parent saves (Core Data's nested contexts).
+extension ObjectContext: ChangeSetParent {
+    public func save(_ changes: Tributary_V1_ChangeSet) async throws -> SaveReceipt {
+        try await perform { context in
+            try context.absorb(changes)
+            return SaveReceipt(seq: 0)
         }
     }
 }

@@ -115,7 +115,7 @@ public final class ManagedObject {
 
     // MARK: - Helpers
 
-    private func markChanged(_ property: Int) {
+    func markChanged(_ property: Int) {
         changed[property] = true
         if !isInserted { context?.registerUpdate(self) }
     }

@@ -16,9 +16,7 @@ extension ObjectContext {
 
     /// Merges column-wise objects (a didSave's values or a snapshot page).
     func merge(_ batch: Tributary_V1_EntityBatch, registeringNew: Bool) throws {
-        let entity = try requireEntity(batch.entity)
-        let rows = batch.ids.count / 16
-        let columns = try batch.columns.map { try MergeColumn($0, of: entity, rows: rows) }
+        let (entity, rows, columns) = try prepare(batch)
         for row in 0..<rows {
             let id = UUID(bytes: batch.ids, at: batch.ids.startIndex + row * 16)
             let object: ManagedObject
@@ -34,6 +32,43 @@ extension ObjectContext {
                 column.apply(row: row, to: object)
             }
             indexUniqueness(of: object)
+        }
+    }
+
+    /// Checks a batch against the model before anything of it is applied.
+    private func prepare(_ batch: Tributary_V1_EntityBatch) throws -> (Entity, Int, [MergeColumn]) {
+        let entity = try requireEntity(batch.entity)
+        let rows = batch.ids.count / 16
+        guard batch.ids.count == rows * 16 else {
+            throw ContextError(.wrongType, "the ids of a '\(entity.name)' batch are not 16 bytes each")
+        }
+        return (entity, rows, try batch.columns.map { try MergeColumn($0, of: entity, rows: rows) })
+    }
+
+    /// Takes a child context's save as this context's own unsaved changes: its inserts, updates and deletes are
+    /// pending here until this context saves (Core Data's nested contexts: the child's save goes no further).
+    func absorb(_ changeSet: Tributary_V1_ChangeSet) throws {
+        assertOnQueue()
+        let prepared = try changeSet.batches.map { batch in (batch, try prepare(batch)) }
+        for (batch, (entity, rows, columns)) in prepared {
+            for row in 0..<rows {
+                let id = UUID(bytes: batch.ids, at: batch.ids.startIndex + row * 16)
+                let objectID = ObjectID(entity: entity.name, uuid: id)
+                switch batch.operation {
+                case .delete:
+                    delete(try object(with: objectID))
+                case .insert where registered[id] == nil:
+                    let object = ManagedObject(id: objectID, entity: entity, isInserted: true, context: self)
+                    registered[id] = object
+                    insertedOrder.append(id)
+                    for column in columns { column.apply(row: row, to: object, markingChanged: true) }
+                    indexUniqueness(of: object)
+                default:
+                    let object = try object(with: objectID)
+                    for column in columns { column.apply(row: row, to: object, markingChanged: true) }
+                    indexUniqueness(of: object)
+                }
+            }
         }
     }
 
@@ -122,7 +157,9 @@ private struct MergeColumn {
         UUID(bytes: column.fixed16, at: column.fixed16.startIndex + index * 16)
     }
 
-    func apply(row: Int, to object: ManagedObject) {
+    /// Sets the row's value on `object`; `markingChanged` counts it as the object's unsaved change.
+    func apply(row: Int, to object: ManagedObject, markingChanged: Bool = false) {
+        defer { if markingChanged { object.markChanged(property) } }
         switch kind {
         case .attribute(let index, let type):
             guard !isNull(row) else {
