@@ -55,7 +55,7 @@ public final class CoordinatorProcess: Sendable {
             }
         }
         if process.isRunning { process.terminate() }
-        process.waitUntilExit()
+        while process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
         throw CoordinatorStartError(
             message: "tributary-coordinator exited (status \(process.terminationStatus)) before it was ready")
     }

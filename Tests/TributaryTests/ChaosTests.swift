@@ -31,13 +31,14 @@ struct ChaosTests {
             return process
         }
 
-        func signal(_ signal: Int32) throws {
+        func signal(_ signal: Int32) async throws {
             kill(process.processIdentifier, signal)
-            process.waitUntilExit()
+            await process.exited()
             process = try Self.launch(endpoint)
         }
 
         func stop() {
+            // SIGKILL ends it at once (no graceful stop to wait for).
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             process.waitUntilExit()
         }
@@ -97,9 +98,9 @@ struct ChaosTests {
                 _ = await coordinator.stop()
                 coordinator = try await startCoordinator()
             } else if round == 7 {
-                try workers[Int.random(in: 0..<3, using: &random)].signal(SIGTERM)
+                try await workers[Int.random(in: 0..<3, using: &random)].signal(SIGTERM)
             } else if round < 40 {
-                try workers[Int.random(in: 0..<3, using: &random)].signal(SIGKILL)
+                try await workers[Int.random(in: 0..<3, using: &random)].signal(SIGKILL)
             }
             // The coordinator may be down for a moment: a refused or unanswered poll is simply retried.
             if let status = try? await client.batchStatus(pushed.batch),

@@ -5,7 +5,7 @@ import Testing
 
 /// The change feed against real coordinator and worker processes: resume, catch-up, gap filling, pruning,
 /// filters and durable subscribers.
-@Suite("Change feed: every commit exactly once, in order, resumable")
+@Suite("Change feed: every commit exactly once, in order, resumable", .serialized)
 struct FeedIntegrationTests {
     /// A feed on `coordinator` with the given options.
     static func feed(_ coordinator: TestCoordinator, _ configure: (inout ChangeFeed.Options) -> Void = { _ in }) throws

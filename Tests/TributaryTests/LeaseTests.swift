@@ -122,7 +122,7 @@ struct LeaseTests {
             let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
             try await waitUntil("the worker to register") { try await client.status().workers.count == 1 }
             worker.terminate()
-            worker.waitUntilExit()
+            await worker.exited()
             try await waitUntil("the worker's goodbye") { try await client.status().workers.isEmpty }
             await client.close()
             return worker.terminationStatus

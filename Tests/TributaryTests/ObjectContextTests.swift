@@ -8,28 +8,6 @@ import Testing
 struct ObjectContextTests {
     let context = ObjectContext(model: DemoData.model, parent: nil, name: "test")
 
-    @Test("perform runs blocks in FIFO order, also when enqueued from several threads")
-    func performIsFIFO() async throws {
-        let order = Locked<[Int]>([])
-        // Each thread enqueues its own increasing sequence; FIFO means each thread's blocks run in its order.
-        await withTaskGroup(of: Void.self) { group in
-            for thread in 0..<4 {
-                group.addTask {
-                    for index in 0..<2_500 {
-                        context.perform { order.withLock { $0.append(thread * 10_000 + index) } }
-                    }
-                }
-            }
-        }
-        try await context.perform { _ in }
-        let recorded = order.withLock { $0 }
-        #expect(recorded.count == 10_000)
-        for thread in 0..<4 {
-            let mine = recorded.filter { $0 / 10_000 == thread }
-            #expect(mine == mine.sorted(), "blocks of thread \(thread) ran out of order")
-        }
-    }
-
     @Test("a block enqueued from inside a block runs after the current block (try/finally pattern)")
     func nestedPerformRunsAfter() async throws {
         let events = Locked<[String]>([])
@@ -47,14 +25,75 @@ struct ObjectContextTests {
 
     @Test("performAndWait returns the block's value, rethrows its error, and runs inline when re-entered")
     func performAndWait() throws {
-        #expect(context.performAndWait { 42 } == 42)
+        #expect(try context.performAndWait { 42 } == 42)
         struct Boom: Error {}
         #expect(throws: Boom.self) { try context.performAndWait { throw Boom() } }
-        let inner = context.performAndWait {
+        let inner = try context.performAndWait {
             // Re-entering from the context's own queue must not deadlock.
-            context.performAndWait { context.isOnQueue }
+            try context.performAndWait { context.isOnQueue }
         }
         #expect(inner)
+    }
+
+    @Test("10,000 perform blocks enqueued from several threads run one at a time, in the order enqueued")
+    func performIsFIFO() async throws {
+        let enqueued = Locked<[Int]>([])
+        let ran = Locked<[Int]>([])
+        let running = Locked(0)
+        await withTaskGroup(of: Void.self) { group in
+            for producer in 0..<8 {
+                group.addTask {
+                    for index in 0..<1_250 {
+                        let ticket = producer * 1_250 + index
+                        // Enqueue order is recorded under the same lock as the enqueue itself.
+                        enqueued.withLock { order in
+                            order.append(ticket)
+                            context.perform {
+                                #expect(
+                                    running.withLock {
+                                        $0 += 1; return $0
+                                    } == 1, "one block at a time")
+                                ran.withLock { $0.append(ticket) }
+                                running.withLock { $0 -= 1 }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        try await context.perform { _ in }
+        #expect(ran.withLock { $0 }.count == 10_000)
+        #expect(ran.withLock { $0 } == enqueued.withLock { $0 })
+    }
+
+    @Test("a performAndWait cycle between two contexts is reported as an error, not a hang")
+    func waitCycle() async throws {
+        let other = ObjectContext(model: context.model, parent: nil, name: "other")
+        let otherRunning = DispatchSemaphore(value: 0)
+        let contextRunning = DispatchSemaphore(value: 0)
+        let errors = Locked<[ContextError]>([])
+        // Both contexts run a block (a rendezvous makes sure), then each waits for the other: whichever asks second
+        // closes the cycle and gets the error; its block then ends, and the first one's wait completes.
+        other.perform {
+            otherRunning.signal()
+            contextRunning.wait()
+            do { try self.context.performAndWait {} } catch let error as ContextError {
+                errors.withLock { $0.append(error) }
+            } catch {}
+        }
+        try await withTimeout("both waits to end", .seconds(10)) {
+            try await self.context.perform { _ in
+                contextRunning.signal()
+                otherRunning.wait()
+                do { try other.performAndWait {} } catch let error as ContextError {
+                    errors.withLock { $0.append(error) }
+                }
+            }
+        }
+        try await other.perform { _ in }
+        let reported = errors.withLock { $0 }
+        #expect(reported.count == 1 && reported.first?.code == .waitCycle)
+        #expect(reported.first?.message.contains("waits for") == true)
     }
 
     @Test("async perform runs on the context's queue, in order with plain perform blocks")

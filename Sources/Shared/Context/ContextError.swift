@@ -1,7 +1,7 @@
 /// A misuse of a context or an object: an unknown entity or property, a value of the wrong type.
 public struct ContextError: Error, CustomStringConvertible, Sendable, Equatable {
     public enum Code: String, Sendable {
-        case unknownEntity, unknownProperty, wrongType, missingRequiredValue, noUniqueness
+        case unknownEntity, unknownProperty, wrongType, missingRequiredValue, noUniqueness, waitCycle
     }
 
     public let code: Code

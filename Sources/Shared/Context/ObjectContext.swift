@@ -32,6 +32,7 @@ public final class ObjectContext: @unchecked Sendable {
 
     private let queue: DispatchQueue
     private let queueKey = DispatchSpecificKey<UInt8>()
+    private let identity: WaitGraph.ContextIdentity
 
     var registered: [UUID: ManagedObject] = [:]
     var insertedOrder: [UUID] = []
@@ -50,6 +51,8 @@ public final class ObjectContext: @unchecked Sendable {
         self.name = name
         queue = DispatchQueue(label: "tributary.context.\(name)")
         queue.setSpecific(key: queueKey, value: 1)
+        identity = WaitGraph.ContextIdentity(name: name)
+        queue.setSpecific(key: WaitGraph.runningContext, value: identity)
     }
 
     /// Whether the caller is running on this context's queue.
@@ -69,8 +72,12 @@ public final class ObjectContext: @unchecked Sendable {
 
     /// Runs a block on the context's queue and waits for its result, rethrowing its error. Called from inside a
     /// block of this context it runs inline (Core Data's re-entrancy rule), so it never deadlocks on itself.
-    public func performAndWait<T>(_ block: () throws -> T) rethrows -> T {
+    /// - Throws: the block's error; ``ContextError`` `waitCycle`, without running the block, when called from a
+    ///   block of another context that this one is (directly or through others) waiting for — a deadlock.
+    public func performAndWait<T>(_ block: () throws -> T) throws -> T {
         if isOnQueue { return try block() }
+        let waiter = try WaitGraph.enter(waitingFor: identity)
+        defer { WaitGraph.leave(waiter) }
         return try queue.sync(execute: block)
     }
 

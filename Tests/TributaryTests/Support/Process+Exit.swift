@@ -1,0 +1,10 @@
+import Foundation
+
+extension Process {
+    /// Waits for the process to exit without blocking a thread: `waitUntilExit()` would hold one of the few
+    /// threads of the cooperative pool, on which other tests' in-process workers run, for as long as a graceful
+    /// stop takes.
+    func exited() async {
+        while isRunning { try? await Task.sleep(for: .milliseconds(10)) }
+    }
+}
