@@ -124,4 +124,38 @@ struct ObjectContextTests {
             #expect(context.insertedObjects.count == 1)
         }
     }
+
+    @Test("a block whose task is cancelled before it starts does not run")
+    func cancelledBlockIsSkipped() async throws {
+        let gate = DispatchSemaphore(value: 0)
+        let ran = Locked(false)
+        context.perform { gate.wait() }  // the queue is busy until the gate opens
+        let task = Task { try await context.perform { _ in ran.withLock { $0 = true } } }
+        // Queued behind the gate, then opened: the cancel lands before the task's block can start.
+        context.perform { task.cancel() }
+        gate.signal()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        try await context.perform { _ in }
+        #expect(ran.value == false)
+    }
+
+    @Test("deliver(on:) runs each step of a pipeline on its context's queue, in order")
+    func deliverOnContexts() async throws {
+        let other = ObjectContext(model: context.model, parent: nil, name: "other")
+        let numbers = AsyncStream<Int> { continuation in
+            for number in 0..<100 { continuation.yield(number) }
+            continuation.finish()
+        }
+        let context = self.context
+        let results =
+            numbers
+            .deliver(on: context) { number, current in (number * 2, current.isOnQueue && !other.isOnQueue) }
+            .deliver(on: other) { step, current in (step.0, step.1 && current.isOnQueue && !context.isOnQueue) }
+        var seen: [Int] = []
+        for try await (value, onTheRightQueues) in results {
+            #expect(onTheRightQueues)
+            seen.append(value)
+        }
+        #expect(seen == (0..<100).map { $0 * 2 })
+    }
 }

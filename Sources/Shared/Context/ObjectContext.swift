@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 /// A slave context (Core Data's private-queue `NSManagedObjectContext`): a scratchpad of objects on its own
 /// serial queue that tracks inserts, updates and deletes, and on ``save()`` pushes them to its parent as one
@@ -82,11 +83,23 @@ public final class ObjectContext: @unchecked Sendable {
     }
 
     /// Runs a block on the context's queue, in FIFO order with every other block, and resumes with its result.
+    /// If the calling task is cancelled before the block starts, the block does not run and this throws
+    /// `CancellationError`; a block that started runs to its end.
     public func perform<T: Sendable>(_ block: @escaping @Sendable (ObjectContext) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            queue.async {
-                continuation.resume(with: Result { try block(self) })
+        try Task.checkCancellation()
+        let cancelled = Mutex(false)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                queue.async {
+                    if cancelled.withLock({ $0 }) {
+                        continuation.resume(throwing: CancellationError())
+                    } else {
+                        continuation.resume(with: Result { try block(self) })
+                    }
+                }
             }
+        } onCancel: {
+            cancelled.withLock { $0 = true }
         }
     }
 
