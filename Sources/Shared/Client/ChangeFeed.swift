@@ -102,6 +102,7 @@ public final class ChangeFeed: AsyncSequence, Sendable {
     }
 
     /// The last sequence number up to which every commit was handed out (or filtered out): where to resume.
+    /// Read it from the iterating task, between events.
     public var position: UInt64? { reader.processedPosition }
 
     /// Stores the durable subscriber's position now: every event handed out counts as processed. Call it from
