@@ -35,7 +35,8 @@ extension Model {
                     problems.append("relationship '\(old.name).\(relationship.name)' was removed")
                     continue
                 }
-                if current != relationship {
+                // A delete rule is the root's behaviour, not the schema's: it may change freely.
+                if current.destination != relationship.destination || current.isToMany != relationship.isToMany {
                     problems.append(
                         "relationship '\(old.name).\(relationship.name)' changed destination or cardinality")
                 }

@@ -11,6 +11,7 @@ final class ChangeSetMerger {
     private let model: Model
     private let insertionOrder: [String: Int]
     private var statements: [String: SQLiteStatement] = [:]
+    private var deletePlans: [String: (deleteRow: String, clearReferences: [String])] = [:]
 
     static let maximumCachedStatements = 256
 
@@ -156,42 +157,90 @@ final class ChangeSetMerger {
 
     // MARK: - Deletes
 
+    /// Deletes the batch's objects, applying each relationship's delete rule: `deny` refuses the change set while
+    /// the relationship points to an object, `cascade` deletes the destinations too (their own rules apply), and
+    /// every reference to a deleted object is cleared (nullify).
     private func delete(_ batch: EntityBatchReader, connection: OpaquePointer, result: inout MergeResult) throws {
-        let entity = batch.entity
-        let deleteRow = try statement(connection, "DELETE FROM \(SQL.quote(entity.name)) WHERE \"id\" = ?")
-        var cleanups: [SQLiteStatement] = []
+        var pending: [(Entity, UUID)] = (0..<batch.rows).map { (batch.entity, result.resolve(batch.id($0))) }
+        var index = 0
+        while index < pending.count {
+            let (entity, id) = pending[index]
+            index += 1
+            let destinations = try ruledDestinations(of: entity, id: id, connection: connection)
+            guard try deleteObject(of: entity, id: id, connection: connection) else { continue }
+            result.withChanges(of: entity.name) { id.append(to: &$0.deleted) }
+            pending += destinations
+        }
+    }
+
+    /// The objects `id` points to through relationships whose rule is `cascade`, after checking the `deny` ones.
+    /// - Throws: ``StoreError`` naming the relationship when a `deny` rule refuses the delete.
+    private func ruledDestinations(of entity: Entity, id: UUID, connection: OpaquePointer) throws -> [(Entity, UUID)] {
+        var cascaded: [(Entity, UUID)] = []
+        for relationship in entity.relationships where relationship.deleteRule != .nullify {
+            guard let destination = model.entity(named: relationship.destination) else { continue }
+            let sql =
+                relationship.isToMany
+                ? "SELECT destination FROM \(SQL.quote(SQL.joinTable(entity.name, relationship.name))) WHERE source = ?"
+                : "SELECT \(SQL.quote(relationship.name)) FROM \(SQL.quote(entity.name)) WHERE id = ? AND \(SQL.quote(relationship.name)) IS NOT NULL"
+            let select = try statement(connection, sql)
+            select.bind(1, uuid: id)
+            var targets: [UUID] = []
+            while try select.step() {
+                if let target = select.uuid(column: 0) { targets.append(target) }
+            }
+            select.reset()
+            guard !targets.isEmpty else { continue }
+            if relationship.deleteRule == .deny {
+                throw StoreError(
+                    .constraint,
+                    "cannot delete \(ObjectID(entity: entity.name, uuid: id)): its relationship '\(relationship.name)' "
+                        + "still points to \(targets.count) \(destination.name) object(s) (delete rule deny)")
+            }
+            cascaded += targets.map { (destination, $0) }
+        }
+        return cascaded
+    }
+
+    /// Deletes one object and clears every reference to it. Returns false when it did not exist.
+    private func deleteObject(of entity: Entity, id: UUID, connection: OpaquePointer) throws -> Bool {
+        let plan = deletePlan(of: entity)
+        let deleteRow = try statement(connection, plan.deleteRow)
+        deleteRow.bind(1, uuid: id)
+        try deleteRow.execute()
+        guard deleteRow.changes > 0 else { return false }
+        for sql in plan.clearReferences { try execute(try statement(connection, sql), id) }
+        return true
+    }
+
+    /// The SQL that deletes an object of `entity` and clears the references to it, built once per entity.
+    private func deletePlan(of entity: Entity) -> (deleteRow: String, clearReferences: [String]) {
+        if let plan = deletePlans[entity.name] { return plan }
+        var clear: [String] = []
         for relationship in entity.relationships where relationship.isToMany {
-            let join = SQL.quote(SQL.joinTable(entity.name, relationship.name))
-            cleanups.append(try statement(connection, "DELETE FROM \(join) WHERE source = ?"))
+            clear.append("DELETE FROM \(SQL.quote(SQL.joinTable(entity.name, relationship.name))) WHERE source = ?")
         }
         for source in model.entities {
             for relationship in source.relationships where relationship.destination == entity.name {
                 if relationship.isToMany {
                     let join = SQL.quote(SQL.joinTable(source.name, relationship.name))
-                    cleanups.append(try statement(connection, "DELETE FROM \(join) WHERE destination = ?"))
+                    clear.append("DELETE FROM \(join) WHERE destination = ?")
                 } else {
                     let column = SQL.quote(relationship.name)
-                    cleanups.append(
-                        try statement(
-                            connection,
-                            "UPDATE \(SQL.quote(source.name)) SET \(column) = NULL, \"_version\" = \"_version\" + 1 WHERE \(column) = ?"
-                        ))
+                    clear.append(
+                        "UPDATE \(SQL.quote(source.name)) SET \(column) = NULL, \"_version\" = \"_version\" + 1 WHERE \(column) = ?"
+                    )
                 }
             }
         }
-        var deleted = Data()
-        for row in 0..<batch.rows {
-            let id = result.resolve(batch.id(row))
-            deleteRow.bind(1, uuid: id)
-            try deleteRow.execute()
-            guard deleteRow.changes > 0 else { continue }
-            for cleanup in cleanups {
-                cleanup.bind(1, uuid: id)
-                try cleanup.execute()
-            }
-            id.append(to: &deleted)
-        }
-        result.withChanges(of: entity.name) { $0.deleted.append(deleted) }
+        let plan = ("DELETE FROM \(SQL.quote(entity.name)) WHERE \"id\" = ?", clear)
+        deletePlans[entity.name] = plan
+        return plan
+    }
+
+    private func execute(_ statement: SQLiteStatement, _ id: UUID) throws {
+        statement.bind(1, uuid: id)
+        try statement.execute()
     }
 
     // MARK: - Binding
