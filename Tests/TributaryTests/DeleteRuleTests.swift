@@ -88,7 +88,10 @@ struct DeleteRuleTests {
         #expect(try await count("User") == 1, "nullify (the owner's default rule) keeps the user")
         let parts = try events.parts.map { try Tributary_V1_DidSave(serializedBytes: $0.body) }
         let deletedFiles = try #require(parts.first { $0.entity == "File" }?.deletedIds)
-        let ids = Set(stride(from: 0, to: deletedFiles.count, by: 16).map { UUID(bytes: deletedFiles, at: deletedFiles.startIndex + $0) })
+        let ids = Set(
+            stride(from: 0, to: deletedFiles.count, by: 16).map {
+                UUID(bytes: deletedFiles, at: deletedFiles.startIndex + $0)
+            })
         #expect(ids == [first, second] && deletedFiles.count == 32)
 
         // Deleting a user nullifies references to it.
