@@ -78,4 +78,34 @@ struct NestedContextTests {
         #expect(try await other.perform { $0.hasChanges })
         #expect(try await parent.perform { $0.hasChanges } == false)
     }
+
+    @Test("rollback forgets inserts, brings deletes back and returns changed objects to their saved values")
+    func rollback() async throws {
+        try await parent.perform { context in
+            let ada = try context.findOrCreate("User", matching: ["login": .string("ada")])
+            ada["name"] = .string("Ada")
+            _ = try context.findOrCreate("User", matching: ["login": .string("grace")])
+        }
+        try await parent.save()
+        let outcome = try await parent.perform { context in
+            let ada = try context.findOrCreate("User", matching: ["login": .string("ada")])
+            let grace = try context.findOrCreate("User", matching: ["login": .string("grace")])
+            ada["name"] = .string("Changed")
+            context.delete(grace)
+            _ = try context.findOrCreate("User", matching: ["login": .string("linus")])
+            #expect(context.hasChanges)
+            context.rollback()
+            let logins = Set(context.registeredObjects.compactMap { $0["login"] })
+            let graceAgain = try context.findOrCreate("User", matching: ["login": .string("grace")])
+            return (
+                context.hasChanges, ada["name"], logins, graceAgain === grace && !grace.isDeleted,
+                graceAgain.isInserted
+            )
+        }
+        #expect(outcome.0 == false, "nothing left to save")
+        #expect(outcome.1 == .string("Ada"), "the saved value is back")
+        #expect(outcome.2 == [.string("ada"), .string("grace")], "the insert is gone, the delete undone")
+        #expect(outcome.3 && !outcome.4, "find-or-create finds the restored object")
+        #expect(try await parent.save().seq == 0)
+    }
 }

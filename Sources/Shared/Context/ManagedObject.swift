@@ -23,6 +23,8 @@ public final class ManagedObject {
     var toMany: [[UUID]]
     /// Which properties changed since the last save: attributes first, then relationships.
     var changed: [Bool]
+    /// The values as last saved or merged, taken before the first unsaved change, for ``ObjectContext/rollback()``.
+    var committed: (values: [AttributeValue?], toOne: [UUID?], toMany: [[UUID]])?
 
     init(id: ObjectID, entity: Entity, isInserted: Bool, context: ObjectContext) {
         self.objectID = id
@@ -60,6 +62,7 @@ public final class ManagedObject {
                 "'\(entity.name).\(attribute.name)' is \(attribute.type.rawValue), not \(value.type.rawValue)")
         }
         guard values[index] != value else { return }
+        willChange()
         values[index] = value
         markChanged(index)
     }
@@ -95,6 +98,7 @@ public final class ManagedObject {
         }
         let id = object?.objectID.uuid
         guard toOne[index] != id else { return }
+        willChange()
         toOne[index] = id
         markChanged(entity.attributes.count + index)
     }
@@ -109,11 +113,24 @@ public final class ManagedObject {
         var seen = Set<UUID>()
         let ids = objects.map(\.objectID.uuid).filter { seen.insert($0).inserted }
         guard toMany[index] != ids else { return }
+        willChange()
         toMany[index] = ids
         markChanged(entity.attributes.count + index)
     }
 
     // MARK: - Helpers
+
+    /// Keeps the saved values before an object that exists in the store gets its first unsaved change.
+    func willChange() {
+        if !isInserted && committed == nil { committed = (values, toOne, toMany) }
+    }
+
+    /// Puts back the saved values and forgets the unsaved changes.
+    func revertToCommitted() {
+        if let committed { (values, toOne, toMany) = committed }
+        committed = nil
+        changed = Array(repeating: false, count: changed.count)
+    }
 
     func markChanged(_ property: Int) {
         changed[property] = true

@@ -31,6 +31,8 @@ extension ObjectContext {
             for column in columns where !object.changed[column.property] {
                 column.apply(row: row, to: object)
             }
+            // Merged values are saved values: a later rollback returns to them.
+            if object.committed != nil { object.committed = (object.values, object.toOne, object.toMany) }
             indexUniqueness(of: object)
         }
     }
@@ -159,6 +161,7 @@ private struct MergeColumn {
 
     /// Sets the row's value on `object`; `markingChanged` counts it as the object's unsaved change.
     func apply(row: Int, to object: ManagedObject, markingChanged: Bool = false) {
+        if markingChanged { object.willChange() }
         defer { if markingChanged { object.markChanged(property) } }
         switch kind {
         case .attribute(let index, let type):

@@ -64,7 +64,7 @@ extension ObjectContext {
             insertedOrder.removeAll { $0 == id }
         } else {
             deletedOrder.append(id)
-            deletedEntities[id] = object.entity.name
+            deletedObjects[id] = object
             if updatedSet.remove(id) != nil { updatedOrder.removeAll { $0 == id } }
         }
         for (entity, index) in uniqueIndex {

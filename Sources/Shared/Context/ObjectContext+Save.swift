@@ -21,7 +21,7 @@ extension ObjectContext {
         if pending.changeSet.batches.isEmpty && !evenIfEmpty { return SaveReceipt(seq: 0) }
         do {
             let receipt = try await parent.save(pending.changeSet)
-            _ = try await perform { context in context.didSave(receipt) }
+            _ = try await perform { context in context.didSave(receipt, pending) }
             return receipt
         } catch {
             _ = try await perform { context in context.restore(pending) }
@@ -36,7 +36,7 @@ extension ObjectContext {
         let changeSet: Tributary_V1_ChangeSet
         let inserted: [UUID]
         let updated: [(UUID, [Bool])]
-        let deleted: [(UUID, String)]
+        let deleted: [(UUID, ManagedObject)]
     }
 
     func takePendingChanges() -> PendingChanges {
@@ -46,12 +46,12 @@ extension ObjectContext {
         let updated = updatedOrder.compactMap { registered[$0] }
         for object in inserted { builder.addInsert(object) }
         for object in updated { builder.addUpdate(object) }
-        var deleted: [(UUID, String)] = []
+        var deleted: [(UUID, ManagedObject)] = []
         for id in deletedOrder {
-            // Deleted objects are no longer registered; their entity was recorded at delete time.
-            let entity = deletedEntities[id] ?? ""
-            builder.addDelete(id, entity: entity)
-            deleted.append((id, entity))
+            // Deleted objects are no longer registered; they are kept until the save.
+            guard let object = deletedObjects[id] else { continue }
+            builder.addDelete(id, entity: object.entity.name)
+            deleted.append((id, object))
         }
         let pending = PendingChanges(
             changeSet: builder.build(), inserted: insertedOrder,
@@ -66,7 +66,7 @@ extension ObjectContext {
         updatedOrder.removeAll()
         updatedSet.removeAll()
         deletedOrder.removeAll()
-        deletedEntities.removeAll()
+        deletedObjects.removeAll()
         return pending
     }
 
@@ -82,14 +82,16 @@ extension ObjectContext {
             object.changed = zip(object.changed, changed).map { $0 || $1 }
             registerUpdate(object)
         }
-        for (id, entity) in pending.deleted {
+        for (id, object) in pending.deleted {
             deletedOrder.append(id)
-            deletedEntities[id] = entity
+            deletedObjects[id] = object
         }
     }
 
-    func didSave(_ receipt: SaveReceipt) {
+    func didSave(_ receipt: SaveReceipt, _ pending: PendingChanges) {
         assertOnQueue()
+        // What was saved is the new baseline for rollback (edits made while the save was in flight included).
+        for (id, _) in pending.updated { registered[id]?.committed = nil }
         guard !receipt.remaps.isEmpty else { return }
         for (from, to) in receipt.remaps {
             guard let object = registered.removeValue(forKey: from) else { continue }

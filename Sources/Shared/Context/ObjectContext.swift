@@ -40,7 +40,8 @@ public final class ObjectContext: @unchecked Sendable {
     var updatedOrder: [UUID] = []
     var updatedSet: Set<UUID> = []
     var deletedOrder: [UUID] = []
-    var deletedEntities: [UUID: String] = [:]
+    /// Deleted objects (no longer registered), kept for the save's delete batches and for ``rollback()``.
+    var deletedObjects: [UUID: ManagedObject] = [:]
     /// Objects by the values of their entity's first uniqueness constraint, for find-or-create.
     var uniqueIndex: [String: [[AttributeValue?]: UUID]] = [:]
 
@@ -143,8 +144,40 @@ public final class ObjectContext: @unchecked Sendable {
         updatedOrder.removeAll()
         updatedSet.removeAll()
         deletedOrder.removeAll()
-        deletedEntities.removeAll()
+        deletedObjects.removeAll()
         uniqueIndex.removeAll()
+    }
+
+    /// Discards every unsaved change (Core Data's `rollback`): inserted objects are forgotten, deleted ones come
+    /// back, and changed ones return to their saved (or last merged) values.
+    public func rollback() {
+        assertOnQueue()
+        for id in insertedOrder { registered[id] = nil }
+        for id in updatedOrder { registered[id]?.revertToCommitted() }
+        for id in deletedOrder {
+            guard let object = deletedObjects[id] else { continue }
+            object.isDeleted = false
+            object.revertToCommitted()
+            registered[id] = object
+        }
+        insertedOrder.removeAll()
+        updatedOrder.removeAll()
+        updatedSet.removeAll()
+        deletedOrder.removeAll()
+        deletedObjects.removeAll()
+        rebuildUniqueIndex()
+    }
+
+    /// Indexes the registered objects by their first uniqueness constraint, for find-or-create.
+    func rebuildUniqueIndex() {
+        uniqueIndex.removeAll()
+        for object in registered.values {
+            guard let constraint = object.entity.primaryUniqueness else { continue }
+            let key = constraint.map { try? object.value($0) }
+            if !key.contains(where: { $0 == nil }) {
+                uniqueIndex[object.entity.name, default: [:]][key] = object.objectID.uuid
+            }
+        }
     }
 
     func registerUpdate(_ object: ManagedObject) {
