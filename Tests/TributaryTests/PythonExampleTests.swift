@@ -35,8 +35,7 @@ struct PythonExampleTests {
             async let out = output.lines.reduce(into: [String]()) { $0.append($1) }
             async let err = error.lines.reduce(into: [String]()) { $0.append($1) }
             let (stdout, stderr) = await (out, err)
-            // Both pipes are closed: the process is exiting.
-            while process.isRunning { try await Task.sleep(for: .milliseconds(10)) }
+            await process.exited()  // both pipes are closed: the process is exiting
             return (process.terminationStatus, stdout, stderr)
         }
     }

@@ -178,4 +178,11 @@ struct NullBitmap {
     }
 
     var data: Data { any ? Data(bytes) : Data() }
+
+    /// Whether a wire null bitmap marks row `row` null (a bitmap shorter than the rows leaves the rest not null).
+    @inline(__always)
+    static func isNull(_ nulls: Data, row: Int) -> Bool {
+        let byte = row >> 3
+        return byte < nulls.count && nulls[nulls.startIndex + byte] & (1 << UInt8(row & 7)) != 0
+    }
 }

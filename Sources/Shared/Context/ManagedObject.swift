@@ -37,6 +37,14 @@ public final class ManagedObject {
         changed = Array(repeating: false, count: entity.attributes.count + entity.relationships.count)
     }
 
+    /// The values of the entity's first uniqueness constraint (what find-or-create looks objects up by), or nil
+    /// when the entity has none or one of them is not set.
+    var uniquenessKey: [AttributeValue?]? {
+        guard let constraint = entity.primaryUniqueness else { return nil }
+        let key = constraint.map { name in entity.attributes.firstIndex { $0.name == name }.flatMap { values[$0] } }
+        return key.contains { $0 == nil } ? nil : key
+    }
+
     /// Whether any property changed since the last save.
     public var hasChanges: Bool { isInserted || isDeleted || changed.contains(true) }
 

@@ -79,110 +79,72 @@ extension ObjectContext {
         guard let object = registered.removeValue(forKey: id) else { return }
         object.isDeleted = true
         if updatedSet.remove(id) != nil { updatedOrder.removeAll { $0 == id } }
-        if let constraint = object.entity.primaryUniqueness {
-            let key = constraint.map { try? object.value($0) }
-            if uniqueIndex[object.entity.name]?[key] == id { uniqueIndex[object.entity.name]?[key] = nil }
+        if let key = object.uniquenessKey, uniqueIndex[object.entity.name]?[key] == id {
+            uniqueIndex[object.entity.name]?[key] = nil
         }
     }
 
     /// Lets find-or-create find a merged object by its uniqueness values.
     private func indexUniqueness(of object: ManagedObject) {
-        guard let constraint = object.entity.primaryUniqueness else { return }
-        let key = constraint.map { try? object.value($0) }
-        guard !key.contains(where: { $0 == nil }) else { return }
+        guard let key = object.uniquenessKey else { return }
         uniqueIndex[object.entity.name, default: [:]][key] = object.objectID.uuid
     }
 }
 
-/// One column of a merged batch, checked against its attribute or relationship.
+/// One column of a merged batch: the store's ``ColumnReader`` (which checks it against its attribute or
+/// relationship and the row count) and the property it sets.
 private struct MergeColumn {
     let property: Int
-    private let column: Tributary_V1_Column
-    private let kind: Kind
-    private let offsets: [Int]
-
-    private enum Kind {
-        case attribute(Int, AttributeType)
-        case toOne(Int)
-        case toMany(Int)
-    }
+    private let reader: ColumnReader
 
     init(_ column: Tributary_V1_Column, of entity: Entity, rows: Int) throws {
-        self.column = column
-        if let index = entity.attributes.firstIndex(where: { $0.name == column.name }) {
-            let type = entity.attributes[index].type
-            property = index
-            kind = .attribute(index, type)
-            let count: Int =
-                switch type {
-                case .int, .bool: column.ints.count
-                case .double, .date: column.doubles.count
-                case .string: column.strings.count
-                case .data: column.blobs.count
-                case .uuid: column.fixed16.count / 16
-                }
-            offsets = []
-            try Self.require(count == rows, column, entity)
-        } else if let index = entity.relationships.firstIndex(where: { $0.name == column.name }) {
-            property = entity.attributes.count + index
-            if entity.relationships[index].isToMany {
-                kind = .toMany(index)
-                var offsets = [0]
-                for count in column.counts { offsets.append(offsets[offsets.count - 1] + Int(count)) }
-                self.offsets = offsets
-                try Self.require(
-                    column.counts.count == rows && offsets.last! * 16 == column.fixed16.count, column, entity)
-            } else {
-                kind = .toOne(index)
-                offsets = []
-                try Self.require(column.fixed16.count == rows * 16, column, entity)
-            }
-        } else {
-            throw ContextError(.unknownProperty, "entity '\(entity.name)' has no property '\(column.name)'")
+        do {
+            reader = try ColumnReader(column, entity: entity, rows: rows)
+        } catch let error as StoreError {
+            throw ContextError(error.code == .unknownAttribute ? .unknownProperty : .wrongType, error.message)
+        }
+        switch reader.target {
+        case .attribute(let attribute):
+            property = entity.attributes.firstIndex { $0.name == attribute.name }!
+        case .toOne(let relationship), .toMany(let relationship):
+            property = entity.attributes.count + entity.relationships.firstIndex { $0.name == relationship.name }!
         }
     }
 
-    private static func require(_ condition: Bool, _ column: Tributary_V1_Column, _ entity: Entity) throws {
-        guard condition else {
-            throw ContextError(
-                .wrongType, "column '\(entity.name).\(column.name)' does not hold one value of its type per row")
-        }
-    }
-
-    private func isNull(_ row: Int) -> Bool {
-        let byte = row >> 3
-        return byte < column.nulls.count
-            && column.nulls[column.nulls.startIndex + byte] & (1 << UInt8(row & 7)) != 0
-    }
-
-    private func id(at index: Int) -> UUID {
-        UUID(bytes: column.fixed16, at: column.fixed16.startIndex + index * 16)
+    private func id(_ bytes: Data, at index: Int) -> UUID {
+        UUID(bytes: bytes, at: bytes.startIndex + index * 16)
     }
 
     /// Sets the row's value on `object`; `markingChanged` counts it as the object's unsaved change.
     func apply(row: Int, to object: ManagedObject, markingChanged: Bool = false) {
         if markingChanged { object.willChange() }
         defer { if markingChanged { object.markChanged(property) } }
-        switch kind {
-        case .attribute(let index, let type):
-            guard !isNull(row) else {
+        let isNull = reader.isNull(row)
+        switch (reader.target, reader.values) {
+        case (.attribute(let attribute), let values):
+            let index = property
+            guard !isNull else {
                 object.values[index] = nil
                 return
             }
             object.values[index] =
-                switch type {
-                case .int: .int(column.ints[row])
-                case .bool: .bool(column.ints[row] != 0)
-                case .double: .double(column.doubles[row])
-                case .date: .date(Date(timeIntervalSince1970: column.doubles[row]))
-                case .string: .string(column.strings[row])
-                case .data: .data(column.blobs[row])
-                case .uuid: .uuid(id(at: row))
+                switch (attribute.type, values) {
+                case (.bool, .ints(let ints)): .bool(ints[row] != 0)
+                case (_, .ints(let ints)): .int(ints[row])
+                case (.date, .doubles(let doubles)): .date(Date(timeIntervalSince1970: doubles[row]))
+                case (_, .doubles(let doubles)): .double(doubles[row])
+                case (_, .strings(let strings)): .string(strings[row])
+                case (_, .blobs(let blobs)): .data(blobs[row])
+                case (_, .fixed16(let bytes)): .uuid(id(bytes, at: row))
+                case (_, .toMany): nil
                 }
-        case .toOne(let index):
-            object.toOne[index] = isNull(row) ? nil : id(at: row)
-        case .toMany(let index):
-            object.toMany[index] = isNull(row) ? [] : (offsets[row]..<offsets[row + 1]).map(id(at:))
+        case (.toOne, .fixed16(let bytes)):
+            object.toOne[property - object.entity.attributes.count] = isNull ? nil : id(bytes, at: row)
+        case (.toMany, .toMany(_, let ids, let offsets)):
+            object.toMany[property - object.entity.attributes.count] =
+                isNull ? [] : (offsets[row]..<offsets[row + 1]).map { id(ids, at: $0) }
+        case (.toOne, _), (.toMany, _):
+            break  // ColumnReader pairs each target with its kind of values
         }
     }
 }

@@ -172,9 +172,7 @@ public final class ObjectContext: @unchecked Sendable {
     func rebuildUniqueIndex() {
         uniqueIndex.removeAll()
         for object in registered.values {
-            guard let constraint = object.entity.primaryUniqueness else { continue }
-            let key = constraint.map { try? object.value($0) }
-            if !key.contains(where: { $0 == nil }) {
+            if let key = object.uniquenessKey {
                 uniqueIndex[object.entity.name, default: [:]][key] = object.objectID.uuid
             }
         }

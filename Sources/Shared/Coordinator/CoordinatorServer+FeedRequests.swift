@@ -35,7 +35,6 @@ extension CoordinatorServer {
         let snapshotID: UInt64
         let snapshot: StoreSnapshot
         if request.snapshotID == 0 {
-            _ = try feedFilter(entities: request.entities, attributes: [])
             guard openSnapshots.count < Self.maximumOpenSnapshots else {
                 throw ProtocolError(
                     .invalidRequest,

@@ -11,7 +11,15 @@ final class ChangeSetMerger {
     private let model: Model
     private let insertionOrder: [String: Int]
     private var statements: [String: SQLiteStatement] = [:]
-    private var deletePlans: [String: (deleteRow: String, clearReferences: [String])] = [:]
+    private var deletePlans: [String: DeletePlan] = [:]
+
+    /// The SQL of deleting an object of one entity, built once: the row, the references to clear, and a query per
+    /// relationship whose delete rule is not nullify.
+    private struct DeletePlan {
+        let deleteRow: String
+        let clearReferences: [String]
+        let ruled: [(relationship: Relationship, destination: Entity, sql: String)]
+    }
 
     static let maximumCachedStatements = 256
 
@@ -177,12 +185,7 @@ final class ChangeSetMerger {
     /// - Throws: ``StoreError`` naming the relationship when a `deny` rule refuses the delete.
     private func ruledDestinations(of entity: Entity, id: UUID, connection: OpaquePointer) throws -> [(Entity, UUID)] {
         var cascaded: [(Entity, UUID)] = []
-        for relationship in entity.relationships where relationship.deleteRule != .nullify {
-            guard let destination = model.entity(named: relationship.destination) else { continue }
-            let sql =
-                relationship.isToMany
-                ? "SELECT destination FROM \(SQL.quote(SQL.joinTable(entity.name, relationship.name))) WHERE source = ?"
-                : "SELECT \(SQL.quote(relationship.name)) FROM \(SQL.quote(entity.name)) WHERE id = ? AND \(SQL.quote(relationship.name)) IS NOT NULL"
+        for (relationship, destination, sql) in deletePlan(of: entity).ruled {
             let select = try statement(connection, sql)
             select.bind(1, uuid: id)
             var targets: [UUID] = []
@@ -213,9 +216,19 @@ final class ChangeSetMerger {
         return true
     }
 
-    /// The SQL that deletes an object of `entity` and clears the references to it, built once per entity.
-    private func deletePlan(of entity: Entity) -> (deleteRow: String, clearReferences: [String]) {
+    /// The SQL of deleting an object of `entity`, built on first use.
+    private func deletePlan(of entity: Entity) -> DeletePlan {
         if let plan = deletePlans[entity.name] { return plan }
+        var ruled: [(Relationship, Entity, String)] = []
+        for relationship in entity.relationships where relationship.deleteRule != .nullify {
+            guard let destination = model.entity(named: relationship.destination) else { continue }
+            let column = SQL.quote(relationship.name)
+            let sql =
+                relationship.isToMany
+                ? "SELECT destination FROM \(SQL.quote(SQL.joinTable(entity.name, relationship.name))) WHERE source = ?"
+                : "SELECT \(column) FROM \(SQL.quote(entity.name)) WHERE id = ? AND \(column) IS NOT NULL"
+            ruled.append((relationship, destination, sql))
+        }
         var clear: [String] = []
         for relationship in entity.relationships where relationship.isToMany {
             clear.append("DELETE FROM \(SQL.quote(SQL.joinTable(entity.name, relationship.name))) WHERE source = ?")
@@ -233,7 +246,8 @@ final class ChangeSetMerger {
                 }
             }
         }
-        let plan = ("DELETE FROM \(SQL.quote(entity.name)) WHERE \"id\" = ?", clear)
+        let plan = DeletePlan(
+            deleteRow: "DELETE FROM \(SQL.quote(entity.name)) WHERE \"id\" = ?", clearReferences: clear, ruled: ruled)
         deletePlans[entity.name] = plan
         return plan
     }

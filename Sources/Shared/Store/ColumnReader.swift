@@ -25,10 +25,7 @@ struct ColumnReader {
 
     /// Whether row `row` is null.
     @inline(__always)
-    func isNull(_ row: Int) -> Bool {
-        let byte = row >> 3
-        return byte < nulls.count && nulls[nulls.startIndex + byte] & (1 << UInt8(row & 7)) != 0
-    }
+    func isNull(_ row: Int) -> Bool { NullBitmap.isNull(nulls, row: row) }
 
     /// Validates a wire column against the entity and the batch's row count.
     init(_ column: Tributary_V1_Column, entity: Entity, rows: Int) throws {

@@ -104,10 +104,7 @@ extension Tributary_V1_EntityBatch {
             var column = column
             if !column.nulls.isEmpty {
                 var nulls = NullBitmap(rows: kept.count)
-                for (newRow, row) in kept.enumerated()
-                where row >> 3 < column.nulls.count
-                    && column.nulls[column.nulls.startIndex + row >> 3] & (1 << UInt8(row & 7)) != 0
-                {
+                for (newRow, row) in kept.enumerated() where NullBitmap.isNull(column.nulls, row: row) {
                     nulls.set(newRow)
                 }
                 column.nulls = nulls.data

@@ -37,7 +37,7 @@ enum Binaries {
         async let out = outputLines.lines.reduce(into: [String]()) { $0.append($1) }
         async let err = errorLines.lines.reduce(into: [String]()) { $0.append($1) }
         let (stdout, stderr) = await (out, err)
-        while process.isRunning { try await Task.sleep(for: .milliseconds(10)) }
+        await process.exited()
         return (process.terminationStatus, stdout.joined(separator: "\n"), stderr.joined(separator: "\n"))
     }
 }
