@@ -221,8 +221,10 @@ public actor CoordinatorServer {
         case .subscribersRequest: try await listSubscribers(from: peer, requestID: requestID)
         case .deleteSubscriberRequest(let request):
             try await deleteSubscriber(request, from: peer, requestID: requestID)
+        case .fetchRequest:
+            throw ProtocolError(.unknownMessage, "this coordinator does not answer FetchRequest yet")
         case .welcome, .jobAssignment, .saveAck, .cancelJob, .drain, .pushReply, .statusReply, .batchStatusReply,
-            .jobsReply, .jobInfo, .historyReply, .snapshotPage, .subscriberInfo, .subscribersReply, .error:
+            .jobsReply, .jobInfo, .historyReply, .snapshotPage, .subscriberInfo, .subscribersReply, .fetchReply, .error:
             throw ProtocolError(
                 .unknownMessage, "the coordinator sends \(Self.name(of: body)) messages; it does not take them")
         }

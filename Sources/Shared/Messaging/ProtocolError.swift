@@ -48,6 +48,8 @@ public struct ProtocolError: Error, CustomStringConvertible, Sendable, Equatable
         case .historyPruned: "HISTORY_PRUNED"
         case .unknownSnapshot: "UNKNOWN_SNAPSHOT"
         case .unknownSubscriber: "UNKNOWN_SUBSCRIBER"
+        case .mergeConflict: "MERGE_CONFLICT"
+        case .invalidPredicate: "INVALID_PREDICATE"
         case .unspecified: "ERROR_CODE_UNSPECIFIED"
         case .UNRECOGNIZED(let value): "ERROR_CODE_\(value)"
         }

@@ -83,6 +83,12 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
 
   /// a durable subscriber name that is not registered
   case unknownSubscriber // = 17
+
+  /// the change set's merge policy is "error" and objects it read changed in the store
+  case mergeConflict // = 18
+
+  /// since: nothing was applied; Error.conflicts lists them
+  case invalidPredicate // = 19
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -109,6 +115,8 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
     case 15: self = .historyPruned
     case 16: self = .unknownSnapshot
     case 17: self = .unknownSubscriber
+    case 18: self = .mergeConflict
+    case 19: self = .invalidPredicate
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -133,6 +141,8 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
     case .historyPruned: return 15
     case .unknownSnapshot: return 16
     case .unknownSubscriber: return 17
+    case .mergeConflict: return 18
+    case .invalidPredicate: return 19
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -157,6 +167,66 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
     .historyPruned,
     .unknownSnapshot,
     .unknownSubscriber,
+    .mergeConflict,
+    .invalidPredicate,
+  ]
+
+}
+
+/// Core Data's merge policies, applied by the root to the rows of a change set whose version (the one the context
+/// read) is not the stored one any more. Rows without a version (0) are written blindly.
+public nonisolated enum Tributary_V1_MergePolicy: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+
+  /// refuse the whole change set with MERGE_CONFLICT listing the conflicts
+  case error // = 0
+
+  /// per property: the change set's values win; properties it did not set stay
+  case objectTrump // = 1
+
+  /// per property: where the store changed a property since it was read, the store
+  case storeTrump // = 2
+
+  /// wins; the change set's other properties apply (needs EntityBatch.originals)
+  case overwrite // = 3
+
+  /// the conflicting objects keep their stored values; the rest applies
+  case rollback // = 4
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .error
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .error
+    case 1: self = .objectTrump
+    case 2: self = .storeTrump
+    case 3: self = .overwrite
+    case 4: self = .rollback
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .error: return 0
+    case .objectTrump: return 1
+    case .storeTrump: return 2
+    case .overwrite: return 3
+    case .rollback: return 4
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [Tributary_V1_MergePolicy] = [
+    .error,
+    .objectTrump,
+    .storeTrump,
+    .overwrite,
+    .rollback,
   ]
 
 }
@@ -205,6 +275,134 @@ public nonisolated enum Tributary_V1_Operation: SwiftProtobuf.Enum, Swift.CaseIt
     .insert,
     .update,
     .delete,
+  ]
+
+}
+
+public nonisolated enum Tributary_V1_ComparisonOperator: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+  case unspecified // = 0
+  case equal // = 1
+  case notEqual // = 2
+  case less // = 3
+  case lessOrEqual // = 4
+  case greater // = 5
+  case greaterOrEqual // = 6
+
+  /// the key's value is one of `values`
+  case `in` // = 7
+
+  /// strings
+  case beginsWith // = 8
+
+  /// strings
+  case endsWith // = 9
+
+  /// strings
+  case contains // = 10
+
+  /// strings; `*` any run of characters, `?` one character
+  case like // = 11
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .unspecified
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .equal
+    case 2: self = .notEqual
+    case 3: self = .less
+    case 4: self = .lessOrEqual
+    case 5: self = .greater
+    case 6: self = .greaterOrEqual
+    case 7: self = .in
+    case 8: self = .beginsWith
+    case 9: self = .endsWith
+    case 10: self = .contains
+    case 11: self = .like
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .equal: return 1
+    case .notEqual: return 2
+    case .less: return 3
+    case .lessOrEqual: return 4
+    case .greater: return 5
+    case .greaterOrEqual: return 6
+    case .in: return 7
+    case .beginsWith: return 8
+    case .endsWith: return 9
+    case .contains: return 10
+    case .like: return 11
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [Tributary_V1_ComparisonOperator] = [
+    .unspecified,
+    .equal,
+    .notEqual,
+    .less,
+    .lessOrEqual,
+    .greater,
+    .greaterOrEqual,
+    .in,
+    .beginsWith,
+    .endsWith,
+    .contains,
+    .like,
+  ]
+
+}
+
+public nonisolated enum Tributary_V1_FetchResultType: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+
+  /// ids, versions and every attribute and relationship
+  case fetchResultObjects // = 0
+
+  /// ids only
+  case fetchResultIds // = 1
+
+  /// the number of matches only
+  case fetchResultCount // = 2
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .fetchResultObjects
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .fetchResultObjects
+    case 1: self = .fetchResultIds
+    case 2: self = .fetchResultCount
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .fetchResultObjects: return 0
+    case .fetchResultIds: return 1
+    case .fetchResultCount: return 2
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [Tributary_V1_FetchResultType] = [
+    .fetchResultObjects,
+    .fetchResultIds,
+    .fetchResultCount,
   ]
 
 }
@@ -419,6 +617,15 @@ public nonisolated struct Tributary_V1_Envelope: Sendable {
     set {body = .deleteSubscriberRequest(newValue)}
   }
 
+  /// worker, client or subscriber -> coordinator (a context's fetch; see docs/contexts.md)
+  public var fetchRequest: Tributary_V1_FetchRequest {
+    get {
+      if case .fetchRequest(let v)? = body {return v}
+      return Tributary_V1_FetchRequest()
+    }
+    set {body = .fetchRequest(newValue)}
+  }
+
   /// coordinator -> client
   public var pushReply: Tributary_V1_PushReply {
     get {
@@ -493,6 +700,15 @@ public nonisolated struct Tributary_V1_Envelope: Sendable {
     set {body = .subscribersReply(newValue)}
   }
 
+  /// coordinator -> the peer that fetched
+  public var fetchReply: Tributary_V1_FetchReply {
+    get {
+      if case .fetchReply(let v)? = body {return v}
+      return Tributary_V1_FetchReply()
+    }
+    set {body = .fetchReply(newValue)}
+  }
+
   /// coordinator -> any peer
   public var error: Tributary_V1_Error {
     get {
@@ -533,6 +749,8 @@ public nonisolated struct Tributary_V1_Envelope: Sendable {
     case subscriberUpdate(Tributary_V1_SubscriberUpdate)
     case subscribersRequest(Tributary_V1_SubscribersRequest)
     case deleteSubscriberRequest(Tributary_V1_DeleteSubscriberRequest)
+    /// worker, client or subscriber -> coordinator (a context's fetch; see docs/contexts.md)
+    case fetchRequest(Tributary_V1_FetchRequest)
     /// coordinator -> client
     case pushReply(Tributary_V1_PushReply)
     case statusReply(Tributary_V1_StatusReply)
@@ -544,6 +762,8 @@ public nonisolated struct Tributary_V1_Envelope: Sendable {
     case snapshotPage(Tributary_V1_SnapshotPage)
     case subscriberInfo(Tributary_V1_SubscriberInfo)
     case subscribersReply(Tributary_V1_SubscribersReply)
+    /// coordinator -> the peer that fetched
+    case fetchReply(Tributary_V1_FetchReply)
     /// coordinator -> any peer
     case error(Tributary_V1_Error)
 
@@ -565,9 +785,82 @@ public nonisolated struct Tributary_V1_Error: Sendable {
   /// the job concerned, if any
   public var jobID: UInt64 = 0
 
+  /// MERGE_CONFLICT: each object whose stored version differs from the one read
+  public var conflicts: [Tributary_V1_Conflict] = []
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
+}
+
+/// An object a change set changed after reading it at `read_version`, which the store holds at `stored_version`.
+public nonisolated struct Tributary_V1_Conflict: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var entity: String = String()
+
+  /// 16 bytes
+  public var id: Data = Data()
+
+  public var readVersion: UInt64 = 0
+
+  /// 0: the object was deleted from the store
+  public var storedVersion: UInt64 = 0
+
+  /// the properties the change set sets
+  public var properties: [Tributary_V1_PropertyConflict] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Tributary_V1_PropertyConflict: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var name: String = String()
+
+  /// the store's value now
+  public var stored: Tributary_V1_Value {
+    get {_stored ?? Tributary_V1_Value()}
+    set {_stored = newValue}
+  }
+  /// Returns true if `stored` has been explicitly set.
+  public var hasStored: Bool {self._stored != nil}
+  /// Clears the value of `stored`. Subsequent reads from it will return its default value.
+  public mutating func clearStored() {self._stored = nil}
+
+  /// the change set's value
+  public var yours: Tributary_V1_Value {
+    get {_yours ?? Tributary_V1_Value()}
+    set {_yours = newValue}
+  }
+  /// Returns true if `yours` has been explicitly set.
+  public var hasYours: Bool {self._yours != nil}
+  /// Clears the value of `yours`. Subsequent reads from it will return its default value.
+  public mutating func clearYours() {self._yours = nil}
+
+  /// the value the context read, when the change set carries it (merge policy storeTrump)
+  public var read: Tributary_V1_Value {
+    get {_read ?? Tributary_V1_Value()}
+    set {_read = newValue}
+  }
+  /// Returns true if `read` has been explicitly set.
+  public var hasRead: Bool {self._read != nil}
+  /// Clears the value of `read`. Subsequent reads from it will return its default value.
+  public mutating func clearRead() {self._read = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _stored: Tributary_V1_Value? = nil
+  fileprivate var _yours: Tributary_V1_Value? = nil
+  fileprivate var _read: Tributary_V1_Value? = nil
 }
 
 public nonisolated struct Tributary_V1_WorkerHello: Sendable {
@@ -763,6 +1056,10 @@ public nonisolated struct Tributary_V1_SaveAck: Sendable {
 
   public var batchIndex: UInt32 = 0
 
+  /// The objects of a conflict the merge policy resolved (storeTrump, rollback): their stored values after the
+  /// commit, every attribute and relationship, with versions, so the context can take them.
+  public var resolved: [Tributary_V1_EntityBatch] = []
+
   /// the store sequence number the change set committed as; 0 when it changed
   public var seq: UInt64 = 0
 
@@ -804,6 +1101,9 @@ public nonisolated struct Tributary_V1_ChangeSet: Sendable {
 
   public var batches: [Tributary_V1_EntityBatch] = []
 
+  /// how the root resolves conflicts on the objects of UPDATE and DELETE rows
+  public var mergePolicy: Tributary_V1_MergePolicy = .error
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -823,6 +1123,14 @@ public nonisolated struct Tributary_V1_EntityBatch: Sendable {
 
   /// one per attribute or relationship set in these rows
   public var columns: [Tributary_V1_Column] = []
+
+  /// UPDATE and DELETE: the version of each row's object when the context read it (0: not read; no conflict
+  /// check). Fetch replies and resolved objects: the stored version. Empty: all 0.
+  public var versions: [UInt64] = []
+
+  /// UPDATE under MERGE_POLICY_STORE_TRUMP: the values the context read, a column per column of `columns`, same
+  /// names and rows.
+  public var originals: [Tributary_V1_Column] = []
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1544,6 +1852,287 @@ public nonisolated struct Tributary_V1_DeleteSubscriberRequest: Sendable {
   public init() {}
 }
 
+/// A typed value in a predicate or a conflict report.
+public nonisolated struct Tributary_V1_Value: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var kind: Tributary_V1_Value.OneOf_Kind? = nil
+
+  /// NULL (nil); the bool is ignored
+  public var nullValue: Bool {
+    get {
+      if case .nullValue(let v)? = kind {return v}
+      return false
+    }
+    set {kind = .nullValue(newValue)}
+  }
+
+  public var stringValue: String {
+    get {
+      if case .stringValue(let v)? = kind {return v}
+      return String()
+    }
+    set {kind = .stringValue(newValue)}
+  }
+
+  public var intValue: Int64 {
+    get {
+      if case .intValue(let v)? = kind {return v}
+      return 0
+    }
+    set {kind = .intValue(newValue)}
+  }
+
+  public var doubleValue: Double {
+    get {
+      if case .doubleValue(let v)? = kind {return v}
+      return 0
+    }
+    set {kind = .doubleValue(newValue)}
+  }
+
+  public var boolValue: Bool {
+    get {
+      if case .boolValue(let v)? = kind {return v}
+      return false
+    }
+    set {kind = .boolValue(newValue)}
+  }
+
+  /// seconds since 1970-01-01T00:00:00Z
+  public var dateValue: Double {
+    get {
+      if case .dateValue(let v)? = kind {return v}
+      return 0
+    }
+    set {kind = .dateValue(newValue)}
+  }
+
+  public var dataValue: Data {
+    get {
+      if case .dataValue(let v)? = kind {return v}
+      return Data()
+    }
+    set {kind = .dataValue(newValue)}
+  }
+
+  /// 16 bytes: a uuid attribute, or an object id for a to-one relationship
+  public var uuidValue: Data {
+    get {
+      if case .uuidValue(let v)? = kind {return v}
+      return Data()
+    }
+    set {kind = .uuidValue(newValue)}
+  }
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public nonisolated enum OneOf_Kind: Equatable, Sendable {
+    /// NULL (nil); the bool is ignored
+    case nullValue(Bool)
+    case stringValue(String)
+    case intValue(Int64)
+    case doubleValue(Double)
+    case boolValue(Bool)
+    /// seconds since 1970-01-01T00:00:00Z
+    case dateValue(Double)
+    case dataValue(Data)
+    /// 16 bytes: a uuid attribute, or an object id for a to-one relationship
+    case uuidValue(Data)
+
+  }
+
+  public init() {}
+}
+
+/// A fetch's filter (Core Data's NSPredicate), as a tree. The coordinator checks it against the entity and
+/// compiles it to SQL with bound parameters only.
+public nonisolated struct Tributary_V1_Predicate: @unchecked Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var kind: OneOf_Kind? {
+    get {return _storage._kind}
+    set {_uniqueStorage()._kind = newValue}
+  }
+
+  /// TRUEPREDICATE / FALSEPREDICATE
+  public var constant: Bool {
+    get {
+      if case .constant(let v)? = _storage._kind {return v}
+      return false
+    }
+    set {_uniqueStorage()._kind = .constant(newValue)}
+  }
+
+  public var comparison: Tributary_V1_Comparison {
+    get {
+      if case .comparison(let v)? = _storage._kind {return v}
+      return Tributary_V1_Comparison()
+    }
+    set {_uniqueStorage()._kind = .comparison(newValue)}
+  }
+
+  public var and: Tributary_V1_PredicateList {
+    get {
+      if case .and(let v)? = _storage._kind {return v}
+      return Tributary_V1_PredicateList()
+    }
+    set {_uniqueStorage()._kind = .and(newValue)}
+  }
+
+  public var or: Tributary_V1_PredicateList {
+    get {
+      if case .or(let v)? = _storage._kind {return v}
+      return Tributary_V1_PredicateList()
+    }
+    set {_uniqueStorage()._kind = .or(newValue)}
+  }
+
+  public var not: Tributary_V1_Predicate {
+    get {
+      if case .not(let v)? = _storage._kind {return v}
+      return Tributary_V1_Predicate()
+    }
+    set {_uniqueStorage()._kind = .not(newValue)}
+  }
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public nonisolated enum OneOf_Kind: Equatable, Sendable {
+    /// TRUEPREDICATE / FALSEPREDICATE
+    case constant(Bool)
+    case comparison(Tributary_V1_Comparison)
+    case and(Tributary_V1_PredicateList)
+    case or(Tributary_V1_PredicateList)
+    case not(Tributary_V1_Predicate)
+
+  }
+
+  public init() {}
+
+  fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+public nonisolated struct Tributary_V1_PredicateList: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var operands: [Tributary_V1_Predicate] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// `key <operator> value`: key is an attribute or a to-one relationship of the fetched entity.
+public nonisolated struct Tributary_V1_Comparison: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var key: String = String()
+
+  public var `operator`: Tributary_V1_ComparisonOperator = .unspecified
+
+  /// one value; the list for IN
+  public var values: [Tributary_V1_Value] = []
+
+  /// [c]: strings compare after Unicode case folding
+  public var caseInsensitive: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Tributary_V1_SortKey: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// an attribute or to-one relationship
+  public var key: String = String()
+
+  public var descending: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Reads objects from the store (Core Data's NSFetchRequest), answered with FetchReply from a read connection, so
+/// it never waits for the writer. The asking context leaves out the objects it holds changed (exclude_ids) and
+/// evaluates those itself, so the answer plus its own changes is what Core Data's includesPendingChanges shows.
+public nonisolated struct Tributary_V1_FetchRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var entity: String = String()
+
+  /// absent: every object of the entity
+  public var predicate: Tributary_V1_Predicate {
+    get {_predicate ?? Tributary_V1_Predicate()}
+    set {_predicate = newValue}
+  }
+  /// Returns true if `predicate` has been explicitly set.
+  public var hasPredicate: Bool {self._predicate != nil}
+  /// Clears the value of `predicate`. Subsequent reads from it will return its default value.
+  public mutating func clearPredicate() {self._predicate = nil}
+
+  /// then by id
+  public var sort: [Tributary_V1_SortKey] = []
+
+  /// 0: no limit (a reply holds at most 100,000 objects)
+  public var limit: UInt32 = 0
+
+  public var offset: UInt32 = 0
+
+  public var resultType: Tributary_V1_FetchResultType = .fetchResultObjects
+
+  /// 16 bytes per id: objects the store should not return or count
+  public var excludeIds: Data = Data()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _predicate: Tributary_V1_Predicate? = nil
+}
+
+public nonisolated struct Tributary_V1_FetchReply: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// FETCH_RESULT_COUNT: the number of matches
+  public var count: UInt64 = 0
+
+  /// ids in order; with columns and versions for FETCH_RESULT_OBJECTS
+  public var objects: Tributary_V1_EntityBatch {
+    get {_objects ?? Tributary_V1_EntityBatch()}
+    set {_objects = newValue}
+  }
+  /// Returns true if `objects` has been explicitly set.
+  public var hasObjects: Bool {self._objects != nil}
+  /// Clears the value of `objects`. Subsequent reads from it will return its default value.
+  public mutating func clearObjects() {self._objects = nil}
+
+  /// the last commit the read saw
+  public var seq: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _objects: Tributary_V1_EntityBatch? = nil
+}
+
 /// What the history table keeps for each commit: the DidSave parts published for it.
 public nonisolated struct Tributary_V1_HistoryRecord: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
@@ -1562,16 +2151,28 @@ public nonisolated struct Tributary_V1_HistoryRecord: Sendable {
 fileprivate nonisolated let _protobuf_package = "tributary.v1"
 
 nonisolated extension Tributary_V1_ErrorCode: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}MALFORMED_FRAME\0\u{1}UNKNOWN_MESSAGE\0\u{1}UNKNOWN_ENTITY\0\u{1}UNKNOWN_ATTRIBUTE\0\u{1}WRONG_TYPE\0\u{1}TOO_LARGE\0\u{1}UNKNOWN_WORKER\0\u{1}UNKNOWN_JOB\0\u{1}STALE_LEASE\0\u{1}CONSTRAINT_VIOLATION\0\u{1}INVALID_REQUEST\0\u{1}SHUTTING_DOWN\0\u{1}INTERNAL\0\u{1}JOB_CANCELLED\0\u{1}HISTORY_PRUNED\0\u{1}UNKNOWN_SNAPSHOT\0\u{1}UNKNOWN_SUBSCRIBER\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}MALFORMED_FRAME\0\u{1}UNKNOWN_MESSAGE\0\u{1}UNKNOWN_ENTITY\0\u{1}UNKNOWN_ATTRIBUTE\0\u{1}WRONG_TYPE\0\u{1}TOO_LARGE\0\u{1}UNKNOWN_WORKER\0\u{1}UNKNOWN_JOB\0\u{1}STALE_LEASE\0\u{1}CONSTRAINT_VIOLATION\0\u{1}INVALID_REQUEST\0\u{1}SHUTTING_DOWN\0\u{1}INTERNAL\0\u{1}JOB_CANCELLED\0\u{1}HISTORY_PRUNED\0\u{1}UNKNOWN_SNAPSHOT\0\u{1}UNKNOWN_SUBSCRIBER\0\u{1}MERGE_CONFLICT\0\u{1}INVALID_PREDICATE\0")
+}
+
+nonisolated extension Tributary_V1_MergePolicy: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0MERGE_POLICY_ERROR\0\u{1}MERGE_POLICY_OBJECT_TRUMP\0\u{1}MERGE_POLICY_STORE_TRUMP\0\u{1}MERGE_POLICY_OVERWRITE\0\u{1}MERGE_POLICY_ROLLBACK\0")
 }
 
 nonisolated extension Tributary_V1_Operation: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0OPERATION_UNSPECIFIED\0\u{1}INSERT\0\u{1}UPDATE\0\u{1}DELETE\0")
 }
 
+nonisolated extension Tributary_V1_ComparisonOperator: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0COMPARISON_OPERATOR_UNSPECIFIED\0\u{1}EQUAL\0\u{1}NOT_EQUAL\0\u{1}LESS\0\u{1}LESS_OR_EQUAL\0\u{1}GREATER\0\u{1}GREATER_OR_EQUAL\0\u{1}IN\0\u{1}BEGINS_WITH\0\u{1}ENDS_WITH\0\u{1}CONTAINS\0\u{1}LIKE\0")
+}
+
+nonisolated extension Tributary_V1_FetchResultType: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0FETCH_RESULT_OBJECTS\0\u{1}FETCH_RESULT_IDS\0\u{1}FETCH_RESULT_COUNT\0")
+}
+
 nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Envelope"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{4}\u{9}worker_hello\0\u{3}worker_ready\0\u{1}heartbeat\0\u{3}save_changes\0\u{3}job_failed\0\u{3}worker_bye\0\u{2}\u{5}welcome\0\u{3}job_assignment\0\u{3}save_ack\0\u{3}cancel_job\0\u{1}drain\0\u{4}\u{6}push_jobs\0\u{3}status_request\0\u{3}batch_status_request\0\u{3}jobs_request\0\u{3}job_request\0\u{3}retry_job_request\0\u{3}cancel_job_request\0\u{3}delete_job_request\0\u{4}\u{3}push_reply\0\u{3}status_reply\0\u{3}batch_status_reply\0\u{3}jobs_reply\0\u{3}job_info\0\u{2}\u{6}error\0\u{4}\u{a}history_request\0\u{3}history_reply\0\u{3}snapshot_request\0\u{3}snapshot_page\0\u{3}subscriber_update\0\u{3}subscriber_info\0\u{3}subscribers_request\0\u{3}subscribers_reply\0\u{3}delete_subscriber_request\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{4}\u{9}worker_hello\0\u{3}worker_ready\0\u{1}heartbeat\0\u{3}save_changes\0\u{3}job_failed\0\u{3}worker_bye\0\u{2}\u{5}welcome\0\u{3}job_assignment\0\u{3}save_ack\0\u{3}cancel_job\0\u{1}drain\0\u{4}\u{6}push_jobs\0\u{3}status_request\0\u{3}batch_status_request\0\u{3}jobs_request\0\u{3}job_request\0\u{3}retry_job_request\0\u{3}cancel_job_request\0\u{3}delete_job_request\0\u{4}\u{3}push_reply\0\u{3}status_reply\0\u{3}batch_status_reply\0\u{3}jobs_reply\0\u{3}job_info\0\u{2}\u{6}error\0\u{4}\u{a}history_request\0\u{3}history_reply\0\u{3}snapshot_request\0\u{3}snapshot_page\0\u{3}subscriber_update\0\u{3}subscriber_info\0\u{3}subscribers_request\0\u{3}subscribers_reply\0\u{3}delete_subscriber_request\0\u{4}\u{2}fetch_request\0\u{3}fetch_reply\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2022,6 +2623,32 @@ nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobu
           self.body = .deleteSubscriberRequest(v)
         }
       }()
+      case 70: try {
+        var v: Tributary_V1_FetchRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .fetchRequest(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .fetchRequest(v)
+        }
+      }()
+      case 71: try {
+        var v: Tributary_V1_FetchReply?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .fetchReply(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .fetchReply(v)
+        }
+      }()
       default: break
       }
     }
@@ -2172,6 +2799,14 @@ nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobu
       guard case .deleteSubscriberRequest(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 68)
     }()
+    case .fetchRequest?: try {
+      guard case .fetchRequest(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 70)
+    }()
+    case .fetchReply?: try {
+      guard case .fetchReply(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 71)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -2187,7 +2822,7 @@ nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Tributary_V1_Error: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Error"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{1}message\0\u{3}job_id\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{1}message\0\u{3}job_id\0\u{1}conflicts\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2198,6 +2833,7 @@ nonisolated extension Tributary_V1_Error: SwiftProtobuf.Message, SwiftProtobuf._
       case 1: try { try decoder.decodeSingularEnumField(value: &self.code) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.message) }()
       case 3: try { try decoder.decodeSingularUInt64Field(value: &self.jobID) }()
+      case 4: try { try decoder.decodeRepeatedMessageField(value: &self.conflicts) }()
       default: break
       }
     }
@@ -2213,6 +2849,9 @@ nonisolated extension Tributary_V1_Error: SwiftProtobuf.Message, SwiftProtobuf._
     if self.jobID != 0 {
       try visitor.visitSingularUInt64Field(value: self.jobID, fieldNumber: 3)
     }
+    if !self.conflicts.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.conflicts, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2220,6 +2859,106 @@ nonisolated extension Tributary_V1_Error: SwiftProtobuf.Message, SwiftProtobuf._
     if lhs.code != rhs.code {return false}
     if lhs.message != rhs.message {return false}
     if lhs.jobID != rhs.jobID {return false}
+    if lhs.conflicts != rhs.conflicts {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_Conflict: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Conflict"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}entity\0\u{1}id\0\u{3}read_version\0\u{3}stored_version\0\u{1}properties\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.entity) }()
+      case 2: try { try decoder.decodeSingularBytesField(value: &self.id) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.readVersion) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.storedVersion) }()
+      case 5: try { try decoder.decodeRepeatedMessageField(value: &self.properties) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.entity.isEmpty {
+      try visitor.visitSingularStringField(value: self.entity, fieldNumber: 1)
+    }
+    if !self.id.isEmpty {
+      try visitor.visitSingularBytesField(value: self.id, fieldNumber: 2)
+    }
+    if self.readVersion != 0 {
+      try visitor.visitSingularUInt64Field(value: self.readVersion, fieldNumber: 3)
+    }
+    if self.storedVersion != 0 {
+      try visitor.visitSingularUInt64Field(value: self.storedVersion, fieldNumber: 4)
+    }
+    if !self.properties.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.properties, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_Conflict, rhs: Tributary_V1_Conflict) -> Bool {
+    if lhs.entity != rhs.entity {return false}
+    if lhs.id != rhs.id {return false}
+    if lhs.readVersion != rhs.readVersion {return false}
+    if lhs.storedVersion != rhs.storedVersion {return false}
+    if lhs.properties != rhs.properties {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_PropertyConflict: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".PropertyConflict"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}stored\0\u{1}yours\0\u{1}read\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 2: try { try decoder.decodeSingularMessageField(value: &self._stored) }()
+      case 3: try { try decoder.decodeSingularMessageField(value: &self._yours) }()
+      case 4: try { try decoder.decodeSingularMessageField(value: &self._read) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
+    }
+    try { if let v = self._stored {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    } }()
+    try { if let v = self._yours {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+    } }()
+    try { if let v = self._read {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_PropertyConflict, rhs: Tributary_V1_PropertyConflict) -> Bool {
+    if lhs.name != rhs.name {return false}
+    if lhs._stored != rhs._stored {return false}
+    if lhs._yours != rhs._yours {return false}
+    if lhs._read != rhs._read {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2587,7 +3326,7 @@ nonisolated extension Tributary_V1_SaveChanges: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension Tributary_V1_SaveAck: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SaveAck"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}job_id\0\u{3}batch_index\0\u{1}seq\0\u{1}remaps\0\u{1}duplicate\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}job_id\0\u{3}batch_index\0\u{1}seq\0\u{1}remaps\0\u{1}duplicate\0\u{1}resolved\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2600,6 +3339,7 @@ nonisolated extension Tributary_V1_SaveAck: SwiftProtobuf.Message, SwiftProtobuf
       case 3: try { try decoder.decodeSingularUInt64Field(value: &self.seq) }()
       case 4: try { try decoder.decodeRepeatedMessageField(value: &self.remaps) }()
       case 5: try { try decoder.decodeSingularBoolField(value: &self.duplicate) }()
+      case 6: try { try decoder.decodeRepeatedMessageField(value: &self.resolved) }()
       default: break
       }
     }
@@ -2621,12 +3361,16 @@ nonisolated extension Tributary_V1_SaveAck: SwiftProtobuf.Message, SwiftProtobuf
     if self.duplicate != false {
       try visitor.visitSingularBoolField(value: self.duplicate, fieldNumber: 5)
     }
+    if !self.resolved.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.resolved, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Tributary_V1_SaveAck, rhs: Tributary_V1_SaveAck) -> Bool {
     if lhs.jobID != rhs.jobID {return false}
     if lhs.batchIndex != rhs.batchIndex {return false}
+    if lhs.resolved != rhs.resolved {return false}
     if lhs.seq != rhs.seq {return false}
     if lhs.remaps != rhs.remaps {return false}
     if lhs.duplicate != rhs.duplicate {return false}
@@ -2677,7 +3421,7 @@ nonisolated extension Tributary_V1_IDRemap: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension Tributary_V1_ChangeSet: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ChangeSet"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}batches\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}batches\0\u{3}merge_policy\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2686,6 +3430,7 @@ nonisolated extension Tributary_V1_ChangeSet: SwiftProtobuf.Message, SwiftProtob
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedMessageField(value: &self.batches) }()
+      case 2: try { try decoder.decodeSingularEnumField(value: &self.mergePolicy) }()
       default: break
       }
     }
@@ -2695,11 +3440,15 @@ nonisolated extension Tributary_V1_ChangeSet: SwiftProtobuf.Message, SwiftProtob
     if !self.batches.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.batches, fieldNumber: 1)
     }
+    if self.mergePolicy != .error {
+      try visitor.visitSingularEnumField(value: self.mergePolicy, fieldNumber: 2)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Tributary_V1_ChangeSet, rhs: Tributary_V1_ChangeSet) -> Bool {
     if lhs.batches != rhs.batches {return false}
+    if lhs.mergePolicy != rhs.mergePolicy {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2707,7 +3456,7 @@ nonisolated extension Tributary_V1_ChangeSet: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Tributary_V1_EntityBatch: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".EntityBatch"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}entity\0\u{1}operation\0\u{1}ids\0\u{1}columns\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}entity\0\u{1}operation\0\u{1}ids\0\u{1}columns\0\u{1}versions\0\u{1}originals\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2719,6 +3468,8 @@ nonisolated extension Tributary_V1_EntityBatch: SwiftProtobuf.Message, SwiftProt
       case 2: try { try decoder.decodeSingularEnumField(value: &self.operation) }()
       case 3: try { try decoder.decodeSingularBytesField(value: &self.ids) }()
       case 4: try { try decoder.decodeRepeatedMessageField(value: &self.columns) }()
+      case 5: try { try decoder.decodeRepeatedUInt64Field(value: &self.versions) }()
+      case 6: try { try decoder.decodeRepeatedMessageField(value: &self.originals) }()
       default: break
       }
     }
@@ -2737,6 +3488,12 @@ nonisolated extension Tributary_V1_EntityBatch: SwiftProtobuf.Message, SwiftProt
     if !self.columns.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.columns, fieldNumber: 4)
     }
+    if !self.versions.isEmpty {
+      try visitor.visitPackedUInt64Field(value: self.versions, fieldNumber: 5)
+    }
+    if !self.originals.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.originals, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2745,6 +3502,8 @@ nonisolated extension Tributary_V1_EntityBatch: SwiftProtobuf.Message, SwiftProt
     if lhs.operation != rhs.operation {return false}
     if lhs.ids != rhs.ids {return false}
     if lhs.columns != rhs.columns {return false}
+    if lhs.versions != rhs.versions {return false}
+    if lhs.originals != rhs.originals {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4255,6 +5014,502 @@ nonisolated extension Tributary_V1_DeleteSubscriberRequest: SwiftProtobuf.Messag
 
   public static func ==(lhs: Tributary_V1_DeleteSubscriberRequest, rhs: Tributary_V1_DeleteSubscriberRequest) -> Bool {
     if lhs.name != rhs.name {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_Value: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Value"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}null_value\0\u{3}string_value\0\u{3}int_value\0\u{3}double_value\0\u{3}bool_value\0\u{3}date_value\0\u{3}data_value\0\u{3}uuid_value\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try {
+        var v: Bool?
+        try decoder.decodeSingularBoolField(value: &v)
+        if let v = v {
+          if self.kind != nil {try decoder.handleConflictingOneOf()}
+          self.kind = .nullValue(v)
+        }
+      }()
+      case 2: try {
+        var v: String?
+        try decoder.decodeSingularStringField(value: &v)
+        if let v = v {
+          if self.kind != nil {try decoder.handleConflictingOneOf()}
+          self.kind = .stringValue(v)
+        }
+      }()
+      case 3: try {
+        var v: Int64?
+        try decoder.decodeSingularSInt64Field(value: &v)
+        if let v = v {
+          if self.kind != nil {try decoder.handleConflictingOneOf()}
+          self.kind = .intValue(v)
+        }
+      }()
+      case 4: try {
+        var v: Double?
+        try decoder.decodeSingularDoubleField(value: &v)
+        if let v = v {
+          if self.kind != nil {try decoder.handleConflictingOneOf()}
+          self.kind = .doubleValue(v)
+        }
+      }()
+      case 5: try {
+        var v: Bool?
+        try decoder.decodeSingularBoolField(value: &v)
+        if let v = v {
+          if self.kind != nil {try decoder.handleConflictingOneOf()}
+          self.kind = .boolValue(v)
+        }
+      }()
+      case 6: try {
+        var v: Double?
+        try decoder.decodeSingularDoubleField(value: &v)
+        if let v = v {
+          if self.kind != nil {try decoder.handleConflictingOneOf()}
+          self.kind = .dateValue(v)
+        }
+      }()
+      case 7: try {
+        var v: Data?
+        try decoder.decodeSingularBytesField(value: &v)
+        if let v = v {
+          if self.kind != nil {try decoder.handleConflictingOneOf()}
+          self.kind = .dataValue(v)
+        }
+      }()
+      case 8: try {
+        var v: Data?
+        try decoder.decodeSingularBytesField(value: &v)
+        if let v = v {
+          if self.kind != nil {try decoder.handleConflictingOneOf()}
+          self.kind = .uuidValue(v)
+        }
+      }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    switch self.kind {
+    case .nullValue?: try {
+      guard case .nullValue(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularBoolField(value: v, fieldNumber: 1)
+    }()
+    case .stringValue?: try {
+      guard case .stringValue(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularStringField(value: v, fieldNumber: 2)
+    }()
+    case .intValue?: try {
+      guard case .intValue(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularSInt64Field(value: v, fieldNumber: 3)
+    }()
+    case .doubleValue?: try {
+      guard case .doubleValue(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularDoubleField(value: v, fieldNumber: 4)
+    }()
+    case .boolValue?: try {
+      guard case .boolValue(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularBoolField(value: v, fieldNumber: 5)
+    }()
+    case .dateValue?: try {
+      guard case .dateValue(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularDoubleField(value: v, fieldNumber: 6)
+    }()
+    case .dataValue?: try {
+      guard case .dataValue(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularBytesField(value: v, fieldNumber: 7)
+    }()
+    case .uuidValue?: try {
+      guard case .uuidValue(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularBytesField(value: v, fieldNumber: 8)
+    }()
+    case nil: break
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_Value, rhs: Tributary_V1_Value) -> Bool {
+    if lhs.kind != rhs.kind {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_Predicate: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Predicate"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}constant\0\u{1}comparison\0\u{1}and\0\u{1}or\0\u{1}not\0")
+
+  fileprivate class _StorageClass {
+    var _kind: Tributary_V1_Predicate.OneOf_Kind?
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _kind = source._kind
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try {
+          var v: Bool?
+          try decoder.decodeSingularBoolField(value: &v)
+          if let v = v {
+            if _storage._kind != nil {try decoder.handleConflictingOneOf()}
+            _storage._kind = .constant(v)
+          }
+        }()
+        case 2: try {
+          var v: Tributary_V1_Comparison?
+          var hadOneofValue = false
+          if let current = _storage._kind {
+            hadOneofValue = true
+            if case .comparison(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._kind = .comparison(v)
+          }
+        }()
+        case 3: try {
+          var v: Tributary_V1_PredicateList?
+          var hadOneofValue = false
+          if let current = _storage._kind {
+            hadOneofValue = true
+            if case .and(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._kind = .and(v)
+          }
+        }()
+        case 4: try {
+          var v: Tributary_V1_PredicateList?
+          var hadOneofValue = false
+          if let current = _storage._kind {
+            hadOneofValue = true
+            if case .or(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._kind = .or(v)
+          }
+        }()
+        case 5: try {
+          var v: Tributary_V1_Predicate?
+          var hadOneofValue = false
+          if let current = _storage._kind {
+            hadOneofValue = true
+            if case .not(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._kind = .not(v)
+          }
+        }()
+        default: break
+        }
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      switch _storage._kind {
+      case .constant?: try {
+        guard case .constant(let v)? = _storage._kind else { preconditionFailure() }
+        try visitor.visitSingularBoolField(value: v, fieldNumber: 1)
+      }()
+      case .comparison?: try {
+        guard case .comparison(let v)? = _storage._kind else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+      }()
+      case .and?: try {
+        guard case .and(let v)? = _storage._kind else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+      }()
+      case .or?: try {
+        guard case .or(let v)? = _storage._kind else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+      }()
+      case .not?: try {
+        guard case .not(let v)? = _storage._kind else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
+      }()
+      case nil: break
+      }
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_Predicate, rhs: Tributary_V1_Predicate) -> Bool {
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._kind != rhs_storage._kind {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_PredicateList: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".PredicateList"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}operands\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.operands) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.operands.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.operands, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_PredicateList, rhs: Tributary_V1_PredicateList) -> Bool {
+    if lhs.operands != rhs.operands {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_Comparison: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Comparison"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}operator\0\u{1}values\0\u{3}case_insensitive\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.key) }()
+      case 2: try { try decoder.decodeSingularEnumField(value: &self.`operator`) }()
+      case 3: try { try decoder.decodeRepeatedMessageField(value: &self.values) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.caseInsensitive) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.key.isEmpty {
+      try visitor.visitSingularStringField(value: self.key, fieldNumber: 1)
+    }
+    if self.`operator` != .unspecified {
+      try visitor.visitSingularEnumField(value: self.`operator`, fieldNumber: 2)
+    }
+    if !self.values.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.values, fieldNumber: 3)
+    }
+    if self.caseInsensitive != false {
+      try visitor.visitSingularBoolField(value: self.caseInsensitive, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_Comparison, rhs: Tributary_V1_Comparison) -> Bool {
+    if lhs.key != rhs.key {return false}
+    if lhs.`operator` != rhs.`operator` {return false}
+    if lhs.values != rhs.values {return false}
+    if lhs.caseInsensitive != rhs.caseInsensitive {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_SortKey: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SortKey"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}descending\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.key) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.descending) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.key.isEmpty {
+      try visitor.visitSingularStringField(value: self.key, fieldNumber: 1)
+    }
+    if self.descending != false {
+      try visitor.visitSingularBoolField(value: self.descending, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_SortKey, rhs: Tributary_V1_SortKey) -> Bool {
+    if lhs.key != rhs.key {return false}
+    if lhs.descending != rhs.descending {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_FetchRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".FetchRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}entity\0\u{1}predicate\0\u{1}sort\0\u{1}limit\0\u{1}offset\0\u{3}result_type\0\u{3}exclude_ids\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.entity) }()
+      case 2: try { try decoder.decodeSingularMessageField(value: &self._predicate) }()
+      case 3: try { try decoder.decodeRepeatedMessageField(value: &self.sort) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.limit) }()
+      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.offset) }()
+      case 6: try { try decoder.decodeSingularEnumField(value: &self.resultType) }()
+      case 7: try { try decoder.decodeSingularBytesField(value: &self.excludeIds) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.entity.isEmpty {
+      try visitor.visitSingularStringField(value: self.entity, fieldNumber: 1)
+    }
+    try { if let v = self._predicate {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    } }()
+    if !self.sort.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.sort, fieldNumber: 3)
+    }
+    if self.limit != 0 {
+      try visitor.visitSingularUInt32Field(value: self.limit, fieldNumber: 4)
+    }
+    if self.offset != 0 {
+      try visitor.visitSingularUInt32Field(value: self.offset, fieldNumber: 5)
+    }
+    if self.resultType != .fetchResultObjects {
+      try visitor.visitSingularEnumField(value: self.resultType, fieldNumber: 6)
+    }
+    if !self.excludeIds.isEmpty {
+      try visitor.visitSingularBytesField(value: self.excludeIds, fieldNumber: 7)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_FetchRequest, rhs: Tributary_V1_FetchRequest) -> Bool {
+    if lhs.entity != rhs.entity {return false}
+    if lhs._predicate != rhs._predicate {return false}
+    if lhs.sort != rhs.sort {return false}
+    if lhs.limit != rhs.limit {return false}
+    if lhs.offset != rhs.offset {return false}
+    if lhs.resultType != rhs.resultType {return false}
+    if lhs.excludeIds != rhs.excludeIds {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_FetchReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".FetchReply"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}count\0\u{1}objects\0\u{1}seq\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.count) }()
+      case 2: try { try decoder.decodeSingularMessageField(value: &self._objects) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.seq) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.count != 0 {
+      try visitor.visitSingularUInt64Field(value: self.count, fieldNumber: 1)
+    }
+    try { if let v = self._objects {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    } }()
+    if self.seq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.seq, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_FetchReply, rhs: Tributary_V1_FetchReply) -> Bool {
+    if lhs.count != rhs.count {return false}
+    if lhs._objects != rhs._objects {return false}
+    if lhs.seq != rhs.seq {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
