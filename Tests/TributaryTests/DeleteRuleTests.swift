@@ -78,7 +78,7 @@ struct DeleteRuleTests {
                     },
                 ]),
         ])
-        guard case .committed(_, let events, _) = try await save([delete("Folder", folder)]) else {
+        guard case .committed(_, let events, _, _) = try await save([delete("Folder", folder)]) else {
             throw TimedOut(what: "the delete to commit")
         }
         let (folders, files, links) = (

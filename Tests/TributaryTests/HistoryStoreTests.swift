@@ -24,7 +24,7 @@ struct HistoryStoreTests {
             let save = Tributary_V1_SaveChanges.with {
                 $0.changes.batches = [.inserting("Tag", "label", "\(prefix)-\(index)")]
             }
-            guard case .committed(let seq, _, _) = try await store.applySave(save, from: "w1") else {
+            guard case .committed(let seq, _, _, _) = try await store.applySave(save, from: "w1") else {
                 throw TimedOut(what: "a commit")
             }
             seqs.append(seq)

@@ -190,7 +190,7 @@ struct RootStoreTests {
         save.changes.batches = [
             .inserting("Tag", "label", "once")
         ]
-        guard case .committed(let seq, _, _) = try await store.applySave(save, from: "w1") else {
+        guard case .committed(let seq, _, _, _) = try await store.applySave(save, from: "w1") else {
             Issue.record("first save was not committed")
             return
         }

@@ -32,8 +32,8 @@ struct SupervisionIntegrationTests {
         #expect(status.doneJobs == 40 && status.deadJobs == 0 && status.doneRows == 4_000)
         try await DatabaseQueue(path: directory.path("store.sqlite")).read { db in
             #expect(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM PullRequest") == 4_000)
-            // Applied once: a batch applied twice would have updated its rows, raising their version.
-            #expect(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM PullRequest WHERE _version <> 1") == 0)
+            // Applied once: a batch applied twice would have updated its rows.
+            #expect(try AppliedOnce.rewrittenObjects(of: "PullRequest", in: db) == 0)
             let users = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM User")
             #expect(users == (try Int.fetchOne(db, sql: "SELECT COUNT(DISTINCT login) FROM User")))
             // Every job committed exactly its one batch, once.

@@ -1,8 +1,12 @@
 import Foundation
 
 /// Turns a context's pending changes into a column-wise ``Tributary_V1_ChangeSet``: one batch per entity,
-/// operation and set of properties, attribute names once per batch.
+/// operation and set of properties, attribute names once per batch. Updates and deletes carry the versions their
+/// objects were read at, and what the merge policy needs (store trump: the values read; overwrite: every
+/// property).
 struct ChangeSetBuilder {
+    let policy: MergePolicy
+
     private struct GroupKey: Hashable {
         let entity: String
         let operation: Tributary_V1_Operation
@@ -12,7 +16,12 @@ struct ChangeSetBuilder {
     private var groups: [GroupKey: [ManagedObject]] = [:]
     private var order: [GroupKey] = []
     private var deletes: [String: Data] = [:]
+    private var deleteVersions: [String: [UInt64]] = [:]
     private var deleteOrder: [String] = []
+
+    init(policy: MergePolicy = .error) {
+        self.policy = policy
+    }
 
     mutating func addInsert(_ object: ManagedObject) {
         let present =
@@ -26,12 +35,17 @@ struct ChangeSetBuilder {
 
     mutating func addUpdate(_ object: ManagedObject) {
         guard object.changed.contains(true) else { return }
-        add(object, key: GroupKey(entity: object.entity.name, operation: .update, properties: object.changed))
+        // Overwrite writes the whole object, when the context knows it whole (it was read from the store).
+        let properties =
+            policy == .overwrite && object.version != 0
+            ? Array(repeating: true, count: object.changed.count) : object.changed
+        add(object, key: GroupKey(entity: object.entity.name, operation: .update, properties: properties))
     }
 
-    mutating func addDelete(_ id: UUID, entity: String) {
+    mutating func addDelete(_ id: UUID, entity: String, version: UInt64 = 0) {
         if deletes[entity] == nil { deleteOrder.append(entity) }
         id.append(to: &deletes[entity, default: Data()])
+        deleteVersions[entity, default: []].append(version)
     }
 
     private mutating func add(_ object: ManagedObject, key: GroupKey) {
@@ -41,16 +55,24 @@ struct ChangeSetBuilder {
 
     func build() -> Tributary_V1_ChangeSet {
         var changeSet = Tributary_V1_ChangeSet()
+        changeSet.mergePolicy = policy.wire
         for key in order {
             guard let objects = groups[key], let entity = objects.first?.entity else { continue }
-            changeSet.batches.append(Self.batch(key, entity: entity, objects: objects))
+            var batch = Self.batch(key, entity: entity, objects: objects)
+            if key.operation == .update && objects.contains(where: { $0.version != 0 }) {
+                batch.versions = objects.map(\.version)
+                if policy == .storeTrump { batch.originals = Self.originals(key, entity: entity, objects: objects) }
+            }
+            changeSet.batches.append(batch)
         }
         for entity in deleteOrder {
+            let versions = deleteVersions[entity] ?? []
             changeSet.batches.append(
                 Tributary_V1_EntityBatch.with {
                     $0.entity = entity
                     $0.operation = .delete
                     $0.ids = deletes[entity] ?? Data()
+                    if versions.contains(where: { $0 != 0 }) { $0.versions = versions }
                 })
         }
         return changeSet
@@ -73,16 +95,33 @@ struct ChangeSetBuilder {
         return batch
     }
 
-    private static func attributeColumn(_ attribute: Attribute, index: Int, objects: [ManagedObject])
-        -> Tributary_V1_Column
-    {
+    /// The values the objects had when read (their committed snapshot), for the batch's attribute and to-one
+    /// columns: the store-trump policy compares them with the stored ones.
+    private static func originals(_ key: GroupKey, entity: Entity, objects: [ManagedObject]) -> [Tributary_V1_Column] {
+        var columns: [Tributary_V1_Column] = []
+        for (index, attribute) in entity.attributes.enumerated() where key.properties[index] {
+            columns.append(attributeColumn(attribute, index: index, objects: objects, original: true))
+        }
+        for (index, relationship) in entity.relationships.enumerated()
+        where key.properties[entity.attributes.count + index] && !relationship.isToMany {
+            columns.append(relationshipColumn(relationship, index: index, objects: objects, original: true))
+        }
+        return columns
+    }
+
+    private static func attributeColumn(
+        _ attribute: Attribute, index: Int, objects: [ManagedObject], original: Bool = false
+    ) -> Tributary_V1_Column {
+        let read: (ManagedObject) -> AttributeValue? =
+            original
+            ? { ($0.committed?.values ?? $0.values)[index] } : { $0.values[index] }
         var column = Tributary_V1_Column()
         column.name = attribute.name
         var nulls = NullBitmap(rows: objects.count)
         switch attribute.type {
         case .int, .bool:
             column.ints = objects.enumerated().map { row, object in
-                switch object.values[index] {
+                switch read(object) {
                 case .int(let value): return value
                 case .bool(let value): return value ? 1 : 0
                 default:
@@ -92,7 +131,7 @@ struct ChangeSetBuilder {
             }
         case .double, .date:
             column.doubles = objects.enumerated().map { row, object in
-                switch object.values[index] {
+                switch read(object) {
                 case .double(let value): return value
                 case .date(let value): return value.timeIntervalSince1970
                 default:
@@ -102,19 +141,19 @@ struct ChangeSetBuilder {
             }
         case .string:
             column.strings = objects.enumerated().map { row, object in
-                if case .string(let value) = object.values[index] { return value }
+                if case .string(let value) = read(object) { return value }
                 nulls.set(row)
                 return ""
             }
         case .data:
             column.blobs = objects.enumerated().map { row, object in
-                if case .data(let value) = object.values[index] { return value }
+                if case .data(let value) = read(object) { return value }
                 nulls.set(row)
                 return Data()
             }
         case .uuid:
             column.fixed16 = fixed16(objects, nulls: &nulls) { object in
-                if case .uuid(let value) = object.values[index] { return value }
+                if case .uuid(let value) = read(object) { return value }
                 return nil
             }
         }
@@ -122,9 +161,9 @@ struct ChangeSetBuilder {
         return column
     }
 
-    private static func relationshipColumn(_ relationship: Relationship, index: Int, objects: [ManagedObject])
-        -> Tributary_V1_Column
-    {
+    private static func relationshipColumn(
+        _ relationship: Relationship, index: Int, objects: [ManagedObject], original: Bool = false
+    ) -> Tributary_V1_Column {
         var column = Tributary_V1_Column()
         column.name = relationship.name
         var bytes = Data()
@@ -135,7 +174,9 @@ struct ChangeSetBuilder {
                 return UInt32(object.toMany[index].count)
             }
         } else {
-            bytes = fixed16(objects, nulls: &nulls) { $0.toOne[index] }
+            bytes = fixed16(objects, nulls: &nulls) {
+                original ? ($0.committed?.toOne ?? $0.toOne)[index] : $0.toOne[index]
+            }
         }
         column.fixed16 = bytes
         column.nulls = nulls.data

@@ -15,11 +15,16 @@ public struct SaveReceipt: Sendable {
     public let remaps: [UUID: UUID]
     /// The save had been applied before, so nothing was applied again.
     public let isDuplicate: Bool
+    /// Objects in conflict that the merge policy resolved: their stored values and versions after the commit.
+    public let resolved: [Tributary_V1_EntityBatch]
 
-    public init(seq: UInt64, remaps: [UUID: UUID] = [:], isDuplicate: Bool = false) {
+    public init(
+        seq: UInt64, remaps: [UUID: UUID] = [:], isDuplicate: Bool = false, resolved: [Tributary_V1_EntityBatch] = []
+    ) {
         self.seq = seq
         self.remaps = remaps
         self.isDuplicate = isDuplicate
+        self.resolved = resolved
     }
 
     init(_ ack: Tributary_V1_SaveAck) {
@@ -31,7 +36,7 @@ public struct SaveReceipt: Sendable {
                     UUID(bytes: remap.toIds, at: remap.toIds.startIndex + index * 16)
             }
         }
-        self.init(seq: ack.seq, remaps: remaps, isDuplicate: ack.duplicate)
+        self.init(seq: ack.seq, remaps: remaps, isDuplicate: ack.duplicate, resolved: ack.resolved)
     }
 }
 
@@ -46,15 +51,23 @@ public struct LocalRootParent: ChangeSetParent {
     public func save(_ changes: Tributary_V1_ChangeSet) async throws -> SaveReceipt {
         var save = Tributary_V1_SaveChanges()
         save.changes = changes
-        switch try await store.applySave(save, from: "local") {
-        case .committed(let seq, _, let remaps):
+        let outcome: SaveOutcome
+        do {
+            outcome = try await store.applySave(save, from: "local")
+        } catch let error as StoreError where error.code == .mergeConflict {
+            throw MergeConflictError(conflicts: error.conflicts)
+        }
+        switch outcome {
+        case .committed(let seq, _, let remaps, let resolved):
             var ack = Tributary_V1_SaveAck()
             ack.seq = seq
             ack.remaps = remaps
+            ack.resolved = resolved
             return SaveReceipt(ack)
-        case .committedEmpty(let remaps):
+        case .committedEmpty(let remaps, let resolved):
             var ack = Tributary_V1_SaveAck()
             ack.remaps = remaps
+            ack.resolved = resolved
             return SaveReceipt(ack)
         case .duplicate(let seq): return SaveReceipt(seq: seq, isDuplicate: true)
         }

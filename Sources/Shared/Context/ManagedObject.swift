@@ -13,6 +13,9 @@ public final class ManagedObject {
     public internal(set) var isInserted: Bool
     /// Whether the object was deleted since the context's last save.
     public internal(set) var isDeleted = false
+    /// The store version the context last read or saved the object at (the sequence number of the commit that
+    /// last wrote it); 0 when unknown, and then its saves are not checked for conflicts. See ``MergePolicy``.
+    public internal(set) var version: UInt64 = 0
 
     weak var context: ObjectContext?
     /// Attribute values by attribute index; nil is NULL or never set.

@@ -11,12 +11,18 @@ extension ObjectContext {
     public func mergeChanges(from save: DidSave, registeringNew: Bool = true) throws {
         assertOnQueue()
         for batch in save.values { try merge(batch, registeringNew: registeringNew) }
+        // The store's version of what the save wrote is its sequence number: later saves of these objects from
+        // here do not conflict with it (as in Core Data, merging refreshes the objects' snapshots).
+        for id in save.inserted + save.updated { registered[id.uuid]?.version = save.seq }
         for id in save.deleted { forget(id.uuid) }
     }
 
-    /// Merges column-wise objects (a didSave's values or a snapshot page).
-    func merge(_ batch: Tributary_V1_EntityBatch, registeringNew: Bool) throws {
+    /// Merges column-wise objects (a didSave's values, a snapshot page, a fetch's rows or a save's resolved
+    /// conflicts), taking their versions when the batch carries them. `overridingChanges` lets the batch's values
+    /// replace unsaved changes too.
+    func merge(_ batch: Tributary_V1_EntityBatch, registeringNew: Bool, overridingChanges: Bool = false) throws {
         let (entity, rows, columns) = try prepare(batch)
+        let versions = batch.versions.count == rows ? batch.versions : []
         for row in 0..<rows {
             let id = UUID(bytes: batch.ids, at: batch.ids.startIndex + row * 16)
             let object: ManagedObject
@@ -28,9 +34,10 @@ extension ObjectContext {
                     id: ObjectID(entity: entity.name, uuid: id), entity: entity, isInserted: false, context: self)
                 registered[id] = object
             }
-            for column in columns where !object.changed[column.property] {
+            for column in columns where overridingChanges || !object.changed[column.property] {
                 column.apply(row: row, to: object)
             }
+            if !versions.isEmpty { object.version = versions[row] }
             // Merged values are saved values: a later rollback returns to them.
             if object.committed != nil { object.committed = (object.values, object.toOne, object.toMany) }
             indexUniqueness(of: object)
@@ -121,23 +128,8 @@ private struct MergeColumn {
         defer { if markingChanged { object.markChanged(property) } }
         let isNull = reader.isNull(row)
         switch (reader.target, reader.values) {
-        case (.attribute(let attribute), let values):
-            let index = property
-            guard !isNull else {
-                object.values[index] = nil
-                return
-            }
-            object.values[index] =
-                switch (attribute.type, values) {
-                case (.bool, .ints(let ints)): .bool(ints[row] != 0)
-                case (_, .ints(let ints)): .int(ints[row])
-                case (.date, .doubles(let doubles)): .date(Date(timeIntervalSince1970: doubles[row]))
-                case (_, .doubles(let doubles)): .double(doubles[row])
-                case (_, .strings(let strings)): .string(strings[row])
-                case (_, .blobs(let blobs)): .data(blobs[row])
-                case (_, .fixed16(let bytes)): .uuid(id(bytes, at: row))
-                case (_, .toMany): nil
-                }
+        case (.attribute, _):
+            object.values[property] = reader.value(row)
         case (.toOne, .fixed16(let bytes)):
             object.toOne[property - object.entity.attributes.count] = isNull ? nil : id(bytes, at: row)
         case (.toMany, .toMany(_, let ids, let offsets)):

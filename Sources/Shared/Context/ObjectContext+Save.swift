@@ -41,7 +41,7 @@ extension ObjectContext {
 
     func takePendingChanges() -> PendingChanges {
         assertOnQueue()
-        var builder = ChangeSetBuilder()
+        var builder = ChangeSetBuilder(policy: mergePolicy)
         let inserted = insertedOrder.compactMap { registered[$0] }
         let updated = updatedOrder.compactMap { registered[$0] }
         for object in inserted { builder.addInsert(object) }
@@ -50,7 +50,7 @@ extension ObjectContext {
         for id in deletedOrder {
             // Deleted objects are no longer registered; they are kept until the save.
             guard let object = deletedObjects[id] else { continue }
-            builder.addDelete(id, entity: object.entity.name)
+            builder.addDelete(id, entity: object.entity.name, version: object.version)
             deleted.append((id, object))
         }
         let pending = PendingChanges(
@@ -92,6 +92,16 @@ extension ObjectContext {
         assertOnQueue()
         // What was saved is the new baseline for rollback (edits made while the save was in flight included).
         for (id, _) in pending.updated { registered[id]?.committed = nil }
+        if receipt.seq != 0 {
+            // The commit wrote these objects: its sequence number is their version now. Inserts merged into an
+            // existing object may have changed nothing of it, so their version is not known.
+            for id in pending.inserted where receipt.remaps[id] == nil { registered[id]?.version = receipt.seq }
+            for (id, _) in pending.updated { registered[id]?.version = receipt.seq }
+        }
+        for batch in receipt.resolved {
+            // Conflicts the merge policy settled: the stored objects are the saved state now.
+            try? merge(batch, registeringNew: false, overridingChanges: true)
+        }
         guard !receipt.remaps.isEmpty else { return }
         for (from, to) in receipt.remaps {
             guard let object = registered.removeValue(forKey: from) else { continue }

@@ -34,6 +34,14 @@ public final class ObjectContext: @unchecked Sendable {
     private let queue: DispatchQueue
     private let queueKey = DispatchSpecificKey<UInt8>()
     private let identity: WaitGraph.ContextIdentity
+    private let policy = Mutex(MergePolicy.error)
+
+    /// How the root resolves this context's saves of objects that changed in the store since the context read
+    /// them (Core Data's `mergePolicy`); ``MergePolicy/error`` by default. Settable from any thread.
+    public var mergePolicy: MergePolicy {
+        get { policy.withLock { $0 } }
+        set { policy.withLock { $0 = newValue } }
+    }
 
     var registered: [UUID: ManagedObject] = [:]
     var insertedOrder: [UUID] = []

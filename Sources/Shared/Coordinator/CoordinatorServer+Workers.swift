@@ -62,14 +62,16 @@ extension CoordinatorServer {
         ack.jobID = member.save.jobID
         ack.batchIndex = member.save.batchIndex
         switch outcome {
-        case .committed(let seq, let events, let remaps):
+        case .committed(let seq, let events, let remaps, let resolved):
             lastSeq = seq
             ack.seq = seq
             ack.remaps = remaps
+            ack.resolved = resolved
             publish(events)
-        case .committedEmpty(let remaps):
+        case .committedEmpty(let remaps, let resolved):
             ack.seq = 0
             ack.remaps = remaps
+            ack.resolved = resolved
         case .duplicate(let seq):
             ack.seq = seq
             ack.duplicate = true

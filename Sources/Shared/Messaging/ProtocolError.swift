@@ -4,11 +4,16 @@ public struct ProtocolError: Error, CustomStringConvertible, Sendable, Equatable
     public let code: Tributary_V1_ErrorCode
     public let message: String
     public let jobID: UInt64
+    /// For `MERGE_CONFLICT`: the objects in conflict.
+    public let conflicts: [Tributary_V1_Conflict]
 
-    public init(_ code: Tributary_V1_ErrorCode, _ message: String, jobID: UInt64 = 0) {
+    public init(
+        _ code: Tributary_V1_ErrorCode, _ message: String, jobID: UInt64 = 0, conflicts: [Tributary_V1_Conflict] = []
+    ) {
         self.code = code
         self.message = message
         self.jobID = jobID
+        self.conflicts = conflicts
     }
 
     /// The error as sent on the wire.
@@ -17,11 +22,12 @@ public struct ProtocolError: Error, CustomStringConvertible, Sendable, Equatable
             $0.code = code
             $0.message = message
             $0.jobID = jobID
+            $0.conflicts = conflicts
         }
     }
 
     public init(_ wire: Tributary_V1_Error) {
-        self.init(wire.code, wire.message, jobID: wire.jobID)
+        self.init(wire.code, wire.message, jobID: wire.jobID, conflicts: wire.conflicts)
     }
 
     /// The protocol's name for the code, e.g. `UNKNOWN_ENTITY`.
@@ -68,8 +74,9 @@ extension ProtocolError {
             case .historyPruned: .historyPruned
             case .unknownSubscriber: .unknownSubscriber
             case .invalidRequest: .invalidRequest
+            case .mergeConflict: .mergeConflict
             case .sqlite, .incompatibleStore, .locked: .internal
             }
-        self.init(code, error.message, jobID: jobID)
+        self.init(code, error.message, jobID: jobID, conflicts: error.conflicts.map(\.wire))
     }
 }

@@ -834,7 +834,7 @@ public nonisolated struct Tributary_V1_PropertyConflict: Sendable {
   /// Clears the value of `stored`. Subsequent reads from it will return its default value.
   public mutating func clearStored() {self._stored = nil}
 
-  /// the change set's value
+  /// the change set's value (to-many relationships: neither is filled)
   public var yours: Tributary_V1_Value {
     get {_yours ?? Tributary_V1_Value()}
     set {_yours = newValue}
@@ -844,23 +844,12 @@ public nonisolated struct Tributary_V1_PropertyConflict: Sendable {
   /// Clears the value of `yours`. Subsequent reads from it will return its default value.
   public mutating func clearYours() {self._yours = nil}
 
-  /// the value the context read, when the change set carries it (merge policy storeTrump)
-  public var read: Tributary_V1_Value {
-    get {_read ?? Tributary_V1_Value()}
-    set {_read = newValue}
-  }
-  /// Returns true if `read` has been explicitly set.
-  public var hasRead: Bool {self._read != nil}
-  /// Clears the value of `read`. Subsequent reads from it will return its default value.
-  public mutating func clearRead() {self._read = nil}
-
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
   fileprivate var _stored: Tributary_V1_Value? = nil
   fileprivate var _yours: Tributary_V1_Value? = nil
-  fileprivate var _read: Tributary_V1_Value? = nil
 }
 
 public nonisolated struct Tributary_V1_WorkerHello: Sendable {
@@ -2917,7 +2906,7 @@ nonisolated extension Tributary_V1_Conflict: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Tributary_V1_PropertyConflict: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".PropertyConflict"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}stored\0\u{1}yours\0\u{1}read\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}stored\0\u{1}yours\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2928,7 +2917,6 @@ nonisolated extension Tributary_V1_PropertyConflict: SwiftProtobuf.Message, Swif
       case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
       case 2: try { try decoder.decodeSingularMessageField(value: &self._stored) }()
       case 3: try { try decoder.decodeSingularMessageField(value: &self._yours) }()
-      case 4: try { try decoder.decodeSingularMessageField(value: &self._read) }()
       default: break
       }
     }
@@ -2948,9 +2936,6 @@ nonisolated extension Tributary_V1_PropertyConflict: SwiftProtobuf.Message, Swif
     try { if let v = self._yours {
       try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
     } }()
-    try { if let v = self._read {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
-    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2958,7 +2943,6 @@ nonisolated extension Tributary_V1_PropertyConflict: SwiftProtobuf.Message, Swif
     if lhs.name != rhs.name {return false}
     if lhs._stored != rhs._stored {return false}
     if lhs._yours != rhs._yours {return false}
-    if lhs._read != rhs._read {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -12,6 +12,12 @@ final class ChangeSetMerger {
     private let insertionOrder: [String: Int]
     private var statements: [String: SQLiteStatement] = [:]
     private var deletePlans: [String: DeletePlan] = [:]
+    /// The version the change set being applied gives every object it writes: its commit's sequence number.
+    var version: Int64 = 0
+    /// How the change set being applied resolves conflicts.
+    var policy = MergePolicy.error
+    /// The change set's rows in conflict: by batch position, row → the stored version (0: deleted in the store).
+    var conflicts: [Int: [Int: UInt64]] = [:]
 
     /// The SQL of deleting an object of one entity, built once: the row, the references to clear, and a query per
     /// relationship whose delete rule is not nullify.
@@ -34,15 +40,28 @@ final class ChangeSetMerger {
         statements.removeAll()
     }
 
-    /// Applies `changeSet` in `db`'s open transaction.
-    /// - Throws: ``StoreError`` naming the entity, attribute or row at fault; the caller rolls back.
-    func apply(_ changeSet: Tributary_V1_ChangeSet, in db: Database) throws -> MergeResult {
+    /// Applies `changeSet` in `db`'s open transaction, giving each object it writes `version`.
+    ///
+    /// Rows of updates and deletes that carry the version their context read are checked first: a row whose object
+    /// has another version now is a conflict, resolved by the change set's merge policy (see ``MergePolicy``).
+    /// - Throws: ``StoreError`` naming the entity, attribute or row at fault, or `mergeConflict` listing the
+    ///   conflicts under the error policy; the caller rolls back.
+    func apply(_ changeSet: Tributary_V1_ChangeSet, version: UInt64, in db: Database) throws -> MergeResult {
         guard let connection = db.sqliteConnection else {
             throw StoreError(.sqlite, "the store connection is closed")
         }
+        self.version = Int64(clamping: version)
+        policy = try MergePolicy(wire: changeSet.mergePolicy)
         var batches: [(position: Int, reader: EntityBatchReader)] = []
         for (position, batch) in changeSet.batches.enumerated() {
             batches.append((position, try EntityBatchReader(batch, model: model)))
+        }
+        conflicts = try findConflicts(batches, connection: connection)
+        defer { conflicts = [:] }
+        if !conflicts.isEmpty && policy == .error {
+            let described = try describeConflicts(batches, in: db)
+            throw StoreError(
+                .mergeConflict, MergeConflictError(conflicts: described).description, conflicts: described)
         }
         // Sorted by operation, then destinations first, then wire order (Swift's sort is not stable).
         batches.sort { lhs, rhs in
@@ -54,8 +73,8 @@ final class ChangeSetMerger {
         for (position, batch) in batches {
             switch batch.operation {
             case .insert: try insert(batch, position: position, connection: connection, result: &result)
-            case .update: try update(batch, connection: connection, result: &result)
-            case .delete: try delete(batch, connection: connection, result: &result)
+            case .update: try update(batch, position: position, connection: connection, result: &result)
+            case .delete: try delete(batch, position: position, connection: connection, result: &result)
             }
         }
         return result
@@ -79,7 +98,8 @@ final class ChangeSetMerger {
         for row in 0..<batch.rows {
             let proposed = batch.id(row)
             statement.bind(1, uuid: proposed)
-            try bindScalars(batch, row: row, into: statement, from: 2, result: result)
+            statement.bind(2, version)
+            try bindScalars(batch, row: row, into: statement, from: 3, result: result)
             guard try statement.step() else {
                 statement.reset()
                 throw StoreError(.sqlite, "upsert into '\(entity.name)' returned no row", sql: statement.sql)
@@ -114,8 +134,8 @@ final class ChangeSetMerger {
     static func upsertSQL(_ batch: EntityBatchReader) -> String {
         let entity = batch.entity
         let names = batch.scalarColumns.map(\.name)
-        let columns = (["id"] + names).map(SQL.quote).joined(separator: ", ")
-        var sql = "INSERT INTO \(SQL.quote(entity.name)) (\(columns)) VALUES (\(SQL.placeholders(names.count + 1)))"
+        let columns = (["id", "_version"] + names).map(SQL.quote).joined(separator: ", ")
+        var sql = "INSERT INTO \(SQL.quote(entity.name)) (\(columns)) VALUES (\(SQL.placeholders(names.count + 2)))"
         for constraint in entity.uniqueness where constraint.allSatisfy(names.contains) {
             let updated = names.filter { !constraint.contains($0) }
             sql += " ON CONFLICT (\(constraint.map(SQL.quote).joined(separator: ", "))) DO UPDATE SET "
@@ -125,34 +145,51 @@ final class ChangeSetMerger {
             } else {
                 sql +=
                     (updated.map { "\(SQL.quote($0)) = excluded.\(SQL.quote($0))" } + [
-                        "\"_version\" = \"_version\" + 1"
+                        "\"_version\" = excluded.\"_version\""
                     ])
                     .joined(separator: ", ")
             }
         }
-        let all = names.map { "\(SQL.quote($0)) = excluded.\(SQL.quote($0))" } + ["\"_version\" = \"_version\" + 1"]
+        let all =
+            names.map { "\(SQL.quote($0)) = excluded.\(SQL.quote($0))" } + ["\"_version\" = excluded.\"_version\""]
         sql += " ON CONFLICT (\"id\") DO UPDATE SET \(all.joined(separator: ", ")) RETURNING \"id\""
         return sql
     }
 
     // MARK: - Updates
 
-    private func update(_ batch: EntityBatchReader, connection: OpaquePointer, result: inout MergeResult) throws {
+    private func update(
+        _ batch: EntityBatchReader, position: Int, connection: OpaquePointer, result: inout MergeResult
+    ) throws {
         let entity = batch.entity
-        let assignments = batch.scalarColumns.map { "\(SQL.quote($0.name)) = ?" } + ["\"_version\" = \"_version\" + 1"]
-        let statement = try statement(
-            connection,
-            "UPDATE \(SQL.quote(entity.name)) SET \(assignments.joined(separator: ", ")) WHERE \"id\" = ?")
-        let idIndex = Int32(batch.scalarColumns.count + 1)
+        let statement = try statement(connection, Self.updateSQL(entity, columns: batch.scalarColumns.map(\.name)))
+        let versionIndex = Int32(batch.scalarColumns.count + 1)
         var updated = Data()
+        let conflicted = conflicts[position] ?? [:]
         for row in 0..<batch.rows {
             let id = result.resolve(batch.id(row))
-            try bindScalars(batch, row: row, into: statement, from: 1, result: result)
-            statement.bind(idIndex, uuid: id)
-            try statement.execute()
-            guard statement.changes > 0 else {
-                throw StoreError(
-                    .constraint, "update of \(ObjectID(entity: entity.name, uuid: id)), which does not exist")
+            if let stored = conflicted[row] {
+                let outcome = try resolveUpdate(batch, row: row, id: id, stored: stored, connection: connection)
+                if stored != 0 { result.resolved[entity.name, default: []].append(id) }
+                switch outcome {
+                case .skipped:
+                    result.unchangedRows[position, default: []].append(row)
+                    continue
+                case .written(let partially):
+                    if partially {
+                        result.unchangedRows[position, default: []].append(row)
+                        result.rewritten.insert(id)
+                    }
+                }
+            } else {
+                try bindScalars(batch, row: row, into: statement, from: 1, result: result)
+                statement.bind(versionIndex, version)
+                statement.bind(versionIndex + 1, uuid: id)
+                try statement.execute()
+                guard statement.changes > 0 else {
+                    throw StoreError(
+                        .constraint, "update of \(ObjectID(entity: entity.name, uuid: id)), which does not exist")
+                }
             }
             for column in batch.toManyColumns {
                 try replaceToMany(
@@ -163,13 +200,30 @@ final class ChangeSetMerger {
         result.withChanges(of: entity.name) { $0.updated.append(updated) }
     }
 
+    static func updateSQL(_ entity: Entity, columns: [String]) -> String {
+        let assignments = columns.map { "\(SQL.quote($0)) = ?" } + ["\"_version\" = ?"]
+        return "UPDATE \(SQL.quote(entity.name)) SET \(assignments.joined(separator: ", ")) WHERE \"id\" = ?"
+    }
+
     // MARK: - Deletes
 
     /// Deletes the batch's objects, applying each relationship's delete rule: `deny` refuses the change set while
     /// the relationship points to an object, `cascade` deletes the destinations too (their own rules apply), and
     /// every reference to a deleted object is cleared (nullify).
-    private func delete(_ batch: EntityBatchReader, connection: OpaquePointer, result: inout MergeResult) throws {
-        var pending: [(Entity, UUID)] = (0..<batch.rows).map { (batch.entity, result.resolve(batch.id($0))) }
+    private func delete(
+        _ batch: EntityBatchReader, position: Int, connection: OpaquePointer, result: inout MergeResult
+    ) throws {
+        let conflicted = conflicts[position] ?? [:]
+        var pending: [(Entity, UUID)] = []
+        for row in 0..<batch.rows {
+            let id = result.resolve(batch.id(row))
+            // Store trump and rollback keep an object the store changed since it was read: the delete loses.
+            if let stored = conflicted[row], policy == .storeTrump || policy == .rollback {
+                if stored != 0 { result.resolved[batch.entity.name, default: []].append(id) }
+                continue
+            }
+            pending.append((batch.entity, id))
+        }
         var index = 0
         while index < pending.count {
             let (entity, id) = pending[index]
@@ -241,7 +295,7 @@ final class ChangeSetMerger {
                 } else {
                     let column = SQL.quote(relationship.name)
                     clear.append(
-                        "UPDATE \(SQL.quote(source.name)) SET \(column) = NULL, \"_version\" = \"_version\" + 1 WHERE \(column) = ?"
+                        "UPDATE \(SQL.quote(source.name)) SET \(column) = NULL, \"_version\" = ?2 WHERE \(column) = ?1"
                     )
                 }
             }
@@ -254,6 +308,7 @@ final class ChangeSetMerger {
 
     private func execute(_ statement: SQLiteStatement, _ id: UUID) throws {
         statement.bind(1, uuid: id)
+        if statement.parameterCount >= 2 { statement.bind(2, version) }
         try statement.execute()
     }
 
@@ -265,26 +320,33 @@ final class ChangeSetMerger {
     ) throws {
         var index = first
         for column in batch.scalarColumns {
-            defer { index += 1 }
-            if column.isNull(row) {
-                statement.bindNull(index)
-                continue
+            bindScalar(column, row: row, into: statement, at: index, result: result)
+            index += 1
+        }
+    }
+
+    /// Binds row `row` of an attribute or to-one column (relationship targets follow this change set's remaps).
+    func bindScalar(
+        _ column: ColumnReader, row: Int, into statement: SQLiteStatement, at index: Int32, result: MergeResult
+    ) {
+        if column.isNull(row) {
+            statement.bindNull(index)
+            return
+        }
+        switch column.values {
+        case .ints(let values): statement.bind(index, values[row])
+        case .doubles(let values): statement.bind(index, values[row])
+        case .strings(let values): statement.bind(index, values[row])
+        case .blobs(let values): statement.bind(index, bytes: values[row])
+        case .fixed16(let values):
+            let id = UUID(bytes: values, at: values.startIndex + row * 16)
+            if case .toOne = column.target {
+                statement.bind(index, uuid: result.resolve(id))
+            } else {
+                statement.bind(index, uuid: id)
             }
-            switch column.values {
-            case .ints(let values): statement.bind(index, values[row])
-            case .doubles(let values): statement.bind(index, values[row])
-            case .strings(let values): statement.bind(index, values[row])
-            case .blobs(let values): statement.bind(index, bytes: values[row])
-            case .fixed16(let values):
-                let id = UUID(bytes: values, at: values.startIndex + row * 16)
-                if case .toOne = column.target {
-                    statement.bind(index, uuid: result.resolve(id))
-                } else {
-                    statement.bind(index, uuid: id)
-                }
-            case .toMany:
-                preconditionFailure("to-many columns are not scalar")
-            }
+        case .toMany:
+            preconditionFailure("to-many columns are not scalar")
         }
     }
 
@@ -308,7 +370,7 @@ final class ChangeSetMerger {
         }
     }
 
-    private func statement(_ connection: OpaquePointer, _ sql: String) throws -> SQLiteStatement {
+    func statement(_ connection: OpaquePointer, _ sql: String) throws -> SQLiteStatement {
         if let cached = statements[sql] { return cached }
         // Column order and sets come from peers, so the number of distinct statements is bounded here.
         if statements.count >= Self.maximumCachedStatements { finalizeStatements() }

@@ -27,6 +27,28 @@ struct ColumnReader {
     @inline(__always)
     func isNull(_ row: Int) -> Bool { NullBitmap.isNull(nulls, row: row) }
 
+    /// Row `row`'s value as an attribute value (a to-one relationship's destination as `.uuid`); nil for NULL and
+    /// for to-many columns.
+    func value(_ row: Int) -> AttributeValue? {
+        guard !isNull(row) else { return nil }
+        let type: AttributeType
+        switch target {
+        case .attribute(let attribute): type = attribute.type
+        case .toOne: type = .uuid
+        case .toMany: return nil
+        }
+        switch (type, values) {
+        case (.bool, .ints(let ints)): return .bool(ints[row] != 0)
+        case (_, .ints(let ints)): return .int(ints[row])
+        case (.date, .doubles(let doubles)): return .date(Date(timeIntervalSince1970: doubles[row]))
+        case (_, .doubles(let doubles)): return .double(doubles[row])
+        case (_, .strings(let strings)): return .string(strings[row])
+        case (_, .blobs(let blobs)): return .data(blobs[row])
+        case (_, .fixed16(let bytes)): return .uuid(UUID(bytes: bytes, at: bytes.startIndex + row * 16))
+        case (_, .toMany): return nil
+        }
+    }
+
     /// Validates a wire column against the entity and the batch's row count.
     init(_ column: Tributary_V1_Column, entity: Entity, rows: Int) throws {
         name = column.name

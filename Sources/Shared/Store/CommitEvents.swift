@@ -30,7 +30,7 @@ public struct CommitEvents: Sendable {
     /// Builds the events of commit `seq` from the change set as received and what the merge did to it.
     static func make(
         seq: UInt64, at time: Double, origin: Tributary_V1_Origin, changeSet: Tributary_V1_ChangeSet,
-        result: MergeResult, model: Model
+        result: MergeResult, resolved: [Tributary_V1_EntityBatch] = [], model: Model
     ) throws -> CommitEvents {
         var parts: [(entity: String, body: Data)] = []
         for (name, changes) in result.entities where !changes.isEmpty {
@@ -43,6 +43,10 @@ public struct CommitEvents: Sendable {
             part.updatedIds = changes.updated
             part.deletedIds = changes.deleted
             part.values = values(of: name, in: changeSet, result: result, model: model)
+            if !result.rewritten.isEmpty {
+                part.values += resolved.filter { $0.entity == name }.map { $0.keepingRows(in: result.rewritten) }
+                    .filter { !$0.ids.isEmpty }
+            }
             parts.append((name, try part.serializedData()))
         }
         var summary = Tributary_V1_CommitSummary()
@@ -63,6 +67,9 @@ public struct CommitEvents: Sendable {
         for (position, batch) in changeSet.batches.enumerated()
         where batch.entity == entity && batch.operation != .delete {
             var batch = batch
+            // What the context read is not news to subscribers.
+            if !batch.versions.isEmpty { batch.versions = [] }
+            if !batch.originals.isEmpty { batch.originals = [] }
             if let unchanged = result.unchangedRows[position] {
                 guard unchanged.count < batch.ids.count / 16 else { continue }
                 batch = batch.removingRows(Set(unchanged))
@@ -94,6 +101,17 @@ public struct CommitEvents: Sendable {
 }
 
 extension Tributary_V1_EntityBatch {
+    /// This batch with only the rows whose ids are in `kept`.
+    func keepingRows(in kept: Set<UUID>) -> Tributary_V1_EntityBatch {
+        let rows = ids.count / 16
+        let removed = (0..<rows).filter { !kept.contains(UUID(bytes: ids, at: ids.startIndex + $0 * 16)) }
+        var batch = removingRows(Set(removed))
+        if !versions.isEmpty {
+            batch.versions = (0..<rows).filter { !removed.contains($0) }.map { versions[$0] }
+        }
+        return batch
+    }
+
     /// This batch without the given rows (every column, its nulls and, for to-many columns, their ids).
     func removingRows(_ removed: Set<Int>) -> Tributary_V1_EntityBatch {
         let rows = ids.count / 16

@@ -25,6 +25,11 @@ struct EntityBatchReader {
     let toManyColumns: [ColumnReader]
     /// Whether an insert carries columns beyond its uniqueness keys, so a merged duplicate counts as an update.
     let hasNonKeyColumns: Bool
+    /// Updates and deletes: the version each row's object had when the context read it (0: not read). Empty when
+    /// the batch carries none.
+    let versions: [UInt64]
+    /// Updates under the store-trump policy: the values the context read, by column name.
+    let originals: [String: ColumnReader]
 
     init(_ batch: Tributary_V1_EntityBatch, model: Model) throws {
         guard let entity = model.entity(named: batch.entity) else {
@@ -59,10 +64,32 @@ struct EntityBatchReader {
         }
         scalarColumns = scalar
         toManyColumns = toMany
+        guard batch.versions.isEmpty || batch.versions.count == rows else {
+            throw StoreError(
+                .wrongType, "a '\(entity.name)' batch has \(batch.versions.count) versions for its \(rows) rows")
+        }
+        if operation == .insert && batch.versions.contains(where: { $0 != 0 }) {
+            throw StoreError(.wrongType, "an insert batch of '\(entity.name)' carries versions; new objects have none")
+        }
+        versions = batch.versions
+        var originals: [String: ColumnReader] = [:]
+        for column in batch.originals {
+            guard operation == .update, seen.contains(column.name), originals[column.name] == nil else {
+                throw StoreError(
+                    .wrongType,
+                    "original column '\(entity.name).\(column.name)' does not match a column of its update batch")
+            }
+            originals[column.name] = try ColumnReader(column, entity: entity, rows: rows)
+        }
+        self.originals = originals
         let keys = Set(entity.uniqueness.flatMap { $0 })
         hasNonKeyColumns = batch.columns.contains { !keys.contains($0.name) }
     }
 
     @inline(__always)
     func id(_ row: Int) -> UUID { UUID(bytes: ids, at: ids.startIndex + row * 16) }
+
+    /// The version row `row`'s object had when read, 0 when unknown.
+    @inline(__always)
+    func version(_ row: Int) -> UInt64 { versions.isEmpty ? 0 : versions[row] }
 }

@@ -21,6 +21,12 @@ struct MergeResult {
     /// Rows of insert batches (by position in the change set) that found their existing object and set nothing
     /// else: they changed nothing, so the didSave values leave them out.
     var unchangedRows: [Int: [Int]] = [:]
+    /// Objects in conflict that the merge policy resolved and that still exist, per entity: the save's answer
+    /// carries their stored values, so the context takes them.
+    var resolved: [String: [UUID]] = [:]
+    /// Resolved objects written with only some of the change set's values (store trump): the didSave carries their
+    /// stored rows instead of the change set's.
+    var rewritten: Set<UUID> = []
 
     mutating func withChanges(of entity: String, _ body: (inout EntityChanges) -> Void) {
         if let index = entities.firstIndex(where: { $0.name == entity }) {

@@ -3,11 +3,13 @@ import GRDB
 
 /// What became of a save sent to the root.
 public enum SaveOutcome: Sendable {
-    /// Merged and committed as `seq`; `events` is what to publish on the feed.
-    case committed(seq: UInt64, events: CommitEvents, remaps: [Tributary_V1_IDRemap])
+    /// Merged and committed as `seq`; `events` is what to publish on the feed. `resolved` holds the stored rows of
+    /// the objects whose conflicts the merge policy resolved.
+    case committed(
+        seq: UInt64, events: CommitEvents, remaps: [Tributary_V1_IDRemap], resolved: [Tributary_V1_EntityBatch])
     /// Committed, but changed nothing in the store, so no sequence number was used. Inserts may still have
     /// merged into existing objects (find-or-create of objects that exist): `remaps` says which.
-    case committedEmpty(remaps: [Tributary_V1_IDRemap])
+    case committedEmpty(remaps: [Tributary_V1_IDRemap], resolved: [Tributary_V1_EntityBatch])
     /// This (job, batch) had been applied before; nothing was applied again.
     case duplicate(seq: UInt64)
 
@@ -50,7 +52,7 @@ extension RootStore {
             var results: [Result<SaveOutcome, any Error>] = []
             results.reserveCapacity(saves.count)
             for (save, worker) in saves {
-                var outcome = SaveOutcome.committedEmpty(remaps: [])
+                var outcome = SaveOutcome.committedEmpty(remaps: [], resolved: [])
                 do {
                     try db.inSavepoint {
                         outcome = try Self.apply(save, from: worker, in: db, merger: writer.merger, model: model)
@@ -76,7 +78,16 @@ extension RootStore {
             case .held(let batch, let done): lease = (batch, done)
             }
         }
-        let result = try merger.apply(save.changes, in: db)
+        // Every object the save writes gets the commit's sequence number as its version.
+        let seq = try lastSequenceNumber(db) + 1
+        let result = try merger.apply(save.changes, version: seq, in: db)
+        var resolved: [Tributary_V1_EntityBatch] = []
+        for (name, ids) in result.resolved.sorted(by: { $0.key < $1.key }) {
+            guard let entity = model.entity(named: name) else { continue }
+            var batch = try ObjectRows.read(entity, ids: ids, in: db)
+            batch.operation = .update
+            if !batch.ids.isEmpty { resolved.append(batch) }
+        }
         let remaps = result.remaps.map { entity, pair in
             Tributary_V1_IDRemap.with {
                 $0.entity = entity
@@ -84,10 +95,9 @@ extension RootStore {
                 $0.toIds = pair.to
             }
         }
-        var outcome = SaveOutcome.committedEmpty(remaps: remaps)
+        var outcome = SaveOutcome.committedEmpty(remaps: remaps, resolved: resolved)
         let now = Date().timeIntervalSince1970
         if result.entities.contains(where: { !$0.changes.isEmpty }) {
-            let seq = try lastSequenceNumber(db) + 1
             let origin = Tributary_V1_Origin.with {
                 $0.workerID = worker
                 $0.jobID = save.jobID
@@ -95,7 +105,8 @@ extension RootStore {
                 $0.batchIndex = save.batchIndex
             }
             let events = try CommitEvents.make(
-                seq: seq, at: now, origin: origin, changeSet: save.changes, result: result, model: model)
+                seq: seq, at: now, origin: origin, changeSet: save.changes, result: result, resolved: resolved,
+                model: model)
             try db.cachedStatement(
                 sql: """
                     INSERT INTO tributary_history (seq, job_id, attempt, batch_index, worker, committed_at, record)
@@ -105,7 +116,7 @@ extension RootStore {
                 Int64(seq), jobID == 0 ? nil : jobID, Int64(save.attempt), Int64(save.batchIndex), worker, now,
                 events.record,
             ])
-            outcome = .committed(seq: seq, events: events, remaps: remaps)
+            outcome = .committed(seq: seq, events: events, remaps: remaps, resolved: resolved)
         }
         if jobID != 0, let lease {
             try db.cachedStatement(

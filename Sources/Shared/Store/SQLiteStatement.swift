@@ -35,6 +35,8 @@ final class SQLiteStatement {
     // MARK: - Binding (1-based indexes, as in sqlite3_bind_*)
 
     func bindNull(_ index: Int32) { sqlite3_bind_null(handle, index) }
+    /// How many parameters the statement takes.
+    var parameterCount: Int32 { sqlite3_bind_parameter_count(handle) }
     func bind(_ index: Int32, _ value: Int64) { sqlite3_bind_int64(handle, index, value) }
     func bind(_ index: Int32, _ value: Double) { sqlite3_bind_double(handle, index, value) }
 
@@ -90,6 +92,25 @@ final class SQLiteStatement {
         var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: UnsafeRawBufferPointer(start: pointer, count: 16)) }
         return UUID(uuid: value)
+    }
+
+    /// The integer in column `index` of the current row.
+    func int64(column index: Int32) -> Int64 { sqlite3_column_int64(handle, index) }
+
+    /// The value in column `index` of the current row, copied (for the rare paths that compare stored values).
+    func databaseValue(column index: Int32) -> DatabaseValue {
+        switch sqlite3_column_type(handle, index) {
+        case SQLITE_INTEGER: return sqlite3_column_int64(handle, index).databaseValue
+        case SQLITE_FLOAT: return sqlite3_column_double(handle, index).databaseValue
+        case SQLITE_TEXT:
+            guard let text = sqlite3_column_text(handle, index) else { return .null }
+            return String(cString: text).databaseValue
+        case SQLITE_BLOB:
+            let count = Int(sqlite3_column_bytes(handle, index))
+            guard count > 0, let pointer = sqlite3_column_blob(handle, index) else { return Data().databaseValue }
+            return Data(bytes: pointer, count: count).databaseValue
+        default: return .null
+        }
     }
 
     /// Rows changed by the last statement on this connection.

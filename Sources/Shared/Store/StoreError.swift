@@ -22,6 +22,8 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
         case unknownSubscriber
         /// A request names a position or value the store cannot have (a sequence number beyond the last commit).
         case invalidRequest
+        /// A change set under the error merge policy changed objects changed in the store since it read them.
+        case mergeConflict
     }
 
     public let code: Code
@@ -31,12 +33,17 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
     public let sql: String?
     /// SQLite's result code, when SQLite reported the error.
     public let sqliteCode: Int32?
+    /// The conflicts, for ``Code/mergeConflict``.
+    public let conflicts: [MergeConflict]
 
-    public init(_ code: Code, _ message: String, sql: String? = nil, sqliteCode: Int32? = nil) {
+    public init(
+        _ code: Code, _ message: String, sql: String? = nil, sqliteCode: Int32? = nil, conflicts: [MergeConflict] = []
+    ) {
         self.code = code
         self.message = message
         self.sql = sql
         self.sqliteCode = sqliteCode
+        self.conflicts = conflicts
     }
 
     public var description: String {

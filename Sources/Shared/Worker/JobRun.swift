@@ -101,6 +101,11 @@ public final class JobRun: ChangeSetParent {
         } catch let error as ProtocolError where error.code == .jobCancelled {
             cancel()
             throw JobCancelled(jobID: jobID)
+        } catch let error as ProtocolError where error.code == .mergeConflict {
+            // Refused whole: the batch index was not used, and the next save (after the handler refreshed its
+            // objects or chose another merge policy) takes it.
+            progress.withLock { if $0.nextBatch == message.batchIndex + 1 { $0.nextBatch = message.batchIndex } }
+            throw MergeConflictError(conflicts: error.conflicts.map(MergeConflict.init(wire:)))
         }
         guard case .saveAck(let ack) = reply.body else {
             throw ProtocolError(.unknownMessage, "the coordinator answered a save with something other than SaveAck")
