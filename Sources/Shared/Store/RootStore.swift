@@ -37,6 +37,7 @@ public final class RootStore: Sendable {
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
         configuration.prepareDatabase { db in
+            FetchPredicate.registerSQLFunctions(in: db)
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
             // Secondary indexes take inserts in random order; a cache that holds their hot pages keeps a large
             // import from re-reading them (measured: the 1M-row benchmark). Only the writer gets 64 MiB; readers

@@ -1,0 +1,17 @@
+/// One key of a fetch's order (Core Data's `NSSortDescriptor`): an attribute or to-one relationship of the fetched
+/// entity, ascending or descending.
+///
+/// NULL sorts first ascending and last descending; strings sort by their UTF-8 bytes, data and ids by their bytes.
+/// Objects equal on every key are ordered by id.
+public struct FetchSort: Sendable, Hashable {
+    /// The attribute or to-one relationship sorted by.
+    public var key: String
+    /// Whether smaller values come first.
+    public var ascending: Bool
+
+    /// Sorts by `key`, ascending unless told otherwise.
+    public init(_ key: String, ascending: Bool = true) {
+        self.key = key
+        self.ascending = ascending
+    }
+}
