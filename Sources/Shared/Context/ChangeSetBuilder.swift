@@ -95,6 +95,16 @@ struct ChangeSetBuilder {
         return batch
     }
 
+    /// Whole objects as stored rows: every attribute and relationship, with versions (a parent context's answer
+    /// to a child's fetch).
+    static func storedRows(of entity: Entity, _ objects: [ManagedObject]) -> Tributary_V1_EntityBatch {
+        let all = Array(repeating: true, count: entity.attributes.count + entity.relationships.count)
+        var batch = Self.batch(
+            GroupKey(entity: entity.name, operation: .insert, properties: all), entity: entity, objects: objects)
+        batch.versions = objects.map(\.version)
+        return batch
+    }
+
     /// The values the objects had when read (their committed snapshot), for the batch's attribute and to-one
     /// columns: the store-trump policy compares them with the stored ones.
     private static func originals(_ key: GroupKey, entity: Entity, objects: [ManagedObject]) -> [Tributary_V1_Column] {

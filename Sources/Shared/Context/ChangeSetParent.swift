@@ -5,6 +5,17 @@ import Foundation
 public protocol ChangeSetParent: Sendable {
     /// Applies a change set and reports what the parent made of it.
     func save(_ changes: Tributary_V1_ChangeSet) async throws -> SaveReceipt
+
+    /// Answers a child's fetch as the parent sees the store (a parent context: with its own unsaved changes),
+    /// leaving out the objects in `exclude_ids`. Called on the child's queue, and blocks it until answered.
+    func fetch(_ request: Tributary_V1_FetchRequest) throws -> Tributary_V1_FetchReply
+}
+
+extension ChangeSetParent {
+    /// A parent that cannot read the store: every fetch is refused.
+    public func fetch(_ request: Tributary_V1_FetchRequest) throws -> Tributary_V1_FetchReply {
+        throw ContextError(.unsupported, "this context's parent (\(type(of: self))) cannot answer fetches")
+    }
 }
 
 /// The parent's answer to a save.
@@ -48,6 +59,10 @@ public struct LocalRootParent: ChangeSetParent {
         self.store = store
     }
 
+    public func fetch(_ request: Tributary_V1_FetchRequest) throws -> Tributary_V1_FetchReply {
+        try store.fetch(request)
+    }
+
     public func save(_ changes: Tributary_V1_ChangeSet) async throws -> SaveReceipt {
         var save = Tributary_V1_SaveChanges()
         save.changes = changes
@@ -81,6 +96,26 @@ extension ObjectContext: ChangeSetParent {
         try await perform { context in
             try context.absorb(changes)
             return SaveReceipt(seq: 0)
+        }
+    }
+
+    /// A child's fetch: answered on this context's queue with its own unsaved changes in, so the child sees what
+    /// it would see after this context's save.
+    public func fetch(_ request: Tributary_V1_FetchRequest) throws -> Tributary_V1_FetchReply {
+        try performAndWait {
+            let (objects, count) = try resolveFetch(request)
+            var reply = Tributary_V1_FetchReply()
+            reply.count = UInt64(count)
+            switch request.resultType {
+            case .count: break
+            case .ids:
+                reply.objects.entity = request.entity
+                for object in objects { object.objectID.uuid.append(to: &reply.objects.ids) }
+            case .objects, .UNRECOGNIZED:
+                try objects.filter(\.isFault).forEach { try $0.fulfillFault() }
+                reply.objects = ChangeSetBuilder.storedRows(of: try requireEntity(request.entity), objects)
+            }
+            return reply
         }
     }
 }

@@ -1,7 +1,9 @@
 /// A misuse of a context or an object: an unknown entity or property, a value of the wrong type.
 public struct ContextError: Error, CustomStringConvertible, Sendable, Equatable {
     public enum Code: String, Sendable {
-        case unknownEntity, unknownProperty, wrongType, missingRequiredValue, noUniqueness, waitCycle
+        case unknownEntity, unknownProperty, wrongType, missingRequiredValue, noUniqueness, waitCycle, noParent
+        /// The context's parent cannot answer a fetch, or cannot take a save (a view context's).
+        case unsupported
     }
 
     public let code: Code

@@ -16,6 +16,10 @@ public final class ManagedObject {
     /// The store version the context last read or saved the object at (the sequence number of the commit that
     /// last wrote it); 0 when unknown, and then its saves are not checked for conflicts. See ``MergePolicy``.
     public internal(set) var version: UInt64 = 0
+    /// Whether the object is a stand-in whose stored values were not loaded (Core Data's fault): made by
+    /// ``ObjectContext/object(with:)`` for an object the context did not hold. Reading a property loads them
+    /// from the context's parent once; setting one does not (the change saves as an update either way).
+    public internal(set) var isFault = false
 
     weak var context: ObjectContext?
     /// Attribute values by attribute index; nil is NULL or never set.
@@ -53,9 +57,18 @@ public final class ManagedObject {
 
     // MARK: - Attributes
 
-    /// The value of an attribute, nil when NULL.
+    /// The value of an attribute, nil when NULL. Reading a fault loads its stored values first.
+    /// - Throws: ``ContextError`` for an unknown attribute; what the parent's fetch threw when loading a fault.
     public func value(_ name: String) throws -> AttributeValue? {
-        values[try attributeIndex(name)]
+        let index = try attributeIndex(name)
+        try fulfillFault()
+        return values[index]
+    }
+
+    /// Loads a fault's stored values from its context's parent.
+    func fulfillFault() throws {
+        guard isFault, let context else { return }
+        try context.loadStoredValues(of: [self])
     }
 
     /// Sets an attribute, checking the value's type.
@@ -91,12 +104,14 @@ public final class ManagedObject {
     /// The destination of a to-one relationship.
     public func destination(_ name: String) throws -> ObjectID? {
         let (index, relationship) = try relationshipIndex(name, toMany: false)
+        try fulfillFault()
         return toOne[index].map { ObjectID(entity: relationship.destination, uuid: $0) }
     }
 
     /// The destinations of a to-many relationship.
     public func destinations(_ name: String) throws -> [ObjectID] {
         let (index, relationship) = try relationshipIndex(name, toMany: true)
+        try fulfillFault()
         return toMany[index].map { ObjectID(entity: relationship.destination, uuid: $0) }
     }
 

@@ -23,6 +23,7 @@ extension ObjectContext {
     func merge(_ batch: Tributary_V1_EntityBatch, registeringNew: Bool, overridingChanges: Bool = false) throws {
         let (entity, rows, columns) = try prepare(batch)
         let versions = batch.versions.count == rows ? batch.versions : []
+        let isComplete = Set(columns.map(\.property)).count == entity.attributes.count + entity.relationships.count
         for row in 0..<rows {
             let id = UUID(bytes: batch.ids, at: batch.ids.startIndex + row * 16)
             let object: ManagedObject
@@ -32,15 +33,34 @@ extension ObjectContext {
                 guard registeringNew else { continue }
                 object = ManagedObject(
                     id: ObjectID(entity: entity.name, uuid: id), entity: entity, isInserted: false, context: self)
+                object.isFault = !isComplete
                 registered[id] = object
             }
             for column in columns where overridingChanges || !object.changed[column.property] {
                 column.apply(row: row, to: object)
             }
             if !versions.isEmpty { object.version = versions[row] }
+            if isComplete { object.isFault = false }
             // Merged values are saved values: a later rollback returns to them.
             if object.committed != nil { object.committed = (object.values, object.toOne, object.toMany) }
             indexUniqueness(of: object)
+        }
+    }
+
+    /// The objects of a batch of stored rows, not registered (a fetch's candidates). A batch without columns (ids
+    /// only) gives faults.
+    func transientObjects(from batch: Tributary_V1_EntityBatch) throws -> [ManagedObject] {
+        guard !batch.ids.isEmpty else { return [] }
+        let (entity, rows, columns) = try prepare(batch)
+        let versions = batch.versions.count == rows ? batch.versions : []
+        return (0..<rows).map { row in
+            let id = UUID(bytes: batch.ids, at: batch.ids.startIndex + row * 16)
+            let object = ManagedObject(
+                id: ObjectID(entity: entity.name, uuid: id), entity: entity, isInserted: false, context: self)
+            for column in columns { column.apply(row: row, to: object) }
+            if !versions.isEmpty { object.version = versions[row] }
+            object.isFault = columns.isEmpty
+            return object
         }
     }
 

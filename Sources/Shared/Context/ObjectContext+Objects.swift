@@ -44,12 +44,14 @@ extension ObjectContext {
         return object
     }
 
-    /// The object with `id`: the registered one, or an empty stand-in whose changes save as updates
-    /// (Core Data's `object(with:)` fault).
+    /// The object with `id` (Core Data's `object(with:)`): the registered one, or a fault — a stand-in that loads
+    /// its stored values from the parent when a property is first read, and whose changes save as updates. This is
+    /// how an id fetched in one context becomes an object in another.
     public func object(with id: ObjectID) throws -> ManagedObject {
         assertOnQueue()
         if let object = registered[id.uuid] { return object }
         let object = ManagedObject(id: id, entity: try requireEntity(id.entity), isInserted: false, context: self)
+        object.isFault = true
         registered[id.uuid] = object
         return object
     }

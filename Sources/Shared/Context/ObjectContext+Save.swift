@@ -15,7 +15,7 @@ extension ObjectContext {
     /// Saves, sending an empty change set when nothing changed (a job's completion must reach the root).
     func save(evenIfEmpty: Bool) async throws -> SaveReceipt {
         guard let parent else {
-            throw ContextError(.unknownEntity, "context '\(name)' has no parent to save to")
+            throw ContextError(.noParent, "context '\(name)' has no parent to save to")
         }
         let pending = try await perform { context in context.takePendingChanges() }
         if pending.changeSet.batches.isEmpty && !evenIfEmpty { return SaveReceipt(seq: 0) }

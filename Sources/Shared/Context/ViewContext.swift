@@ -5,7 +5,9 @@ import Foundation
 /// then merges every later commit of those entities as it arrives — the values travel with the feed, so no
 /// refetch is needed — and announces each merged commit on ``changes``.
 ///
-/// Read its objects inside ``context``'s `perform` blocks, as with any ``ObjectContext``. It cannot save.
+/// Read its objects inside ``context``'s `perform` blocks, as with any ``ObjectContext``; fetches there (and
+/// ``refetch(_:)``) are answered by the coordinator from a read connection, with the stored values. It cannot
+/// save.
 ///
 /// ```swift
 /// let view = try await ViewContext.start(
@@ -24,16 +26,18 @@ public final class ViewContext: Sendable {
     public let snapshotSeq: UInt64
     private let feed: ChangeFeed
     private let follower: Task<Void, Never>
+    private let connection: CoordinatorConnection
 
     private init(
         context: ObjectContext, snapshotSeq: UInt64, feed: ChangeFeed,
-        changes: AsyncThrowingStream<DidSave, any Error>, follower: Task<Void, Never>
+        changes: AsyncThrowingStream<DidSave, any Error>, follower: Task<Void, Never>, connection: CoordinatorConnection
     ) {
         self.context = context
         self.snapshotSeq = snapshotSeq
         self.feed = feed
         self.changes = changes
         self.follower = follower
+        self.connection = connection
     }
 
     /// Loads the objects of `entities` (every entity when empty) and starts following the feed after them.
@@ -42,7 +46,8 @@ public final class ViewContext: Sendable {
     public static func start(
         feed: String, jobs: String, model: Model, entities: Set<String> = [], name: String = "view"
     ) async throws -> ViewContext {
-        let context = ObjectContext(model: model, parent: nil, name: name)
+        let connection = try CoordinatorConnection(endpoint: jobs)
+        let context = ObjectContext(model: model, parent: CoordinatorStore(connection: connection), name: name)
         let seq = try await JobClient.with(endpoint: jobs) { client in
             var id: UInt64 = 0
             while true {
@@ -71,13 +76,22 @@ public final class ViewContext: Sendable {
                 continuation.finish(throwing: error)
             }
         }
-        return ViewContext(context: context, snapshotSeq: seq, feed: changeFeed, changes: changes, follower: follower)
+        return ViewContext(
+            context: context, snapshotSeq: seq, feed: changeFeed, changes: changes, follower: follower,
+            connection: connection)
     }
 
-    /// Stops following the feed; ``changes`` finishes. The objects stay as they are.
+    /// Fetches from the store again: the objects `request` selects are registered, or take the stored values
+    /// (an object held here with no unsaved changes). Returns their ids, in order; read them in ``context``.
+    public func refetch(_ request: FetchRequest) async throws -> [ObjectID] {
+        try await context.perform { context in try context.fetch(request).map(\.objectID) }
+    }
+
+    /// Stops following the feed; ``changes`` finishes. The objects stay as they are; fetches are refused.
     public func close() async {
         await feed.close()
         follower.cancel()
         await follower.value
+        await connection.close()
     }
 }

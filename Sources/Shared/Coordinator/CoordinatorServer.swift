@@ -221,8 +221,9 @@ public actor CoordinatorServer {
         case .subscribersRequest: try await listSubscribers(from: peer, requestID: requestID)
         case .deleteSubscriberRequest(let request):
             try await deleteSubscriber(request, from: peer, requestID: requestID)
-        case .fetchRequest:
-            throw ProtocolError(.unknownMessage, "this coordinator does not answer FetchRequest yet")
+        case .fetchRequest(let request):
+            let store = self.store
+            serveOffActor(peer: peer, requestID: requestID) { .fetchReply(try store.fetch(request)) }
         case .welcome, .jobAssignment, .saveAck, .cancelJob, .drain, .pushReply, .statusReply, .batchStatusReply,
             .jobsReply, .jobInfo, .historyReply, .snapshotPage, .subscriberInfo, .subscribersReply, .fetchReply, .error:
             throw ProtocolError(

@@ -107,6 +107,29 @@ public final class CoordinatorConnection: Sendable {
         return reply
     }
 
+    /// Sends a request and blocks the calling thread until its reply: for a context's queue (a Dispatch thread),
+    /// where a fetch waits for its answer as Core Data's waits for its store. Do not call it from a Swift
+    /// concurrency task: the reply is delivered by one.
+    /// - Throws: what ``request(_:timeout:)`` throws.
+    public func requestBlocking(_ body: Tributary_V1_Envelope.OneOf_Body, timeout: Duration = .seconds(60)) throws
+        -> Tributary_V1_Envelope
+    {
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Mutex<Result<Tributary_V1_Envelope, any Error>?>(nil)
+        Task {
+            let result: Result<Tributary_V1_Envelope, any Error>
+            do {
+                result = .success(try await request(body, timeout: timeout))
+            } catch {
+                result = .failure(error)
+            }
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        return try outcome.withLock { $0 ?? .failure(CancellationError()) }.get()
+    }
+
     /// Sends what is queued (within the linger time) and closes the socket.
     public func close() async {
         await loop.stop()

@@ -75,6 +75,7 @@ extension ProtocolError {
             case .unknownSubscriber: .unknownSubscriber
             case .invalidRequest: .invalidRequest
             case .mergeConflict: .mergeConflict
+            case .invalidPredicate: .invalidPredicate
             case .sqlite, .incompatibleStore, .locked: .internal
             }
         self.init(code, error.message, jobID: jobID, conflicts: error.conflicts.map(\.wire))

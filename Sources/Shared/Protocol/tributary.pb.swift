@@ -367,42 +367,42 @@ public nonisolated enum Tributary_V1_FetchResultType: SwiftProtobuf.Enum, Swift.
   public typealias RawValue = Int
 
   /// ids, versions and every attribute and relationship
-  case fetchResultObjects // = 0
+  case objects // = 0
 
   /// ids only
-  case fetchResultIds // = 1
+  case ids // = 1
 
   /// the number of matches only
-  case fetchResultCount // = 2
+  case count // = 2
   case UNRECOGNIZED(Int)
 
   public init() {
-    self = .fetchResultObjects
+    self = .objects
   }
 
   public init?(rawValue: Int) {
     switch rawValue {
-    case 0: self = .fetchResultObjects
-    case 1: self = .fetchResultIds
-    case 2: self = .fetchResultCount
+    case 0: self = .objects
+    case 1: self = .ids
+    case 2: self = .count
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
 
   public var rawValue: Int {
     switch self {
-    case .fetchResultObjects: return 0
-    case .fetchResultIds: return 1
-    case .fetchResultCount: return 2
+    case .objects: return 0
+    case .ids: return 1
+    case .count: return 2
     case .UNRECOGNIZED(let i): return i
     }
   }
 
   // The compiler won't synthesize support with the UNRECOGNIZED case.
   public static let allCases: [Tributary_V1_FetchResultType] = [
-    .fetchResultObjects,
-    .fetchResultIds,
-    .fetchResultCount,
+    .objects,
+    .ids,
+    .count,
   ]
 
 }
@@ -2082,10 +2082,13 @@ public nonisolated struct Tributary_V1_FetchRequest: Sendable {
 
   public var offset: UInt32 = 0
 
-  public var resultType: Tributary_V1_FetchResultType = .fetchResultObjects
+  public var resultType: Tributary_V1_FetchResultType = .objects
 
   /// 16 bytes per id: objects the store should not return or count
   public var excludeIds: Data = Data()
+
+  /// 16 bytes per id: when not empty, only these objects (a refresh, a fault)
+  public var onlyIds: Data = Data()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2099,10 +2102,10 @@ public nonisolated struct Tributary_V1_FetchReply: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// FETCH_RESULT_COUNT: the number of matches
+  /// FETCH_RESULT_TYPE_COUNT: the number of matches
   public var count: UInt64 = 0
 
-  /// ids in order; with columns and versions for FETCH_RESULT_OBJECTS
+  /// ids in order; with columns and versions for FETCH_RESULT_TYPE_OBJECTS
   public var objects: Tributary_V1_EntityBatch {
     get {_objects ?? Tributary_V1_EntityBatch()}
     set {_objects = newValue}
@@ -2156,7 +2159,7 @@ nonisolated extension Tributary_V1_ComparisonOperator: SwiftProtobuf._ProtoNameP
 }
 
 nonisolated extension Tributary_V1_FetchResultType: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0FETCH_RESULT_OBJECTS\0\u{1}FETCH_RESULT_IDS\0\u{1}FETCH_RESULT_COUNT\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0FETCH_RESULT_TYPE_OBJECTS\0\u{1}FETCH_RESULT_TYPE_IDS\0\u{1}FETCH_RESULT_TYPE_COUNT\0")
 }
 
 nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
@@ -5393,7 +5396,7 @@ nonisolated extension Tributary_V1_SortKey: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension Tributary_V1_FetchRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".FetchRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}entity\0\u{1}predicate\0\u{1}sort\0\u{1}limit\0\u{1}offset\0\u{3}result_type\0\u{3}exclude_ids\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}entity\0\u{1}predicate\0\u{1}sort\0\u{1}limit\0\u{1}offset\0\u{3}result_type\0\u{3}exclude_ids\0\u{3}only_ids\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5408,6 +5411,7 @@ nonisolated extension Tributary_V1_FetchRequest: SwiftProtobuf.Message, SwiftPro
       case 5: try { try decoder.decodeSingularUInt32Field(value: &self.offset) }()
       case 6: try { try decoder.decodeSingularEnumField(value: &self.resultType) }()
       case 7: try { try decoder.decodeSingularBytesField(value: &self.excludeIds) }()
+      case 8: try { try decoder.decodeSingularBytesField(value: &self.onlyIds) }()
       default: break
       }
     }
@@ -5433,11 +5437,14 @@ nonisolated extension Tributary_V1_FetchRequest: SwiftProtobuf.Message, SwiftPro
     if self.offset != 0 {
       try visitor.visitSingularUInt32Field(value: self.offset, fieldNumber: 5)
     }
-    if self.resultType != .fetchResultObjects {
+    if self.resultType != .objects {
       try visitor.visitSingularEnumField(value: self.resultType, fieldNumber: 6)
     }
     if !self.excludeIds.isEmpty {
       try visitor.visitSingularBytesField(value: self.excludeIds, fieldNumber: 7)
+    }
+    if !self.onlyIds.isEmpty {
+      try visitor.visitSingularBytesField(value: self.onlyIds, fieldNumber: 8)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -5450,6 +5457,7 @@ nonisolated extension Tributary_V1_FetchRequest: SwiftProtobuf.Message, SwiftPro
     if lhs.offset != rhs.offset {return false}
     if lhs.resultType != rhs.resultType {return false}
     if lhs.excludeIds != rhs.excludeIds {return false}
+    if lhs.onlyIds != rhs.onlyIds {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -22,6 +22,8 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
         case unknownSubscriber
         /// A request names a position or value the store cannot have (a sequence number beyond the last commit).
         case invalidRequest
+        /// A fetch's predicate or sort does not fit its entity.
+        case invalidPredicate
         /// A change set under the error merge policy changed objects changed in the store since it read them.
         case mergeConflict
     }

@@ -25,7 +25,7 @@ public final class JobRun: ChangeSetParent {
         var completed = false
     }
 
-    private let connection: CoordinatorConnection
+    let connection: CoordinatorConnection
     private let progress: Mutex<Progress>
     private let cancelled = Atomic<Bool>(false)
 
@@ -111,6 +111,13 @@ public final class JobRun: ChangeSetParent {
             throw ProtocolError(.unknownMessage, "the coordinator answered a save with something other than SaveAck")
         }
         return SaveReceipt(ack)
+    }
+}
+
+extension JobRun {
+    /// A fetch of one of the job's contexts: asked of the coordinator, which answers from a read connection.
+    public func fetch(_ request: Tributary_V1_FetchRequest) throws -> Tributary_V1_FetchReply {
+        try CoordinatorStore.fetch(request, over: connection)
     }
 }
 
