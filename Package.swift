@@ -81,6 +81,19 @@ let package = Package(
         executable("tributary-coordinator", path: "Sources/coordinator"),
         executable("tributary-worker", path: "Sources/worker"),
         executable("tributary", path: "Sources/cli"),
+        // A sample custom worker (docs/contexts.md): a job kind of its own, built with everything else.
+        .executableTarget(
+            name: "triage-worker",
+            dependencies: [
+                "Tributary",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "examples/triage-worker",
+            exclude: ["README.md"],
+            swiftSettings: swiftSettings
+        ),
         // `make bench`: figures measured against baselines in the same run (release build).
         .executableTarget(
             name: "tributary-bench",

@@ -5,6 +5,7 @@ public protocol PermanentJobError: Error {}
 extension ImportError: PermanentJobError {}
 extension ContextError: PermanentJobError {}
 extension ModelError: PermanentJobError {}
+extension PredicateError: PermanentJobError {}
 
 /// Classifies job errors for the worker.
 enum JobErrors {
@@ -12,7 +13,8 @@ enum JobErrors {
         if error is any PermanentJobError { return true }
         if let error = error as? ProtocolError {
             // The root refused the change set itself: sending it again gives the same answer.
-            return [.unknownEntity, .unknownAttribute, .wrongType, .constraintViolation].contains(error.code)
+            return [.unknownEntity, .unknownAttribute, .wrongType, .constraintViolation, .invalidPredicate].contains(
+                error.code)
         }
         return false
     }

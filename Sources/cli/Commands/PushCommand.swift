@@ -6,7 +6,70 @@ import TributaryCommandSupport
 /// `tributary push`: enqueue jobs.
 struct PushCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "push", abstract: "Enqueue jobs.", subcommands: [PushImportCommand.self])
+        commandName: "push", abstract: "Enqueue jobs.", subcommands: [PushImportCommand.self, PushJobCommand.self])
+}
+
+/// `tributary push job`: one job of any kind, for workers with handlers of their own.
+struct PushJobCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "job",
+        abstract: "Enqueue one job of a kind a worker registered (e.g. the sample triage-worker's 'triage').",
+        discussion: "Prints the job id. With --wait, waits until it is done, and exits 1 if it died, naming why.")
+
+    @Option(help: "The job kind, as the worker's handler names it.")
+    var kind: String
+
+    @Option(
+        name: .customLong("argument"),
+        help: ArgumentHelp("An argument of the job, key=value (repeatable).", valueName: "key=value"))
+    var arguments: [String] = []
+
+    @Option(help: ArgumentHelp("A file whose bytes are the job's payload.", valueName: "path"))
+    var payload: String?
+
+    @Flag(help: "Wait until the job is done or dead.")
+    var wait = false
+
+    @Option(help: "Priority of the job: higher runs first.")
+    var priority: Int32 = 0
+
+    @OptionGroup var jobs: JobsEndpointOption
+
+    func validate() throws {
+        guard !kind.isEmpty else { throw ValidationError("--kind must name a job kind") }
+        for argument in arguments where !argument.contains("=") || argument.hasPrefix("=") {
+            throw ValidationError("--argument '\(argument)' is not key=value")
+        }
+        if let payload, !FileManager.default.isReadableFile(atPath: payload) {
+            throw ValidationError("cannot read --payload \(payload): no such readable file")
+        }
+    }
+
+    func run() async throws {
+        var spec = Tributary_V1_JobSpec()
+        spec.kind = kind
+        spec.priority = priority
+        for argument in arguments {
+            let parts = argument.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            spec.arguments[String(parts[0])] = String(parts[1])
+        }
+        if let payload { spec.payload = try Data(contentsOf: URL(fileURLWithPath: payload)) }
+        let client = try JobClient(endpoint: jobs.endpoint)
+        let pushed = try await client.push([spec])
+        let id = pushed.jobIds.first ?? 0
+        guard wait else {
+            Terminal.line(String(id))
+            await client.close()
+            return
+        }
+        let final = try await client.waitForBatch(pushed.batch) { _ in }
+        await client.close()
+        if let dead = final.dead.first {
+            Terminal.error("job \(dead.jobID) failed (dead after \(dead.attempts) attempt(s)): \(dead.message)")
+            throw ExitCode(1)
+        }
+        Terminal.line(final.cancelledJobs > 0 ? "job \(id) was cancelled" : "job \(id) done")
+    }
 }
 
 /// `tributary push import`: split an NDJSON file into import jobs.
