@@ -59,6 +59,46 @@ struct ViewContextTests {
         await client.close()
     }
 
+    @Test("a view context fetches and refetches from the coordinator: matches are registered with stored values")
+    func refetch() async throws {
+        let directory = try TemporaryDirectory()
+        let coordinator = try await TestCoordinator.start(in: directory, workers: 1)
+        defer { Task { await coordinator.process.stop() } }
+        let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+        _ = try await client.finish(
+            try await client.pushImport(DemoData.pullRequests(count: 200, users: 20), rowsPerJob: 100).batch)
+        // Only users are loaded at the start; pull requests come by fetch.
+        let view = try await ViewContext.start(
+            feed: coordinator.process.feedEndpoint, jobs: coordinator.process.listenEndpoint, model: Self.model,
+            entities: ["User"])
+        #expect(try await Self.pullRequests(in: view.context).isEmpty)
+        let request = FetchRequest(
+            entity: "PullRequest", predicate: try FetchPredicate(format: "merged == NO AND additions > %d", 300),
+            sortedBy: [FetchSort("additions", ascending: false)], limit: 10)
+        let ids = try await view.refetch(request)
+        let matching = DemoData.pullRequestValues(count: 200, users: 20).filter { !$0.merged && $0.additions > 300 }
+        let additionsByNumber = Dictionary(
+            uniqueKeysWithValues: matching.map { (Int64($0.number), Int64($0.additions)) })
+        // Equal additions are ordered by id, which follows insertion order: compare the additions in order, and
+        // that each object is one of the matches with its own additions.
+        let expected = matching.map { Int64($0.additions) }.sorted(by: >).prefix(10)
+        let held = try await view.context.perform { context in
+            try ids.map { id -> (Int64, Int64) in
+                let object = try context.object(with: id)
+                guard case .int(let number) = object["number"], case .int(let additions) = object["additions"] else {
+                    return (-1, -1)
+                }
+                return (number, additions)
+            }
+        }
+        #expect(held.map(\.1) == Array(expected))
+        #expect(held.allSatisfy { additionsByNumber[$0.0] == $0.1 })
+        let count = try await view.context.perform { try $0.count(for: FetchRequest(entity: "PullRequest")) }
+        #expect(count == 200)
+        await view.close()
+        await client.close()
+    }
+
     @Test("merging keeps unsaved local changes, takes the saved values of the rest, and forgets deleted objects")
     func mergeRules() throws {
         let context = ObjectContext(model: Self.model, parent: nil)
