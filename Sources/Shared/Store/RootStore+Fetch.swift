@@ -5,7 +5,9 @@ extension RootStore {
     /// Most objects or ids one fetch answers with.
     static let maximumFetchRows = 100_000
     /// Most ids a fetch may name in `exclude_ids` or `only_ids` (each is a bound parameter).
-    static let maximumExcludedIDs = 20_000
+    static let maximumExcludedIDs = 10_000
+    /// Most values one fetch binds (SQLite allows 32,766).
+    static let maximumBoundValues = 32_000
 
     /// Answers a fetch from a reader connection (never waiting for the writer): the matching objects, ids or count,
     /// leaving out `exclude_ids`, at one consistent point whose commit is `seq`.
@@ -65,6 +67,12 @@ struct FetchQuery {
                 arguments.append(ids[offset..<offset + 16].databaseValue)
                 offset += 16
             }
+        }
+        guard arguments.count <= RootStore.maximumBoundValues else {
+            throw StoreError(
+                .invalidRequest,
+                "the fetch binds \(arguments.count) values (predicate values and ids), over the limit of "
+                    + "\(RootStore.maximumBoundValues)")
         }
         self.condition = condition
         self.arguments = arguments
