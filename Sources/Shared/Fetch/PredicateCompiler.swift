@@ -19,53 +19,46 @@ extension FetchPredicate {
     func compile(for entity: Entity) throws -> CompiledPredicate {
         try checkLimits()
         var compiler = PredicateCompiler(entity: entity)
-        let (sql, root) = try compiler.compile(self)
+        let (tree, root) = try compiler.compile(self)
+        let (sql, arguments) = tree.rendered()
         guard sql.utf8.count <= PredicateLimits.maxSQLLength else {
             throw PredicateError.tooComplex(
                 "the predicate compiles to more than \(PredicateLimits.maxSQLLength) bytes of SQL")
         }
-        return CompiledPredicate(sql: sql, arguments: compiler.arguments, root: root)
+        return CompiledPredicate(sql: sql, arguments: arguments, root: root)
     }
 }
 
-/// Compiles a predicate for one entity, collecting bound values in the order their `?` appear.
+/// Compiles a predicate for one entity: each comparison to a SQL leaf with its bound values, and the whole to an
+/// in-memory condition.
 struct PredicateCompiler {
     typealias Node = CompiledPredicate.Node
 
     let entity: Entity
-    private(set) var arguments: [DatabaseValue] = []
+    /// The values bound by the comparison being compiled, in the order of its `?`.
+    private var arguments: [DatabaseValue] = []
 
     init(entity: Entity) {
         self.entity = entity
     }
 
-    mutating func compile(_ predicate: FetchPredicate) throws -> (String, Node) {
+    mutating func compile(_ predicate: FetchPredicate) throws -> (PredicateSQLTree, Node) {
         switch predicate {
         case .constant(let value):
-            return (value ? "1" : "0", .constant(value))
+            return (.constant(value), .constant(value))
         case .and(let operands):
             let compiled = try operands.map { try compile($0) }
-            return (Self.join(compiled.map(\.0)[...], with: "AND", empty: "1"), .and(compiled.map(\.1)))
+            return (.and(compiled.map(\.0)), .and(compiled.map(\.1)))
         case .or(let operands):
             let compiled = try operands.map { try compile($0) }
-            return (Self.join(compiled.map(\.0)[...], with: "OR", empty: "0"), .or(compiled.map(\.1)))
+            return (.or(compiled.map(\.0)), .or(compiled.map(\.1)))
         case .not(let operand):
-            let (sql, node) = try compile(operand)
-            return ("NOT (\(sql))", .not(node))
+            let (tree, node) = try compile(operand)
+            return (.not(tree), .not(node))
         case .comparison(let comparison):
-            return try compile(comparison)
-        }
-    }
-
-    /// Joins operands as a balanced tree, so SQLite's expression depth grows with log(n), not n.
-    private static func join(_ parts: ArraySlice<String>, with op: String, empty: String) -> String {
-        switch parts.count {
-        case 0: return empty
-        case 1: return parts[parts.startIndex]
-        default:
-            let middle = parts.startIndex + parts.count / 2
-            return
-                "(\(join(parts[..<middle], with: op, empty: empty)) \(op) \(join(parts[middle...], with: op, empty: empty)))"
+            arguments = []
+            let (sql, node) = try compile(comparison)
+            return (.leaf(sql, arguments), node)
         }
     }
 
@@ -190,7 +183,7 @@ struct PredicateCompiler {
     private func convert(_ value: PredicateValue, for column: PropertyColumn) throws -> SQLValue {
         func refuse(_ detail: String = "") -> PredicateError {
             PredicateError(
-                .wrongType, "cannot compare \(describe(column)) with a \(value.typeName) value\(detail)")
+                .wrongType, "cannot compare \(describe(column)) with \(value.typeNameWithArticle) value\(detail)")
         }
         func number(_ double: Double) throws -> SQLValue {
             guard !double.isNaN else { throw refuse(" (NaN cannot be compared)") }

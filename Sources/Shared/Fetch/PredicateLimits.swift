@@ -1,17 +1,21 @@
 /// The limits that keep hostile predicates cheap to reject: exceeding one is a ``PredicateError`` of kind
 /// ``PredicateError/Kind/tooComplex`` naming it.
 ///
-/// They also keep compiled SQL within SQLite's own limits (expression depth 1000, 32,766 bound values, 1,000,000
-/// bytes of SQL).
+/// They also keep compiled SQL within SQLite's own limits. SQLite 3.40's parser (a fixed stack of 100 entries)
+/// overflows when AND and OR alternate about 26 levels deep with the deepest comparisons Tributary writes, inside
+/// a fetch's own clauses (measured; NOT costs nothing, being pushed down to the comparisons); expressions may be at
+/// most 1000 deep; a statement may bind 32,766 values and be 1,000,000 bytes long.
 public enum PredicateLimits {
     /// The longest format string, in UTF-8 bytes.
     public static let maxFormatLength = 65_536
-    /// The deepest nesting of AND, OR, NOT and parentheses (a lone comparison has depth 1).
-    public static let maxDepth = 64
+    /// The deepest nesting of AND, OR, NOT and parentheses (a lone comparison has depth 1): 20 leaves SQLite's
+    /// parser room for the clauses a fetch adds around the predicate.
+    public static let maxDepth = 20
     /// The most values in one `IN` list.
     public static let maxListElements = 10_000
-    /// The most nodes (comparisons, constants, AND, OR, NOT) in one predicate.
-    public static let maxNodes = 2_000
+    /// The most nodes (comparisons, constants, AND, OR, NOT) in one predicate. Long lists of values belong in `IN`.
+    /// (ANDs and ORs are written as flat chains, which SQLite nests one level per operand.)
+    public static let maxNodes = 500
     /// The most values (bound SQL parameters) in one predicate, counting every element of every list.
     public static let maxValues = 20_000
     /// The longest compiled SQL expression, in UTF-8 bytes.

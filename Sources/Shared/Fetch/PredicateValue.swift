@@ -36,6 +36,12 @@ public enum PredicateValue: Sendable, Hashable {
         }
     }
 
+    /// The type's name with its article, for messages: `an int`, `a string`.
+    var typeNameWithArticle: String {
+        if case .int = self { return "an int" }
+        return "a \(typeName)"
+    }
+
     /// The number of values it holds: a list's count, 1 otherwise.
     var count: Int {
         if case .list(let values) = self { return values.count }
