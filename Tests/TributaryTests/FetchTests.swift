@@ -221,8 +221,12 @@ struct FetchTests {
                 Data.fromDatabaseValue($0) ?? Data((String.fromDatabaseValue($0) ?? "").utf8)
             }
             #expect(bound == [Data(title.utf8)], "\(compiled.sql)")
-            let found = try await reader.perform { Self.numbers(try $0.fetch(request)) }
+            let (found, titles) = try await reader.perform { reader in
+                let objects = try reader.fetch(request)
+                return (Self.numbers(objects), objects.map { $0["title"] })
+            }
             #expect(found == [Int64(100 + index)], "\(title.debugDescription) matches only itself")
+            #expect(titles == [.string(title)], "the fetched title keeps every byte")
         }
         let counts = try await reader.perform { reader in
             (
@@ -241,7 +245,7 @@ struct FetchTests {
             for predicate in [Key("nope") == 1, Key("title") > 5] {
                 do {
                     _ = try context.fetch(FetchRequest(entity: "PullRequest", predicate: predicate))
-                } catch let error as Tributary.PredicateError {
+                } catch let error as FetchPredicateError {
                     messages.append(error.message)
                 }
             }

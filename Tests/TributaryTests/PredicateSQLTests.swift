@@ -138,7 +138,7 @@ struct PredicateSQLTests {
         "keys and values are checked against the entity, naming the key, its type and the value's",
         arguments: [
             (
-                "additions == 'x'", PredicateError.Kind.wrongType,
+                "additions == 'x'", FetchPredicateError.Kind.wrongType,
                 "cannot compare int attribute 'PullRequest.additions' with a string value"
             ),
             ("additions == 2.5", .wrongType, "2.5 is not a whole number"),
@@ -159,9 +159,9 @@ struct PredicateSQLTests {
             ("nope == 1", .unknownKey, "entity 'PullRequest' has no attribute or to-one relationship named 'nope'"),
             ("NOT (title == 'a' OR login == 'x')", .unknownKey, "named 'login'"),
         ])
-    func typeErrors(format: String, kind: PredicateError.Kind, message: String) throws {
+    func typeErrors(format: String, kind: FetchPredicateError.Kind, message: String) throws {
         let predicate = try FetchPredicate(format: format)
-        let error = #expect(throws: PredicateError.self) { try predicate.compile(for: entity) }
+        let error = #expect(throws: FetchPredicateError.self) { try predicate.compile(for: entity) }
         #expect(error?.kind == kind, "\(String(describing: error))")
         #expect(error?.message.contains(message) == true, "\(String(describing: error))")
     }
@@ -169,15 +169,17 @@ struct PredicateSQLTests {
     @Test("keys that are not names, key paths and NaN are refused")
     func hostileKeys() throws {
         let injected = try FetchPredicate(format: "%K == 1", "title; DROP TABLE x")
-        let error = #expect(throws: PredicateError.self) { try injected.compile(for: entity) }
+        let error = #expect(throws: FetchPredicateError.self) { try injected.compile(for: entity) }
         #expect(error?.kind == .unknownKey)
         #expect(error?.message.contains("'title; DROP TABLE x'") == true)
-        let quoted = #expect(throws: PredicateError.self) { try (Key("title\" = \"title") == 1).compile(for: entity) }
+        let quoted = #expect(throws: FetchPredicateError.self) {
+            try (Key("title\" = \"title") == 1).compile(for: entity)
+        }
         #expect(quoted?.kind == .unknownKey)
-        let path = #expect(throws: PredicateError.self) { try (Key("author.login") == "x").compile(for: entity) }
+        let path = #expect(throws: FetchPredicateError.self) { try (Key("author.login") == "x").compile(for: entity) }
         #expect(path?.kind == .unsupported)
         #expect(path?.message.contains("only the fetched entity's own attributes and to-one relationships") == true)
-        let nan = #expect(throws: PredicateError.self) { try (Key("score") < Double.nan).compile(for: entity) }
+        let nan = #expect(throws: FetchPredicateError.self) { try (Key("score") < Double.nan).compile(for: entity) }
         #expect(nan?.kind == .wrongType)
         #expect(nan?.message.contains("NaN") == true)
         #expect(try table.rowCount() == 200)
@@ -373,7 +375,7 @@ struct PredicateSQLTests {
             let candidate = predicate(depth: 0)
             do {
                 _ = try candidate.compile(for: entity)
-            } catch let error as PredicateError {
+            } catch let error as FetchPredicateError {
                 #expect(error.kind == .wrongType, "\(candidate): \(error)")
                 continue
             }
@@ -410,13 +412,13 @@ struct PredicateSQLTests {
         #expect(try [FetchSort("created", ascending: false)].compile(for: entity).sql == #""created" DESC, "id""#)
         #expect(try [FetchSort("title"), FetchSort("author")].compile(for: entity).sql == #""title", "author", "id""#)
         #expect(try [FetchSort]().compile(for: entity).sql == #""id""#)
-        let unknown = #expect(throws: PredicateError.self) { try [FetchSort("nope")].compile(for: entity) }
+        let unknown = #expect(throws: FetchPredicateError.self) { try [FetchSort("nope")].compile(for: entity) }
         #expect(unknown?.kind == .unknownKey)
         #expect(unknown?.message.contains("'nope'") == true)
-        let toMany = #expect(throws: PredicateError.self) { try [FetchSort("reviewers")].compile(for: entity) }
+        let toMany = #expect(throws: FetchPredicateError.self) { try [FetchSort("reviewers")].compile(for: entity) }
         #expect(toMany?.kind == .unsupported)
         #expect(toMany?.message.contains("cannot be sorted by") == true)
-        let many = #expect(throws: PredicateError.self) {
+        let many = #expect(throws: FetchPredicateError.self) {
             try Array(repeating: FetchSort("title"), count: 65).compile(for: entity)
         }
         #expect(many?.kind == .tooComplex)
@@ -478,9 +480,11 @@ struct PredicateSQLTests {
             #expect(Set(found) == Set(table.memoryIDs(compiled)))
         }
         // One level or node more is refused.
-        let tooDeep = #expect(throws: PredicateError.self) { try FetchPredicate.not(shapes[0]).compile(for: entity) }
+        let tooDeep = #expect(throws: FetchPredicateError.self) {
+            try FetchPredicate.not(shapes[0]).compile(for: entity)
+        }
         #expect(tooDeep?.kind == .tooComplex)
-        let tooWide = #expect(throws: PredicateError.self) {
+        let tooWide = #expect(throws: FetchPredicateError.self) {
             try FetchPredicate.or(Array(repeating: leaf, count: PredicateLimits.maxNodes)).compile(for: entity)
         }
         #expect(tooWide?.kind == .tooComplex)
@@ -488,7 +492,7 @@ struct PredicateSQLTests {
         // indirect enum is itself recursive, so a tree of 100,000 levels would overflow a test thread's stack.)
         var absurd = Key("title") == "a"
         for _ in 0..<2_000 { absurd = .not(absurd) }
-        let nested = #expect(throws: PredicateError.self) { try absurd.compile(for: entity) }
+        let nested = #expect(throws: FetchPredicateError.self) { try absurd.compile(for: entity) }
         #expect(nested?.message.contains("deeper than \(depth)") == true)
     }
 }
@@ -537,7 +541,7 @@ struct PredicateStoreTests {
                 compiled = try predicate.compile(for: entity)
             } catch {
                 // `token ENDSWITH` is not a string comparison: make sure that is the refusal.
-                #expect((error as? PredicateError)?.kind == .wrongType)
+                #expect((error as? FetchPredicateError)?.kind == .wrongType)
                 continue
             }
             let found = try await store.pool.read { db in

@@ -123,7 +123,7 @@ struct PredicateParserTests {
     @Test(
         "malformed formats name the problem, the offset and the token",
         arguments: [
-            ("title == 'abc", PredicateError.Kind.syntax, "unterminated string", 9, "'abc"),
+            ("title == 'abc", FetchPredicateError.Kind.syntax, "unterminated string", 9, "'abc"),
             ("title ~= 'a'", .syntax, "unexpected character", 6, "~"),
             ("title MATCHES 'a'", .unsupported, "MATCHES", 6, "MATCHES"),
             ("title FOO 'a'", .syntax, "unknown comparison operator", 6, "FOO"),
@@ -147,8 +147,8 @@ struct PredicateParserTests {
             ("title == CAST('zz', 'UUID')", .wrongType, "UUID string", 14, "'zz'"),
             ("and == 1", .syntax, "expected a key", 0, "and"),
         ])
-    func syntaxErrors(format: String, kind: PredicateError.Kind, problem: String, offset: Int, token: String) {
-        let error = #expect(throws: PredicateError.self) { try FetchPredicate(format: format) }
+    func syntaxErrors(format: String, kind: FetchPredicateError.Kind, problem: String, offset: Int, token: String) {
+        let error = #expect(throws: FetchPredicateError.self) { try FetchPredicate(format: format) }
         #expect(error?.kind == kind, "\(format): \(String(describing: error))")
         #expect(error?.message.contains(problem) == true, "\(format): \(String(describing: error))")
         #expect(error?.offset == offset, "\(format): \(String(describing: error))")
@@ -158,24 +158,24 @@ struct PredicateParserTests {
 
     @Test("missing, extra and mistyped arguments are named")
     func argumentErrors() {
-        let missing = #expect(throws: PredicateError.self) { try FetchPredicate(format: "a == %@ AND b == %@", 1) }
+        let missing = #expect(throws: FetchPredicateError.self) { try FetchPredicate(format: "a == %@ AND b == %@", 1) }
         #expect(missing?.kind == .syntax)
         #expect(missing?.message.contains("missing argument for %@") == true)
         #expect(missing?.offset == 17)
-        let extra = #expect(throws: PredicateError.self) { try FetchPredicate(format: "a == %@", 1, 2) }
+        let extra = #expect(throws: FetchPredicateError.self) { try FetchPredicate(format: "a == %@", 1, 2) }
         #expect(
             extra?.message.contains("too many arguments: the format has 1 placeholder but 2 arguments were given")
                 == true)
-        let none = #expect(throws: PredicateError.self) { try FetchPredicate(format: "TRUEPREDICATE", "x") }
+        let none = #expect(throws: FetchPredicateError.self) { try FetchPredicate(format: "TRUEPREDICATE", "x") }
         #expect(none?.message.contains("too many arguments") == true)
-        let integer = #expect(throws: PredicateError.self) { try FetchPredicate(format: "a == %d", "7") }
+        let integer = #expect(throws: FetchPredicateError.self) { try FetchPredicate(format: "a == %d", "7") }
         #expect(integer?.kind == .wrongType)
         #expect(integer?.message.contains("%d needs an integer argument, got string") == true)
-        let float = #expect(throws: PredicateError.self) { try FetchPredicate(format: "a == %f", true) }
+        let float = #expect(throws: FetchPredicateError.self) { try FetchPredicate(format: "a == %f", true) }
         #expect(float?.message.contains("%f needs a number argument, got bool") == true)
-        let key = #expect(throws: PredicateError.self) { try FetchPredicate(format: "%K == 1", 5) }
+        let key = #expect(throws: FetchPredicateError.self) { try FetchPredicate(format: "%K == 1", 5) }
         #expect(key?.message.contains("%K needs a string argument") == true)
-        let nested = #expect(throws: PredicateError.self) { try FetchPredicate(format: "a IN {%@}", [1, 2]) }
+        let nested = #expect(throws: FetchPredicateError.self) { try FetchPredicate(format: "a IN {%@}", [1, 2]) }
         #expect(nested?.message.contains("nested") == true)
     }
 
@@ -192,20 +192,20 @@ struct PredicateParserTests {
             String(repeating: "(", count: 60_000) + "a == 1",
             "a == 1" + String(repeating: " AND (b == 2 OR c == 3", count: depth) + String(repeating: ")", count: depth),
         ] {
-            let error = #expect(throws: PredicateError.self) { try FetchPredicate(format: format) }
+            let error = #expect(throws: FetchPredicateError.self) { try FetchPredicate(format: format) }
             #expect(error?.kind == .tooComplex, "\(String(describing: error))")
             #expect(error?.message.contains("deeper than \(depth) levels") == true, "\(String(describing: error))")
         }
-        let long = #expect(throws: PredicateError.self) {
+        let long = #expect(throws: FetchPredicateError.self) {
             try FetchPredicate(format: "a == '" + String(repeating: "x", count: 70_000) + "'")
         }
         #expect(long?.kind == .tooComplex)
         #expect(long?.message.contains("at most 65536") == true)
         let list = "a IN {" + Array(repeating: "1", count: 10_001).joined(separator: ",") + "}"
-        let literal = #expect(throws: PredicateError.self) { try FetchPredicate(format: list) }
+        let literal = #expect(throws: FetchPredicateError.self) { try FetchPredicate(format: list) }
         #expect(literal?.kind == .tooComplex)
         #expect(literal?.message.contains("more than 10000 values") == true)
-        let array = #expect(throws: PredicateError.self) {
+        let array = #expect(throws: FetchPredicateError.self) {
             try FetchPredicate(format: "a IN %@", Array(repeating: 1, count: 10_001))
         }
         #expect(array?.kind == .tooComplex)
@@ -213,10 +213,10 @@ struct PredicateParserTests {
         _ = try FetchPredicate(format: "a IN %@", Array(repeating: 1, count: 10_000))
         let widest = Array(repeating: "a == 1", count: PredicateLimits.maxNodes - 1).joined(separator: " OR ")
         _ = try FetchPredicate(format: widest)
-        let nodes = #expect(throws: PredicateError.self) { try FetchPredicate(format: widest + " OR b == 2") }
+        let nodes = #expect(throws: FetchPredicateError.self) { try FetchPredicate(format: widest + " OR b == 2") }
         #expect(nodes?.kind == .tooComplex)
         #expect(nodes?.message.contains("more than 500 comparisons and operators") == true)
-        let values = #expect(throws: PredicateError.self) {
+        let values = #expect(throws: FetchPredicateError.self) {
             try FetchPredicate(
                 format: "a IN %@ OR a IN %@ OR a IN %@", Array(repeating: 1, count: 10_000),
                 Array(repeating: 1, count: 10_000), [1])
@@ -277,7 +277,7 @@ struct PredicateParserTests {
         return (format, arguments)
     }
 
-    @Test("random formats only ever parse or throw PredicateError, and what parses prints back equal")
+    @Test("random formats only ever parse or throw FetchPredicateError, and what parses prints back equal")
     func randomFormats() {
         var random = SeededGenerator(seed: 7)
         var parsed = 0
@@ -288,7 +288,7 @@ struct PredicateParserTests {
                 parsed += 1
                 #expect(try FetchPredicate(format: predicate.description) == predicate, "\(format)")
             } catch {
-                #expect(error is PredicateError, "\(format): \(error)")
+                #expect(error is FetchPredicateError, "\(format): \(error)")
             }
         }
         #expect(parsed > 1_000)
@@ -306,7 +306,7 @@ struct PredicateParserTests {
             do {
                 _ = try FetchPredicate(format: format, "x", 1)
             } catch {
-                #expect(error is PredicateError)
+                #expect(error is FetchPredicateError)
             }
         }
     }
@@ -419,10 +419,10 @@ struct PredicateBuilderTests {
         #expect(try FetchPredicate(wire: cmp("a", .in, .int(1)).wire) == cmp("a", .in, .list([.int(1)])))
     }
 
-    @Test("malformed wire predicates are refused with a PredicateError")
+    @Test("malformed wire predicates are refused with a FetchPredicateError")
     func wireErrors() throws {
-        func refuse(_ message: Tributary_V1_Predicate, _ kind: PredicateError.Kind, _ text: String) {
-            let error = #expect(throws: PredicateError.self) { try FetchPredicate(wire: message) }
+        func refuse(_ message: Tributary_V1_Predicate, _ kind: FetchPredicateError.Kind, _ text: String) {
+            let error = #expect(throws: FetchPredicateError.self) { try FetchPredicate(wire: message) }
             #expect(error?.kind == kind, "\(String(describing: error))")
             #expect(error?.message.contains(text) == true, "\(String(describing: error))")
         }
@@ -458,7 +458,7 @@ struct PredicateBuilderTests {
         refuse(list, .tooComplex, "at most 10000")
     }
 
-    @Test("mutated wire predicates decode to a predicate or a PredicateError")
+    @Test("mutated wire predicates decode to a predicate or a FetchPredicateError")
     func wireNoise() throws {
         var random = SeededGenerator(seed: 3)
         let encodings = try Self.samples.map { try $0.wire.serializedData() }
@@ -475,7 +475,7 @@ struct PredicateBuilderTests {
                 _ = try FetchPredicate(wire: message)
                 decoded += 1
             } catch {
-                #expect(error is PredicateError)
+                #expect(error is FetchPredicateError)
             }
         }
         #expect(decoded > 0)

@@ -7,7 +7,7 @@ extension ObjectContext {
     /// The objects `request` selects, as this context's objects: ones it holds are returned as they are (an
     /// unchanged one takes the stored values), others are registered. Call it inside a `perform` block; in a
     /// worker it waits for the coordinator's answer (one round trip), as Core Data's fetch waits for its store.
-    /// - Throws: ``PredicateError`` for a predicate or sort the entity cannot answer; ``ContextError`` for an
+    /// - Throws: ``FetchPredicateError`` for a predicate or sort the entity cannot answer; ``ContextError`` for an
     ///   unknown entity; the parent's error (a ``ProtocolError`` from the coordinator, a ``StoreError``).
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
         assertOnQueue()

@@ -34,11 +34,11 @@ struct CompiledSort: Sendable {
 
 extension Array where Element == FetchSort {
     /// Checks the sort keys against `entity` and compiles them.
-    /// - Throws: ``PredicateError``: `unknownKey`, `unsupported` (key paths, to-many relationships), `tooComplex`
+    /// - Throws: ``FetchPredicateError``: `unknownKey`, `unsupported` (key paths, to-many relationships), `tooComplex`
     ///   (more than ``PredicateLimits/maxSortKeys`` keys).
     func compile(for entity: Entity) throws -> CompiledSort {
         guard count <= PredicateLimits.maxSortKeys else {
-            throw PredicateError.tooComplex(
+            throw FetchPredicateError.tooComplex(
                 "the sort has \(count) keys; at most \(PredicateLimits.maxSortKeys) are allowed")
         }
         let keys = try map { sort in

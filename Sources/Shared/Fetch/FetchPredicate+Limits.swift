@@ -1,7 +1,7 @@
 extension FetchPredicate {
     /// Checks the predicate against ``PredicateLimits`` (depth, nodes, list sizes, values) without recursing deeper
     /// than the depth limit, so even a predicate built by hand with absurd nesting is rejected safely.
-    /// - Throws: ``PredicateError`` of kind `tooComplex` naming the limit.
+    /// - Throws: ``FetchPredicateError`` of kind `tooComplex` naming the limit.
     func checkLimits() throws {
         var nodes = 0
         var values = 0
@@ -10,11 +10,12 @@ extension FetchPredicate {
 
     private func checkLimits(depth: Int, nodes: inout Int, values: inout Int) throws {
         guard depth <= PredicateLimits.maxDepth else {
-            throw PredicateError.tooComplex("the predicate is nested deeper than \(PredicateLimits.maxDepth) levels")
+            throw FetchPredicateError.tooComplex(
+                "the predicate is nested deeper than \(PredicateLimits.maxDepth) levels")
         }
         nodes += 1
         guard nodes <= PredicateLimits.maxNodes else {
-            throw PredicateError.tooComplex(
+            throw FetchPredicateError.tooComplex(
                 "the predicate has more than \(PredicateLimits.maxNodes) comparisons and operators")
         }
         switch self {
@@ -23,13 +24,13 @@ extension FetchPredicate {
         case .comparison(let comparison):
             let count = comparison.value.count
             guard count <= PredicateLimits.maxListElements else {
-                throw PredicateError.tooComplex(
-                    "the list compared with \(PredicateError.quoted(comparison.key)) has \(count) values; at most "
+                throw FetchPredicateError.tooComplex(
+                    "the list compared with \(FetchPredicateError.quoted(comparison.key)) has \(count) values; at most "
                         + "\(PredicateLimits.maxListElements) are allowed")
             }
             values += count
             guard values <= PredicateLimits.maxValues else {
-                throw PredicateError.tooComplex("the predicate has more than \(PredicateLimits.maxValues) values")
+                throw FetchPredicateError.tooComplex("the predicate has more than \(PredicateLimits.maxValues) values")
             }
         case .and(let operands), .or(let operands):
             for operand in operands {

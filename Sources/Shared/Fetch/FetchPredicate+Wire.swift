@@ -22,7 +22,7 @@ extension FetchPredicate {
     }
 
     /// Reads a predicate from the wire, checking its shape and ``PredicateLimits``.
-    /// - Throws: ``PredicateError``: `syntax` for an empty oneof, an unspecified operator, an empty value or a
+    /// - Throws: ``FetchPredicateError``: `syntax` for an empty oneof, an unspecified operator, an empty value or a
     ///   wrong number of values; `tooComplex` for a tree over the limits.
     init(wire: Tributary_V1_Predicate) throws {
         var nodes = 0
@@ -32,16 +32,17 @@ extension FetchPredicate {
 
     private init(wire: Tributary_V1_Predicate, depth: Int, nodes: inout Int) throws {
         guard depth <= PredicateLimits.maxDepth else {
-            throw PredicateError.tooComplex("the predicate is nested deeper than \(PredicateLimits.maxDepth) levels")
+            throw FetchPredicateError.tooComplex(
+                "the predicate is nested deeper than \(PredicateLimits.maxDepth) levels")
         }
         nodes += 1
         guard nodes <= PredicateLimits.maxNodes else {
-            throw PredicateError.tooComplex(
+            throw FetchPredicateError.tooComplex(
                 "the predicate has more than \(PredicateLimits.maxNodes) comparisons and operators")
         }
         switch wire.kind {
         case .none:
-            throw PredicateError(.syntax, "malformed predicate: a Predicate message has none of its kinds set")
+            throw FetchPredicateError(.syntax, "malformed predicate: a Predicate message has none of its kinds set")
         case .constant(let value):
             self = .constant(value)
         case .comparison(let comparison):
@@ -80,22 +81,22 @@ extension FetchPredicate.Comparison {
     }
 
     /// Reads a comparison from the wire: `IN` takes its values as a list, every other operator exactly one value.
-    /// - Throws: ``PredicateError`` naming the problem.
+    /// - Throws: ``FetchPredicateError`` naming the problem.
     init(wire: Tributary_V1_Comparison) throws {
         let op = try FetchPredicate.ComparisonOperator(wire: wire.operator)
         let value: PredicateValue
         if op == .in {
             guard wire.values.count <= PredicateLimits.maxListElements else {
-                throw PredicateError.tooComplex(
-                    "the list compared with \(PredicateError.quoted(wire.key)) has \(wire.values.count) values; at "
+                throw FetchPredicateError.tooComplex(
+                    "the list compared with \(FetchPredicateError.quoted(wire.key)) has \(wire.values.count) values; at "
                         + "most \(PredicateLimits.maxListElements) are allowed")
             }
             value = .list(try wire.values.map(PredicateValue.init(wire:)))
         } else {
             guard wire.values.count == 1 else {
-                throw PredicateError(
+                throw FetchPredicateError(
                     .syntax,
-                    "malformed predicate: the comparison of \(PredicateError.quoted(wire.key)) has "
+                    "malformed predicate: the comparison of \(FetchPredicateError.quoted(wire.key)) has "
                         + "\(wire.values.count) values; \(op.formatSymbol) takes exactly one")
             }
             value = try PredicateValue(wire: wire.values[0])
@@ -123,7 +124,7 @@ extension FetchPredicate.ComparisonOperator {
     }
 
     /// Reads an operator from the wire.
-    /// - Throws: ``PredicateError`` of kind `syntax` for an unspecified or unknown operator.
+    /// - Throws: ``FetchPredicateError`` of kind `syntax` for an unspecified or unknown operator.
     init(wire: Tributary_V1_ComparisonOperator) throws {
         switch wire {
         case .equal: self = .equal
@@ -138,9 +139,9 @@ extension FetchPredicate.ComparisonOperator {
         case .contains: self = .contains
         case .like: self = .like
         case .unspecified:
-            throw PredicateError(.syntax, "malformed predicate: a comparison's operator is unspecified")
+            throw FetchPredicateError(.syntax, "malformed predicate: a comparison's operator is unspecified")
         case .UNRECOGNIZED(let raw):
-            throw PredicateError(.syntax, "malformed predicate: unknown comparison operator \(raw)")
+            throw FetchPredicateError(.syntax, "malformed predicate: unknown comparison operator \(raw)")
         }
     }
 }

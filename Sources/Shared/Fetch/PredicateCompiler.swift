@@ -14,7 +14,7 @@ extension FetchPredicate {
     /// - `BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `LIKE` and `[c]` only on string attributes, with string values;
     /// - order operators work on every type: numbers numerically, strings by UTF-8 bytes, data and uuids by bytes,
     ///   bools as 0 < 1; NaN is refused (SQLite stores it as NULL).
-    /// - Throws: ``PredicateError``: `unknownKey`, `unsupported` (key paths, to-many relationships), `wrongType`,
+    /// - Throws: ``FetchPredicateError``: `unknownKey`, `unsupported` (key paths, to-many relationships), `wrongType`,
     ///   `tooComplex`.
     func compile(for entity: Entity) throws -> CompiledPredicate {
         try checkLimits()
@@ -22,7 +22,7 @@ extension FetchPredicate {
         let (tree, root) = try compiler.compile(self)
         let (sql, arguments) = tree.rendered()
         guard sql.utf8.count <= PredicateLimits.maxSQLLength else {
-            throw PredicateError.tooComplex(
+            throw FetchPredicateError.tooComplex(
                 "the predicate compiles to more than \(PredicateLimits.maxSQLLength) bytes of SQL")
         }
         return CompiledPredicate(sql: sql, arguments: arguments, root: root)
@@ -73,14 +73,14 @@ struct PredicateCompiler {
             case .equal: return ("\(name) IS NULL", .test(column, .isNull(true)))
             case .notEqual: return ("\(name) IS NOT NULL", .test(column, .isNull(false)))
             default:
-                throw PredicateError(
+                throw FetchPredicateError(
                     .wrongType,
                     "\(describe(column)) can only be compared with nil using == or !=, not \(op.formatSymbol)")
             }
         }
         let foldCase = comparison.caseInsensitive
         if foldCase && !column.isString {
-            throw PredicateError(.wrongType, "[c] needs a string attribute; \(describe(column)) is not one")
+            throw FetchPredicateError(.wrongType, "[c] needs a string attribute; \(describe(column)) is not one")
         }
         if op == .in {
             let items: [PredicateValue]
@@ -88,16 +88,16 @@ struct PredicateCompiler {
             return try compileIn(column, items, foldCase: foldCase)
         }
         if case .list = comparison.value {
-            throw PredicateError(
+            throw FetchPredicateError(
                 .wrongType, "a list can only be compared with IN, not \(op.formatSymbol) (key \(describe(column)))")
         }
         if op.isStringOperator {
             guard column.isString else {
-                throw PredicateError(
+                throw FetchPredicateError(
                     .wrongType, "\(op.formatSymbol) needs a string attribute; \(describe(column)) is not one")
             }
             guard case .string(let pattern) = comparison.value else {
-                throw PredicateError(
+                throw FetchPredicateError(
                     .wrongType,
                     "\(op.formatSymbol) needs a string value; \(describe(column)) was given \(comparison.value.typeName)"
                 )
@@ -117,7 +117,7 @@ struct PredicateCompiler {
         let value = try convert(comparison.value, for: column)
         if foldCase {
             guard case .text(let string) = value else {
-                throw PredicateError(.wrongType, "[c] needs a string value for \(describe(column))")
+                throw FetchPredicateError(.wrongType, "[c] needs a string value for \(describe(column))")
             }
             let folded = "\(PredicateSQLFunction.foldKey)(CAST(\(name) AS BLOB))"
             let operand = "\(PredicateSQLFunction.foldKey)(\(functionOperand(string)))"
@@ -145,10 +145,10 @@ struct PredicateCompiler {
         let values = try items.map { item -> SQLValue in
             switch item {
             case .null:
-                throw PredicateError(
+                throw FetchPredicateError(
                     .wrongType, "an IN list cannot hold nil (key \(describe(column))); use == nil OR ... IN ...")
             case .list:
-                throw PredicateError(.wrongType, "lists cannot be nested (key \(describe(column)))")
+                throw FetchPredicateError(.wrongType, "lists cannot be nested (key \(describe(column)))")
             default:
                 return try convert(item, for: column)
             }
@@ -159,7 +159,7 @@ struct PredicateCompiler {
             var operands: [String] = []
             for value in values {
                 guard case .text(let string) = value else {
-                    throw PredicateError(.wrongType, "[c] needs string values for \(describe(column))")
+                    throw FetchPredicateError(.wrongType, "[c] needs string values for \(describe(column))")
                 }
                 keys.insert(.blob(PredicateText.foldKey(string)))
                 operands.append("\(PredicateSQLFunction.foldKey)(\(functionOperand(string)))")
@@ -181,8 +181,8 @@ struct PredicateCompiler {
 
     /// Checks a value against the column's type and converts it to what SQLite compares.
     private func convert(_ value: PredicateValue, for column: PropertyColumn) throws -> SQLValue {
-        func refuse(_ detail: String = "") -> PredicateError {
-            PredicateError(
+        func refuse(_ detail: String = "") -> FetchPredicateError {
+            FetchPredicateError(
                 .wrongType, "cannot compare \(describe(column)) with \(value.typeNameWithArticle) value\(detail)")
         }
         func number(_ double: Double) throws -> SQLValue {

@@ -8,7 +8,7 @@ struct PredicateLexer {
     }
 
     /// All tokens, ending with `.end`.
-    /// - Throws: ``PredicateError`` of kind `syntax` naming the offending character, or `unsupported` for `$variables`.
+    /// - Throws: ``FetchPredicateError`` of kind `syntax` naming the offending character, or `unsupported` for `$variables`.
     mutating func tokens() throws -> [PredicateToken] {
         var tokens: [PredicateToken] = []
         while true {
@@ -58,14 +58,14 @@ struct PredicateLexer {
         case "#":
             index += 1
             guard let first = peek(), Self.isIdentifierStart(first) else {
-                throw PredicateError.at(.syntax, "'#' must be followed by a key name", offset: start, token: "#")
+                throw FetchPredicateError.at(.syntax, "'#' must be followed by a key name", offset: start, token: "#")
             }
             let word = identifier()
             return PredicateToken(kind: .escapedKey(word), offset: start, text: "#" + word)
         case "$":
             index += 1
             _ = identifier()
-            throw PredicateError.at(
+            throw FetchPredicateError.at(
                 .unsupported, "variables are not supported; use a placeholder such as %@", offset: start,
                 token: text(from: start))
         default:
@@ -106,7 +106,7 @@ struct PredicateLexer {
         }
         if let scalar = peek(), Self.isIdentifierPart(scalar) || scalar == "." {
             index += 1
-            throw PredicateError.at(.syntax, "malformed number", offset: start, token: text(from: start))
+            throw FetchPredicateError.at(.syntax, "malformed number", offset: start, token: text(from: start))
         }
         let written = text(from: start)
         if !isDouble, let integer = Int64(written) {
@@ -114,7 +114,7 @@ struct PredicateLexer {
         }
         // Integers beyond 64 bits become doubles, as in Core Data; exponents beyond a double's range are infinite.
         guard let double = Double(written) else {
-            throw PredicateError.at(.syntax, "malformed number", offset: start, token: written)
+            throw FetchPredicateError.at(.syntax, "malformed number", offset: start, token: written)
         }
         return PredicateToken(kind: .double(double), offset: start, text: written)
     }
@@ -126,7 +126,7 @@ struct PredicateLexer {
         var value = String.UnicodeScalarView()
         while true {
             guard let scalar = peek() else {
-                throw PredicateError.at(.syntax, "unterminated string", offset: start, token: text(from: start))
+                throw FetchPredicateError.at(.syntax, "unterminated string", offset: start, token: text(from: start))
             }
             index += 1
             if scalar == quote { break }
@@ -135,7 +135,7 @@ struct PredicateLexer {
                 continue
             }
             guard let escaped = peek() else {
-                throw PredicateError.at(.syntax, "unterminated string", offset: start, token: text(from: start))
+                throw FetchPredicateError.at(.syntax, "unterminated string", offset: start, token: text(from: start))
             }
             index += 1
             switch escaped {
@@ -145,7 +145,7 @@ struct PredicateLexer {
             case "r": value.append("\r")
             case "0": value.append("\0")
             default:
-                throw PredicateError.at(
+                throw FetchPredicateError.at(
                     .syntax, "unknown escape in a string (use \\\\ \\' \\\" \\n \\t \\r \\0)", offset: index - 2,
                     token: "\\" + String(escaped))
             }
@@ -177,7 +177,7 @@ struct PredicateLexer {
         }
         if peek() != nil { index += 1 }
         guard let placeholder else {
-            throw PredicateError.at(
+            throw FetchPredicateError.at(
                 .syntax, "unknown placeholder (use %@, %K, %d, %i, %ld, %lld or %f)", offset: start,
                 token: text(from: start))
         }
@@ -191,13 +191,13 @@ struct PredicateLexer {
         while let scalar = peek(), scalar != "]" {
             guard ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar), letters.count < 8 else {
                 index += 1
-                throw PredicateError.at(.syntax, "malformed modifier", offset: start, token: text(from: start))
+                throw FetchPredicateError.at(.syntax, "malformed modifier", offset: start, token: text(from: start))
             }
             letters.unicodeScalars.append(scalar)
             index += 1
         }
         guard peek() == "]" else {
-            throw PredicateError.at(.syntax, "unterminated modifier", offset: start, token: text(from: start))
+            throw FetchPredicateError.at(.syntax, "unterminated modifier", offset: start, token: text(from: start))
         }
         index += 1
         return PredicateToken(kind: .modifier(letters.lowercased()), offset: start, text: text(from: start))
@@ -247,7 +247,7 @@ struct PredicateLexer {
             break
         }
         guard let normalized else {
-            throw PredicateError.at(.syntax, "unexpected character", offset: start, token: text(from: start))
+            throw FetchPredicateError.at(.syntax, "unexpected character", offset: start, token: text(from: start))
         }
         return PredicateToken(kind: .symbol(normalized), offset: start, text: text(from: start))
     }

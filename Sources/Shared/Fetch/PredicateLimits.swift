@@ -1,5 +1,5 @@
-/// The limits that keep hostile predicates cheap to reject: exceeding one is a ``PredicateError`` of kind
-/// ``PredicateError/Kind/tooComplex`` naming it.
+/// The limits that keep hostile predicates cheap to reject: exceeding one is a ``FetchPredicateError`` of kind
+/// ``FetchPredicateError/Kind/tooComplex`` naming it.
 ///
 /// They also keep compiled SQL within SQLite's own limits. SQLite 3.40's parser (a fixed stack of 100 entries)
 /// overflows when AND and OR alternate about 26 levels deep with the deepest comparisons Tributary writes, inside

@@ -32,7 +32,7 @@ struct PredicateParser {
     init(format: String, arguments: [PredicateValue]) throws {
         let length = format.utf8.count
         guard length <= PredicateLimits.maxFormatLength else {
-            throw PredicateError.tooComplex(
+            throw FetchPredicateError.tooComplex(
                 "the format is \(length) bytes long; at most \(PredicateLimits.maxFormatLength) are allowed")
         }
         var lexer = PredicateLexer(format)
@@ -47,7 +47,7 @@ struct PredicateParser {
             throw error(.syntax, "expected AND, OR or the end of the format")
         }
         guard argumentIndex == arguments.count else {
-            throw PredicateError(
+            throw FetchPredicateError(
                 .syntax,
                 "too many arguments: the format has \(argumentIndex) placeholder\(argumentIndex == 1 ? "" : "s") "
                     + "but \(arguments.count) argument\(arguments.count == 1 ? " was" : "s were") given")
@@ -67,11 +67,11 @@ struct PredicateParser {
         if position < tokens.count - 1 { position += 1 }
     }
 
-    private func error(_ kind: PredicateError.Kind, _ problem: String, at token: PredicateToken? = nil)
-        -> PredicateError
+    private func error(_ kind: FetchPredicateError.Kind, _ problem: String, at token: PredicateToken? = nil)
+        -> FetchPredicateError
     {
         let token = token ?? current
-        return PredicateError.at(kind, problem, offset: token.offset, token: token.text)
+        return FetchPredicateError.at(kind, problem, offset: token.offset, token: token.text)
     }
 
     private mutating func nest() throws {
@@ -185,9 +185,9 @@ struct PredicateParser {
                 path += "." + word
                 advance()
             }
-            throw PredicateError.at(
+            throw FetchPredicateError.at(
                 .unsupported,
-                "key paths such as \(PredicateError.quoted(path)) are not supported: only the fetched entity's own "
+                "key paths such as \(FetchPredicateError.quoted(path)) are not supported: only the fetched entity's own "
                     + "attributes and to-one relationships can be compared", offset: token.offset, token: path)
         }
         return key
@@ -211,10 +211,10 @@ struct PredicateParser {
             case "LIKE": op = .like
             case "MATCHES": throw error(.unsupported, "MATCHES (regular expressions) is not supported")
             case "BETWEEN": throw error(.unsupported, "BETWEEN is not supported; use >= AND <=")
-            default: throw error(.syntax, "unknown comparison operator after \(PredicateError.quoted(key))")
+            default: throw error(.syntax, "unknown comparison operator after \(FetchPredicateError.quoted(key))")
             }
         default:
-            throw error(.syntax, "expected a comparison operator after \(PredicateError.quoted(key))")
+            throw error(.syntax, "expected a comparison operator after \(FetchPredicateError.quoted(key))")
         }
         advance()
         return op
@@ -349,7 +349,8 @@ struct PredicateParser {
             throw error(.wrongType, "CAST to \(type) cannot take \(operand.typeName)", at: operandToken)
         default:
             throw error(
-                .unsupported, "CAST to \(PredicateError.quoted(type)) is not supported (use NSDate, UUID or NSData)",
+                .unsupported,
+                "CAST to \(FetchPredicateError.quoted(type)) is not supported (use NSDate, UUID or NSData)",
                 at: typeToken)
         }
     }
@@ -366,13 +367,13 @@ extension FetchPredicate {
     /// `[c]` modifier, `AND`/`&&`, `OR`/`||`, `NOT`/`!`, parentheses, `TRUEPREDICATE`, `FALSEPREDICATE`; values
     /// `%@` `%d` `%i` `%ld` `%lld` `%f`, quoted strings, numbers, `TRUE`/`YES`/`FALSE`/`NO`, `nil`/`NULL`, `{...}`
     /// lists and `CAST(seconds since 2001, "NSDate")`; keys as names, `#name` or `%K`.
-    /// - Throws: ``PredicateError`` naming the problem and, for syntax errors, the offset and token.
+    /// - Throws: ``FetchPredicateError`` naming the problem and, for syntax errors, the offset and token.
     public init(format: String, _ arguments: any PredicateArgument...) throws {
         try self.init(format: format, argumentArray: arguments)
     }
 
     /// Parses a Core Data predicate format string with its arguments in an array (`NSPredicate(format:argumentArray:)`).
-    /// - Throws: ``PredicateError`` naming the problem and, for syntax errors, the offset and token.
+    /// - Throws: ``FetchPredicateError`` naming the problem and, for syntax errors, the offset and token.
     public init(format: String, argumentArray arguments: [any PredicateArgument]) throws {
         var parser = try PredicateParser(format: format, arguments: arguments.map(\.predicateValue))
         self = try parser.parse()

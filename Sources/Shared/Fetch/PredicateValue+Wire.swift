@@ -20,11 +20,11 @@ extension PredicateValue {
     }
 
     /// Reads a value from the wire. Dates arrive as seconds since 1970.
-    /// - Throws: ``PredicateError``: `syntax` for an empty `Value`, `wrongType` for a uuid that is not 16 bytes.
+    /// - Throws: ``FetchPredicateError``: `syntax` for an empty `Value`, `wrongType` for a uuid that is not 16 bytes.
     init(wire: Tributary_V1_Value) throws {
         switch wire.kind {
         case .none:
-            throw PredicateError(.syntax, "malformed predicate: a Value message has none of its kinds set")
+            throw FetchPredicateError(.syntax, "malformed predicate: a Value message has none of its kinds set")
         case .nullValue: self = .null
         case .stringValue(let value): self = .string(value)
         case .intValue(let value): self = .int(value)
@@ -34,7 +34,7 @@ extension PredicateValue {
         case .dataValue(let value): self = .data(value)
         case .uuidValue(let value):
             guard value.count == 16 else {
-                throw PredicateError(.wrongType, "a uuid value must be 16 bytes, not \(value.count)")
+                throw FetchPredicateError(.wrongType, "a uuid value must be 16 bytes, not \(value.count)")
             }
             self = .uuid(UUID(bytes: value, at: value.startIndex))
         }

@@ -45,7 +45,7 @@ struct PropertyColumn: Sendable, Hashable {
 extension Entity {
     /// Resolves a predicate or sort key to an attribute or to-one relationship of this entity.
     /// - Parameter use: what is done with the key, for messages: `compared`, `sorted by`.
-    /// - Throws: ``PredicateError``: `unsupported` for key paths and to-many relationships, `unknownKey` otherwise.
+    /// - Throws: ``FetchPredicateError``: `unsupported` for key paths and to-many relationships, `unknownKey` otherwise.
     func column(forKey key: String, use: String) throws -> PropertyColumn {
         if let index = attributes.firstIndex(where: { $0.name == key }) {
             return PropertyColumn(
@@ -53,7 +53,7 @@ extension Entity {
         }
         if let index = relationships.firstIndex(where: { $0.name == key }) {
             guard !relationships[index].isToMany else {
-                throw PredicateError(
+                throw FetchPredicateError(
                     .unsupported,
                     "'\(name).\(key)' is a to-many relationship and cannot be \(use); only attributes and to-one "
                         + "relationships can")
@@ -61,12 +61,13 @@ extension Entity {
             return PropertyColumn(name: relationships[index].name, source: .toOne(index: index))
         }
         if key.contains(".") {
-            throw PredicateError(
+            throw FetchPredicateError(
                 .unsupported,
-                "key paths such as \(PredicateError.quoted(key)) are not supported: only the fetched entity's own "
+                "key paths such as \(FetchPredicateError.quoted(key)) are not supported: only the fetched entity's own "
                     + "attributes and to-one relationships can be \(use)")
         }
-        throw PredicateError(
-            .unknownKey, "entity '\(name)' has no attribute or to-one relationship named \(PredicateError.quoted(key))")
+        throw FetchPredicateError(
+            .unknownKey,
+            "entity '\(name)' has no attribute or to-one relationship named \(FetchPredicateError.quoted(key))")
     }
 }

@@ -14,9 +14,13 @@ enum ObjectRows {
         limit: Int? = nil, offset: Int = 0, in db: Database
     ) throws -> Tributary_V1_EntityBatch {
         let toOne = entity.relationships.filter { !$0.isToMany }
-        let names = ["id", "_version"] + entity.attributes.map(\.name) + toOne.map(\.name)
+        // Text is read as its bytes: GRDB's text values end at a NUL character, which a string may hold.
+        let attributes = entity.attributes.map { attribute in
+            attribute.type == .string ? "CAST(\(SQL.quote(attribute.name)) AS BLOB)" : SQL.quote(attribute.name)
+        }
+        let selected = ["\"id\"", "\"_version\""] + attributes + toOne.map { SQL.quote($0.name) }
         var sql = """
-            SELECT \(names.map(SQL.quote).joined(separator: ", ")) FROM \(SQL.quote(entity.name))
+            SELECT \(selected.joined(separator: ", ")) FROM \(SQL.quote(entity.name))
             WHERE \(condition) ORDER BY \(order)
             """
         var bound = arguments
@@ -170,7 +174,12 @@ struct ColumnBuilder {
         switch type {
         case .int, .bool: column.ints.append(isNull ? 0 : Int64.fromDatabaseValue(value) ?? 0)
         case .double, .date: column.doubles.append(isNull ? 0 : Double.fromDatabaseValue(value) ?? 0)
-        case .string: column.strings.append(isNull ? "" : String.fromDatabaseValue(value) ?? "")
+        case .string:
+            switch value.storage {
+            case .blob(let bytes): column.strings.append(String(decoding: bytes, as: UTF8.self))
+            case .string(let string): column.strings.append(string)
+            default: column.strings.append("")
+            }
         case .data: column.blobs.append(isNull ? Data() : Data.fromDatabaseValue(value) ?? Data())
         case .uuid:
             let bytes = isNull ? nil : Data.fromDatabaseValue(value)

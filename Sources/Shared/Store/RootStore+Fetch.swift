@@ -45,7 +45,7 @@ struct FetchQuery {
                 arguments = compiled.arguments
             }
             order = try request.sort.map { FetchSort(wire: $0) }.compile(for: entity).sql
-        } catch let error as PredicateError {
+        } catch let error as FetchPredicateError {
             throw StoreError(.invalidPredicate, "fetch of '\(entity.name)': \(error.message)")
         }
         for (ids, field, operation) in [

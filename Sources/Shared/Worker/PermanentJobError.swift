@@ -5,7 +5,7 @@ public protocol PermanentJobError: Error {}
 extension ImportError: PermanentJobError {}
 extension ContextError: PermanentJobError {}
 extension ModelError: PermanentJobError {}
-extension PredicateError: PermanentJobError {}
+extension FetchPredicateError: PermanentJobError {}
 
 /// Classifies job errors for the worker.
 enum JobErrors {

@@ -3,9 +3,6 @@ import GRDB
 
 @testable import Tributary
 
-/// Foundation has a `PredicateError` too (for `#Predicate`); files importing both name Tributary's explicitly.
-typealias PredicateError = Tributary.PredicateError
-
 /// One object of the predicate tests' table: what SQLite holds, and what in-memory evaluation reads.
 struct PredicateRow: Sendable {
     let id: UUID

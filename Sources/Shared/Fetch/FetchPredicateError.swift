@@ -1,5 +1,5 @@
 /// Why a predicate or sort could not be parsed, decoded or compiled against an entity.
-public struct PredicateError: Error, CustomStringConvertible, Sendable, Equatable {
+public struct FetchPredicateError: Error, CustomStringConvertible, Sendable, Equatable {
     /// The kinds of problem.
     public enum Kind: String, Sendable {
         /// The format string (or the wire message) is malformed, or the arguments do not match its placeholders.
@@ -41,15 +41,15 @@ public struct PredicateError: Error, CustomStringConvertible, Sendable, Equatabl
     }
 }
 
-extension PredicateError {
+extension FetchPredicateError {
     /// An error at a token of a format string: the message names the problem, the offset and the token.
-    static func at(_ kind: Kind, _ problem: String, offset: Int, token: String) -> PredicateError {
+    static func at(_ kind: Kind, _ problem: String, offset: Int, token: String) -> FetchPredicateError {
         let shown = token.isEmpty ? "the end of the format" : quoted(token)
-        return PredicateError(kind, "\(problem) at offset \(offset) (\(shown))", offset: offset, token: token)
+        return FetchPredicateError(kind, "\(problem) at offset \(offset) (\(shown))", offset: offset, token: token)
     }
 
     /// The error for exceeding one of ``PredicateLimits``.
-    static func tooComplex(_ problem: String) -> PredicateError {
-        PredicateError(.tooComplex, problem)
+    static func tooComplex(_ problem: String) -> FetchPredicateError {
+        FetchPredicateError(.tooComplex, problem)
     }
 }
