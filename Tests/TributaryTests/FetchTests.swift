@@ -192,6 +192,24 @@ struct FetchTests {
         #expect(discarded.0 == .string("mine") && discarded.1 == false)
     }
 
+    @Test("reset forgets every object and unsaved change; a fetch afterwards sees the store again")
+    func reset() async throws {
+        try await seed()
+        let context = makeContext()
+        let open = FetchRequest(entity: "PullRequest", predicate: Key("state") == "open")
+        let (before, after, registered, hasChanges) = try await context.perform { context in
+            let first = try context.fetch(open)
+            try first[0].setValue(.string("closed"), for: "state")
+            _ = try context.insert("User")
+            let before = try context.count(for: open)
+            context.reset()
+            return (before, try context.count(for: open), context.registeredObjects.count, context.hasChanges)
+        }
+        #expect(before == 4)
+        #expect(after == 5)
+        #expect(registered == 0 && !hasChanges)
+    }
+
     @Test("hostile predicate values are bound, never spliced: they match only themselves and harm nothing")
     func hostileValues() async throws {
         let hostile = [
