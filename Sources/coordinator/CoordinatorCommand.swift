@@ -50,6 +50,11 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "Most feed messages queued per subscriber; a slower one loses the rest and fills them from history.")
     var feedBuffer: Int32 = 200
 
+    @Flag(
+        help: ArgumentHelp(
+            "Allow --listen/--feed beyond loopback without authentication (also \(Endpoints.insecureVariable)=1)."))
+    var insecure = false
+
     @Option(help: "On SIGTERM, seconds running jobs may go on saving before they are handed back to the queue.")
     var drainSeconds: Double = 10
 
@@ -75,6 +80,12 @@ struct CoordinatorCommand: AsyncParsableCommand {
         }
         guard listen != feed || listen.hasSuffix(":*") else {
             throw ValidationError("--listen and --feed must be different endpoints")
+        }
+        let allowed = insecure || ProcessInfo.processInfo.environment[Endpoints.insecureVariable] == "1"
+        if !allowed {
+            for (endpoint, flag) in [(listen, "--listen"), (feed, "--feed")] {
+                if let refusal = Endpoints.refusal(toBind: endpoint, flag: flag) { throw ValidationError(refusal) }
+            }
         }
     }
 

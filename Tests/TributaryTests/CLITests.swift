@@ -52,6 +52,21 @@ struct CLITests {
         #expect(level.error.contains("unknown log level 'loud'"))
     }
 
+    @Test("the coordinator binds only loopback unless told --insecure, explaining why")
+    func safeByDefault() async throws {
+        let directory = try TemporaryDirectory()
+        let model = try directory.write("model.json", DemoData.modelJSON)
+        for (flag, endpoint) in [("--listen", "tcp://0.0.0.0:*"), ("--feed", "tcp://*:*")] {
+            var arguments = ["--store", directory.path("s.sqlite"), "--model", model]
+            arguments += flag == "--listen" ? [flag, endpoint, "--feed", "tcp://127.0.0.1:*"] : [flag, endpoint]
+            let refused = try await Binaries.run("tributary-coordinator", arguments)
+            #expect(refused.status != 0)
+            #expect(refused.error.contains("\(flag) \(endpoint) is not a loopback address"), "\(refused.error)")
+            #expect(refused.error.contains("--insecure"))
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.path("s.sqlite")), "nothing was opened")
+    }
+
     @Test(
         "push --wait imports, subscribe prints JSON events, status reports; a failing job and an unknown entity exit non-zero"
     )

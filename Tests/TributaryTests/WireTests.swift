@@ -33,4 +33,20 @@ struct WireTests {
         #expect(chunks.map(\.rows) == [3, 1])
         #expect(String(decoding: chunks[1].payload, as: UTF8.self) == "{\"a\":4}\n")
     }
+
+    @Test("loopback endpoints are told from ones reachable from elsewhere")
+    func loopbackEndpoints() {
+        for endpoint in [
+            "tcp://127.0.0.1:7400", "tcp://127.9.8.7:*", "tcp://localhost:1", "tcp://[::1]:7400", "tcp://lo:7400",
+            "ipc:///tmp/tributary.sock", "inproc://x",
+        ] {
+            #expect(Endpoints.isLoopback(endpoint), "\(endpoint)")
+        }
+        for endpoint in [
+            "tcp://0.0.0.0:7400", "tcp://*:7400", "tcp://10.0.0.5:7400", "tcp://eth0:7400", "tcp://[::]:7400",
+            "tcp://127.0.0.1.evil.com:1", "tcp://1270.0.0.1:1", "pgm://eth0;239.192.1.1:5555", "tcp://noport",
+        ] {
+            #expect(!Endpoints.isLoopback(endpoint), "\(endpoint)")
+        }
+    }
 }
