@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TributaryCommandSupport
+import ZeroMQ
 
 @testable import Tributary
 
@@ -50,6 +51,31 @@ struct CLITests {
         let level = try await Binaries.run("tributary-worker", ["--log-level", "loud"])
         #expect(level.status != 0)
         #expect(level.error.contains("unknown log level 'loud'"))
+    }
+
+    @Test("keys generate writes a public key file with its role and a 0600 secret file, and never prints the secret")
+    func keysGenerate() async throws {
+        let directory = try TemporaryDirectory()
+        let out = directory.path("keys")
+        let made = try await Binaries.run(
+            "tributary", ["keys", "generate", "--out", out, "--name", "w1", "--role", "client"])
+        #expect(made.status == 0, "\(made.error)")
+        let publicFields = try CurveKeyFile.fields(of: out + "/w1.pub")
+        let secretFields = try CurveKeyFile.fields(of: out + "/w1.secret")
+        let publicKey = try #require(publicFields["public-key"])
+        let secretKey = try #require(secretFields["secret-key"])
+        #expect(publicFields["role"] == "client")
+        #expect(publicFields["secret-key"] == nil)
+        #expect(try CurveKeyPair.publicKey(ofSecret: secretKey) == publicKey)
+        #expect(made.output.contains(publicKey))
+        #expect(!made.output.contains(secretKey) && !made.error.contains(secretKey))
+        let mode = try FileManager.default.attributesOfItem(atPath: out + "/w1.secret")[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        let again = try await Binaries.run("tributary", ["keys", "generate", "--out", out, "--name", "w1"])
+        #expect(again.status != 0 && again.error.contains("w1.pub exists"), "\(again.error)")
+        #expect(try CurveKeyFile.fields(of: out + "/w1.secret")["secret-key"] == secretKey, "not overwritten")
+        let role = try await Binaries.run("tributary", ["keys", "generate", "--out", out, "--role", "admin"])
+        #expect(role.status != 0 && role.error.contains("--role must be worker, client or subscriber"))
     }
 
     @Test("the coordinator binds only loopback unless told --insecure, explaining why")
