@@ -55,6 +55,21 @@ struct CoordinatorCommand: AsyncParsableCommand {
             "Allow --listen/--feed beyond loopback without authentication (also \(Endpoints.insecureVariable)=1)."))
     var insecure = false
 
+    @Option(help: "Largest message (MiB) the jobs socket accepts; a peer sending more is disconnected.")
+    var maxMessageMb: Int = 64
+
+    @Option(help: "Largest job payload (MiB) a push may carry.")
+    var maxPayloadMb: Int = 16
+
+    @Option(help: "Most rows (objects) one change set may carry.")
+    var maxChangeSetRows: Int = 1_000_000
+
+    @Option(help: "Largest save message (MiB).")
+    var maxChangeSetMb: Int = 32
+
+    @Option(help: "Most reads (history, snapshot, fetch) one peer may have in flight.")
+    var maxPendingRequests: Int = 16
+
     @Option(help: "On SIGTERM, seconds running jobs may go on saving before they are handed back to the queue.")
     var drainSeconds: Double = 10
 
@@ -81,6 +96,14 @@ struct CoordinatorCommand: AsyncParsableCommand {
         guard listen != feed || listen.hasSuffix(":*") else {
             throw ValidationError("--listen and --feed must be different endpoints")
         }
+        for (value, flag, range) in [
+            (maxMessageMb, "--max-message-mb", 1...4096), (maxPayloadMb, "--max-payload-mb", 1...4096),
+            (maxChangeSetRows, "--max-change-set-rows", 1...100_000_000),
+            (maxChangeSetMb, "--max-change-set-mb", 1...4096),
+            (maxPendingRequests, "--max-pending-requests", 1...10_000),
+        ] where !range.contains(value) {
+            throw ValidationError("\(flag) must be between \(range.lowerBound) and \(range.upperBound)")
+        }
         let allowed = insecure || ProcessInfo.processInfo.environment[Endpoints.insecureVariable] == "1"
         if !allowed {
             for (endpoint, flag) in [(listen, "--listen"), (feed, "--feed")] {
@@ -101,6 +124,11 @@ struct CoordinatorCommand: AsyncParsableCommand {
         configuration.historyRetention = historyHours > 0 ? .seconds(historyHours * 3600) : nil
         configuration.historyMaximumCommits = historyCommits > 0 ? historyCommits : nil
         configuration.feedBuffer = feedBuffer
+        configuration.limits.maximumMessageBytes = Int64(maxMessageMb) << 20
+        configuration.limits.maximumPayloadBytes = maxPayloadMb << 20
+        configuration.limits.maximumChangeSetRows = maxChangeSetRows
+        configuration.limits.maximumChangeSetBytes = maxChangeSetMb << 20
+        configuration.limits.maximumPendingRequestsPerPeer = maxPendingRequests
         if workers > 0 {
             configuration.workerExecutable =
                 try workerPath.map { URL(fileURLWithPath: $0) }

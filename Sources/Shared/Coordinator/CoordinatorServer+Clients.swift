@@ -36,10 +36,11 @@ extension CoordinatorServer {
         guard spec.uniqueKey.utf8.count <= 256 else {
             throw ProtocolError(.invalidRequest, "job \(index) has a unique_key longer than 256 bytes")
         }
-        guard spec.payload.count <= Limits.maximumPayloadBytes else {
+        let limit = configuration.limits.maximumPayloadBytes
+        guard spec.payload.count <= limit else {
             throw ProtocolError(
                 .tooLarge,
-                "job \(index) has a payload of \(spec.payload.count) bytes; the limit is \(Limits.maximumPayloadBytes)")
+                "job \(index) has a payload of \(spec.payload.count) bytes; the limit is \(limit) (--max-payload-mb)")
         }
         if spec.kind == ImportJob.kind {
             guard let entity = spec.arguments[ImportJob.entityArgument], !entity.isEmpty else {

@@ -23,7 +23,7 @@ extension CoordinatorServer {
         query.filter = try feedFilter(entities: request.entities, attributes: request.attributes)
         if request.maxCommits > 0 { query.maxCommits = Int(request.maxCommits) }
         let store = self.store
-        serveOffActor(peer: peer, requestID: requestID) { [query] in .historyReply(try await store.history(query)) }
+        try serveOffActor(peer: peer, requestID: requestID) { [query] in .historyReply(try await store.history(query)) }
     }
 
     func snapshot(_ request: Tributary_V1_SnapshotRequest, from peer: Data, requestID: UInt64) throws {
@@ -34,6 +34,7 @@ extension CoordinatorServer {
         let rows = Int(request.maxRows == 0 ? Self.defaultSnapshotRows : request.maxRows)
         let snapshotID: UInt64
         let snapshot: StoreSnapshot
+        try requireReadCapacity(for: peer)
         if request.snapshotID == 0 {
             guard openSnapshots.count < Self.maximumOpenSnapshots else {
                 throw ProtocolError(
@@ -53,7 +54,7 @@ extension CoordinatorServer {
             snapshot = open.snapshot
         }
         openSnapshots[snapshotID] = (snapshot, .now)
-        serveOffActor(peer: peer, requestID: requestID) {
+        try serveOffActor(peer: peer, requestID: requestID) {
             let page = try snapshot.nextPage(maxRows: rows)
             if page.done { await self.releaseSnapshot(snapshotID) }
             return .snapshotPage(
@@ -138,11 +139,17 @@ extension CoordinatorServer {
     }
 
     /// Runs `work` off the actor and answers `peer` with its result, or with the error it threw.
-    nonisolated func serveOffActor(
+    /// Answers a read on a reader connection, off the actor, so it never delays a commit; at most
+    /// `maximumPendingRequestsPerPeer` of one peer's reads are in flight.
+    /// - Throws: ``ProtocolError`` `TOO_MANY_REQUESTS` naming the limit when the peer is at it.
+    func serveOffActor(
         peer: Data, requestID: UInt64,
         _ work: @escaping @Sendable () async throws -> Tributary_V1_Envelope.OneOf_Body
-    ) {
-        Task {
+    ) throws {
+        try requireReadCapacity(for: peer)
+        pendingReads[peer, default: 0] += 1
+        // Detached: the read runs on the cooperative pool, not on the actor.
+        Task.detached { [self] in
             do {
                 reply(to: peer, requestID: requestID, try await work())
             } catch let error as ProtocolError {
@@ -153,6 +160,42 @@ extension CoordinatorServer {
                 logger.error("read failed", metadata: ["error": "\(error)"])
                 reply(to: peer, requestID: requestID, .error(ProtocolError(.internal, "\(error)").wire))
             }
+            await readFinished(peer)
+        }
+    }
+
+    /// Refuses a read from a peer that has as many in flight as it may.
+    func requireReadCapacity(for peer: Data) throws {
+        let limit = configuration.limits.maximumPendingRequestsPerPeer
+        guard pendingReads[peer, default: 0] < limit else {
+            throw ProtocolError(
+                .tooManyRequests,
+                "\(limit) of this peer's reads are in flight, the limit (--max-pending-requests); wait for their answers"
+            )
+        }
+    }
+
+    private func readFinished(_ peer: Data) {
+        let left = pendingReads[peer, default: 1] - 1
+        pendingReads[peer] = left > 0 ? left : nil
+    }
+
+    /// Refuses a save whose change set is over the row or byte limit, naming it.
+    func checkChangeSetLimits(_ save: Tributary_V1_SaveChanges, messageBytes: Int) throws {
+        let limits = configuration.limits
+        guard messageBytes <= limits.maximumChangeSetBytes else {
+            throw ProtocolError(
+                .tooLarge,
+                "the save takes \(messageBytes) bytes; the limit is \(limits.maximumChangeSetBytes) (--max-change-set-mb)",
+                jobID: save.jobID)
+        }
+        var rows = 0
+        for batch in save.changes.batches { rows += batch.ids.count / 16 }
+        guard rows <= limits.maximumChangeSetRows else {
+            throw ProtocolError(
+                .tooLarge,
+                "the change set has \(rows) rows; the limit is \(limits.maximumChangeSetRows) (--max-change-set-rows)",
+                jobID: save.jobID)
         }
     }
 }

@@ -32,6 +32,8 @@ public actor CoordinatorServer {
     /// Snapshots being paged through by subscribers, with when a page was last asked for.
     var openSnapshots: [UInt64: (snapshot: StoreSnapshot, lastUsed: ContinuousClock.Instant)] = [:]
     var nextSnapshotID: UInt64 = 0
+    /// Reads served off the actor and not answered yet, per peer (bounded by the limits).
+    var pendingReads: [Data: Int] = [:]
 
     static let routerSocket = 0
     static let feedSocket = 1
@@ -46,7 +48,7 @@ public actor CoordinatorServer {
         modelJSON = String(decoding: configuration.model.encodedJSON(), as: UTF8.self)
 
         let router = try context.makeSocket(.router)
-        try router.setMaximumMessageSize(Limits.maximumMessageBytes)
+        try router.setMaximumMessageSize(configuration.limits.maximumMessageBytes)
         try router.setRouterMandatory(true)
         try router.setRouterHandover(true)
         try router.setSendHighWaterMark(100_000)
@@ -135,6 +137,7 @@ public actor CoordinatorServer {
             if case .saveChanges(let save) = envelope.body {
                 do {
                     let worker = try requireWorker(peer)
+                    try checkChangeSetLimits(save, messageBytes: message.frames.last?.count ?? 0)
                     try Self.requireInt64(save.jobID, "job_id")
                     try Self.requireProgress(save.progressDone, "progress_done")
                     group.append(save, from: peer, worker: worker.id, requestID: envelope.requestID)
@@ -223,7 +226,7 @@ public actor CoordinatorServer {
             try await deleteSubscriber(request, from: peer, requestID: requestID)
         case .fetchRequest(let request):
             let store = self.store
-            serveOffActor(peer: peer, requestID: requestID) { .fetchReply(try store.fetch(request)) }
+            try serveOffActor(peer: peer, requestID: requestID) { .fetchReply(try store.fetch(request)) }
         case .welcome, .jobAssignment, .saveAck, .cancelJob, .drain, .pushReply, .statusReply, .batchStatusReply,
             .jobsReply, .jobInfo, .historyReply, .snapshotPage, .subscriberInfo, .subscribersReply, .fetchReply, .error:
             throw ProtocolError(

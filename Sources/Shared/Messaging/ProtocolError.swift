@@ -56,6 +56,7 @@ public struct ProtocolError: Error, CustomStringConvertible, Sendable, Equatable
         case .unknownSubscriber: "UNKNOWN_SUBSCRIBER"
         case .mergeConflict: "MERGE_CONFLICT"
         case .invalidPredicate: "INVALID_PREDICATE"
+        case .tooManyRequests: "TOO_MANY_REQUESTS"
         case .unspecified: "ERROR_CODE_UNSPECIFIED"
         case .UNRECOGNIZED(let value): "ERROR_CODE_\(value)"
         }

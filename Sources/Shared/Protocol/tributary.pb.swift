@@ -48,10 +48,11 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
   /// a value or column of the wrong type or length
   case wrongType // = 5
 
-  /// a job payload over the limit (a message over the socket's maximum size is
+  /// a job payload or a change set (rows or bytes) over its limit; the message names the
   case tooLarge // = 6
 
-  /// dropped by libzmq, which disconnects the peer; no error can be sent)
+  /// limit (a message over the socket's maximum size is dropped by libzmq, which
+  /// disconnects the peer; no error can be sent)
   case unknownWorker // = 7
 
   /// a job id the coordinator does not know
@@ -89,6 +90,9 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
 
   /// since: nothing was applied; Error.conflicts lists them
   case invalidPredicate // = 19
+
+  /// the peer has as many reads (history, snapshot, fetch) in flight as it may: wait for
+  case tooManyRequests // = 20
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -117,6 +121,7 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
     case 17: self = .unknownSubscriber
     case 18: self = .mergeConflict
     case 19: self = .invalidPredicate
+    case 20: self = .tooManyRequests
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -143,6 +148,7 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
     case .unknownSubscriber: return 17
     case .mergeConflict: return 18
     case .invalidPredicate: return 19
+    case .tooManyRequests: return 20
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -169,6 +175,7 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
     .unknownSubscriber,
     .mergeConflict,
     .invalidPredicate,
+    .tooManyRequests,
   ]
 
 }
@@ -2143,7 +2150,7 @@ public nonisolated struct Tributary_V1_HistoryRecord: Sendable {
 fileprivate nonisolated let _protobuf_package = "tributary.v1"
 
 nonisolated extension Tributary_V1_ErrorCode: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}MALFORMED_FRAME\0\u{1}UNKNOWN_MESSAGE\0\u{1}UNKNOWN_ENTITY\0\u{1}UNKNOWN_ATTRIBUTE\0\u{1}WRONG_TYPE\0\u{1}TOO_LARGE\0\u{1}UNKNOWN_WORKER\0\u{1}UNKNOWN_JOB\0\u{1}STALE_LEASE\0\u{1}CONSTRAINT_VIOLATION\0\u{1}INVALID_REQUEST\0\u{1}SHUTTING_DOWN\0\u{1}INTERNAL\0\u{1}JOB_CANCELLED\0\u{1}HISTORY_PRUNED\0\u{1}UNKNOWN_SNAPSHOT\0\u{1}UNKNOWN_SUBSCRIBER\0\u{1}MERGE_CONFLICT\0\u{1}INVALID_PREDICATE\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}MALFORMED_FRAME\0\u{1}UNKNOWN_MESSAGE\0\u{1}UNKNOWN_ENTITY\0\u{1}UNKNOWN_ATTRIBUTE\0\u{1}WRONG_TYPE\0\u{1}TOO_LARGE\0\u{1}UNKNOWN_WORKER\0\u{1}UNKNOWN_JOB\0\u{1}STALE_LEASE\0\u{1}CONSTRAINT_VIOLATION\0\u{1}INVALID_REQUEST\0\u{1}SHUTTING_DOWN\0\u{1}INTERNAL\0\u{1}JOB_CANCELLED\0\u{1}HISTORY_PRUNED\0\u{1}UNKNOWN_SNAPSHOT\0\u{1}UNKNOWN_SUBSCRIBER\0\u{1}MERGE_CONFLICT\0\u{1}INVALID_PREDICATE\0\u{1}TOO_MANY_REQUESTS\0")
 }
 
 nonisolated extension Tributary_V1_MergePolicy: SwiftProtobuf._ProtoNameProviding {

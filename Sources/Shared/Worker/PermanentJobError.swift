@@ -13,8 +13,9 @@ enum JobErrors {
         if error is any PermanentJobError { return true }
         if let error = error as? ProtocolError {
             // The root refused the change set itself: sending it again gives the same answer.
-            return [.unknownEntity, .unknownAttribute, .wrongType, .constraintViolation, .invalidPredicate].contains(
-                error.code)
+            return [.unknownEntity, .unknownAttribute, .wrongType, .constraintViolation, .invalidPredicate, .tooLarge]
+                .contains(
+                    error.code)
         }
         return false
     }
