@@ -114,6 +114,7 @@ let package = Package(
                 "Tributary", "ZeroMQ", "TributaryCommandSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
+            exclude: ["Support/tcp_tap.py"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -1,4 +1,5 @@
 import CZeroMQ
+import Foundation
 import Glibc
 
 /// A CURVE key pair (CurveZMQ: Curve25519 keys, authenticated encryption), both keys in Z85 text: 40 characters
@@ -33,5 +34,19 @@ public struct CurveKeyPair: Sendable {
         var publicKey = [CChar](repeating: 0, count: 41)
         _ = try ZMQError.check("zmq_curve_public") { zmq_curve_public(&publicKey, secretKey) }
         return String(decoding: publicKey.prefix(40).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+extension CurveKeyPair {
+    /// A 32-byte key in Z85 text (`zmq_z85_encode(3)`), as ZAP hands CURVE keys over in binary; nil for another
+    /// length.
+    public static func z85(_ key: Data) -> String? {
+        guard key.count == 32 else { return nil }
+        var text = [CChar](repeating: 0, count: 41)
+        let encoded = key.withUnsafeBytes { bytes in
+            zmq_z85_encode(&text, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), 32)
+        }
+        guard encoded != nil else { return nil }
+        return String(decoding: text.prefix(40).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

@@ -30,10 +30,13 @@ public final class SocketLoop: @unchecked Sendable {
     public struct Member {
         let socket: ZMQSocket
         let receives: Bool
+        let readsUserID: Bool
 
-        public init(_ socket: ZMQSocket, receives: Bool) {
+        /// - Parameter readsUserID: read each message's `User-Id` (the key its peer was admitted with by ZAP).
+        public init(_ socket: ZMQSocket, receives: Bool, readsUserID: Bool = false) {
             self.socket = socket
             self.receives = receives
+            self.readsUserID = readsUserID
         }
     }
 
@@ -43,6 +46,8 @@ public final class SocketLoop: @unchecked Sendable {
         public let socket: SocketIndex
         /// Its frames, copied out of libzmq.
         public let frames: [Data]
+        /// The `User-Id` its peer was admitted with, when the socket reads it and ZAP set one.
+        public var userID: String? = nil
     }
 
     private struct Outgoing {
@@ -157,11 +162,14 @@ public final class SocketLoop: @unchecked Sendable {
 
     private func drain(socket index: SocketIndex, into batch: inout [Inbound]) {
         let socket = members[index].socket
+        let readsUserID = members[index].readsUserID
         // Bounded so one busy socket cannot starve the others or the outbox.
         for _ in 0..<256 {
-            guard let frames = try? socket.receive(dontWait: true) else { return }
+            guard let (frames, userID) = try? socket.receiveMessage(dontWait: true, readingUserID: readsUserID) else {
+                return
+            }
             onReceive(index, frames)
-            batch.append(Inbound(socket: index, frames: frames))
+            batch.append(Inbound(socket: index, frames: frames, userID: userID))
         }
     }
 

@@ -60,6 +60,31 @@ extension ZMQSocket {
         try subscribe(Data(prefix.utf8))
     }
 
+    // MARK: - CURVE and ZAP
+
+    /// Makes the socket a CURVE server with this secret key (40 Z85 characters): peers must know its public key.
+    public func setCurveServer(secretKey: String) throws {
+        try setOption(ZMQ_CURVE_SERVER, name: "ZMQ_CURVE_SERVER", int32: 1)
+        try setOption(ZMQ_CURVE_SECRETKEY, name: "ZMQ_CURVE_SECRETKEY", bytes: Data(secretKey.utf8))
+    }
+
+    /// Makes the socket a CURVE client with its key pair, talking only to the server with `serverKey`.
+    public func setCurveClient(publicKey: String, secretKey: String, serverKey: String) throws {
+        try setOption(ZMQ_CURVE_SERVERKEY, name: "ZMQ_CURVE_SERVERKEY", bytes: Data(serverKey.utf8))
+        try setOption(ZMQ_CURVE_PUBLICKEY, name: "ZMQ_CURVE_PUBLICKEY", bytes: Data(publicKey.utf8))
+        try setOption(ZMQ_CURVE_SECRETKEY, name: "ZMQ_CURVE_SECRETKEY", bytes: Data(secretKey.utf8))
+    }
+
+    /// The ZAP domain: a server socket with one asks the ZAP handler about every peer (`ZMQ_ZAP_DOMAIN`).
+    public func setZAPDomain(_ domain: String) throws {
+        try setOption(ZMQ_ZAP_DOMAIN, name: "ZMQ_ZAP_DOMAIN", bytes: Data(domain.utf8))
+    }
+
+    /// How long a blocking receive waits before failing with `EAGAIN` (`ZMQ_RCVTIMEO`).
+    public func setReceiveTimeout(milliseconds: Int32) throws {
+        try setOption(ZMQ_RCVTIMEO, name: "ZMQ_RCVTIMEO", int32: milliseconds)
+    }
+
     // MARK: - Raw setters
 
     private func setOption(_ option: Int32, name: String, int32 value: Int32) throws {

@@ -87,7 +87,15 @@ public final class ZMQSocket {
     /// Receives one multipart message (`zmq_msg_recv(3)`), copying every frame out at once.
     /// - Parameter dontWait: return `nil` instead of blocking when nothing is waiting.
     public func receive(dontWait: Bool = false) throws -> [Data]? {
+        try receiveMessage(dontWait: dontWait, readingUserID: false)?.frames
+    }
+
+    /// Receives one multipart message with the `User-Id` the ZAP handler gave its peer when it was admitted
+    /// (`zmq_msg_gets(3)`), nil without authentication.
+    public func receiveMessage(dontWait: Bool = false, readingUserID: Bool) throws -> (frames: [Data], userID: String?)?
+    {
         var frames: [Data] = []
+        var userID: String?
         var message = zmq_msg_t()
         zmq_msg_init(&message)
         defer { zmq_msg_close(&message) }
@@ -99,10 +107,14 @@ public final class ZMQSocket {
             } catch let error as ZMQError where error.isWouldBlock && frames.isEmpty {
                 return nil
             }
+            // A ROUTER's routing-id frame is made locally and carries no metadata: ask each frame until one has it.
+            if readingUserID && userID == nil, let property = zmq_msg_gets(&message, "User-Id") {
+                userID = String(cString: property)
+            }
             let size = zmq_msg_size(&message)
             frames.append(size == 0 ? Data() : Data(bytes: zmq_msg_data(&message), count: size))
         } while zmq_msg_more(&message) != 0
-        return frames
+        return (frames, userID)
     }
 
     // MARK: - Polling

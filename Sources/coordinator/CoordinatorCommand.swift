@@ -50,6 +50,18 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "Most feed messages queued per subscriber; a slower one loses the rest and fills them from history.")
     var feedBuffer: Int32 = 200
 
+    @Option(
+        help: ArgumentHelp(
+            "The coordinator's CURVE secret key file: encrypt every socket and admit only keys in --allow.",
+            valueName: "path"))
+    var curveSecret: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "The folder of admitted peers' public key files (NAME.pub with a role); reread on SIGHUP.",
+            valueName: "dir"))
+    var allow: String?
+
     @Flag(
         help: ArgumentHelp(
             "Allow --listen/--feed beyond loopback without authentication (also \(Endpoints.insecureVariable)=1)."))
@@ -104,7 +116,19 @@ struct CoordinatorCommand: AsyncParsableCommand {
         ] where !range.contains(value) {
             throw ValidationError("\(flag) must be between \(range.lowerBound) and \(range.upperBound)")
         }
-        let allowed = insecure || ProcessInfo.processInfo.environment[Endpoints.insecureVariable] == "1"
+        guard (curveSecret == nil) == (allow == nil) else {
+            throw ValidationError("--curve-secret and --allow go together: the key to serve with, and who may connect")
+        }
+        if let curveSecret, let allow {
+            do {
+                _ = try CoordinatorCurve(secretFile: curveSecret, allowDirectory: allow)
+                _ = try AllowList.load(directory: allow)
+            } catch let error as KeyFileError {
+                throw ValidationError(error.description)
+            }
+        }
+        let allowed =
+            insecure || curveSecret != nil || ProcessInfo.processInfo.environment[Endpoints.insecureVariable] == "1"
         if !allowed {
             for (endpoint, flag) in [(listen, "--listen"), (feed, "--feed")] {
                 if let refusal = Endpoints.refusal(toBind: endpoint, flag: flag) { throw ValidationError(refusal) }
@@ -124,6 +148,12 @@ struct CoordinatorCommand: AsyncParsableCommand {
         configuration.historyRetention = historyHours > 0 ? .seconds(historyHours * 3600) : nil
         configuration.historyMaximumCommits = historyCommits > 0 ? historyCommits : nil
         configuration.feedBuffer = feedBuffer
+        if let curveSecret, let allow {
+            let curve = try CoordinatorCurve(secretFile: curveSecret, allowDirectory: allow)
+            configuration.curve = curve
+            // The local pool connects with the coordinator's own key, which counts as a worker's.
+            configuration.workerArguments += ["--curve-secret", curve.secretFile, "--server-key", curve.secretFile]
+        }
         configuration.limits.maximumMessageBytes = Int64(maxMessageMb) << 20
         configuration.limits.maximumPayloadBytes = maxPayloadMb << 20
         configuration.limits.maximumChangeSetRows = maxChangeSetRows

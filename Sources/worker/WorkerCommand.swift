@@ -17,6 +17,17 @@ struct WorkerCommand: AsyncParsableCommand {
             "The coordinator's jobs/control endpoint (env \(Endpoints.listenVariable)).", valueName: "endpoint"))
     var connect: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "This worker's CURVE secret key file, for a coordinator with CURVE (env \(CurveClientKeys.secretVariable)).",
+            valueName: "path"))
+    var curveSecret: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "The coordinator's public key file (env \(CurveClientKeys.serverKeyVariable)).", valueName: "path"))
+    var serverKey: String?
+
     @Option(help: "A name shown in `tributary status` (default: host:pid).")
     var name: String?
 
@@ -38,12 +49,18 @@ struct WorkerCommand: AsyncParsableCommand {
         guard (50...60_000).contains(heartbeatMs) else {
             throw ValidationError("--heartbeat-ms must be between 50 and 60000")
         }
+        do {
+            _ = try CurveClientKeys.resolve(secretFile: curveSecret, serverKeyFile: serverKey)
+        } catch let error as KeyFileError {
+            throw ValidationError(error.description)
+        }
     }
 
     func run() async throws {
         let logger = logging.makeLogger(label: "tributary.worker")
         var configuration = WorkerConfiguration()
         configuration.endpoint = Endpoints.listen(connect)
+        configuration.curve = try CurveClientKeys.resolve(secretFile: curveSecret, serverKeyFile: serverKey)
         if let name { configuration.name = name }
         configuration.heartbeatInterval = .milliseconds(heartbeatMs)
         configuration.concurrency = concurrency

@@ -65,11 +65,17 @@ public final class ChangeFeed: AsyncSequence, Sendable {
 
     /// Connects a SUB socket to `feed` (subscribing to the filter's entities and the `$commits` and
     /// `$heartbeat` topics) and a request socket to `jobs`. Nothing is read until iteration starts.
-    public init(feed: String, jobs: String, options: Options = Options(), context: ZMQContext? = nil) throws {
+    /// - Parameter curve: the subscriber's CURVE keys (nil: from the environment, else none).
+    public init(
+        feed: String, jobs: String, options: Options = Options(), curve: CurveClientKeys? = nil,
+        context: ZMQContext? = nil
+    ) throws {
         self.feedEndpoint = feed
         self.options = options
         let context = try context ?? ZMQContext()
         let socket = try context.makeSocket(.sub)
+        let keys = try curve ?? CurveClientKeys.resolve(secretFile: nil, serverKeyFile: nil)
+        if let keys { try keys.apply(to: socket) }
         try socket.setReceiveHighWaterMark(10_000)
         try socket.setMaximumMessageSize(Limits.maximumMessageBytes)
         try socket.subscribe(Wire.heartbeatTopic)
@@ -82,7 +88,7 @@ public final class ChangeFeed: AsyncSequence, Sendable {
         try socket.connect(feed)
         loop = try SocketLoop(
             name: "tributary-feed", sockets: [.init(socket, receives: true)], inboundLimit: options.liveBufferBatches)
-        client = try JobClient(endpoint: jobs)
+        client = try JobClient(endpoint: jobs, curve: keys)
         reader = FeedReader(options: options, inbound: loop.inbound, client: client)
         loop.start()
     }

@@ -10,14 +10,17 @@ import Foundation
 public final class JobClient: Sendable {
     let connection: CoordinatorConnection
 
-    /// Connects to the coordinator's jobs/control endpoint.
-    public init(endpoint: String) throws {
-        connection = try CoordinatorConnection(endpoint: endpoint)
+    /// Connects to the coordinator's jobs/control endpoint (with `curve` keys for a coordinator that runs with
+    /// CURVE; nil takes them from the environment, else connects without).
+    public init(endpoint: String, curve: CurveClientKeys? = nil) throws {
+        connection = try CoordinatorConnection(endpoint: endpoint, curve: curve)
     }
 
     /// Runs `body` with a client connected to `endpoint`, and closes it afterwards, also when `body` throws.
-    public static func with<T: Sendable>(endpoint: String, _ body: (JobClient) async throws -> T) async throws -> T {
-        let client = try JobClient(endpoint: endpoint)
+    public static func with<T: Sendable>(
+        endpoint: String, curve: CurveClientKeys? = nil, _ body: (JobClient) async throws -> T
+    ) async throws -> T {
+        let client = try JobClient(endpoint: endpoint, curve: curve)
         do {
             let value = try await body(client)
             await client.close()

@@ -44,11 +44,12 @@ public final class ViewContext: Sendable {
     /// - Throws: ``ProtocolError`` when the coordinator refuses (an unknown entity, ...), ``ContextError`` when
     ///   what it sends does not fit `model`.
     public static func start(
-        feed: String, jobs: String, model: Model, entities: Set<String> = [], name: String = "view"
+        feed: String, jobs: String, model: Model, entities: Set<String> = [], name: String = "view",
+        curve: CurveClientKeys? = nil
     ) async throws -> ViewContext {
-        let connection = try CoordinatorConnection(endpoint: jobs)
+        let connection = try CoordinatorConnection(endpoint: jobs, curve: curve)
         let context = ObjectContext(model: model, parent: CoordinatorStore(connection: connection), name: name)
-        let seq = try await JobClient.with(endpoint: jobs) { client in
+        let seq = try await JobClient.with(endpoint: jobs, curve: curve) { client in
             var id: UInt64 = 0
             while true {
                 let page = try await client.snapshotPage(id: id, entities: entities)
@@ -62,7 +63,7 @@ public final class ViewContext: Sendable {
         var options = ChangeFeed.Options()
         options.filter = FeedFilter(entities: entities)
         options.since = seq
-        let changeFeed = try ChangeFeed(feed: feed, jobs: jobs, options: options)
+        let changeFeed = try ChangeFeed(feed: feed, jobs: jobs, options: options, curve: curve)
         let (changes, continuation) = AsyncThrowingStream.makeStream(of: DidSave.self)
         let follower = Task {
             do {

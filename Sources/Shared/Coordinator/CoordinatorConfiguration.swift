@@ -31,6 +31,8 @@ public struct CoordinatorConfiguration: Sendable {
     /// The most feed messages queued for one subscriber (the PUB high-water mark); beyond it, that subscriber's
     /// messages are dropped (it fills the gap from history).
     public var feedBuffer: Int32 = 200
+    /// CURVE encryption and the allow-list of peers' keys; nil serves plain TCP (loopback only, unless insecure).
+    public var curve: CoordinatorCurve?
     /// The bounds on what peers send.
     public var limits = CoordinatorLimits()
     /// How often the feed publishes a heartbeat carrying the last sequence number.

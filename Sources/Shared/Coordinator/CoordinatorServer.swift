@@ -34,6 +34,11 @@ public actor CoordinatorServer {
     var nextSnapshotID: UInt64 = 0
     /// Reads served off the actor and not answered yet, per peer (bounded by the limits).
     var pendingReads: [Data: Int] = [:]
+    /// With CURVE: who may send what, and the ZAP handler that admits peers.
+    let authorization: PeerAuthorization?
+    private let zap: ZAPHandler?
+    /// With CURVE: the key each peer last sent with, to drop it when the key is revoked.
+    var peerKeys: [Data: String] = [:]
 
     static let routerSocket = 0
     static let feedSocket = 1
@@ -47,7 +52,22 @@ public actor CoordinatorServer {
         store = try RootStore.open(path: configuration.storePath, model: configuration.model)
         modelJSON = String(decoding: configuration.model.encodedJSON(), as: UTF8.self)
 
+        if let curve = configuration.curve {
+            let authorization = PeerAuthorization(
+                allowList: try AllowList.load(directory: curve.allowDirectory), ownKey: curve.publicKey)
+            let zap = try ZAPHandler(context: context) { authorization.decide($0) }
+            zap.start()
+            self.authorization = authorization
+            self.zap = zap
+        } else {
+            authorization = nil
+            zap = nil
+        }
         let router = try context.makeSocket(.router)
+        if let curve = configuration.curve {
+            try router.setCurveServer(secretKey: curve.secretKey)
+            try router.setZAPDomain("tributary")
+        }
         try router.setMaximumMessageSize(configuration.limits.maximumMessageBytes)
         try router.setRouterMandatory(true)
         try router.setRouterHandover(true)
@@ -56,6 +76,10 @@ public actor CoordinatorServer {
         listenEndpoint = try router.bind(configuration.listen)
 
         let publisher = try context.makeSocket(.pub)
+        if let curve = configuration.curve {
+            try publisher.setCurveServer(secretKey: curve.secretKey)
+            try publisher.setZAPDomain("tributary")
+        }
         // A subscriber that stops reading costs at most this many queued messages; then PUB drops for it alone.
         try publisher.setSendHighWaterMark(configuration.feedBuffer)
         feedEndpoint = try publisher.bind(configuration.feed)
@@ -64,7 +88,10 @@ public actor CoordinatorServer {
         let activity = self.activity
         loop = try SocketLoop(
             name: "tributary-coordinator",
-            sockets: [.init(router, receives: true), .init(publisher, receives: false)],
+            sockets: [
+                .init(router, receives: true, readsUserID: configuration.curve != nil),
+                .init(publisher, receives: false),
+            ],
             onSendFailure: { error, socket in
                 // A peer that went away (EHOSTUNREACH) before its reply: nothing to deliver it to.
                 logger.debug("message not delivered on socket \(socket): \(error)")
@@ -121,6 +148,7 @@ public actor CoordinatorServer {
             logger.error("cannot hand back running jobs", metadata: ["error": "\(error)"])
         }
         await loop.stop()
+        zap?.stop()
         openSnapshots.removeAll()
         try? store.close()
     }
@@ -133,6 +161,16 @@ public actor CoordinatorServer {
         var group = SaveGroup()
         for message in batch {
             guard let (peer, envelope) = decode(message) else { continue }
+            if authorization != nil {
+                do {
+                    try authorize(envelope, userID: message.userID, peer: peer)
+                } catch let error as ProtocolError {
+                    reply(to: peer, requestID: envelope.requestID, .error(error.wire))
+                    continue
+                } catch {
+                    continue
+                }
+            }
             workers[peer]?.lastSeen = .now
             if case .saveChanges(let save) = envelope.body {
                 do {
@@ -273,7 +311,7 @@ public actor CoordinatorServer {
         }
     }
 
-    private static func name(of body: Tributary_V1_Envelope.OneOf_Body) -> String {
+    static func name(of body: Tributary_V1_Envelope.OneOf_Body) -> String {
         let text = "\(body)"
         return String(text.prefix { $0 != "(" })
     }

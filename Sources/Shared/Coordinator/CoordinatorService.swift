@@ -26,6 +26,12 @@ public struct CoordinatorService: Service {
         let server = try CoordinatorServer(configuration: configuration, logger: logger, context: context)
         let supervisor = try makeSupervisor(for: server)
         if let supervisor { await server.attach(supervisor) }
+        // SIGHUP rereads the allow-list (with CURVE); without CURVE it is ignored rather than fatal.
+        signal(SIGHUP, SIG_IGN)
+        let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+        hangup.setEventHandler { Task { await server.reloadAllowList() } }
+        hangup.resume()
+        defer { hangup.cancel() }
         ready(server)
         try await withGracefulShutdownHandler {
             try await server.run()

@@ -35,10 +35,15 @@ public final class CoordinatorConnection: Sendable {
     private let messagesContinuation: AsyncStream<Tributary_V1_Envelope>.Continuation
 
     /// Connects to `endpoint`; the connection is made in the background.
-    public init(endpoint: String, context: ZMQContext? = nil) throws {
+    /// - Parameter curve: the peer's CURVE keys, for a coordinator that runs with CURVE; nil takes them from the
+    ///   environment (`TRIBUTARY_CURVE_SECRET`, `TRIBUTARY_SERVER_KEY`), else connects without.
+    public init(endpoint: String, curve: CurveClientKeys? = nil, context: ZMQContext? = nil) throws {
         self.endpoint = endpoint
         self.context = try context ?? ZMQContext()
         let socket = try self.context.makeSocket(.dealer)
+        if let keys = try curve ?? CurveClientKeys.resolve(secretFile: nil, serverKeyFile: nil) {
+            try keys.apply(to: socket)
+        }
         try socket.setMaximumMessageSize(Limits.maximumMessageBytes)
         try socket.setReconnectInterval(initial: 1000, maximum: 32_000)
         try socket.setSendHighWaterMark(0)

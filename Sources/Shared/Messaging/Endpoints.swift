@@ -33,7 +33,8 @@ public enum Endpoints {
         guard !isLoopback(endpoint) else { return nil }
         return "\(flag) \(endpoint) is not a loopback address: without authentication anyone who can reach it could "
             + "push jobs, send change sets and read the feed. Bind 127.0.0.1 (and reach it through an SSH tunnel or "
-            + "a private network you trust), or pass --insecure (or set \(insecureVariable)=1) to accept that."
+            + "a private network you trust), serve with CURVE keys (--curve-secret and --allow), or pass --insecure (or "
+            + "set \(insecureVariable)=1) to accept that."
     }
 
     /// The jobs/control endpoint: the flag, else the environment, else the default.

@@ -57,6 +57,7 @@ public struct ProtocolError: Error, CustomStringConvertible, Sendable, Equatable
         case .mergeConflict: "MERGE_CONFLICT"
         case .invalidPredicate: "INVALID_PREDICATE"
         case .tooManyRequests: "TOO_MANY_REQUESTS"
+        case .forbidden: "FORBIDDEN"
         case .unspecified: "ERROR_CODE_UNSPECIFIED"
         case .UNRECOGNIZED(let value): "ERROR_CODE_\(value)"
         }

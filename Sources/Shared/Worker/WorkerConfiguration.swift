@@ -4,6 +4,8 @@ import Foundation
 public struct WorkerConfiguration: Sendable {
     /// The coordinator's jobs/control endpoint.
     public var endpoint: String = Endpoints.defaultListen
+    /// The worker's CURVE keys, for a coordinator that runs with CURVE (nil: from the environment, else none).
+    public var curve: CurveClientKeys?
     /// A human name shown in `tributary status`.
     public var name: String = ProcessInfo.processInfo.hostName + ":\(getpid())"
     /// How often to send heartbeats; announced to the coordinator in the hello.

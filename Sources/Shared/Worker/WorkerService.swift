@@ -18,7 +18,7 @@ public struct WorkerService: Service {
     }
 
     public func run() async throws {
-        let connection = try CoordinatorConnection(endpoint: configuration.endpoint)
+        let connection = try CoordinatorConnection(endpoint: configuration.endpoint, curve: configuration.curve)
         var model = try await register(connection)
         var registeredAt = ContinuousClock.now
         let interval = configuration.heartbeatInterval

@@ -40,7 +40,7 @@ struct JobsListCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let list = try await JobClient.with(endpoint: jobs.endpoint) {
+        let list = try await JobClient.with(endpoint: jobs.endpoint, curve: try jobs.curveKeys()) {
             try await $0.jobs(state: state, batch: batch, limit: limit)
         }
         if json {
@@ -65,7 +65,9 @@ struct JobsShowCommand: AsyncParsableCommand {
     @OptionGroup var jobs: JobsEndpointOption
 
     func run() async throws {
-        let job = try await JobClient.with(endpoint: jobs.endpoint) { try await $0.job(id) }
+        let job = try await JobClient.with(endpoint: jobs.endpoint, curve: try jobs.curveKeys()) {
+            try await $0.job(id)
+        }
         Terminal.line(json ? try JobText.json(job) : JobText.details(job))
     }
 }
@@ -81,7 +83,9 @@ struct JobsRetryCommand: AsyncParsableCommand {
     @OptionGroup var jobs: JobsEndpointOption
 
     func run() async throws {
-        let job = try await JobClient.with(endpoint: jobs.endpoint) { try await $0.retry(id) }
+        let job = try await JobClient.with(endpoint: jobs.endpoint, curve: try jobs.curveKeys()) {
+            try await $0.retry(id)
+        }
         Terminal.line(JobText.summary(job))
     }
 }
@@ -98,7 +102,9 @@ struct JobsCancelCommand: AsyncParsableCommand {
     @OptionGroup var jobs: JobsEndpointOption
 
     func run() async throws {
-        let job = try await JobClient.with(endpoint: jobs.endpoint) { try await $0.cancel(id) }
+        let job = try await JobClient.with(endpoint: jobs.endpoint, curve: try jobs.curveKeys()) {
+            try await $0.cancel(id)
+        }
         Terminal.line(JobText.summary(job))
     }
 }
@@ -114,7 +120,9 @@ struct JobsDeleteCommand: AsyncParsableCommand {
     @OptionGroup var jobs: JobsEndpointOption
 
     func run() async throws {
-        let job = try await JobClient.with(endpoint: jobs.endpoint) { try await $0.delete(id) }
+        let job = try await JobClient.with(endpoint: jobs.endpoint, curve: try jobs.curveKeys()) {
+            try await $0.delete(id)
+        }
         Terminal.line("deleted: " + JobText.summary(job))
     }
 }

@@ -54,7 +54,7 @@ struct PushJobCommand: AsyncParsableCommand {
             spec.arguments[String(parts[0])] = String(parts[1])
         }
         if let payload { spec.payload = try Data(contentsOf: URL(fileURLWithPath: payload)) }
-        let client = try JobClient(endpoint: jobs.endpoint)
+        let client = try JobClient(endpoint: jobs.endpoint, curve: try jobs.curveKeys())
         let pushed = try await client.push([spec])
         let id = pushed.jobIds.first ?? 0
         guard wait else {
@@ -112,7 +112,7 @@ struct PushImportCommand: AsyncParsableCommand {
     func run() async throws {
         let chunks = try NDJSONChunker.chunks(of: URL(fileURLWithPath: file), rowsPerJob: chunk)
         guard !chunks.isEmpty else { throw ValidationError("\(file) has no rows") }
-        let client = try JobClient(endpoint: jobs.endpoint)
+        let client = try JobClient(endpoint: jobs.endpoint, curve: try jobs.curveKeys())
         let runAt = delay > 0 ? Date().timeIntervalSince1970 + delay : 0
         let specs = chunks.map { chunk in
             var spec = ImportJob.spec(entity: entity, payload: chunk.payload, rows: chunk.rows)

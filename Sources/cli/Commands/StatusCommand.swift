@@ -14,7 +14,9 @@ struct StatusCommand: AsyncParsableCommand {
     @OptionGroup var jobs: JobsEndpointOption
 
     func run() async throws {
-        let status = try await JobClient.with(endpoint: jobs.endpoint) { try await $0.status() }
+        let status = try await JobClient.with(endpoint: jobs.endpoint, curve: try jobs.curveKeys()) {
+            try await $0.status()
+        }
         if json {
             Terminal.line(try JobText.json(status))
             return

@@ -61,7 +61,8 @@ struct SubscribeCommand: AsyncParsableCommand {
         options.since = since
         options.durableName = durable
         options.snapshotWhenPruned = snapshot
-        let feed = try ChangeFeed(feed: source.endpoint, jobs: jobs.endpoint, options: options)
+        let feed = try ChangeFeed(
+            feed: source.endpoint, jobs: jobs.endpoint, options: options, curve: try jobs.curveKeys())
         var seen = 0
         do {
             for try await event in feed {

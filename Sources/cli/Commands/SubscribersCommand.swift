@@ -20,7 +20,9 @@ struct SubscribersListCommand: AsyncParsableCommand {
     @OptionGroup var jobs: JobsEndpointOption
 
     func run() async throws {
-        let subscribers = try await JobClient.with(endpoint: jobs.endpoint) { try await $0.subscribers() }
+        let subscribers = try await JobClient.with(endpoint: jobs.endpoint, curve: try jobs.curveKeys()) {
+            try await $0.subscribers()
+        }
         for subscriber in subscribers { Terminal.line(Self.line(subscriber)) }
     }
 
@@ -41,7 +43,9 @@ struct SubscribersDeleteCommand: AsyncParsableCommand {
     @OptionGroup var jobs: JobsEndpointOption
 
     func run() async throws {
-        let subscriber = try await JobClient.with(endpoint: jobs.endpoint) { try await $0.deleteSubscriber(name: name) }
+        let subscriber = try await JobClient.with(endpoint: jobs.endpoint, curve: try jobs.curveKeys()) {
+            try await $0.deleteSubscriber(name: name)
+        }
         Terminal.line("deleted " + SubscribersListCommand.line(subscriber))
     }
 }
