@@ -1,7 +1,7 @@
 # Tributary: the two commands a newcomer runs are `make demo` and `make test`.
 SWIFT ?= swift
 
-.PHONY: demo test deps python-example build release bench proto lint clean
+.PHONY: demo test deps python-example build release bench fuzz fuzz-seeds proto lint clean
 
 ## demo: build, then import 100,000 generated pull requests through a local coordinator and 2 workers
 demo: deps
@@ -33,6 +33,27 @@ release: deps
 bench: deps
 	$(SWIFT) build -c release
 	.build/release/tributary-bench $(BENCH_FLAGS)
+
+## fuzz: every decoder of outside bytes under libFuzzer for FUZZ_SECONDS each (default 60), from Fuzz/corpus;
+## a crash leaves its input in .build-fuzz/: copy it into Fuzz/corpus/<target>/ so FuzzCorpusTests replays it
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS = wire change-set model import-rows predicate
+fuzz: deps
+	$(SWIFT) build -c release --product tributary-fuzz --scratch-path .build-fuzz \
+		-Xswiftc -sanitize=fuzzer -Xswiftc -DFUZZING
+	@for target in $(FUZZ_TARGETS); do \
+		mkdir -p .build-fuzz/corpus/$$target .build-fuzz/crashes/$$target; \
+		echo "== $$target"; \
+		TRIBUTARY_FUZZ_TARGET=$$target .build-fuzz/release/tributary-fuzz -max_total_time=$(FUZZ_SECONDS) \
+			-print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
+			-artifact_prefix=.build-fuzz/crashes/$$target/ .build-fuzz/corpus/$$target Fuzz/corpus/$$target \
+			2>&1 | grep -E '^(stat::number_of_executed_units|stat::new_units_added|==|SUMMARY|Done)' || exit 1; \
+	done
+
+## fuzz-seeds: write the seed corpus again (committed in Fuzz/corpus)
+fuzz-seeds:
+	$(SWIFT) build --product tributary-fuzz
+	.build/debug/tributary-fuzz seeds Fuzz/corpus
 
 ## proto: regenerate Sources/Shared/Protocol/tributary.pb.swift from tributary.proto
 proto:

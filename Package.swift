@@ -94,6 +94,13 @@ let package = Package(
             exclude: ["README.md"],
             swiftSettings: swiftSettings
         ),
+        // `make fuzz`: the decoders under libFuzzer; without -DFUZZING it replays inputs and writes the seeds.
+        .executableTarget(
+            name: "tributary-fuzz",
+            dependencies: ["Tributary"],
+            path: "Sources/fuzz",
+            swiftSettings: swiftSettings
+        ),
         // `make bench`: figures measured against baselines in the same run (release build).
         .executableTarget(
             name: "tributary-bench",

@@ -67,7 +67,7 @@ extension RootStore {
         }
     }
 
-    private static func apply(
+    static func apply(
         _ save: Tributary_V1_SaveChanges, from worker: String, in db: Database, merger: ChangeSetMerger, model: Model
     ) throws -> SaveOutcome {
         let jobID = Int64(save.jobID)
