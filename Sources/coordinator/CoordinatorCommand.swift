@@ -73,6 +73,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "Largest job payload (MiB) a push may carry.")
     var maxPayloadMb: Int = 16
 
+    @Option(help: "Most rows (NDJSON lines) one import job's payload may carry.")
+    var maxPayloadRows: Int = 1_000_000
+
     @Option(help: "Most rows (objects) one change set may carry.")
     var maxChangeSetRows: Int = 1_000_000
 
@@ -111,6 +114,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
         for (value, flag, range) in [
             (maxMessageMb, "--max-message-mb", 1...4096), (maxPayloadMb, "--max-payload-mb", 1...4096),
             (maxChangeSetRows, "--max-change-set-rows", 1...100_000_000),
+            (maxPayloadRows, "--max-payload-rows", 1...100_000_000),
             (maxChangeSetMb, "--max-change-set-mb", 1...4096),
             (maxPendingRequests, "--max-pending-requests", 1...10_000),
         ] where !range.contains(value) {
@@ -157,6 +161,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
         configuration.limits.maximumMessageBytes = Int64(maxMessageMb) << 20
         configuration.limits.maximumPayloadBytes = maxPayloadMb << 20
         configuration.limits.maximumChangeSetRows = maxChangeSetRows
+        configuration.limits.maximumPayloadRows = maxPayloadRows
         configuration.limits.maximumChangeSetBytes = maxChangeSetMb << 20
         configuration.limits.maximumPendingRequestsPerPeer = maxPendingRequests
         if workers > 0 {

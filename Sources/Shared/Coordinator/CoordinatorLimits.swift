@@ -6,6 +6,8 @@ public struct CoordinatorLimits: Sendable, Hashable {
     public var maximumMessageBytes: Int64 = Limits.maximumMessageBytes
     /// The largest job payload a push may carry (`--max-payload-mb`): `TOO_LARGE`.
     public var maximumPayloadBytes: Int = Limits.maximumPayloadBytes
+    /// The most rows (NDJSON lines) one import job's payload may carry (`--max-payload-rows`): `TOO_LARGE`.
+    public var maximumPayloadRows: Int = 1_000_000
     /// The most rows (objects, over all batches) one change set may carry (`--max-change-set-rows`): `TOO_LARGE`.
     public var maximumChangeSetRows: Int = 1_000_000
     /// The most bytes one save message may take (`--max-change-set-mb`): `TOO_LARGE`.

@@ -43,6 +43,13 @@ extension CoordinatorServer {
                 "job \(index) has a payload of \(spec.payload.count) bytes; the limit is \(limit) (--max-payload-mb)")
         }
         if spec.kind == ImportJob.kind {
+            let rows = ImportJob.lineCount(of: spec.payload)
+            let rowLimit = configuration.limits.maximumPayloadRows
+            guard rows <= rowLimit else {
+                throw ProtocolError(
+                    .tooLarge,
+                    "import job \(index) has \(rows) rows; the limit is \(rowLimit) (--max-payload-rows)")
+            }
             guard let entity = spec.arguments[ImportJob.entityArgument], !entity.isEmpty else {
                 throw ProtocolError(.invalidRequest, "import job \(index) has no \"entity\" argument")
             }

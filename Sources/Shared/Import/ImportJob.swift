@@ -28,6 +28,16 @@ public enum ImportJob {
         let range: Range<Int>
     }
 
+    /// How many lines an NDJSON payload has (newlines, plus a last line without one), counted without copying.
+    static func lineCount(of payload: Data) -> Int {
+        payload.withUnsafeBytes { raw in
+            var count = 0
+            for byte in raw where byte == UInt8(ascii: "\n") { count += 1 }
+            if let last = raw.last, last != UInt8(ascii: "\n") { count += 1 }
+            return count
+        }
+    }
+
     /// The non-blank lines of an NDJSON payload, found in one pass without copying them.
     static func lines(of payload: Data) -> [Line] {
         payload.withUnsafeBytes { raw in
