@@ -18,6 +18,21 @@ import Tributary
         selectedTarget.run(Data(bytes: data, count: size))
         return 0
     }
+
+    @_silgen_name("LLVMFuzzerRunDriver")
+    private func runFuzzerDriver(
+        _ argc: UnsafeMutablePointer<CInt>,
+        _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+        _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
+    ) -> CInt
+
+    /// SwiftPM links an executable's `main` to `<module>_main`; here that is libFuzzer's driver.
+    @_cdecl("tributary_fuzz_main")
+    public func fuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> CInt {
+        var count = argc
+        var arguments: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = argv
+        return runFuzzerDriver(&count, &arguments) { data, size in fuzzOneInput(data, size) }
+    }
 #else
     /// Without libFuzzer: `tributary-fuzz TARGET FILE...` replays inputs (a crash reproduces), and
     /// `tributary-fuzz seeds DIR` writes the seed corpus (`Fuzz/corpus`, committed).
