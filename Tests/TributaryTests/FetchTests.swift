@@ -18,18 +18,16 @@ struct FetchTests {
            "uniqueness": [["number"]]}]}
         """
 
-    let directory: TemporaryDirectory
-    let store: RootStore
-    let model: Model
+    let local: TemporaryStore
+    var store: RootStore { local.store }
+    var model: Model { local.model }
 
     init() throws {
-        directory = try TemporaryDirectory()
-        model = try Model.decode(Data(Self.modelJSON.utf8))
-        store = try RootStore.open(path: directory.path("store.sqlite"), model: model)
+        local = try TemporaryStore(modelJSON: Self.modelJSON)
     }
 
-    func makeContext(_ name: String = "context") -> ObjectContext {
-        ObjectContext(model: model, parent: LocalRootParent(store: store), name: name)
+    func makeContext(_ name: String = "context", policy: MergePolicy = .error) -> ObjectContext {
+        local.makeContext(name, policy: policy)
     }
 
     /// Saves pull requests 1...10: state "open" for odd numbers, "closed" for even; additions = number × 10;

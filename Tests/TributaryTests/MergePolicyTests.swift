@@ -15,20 +15,16 @@ struct MergePolicyTests {
           "uniqueness": [["number"]]}]}
         """
 
-    let directory: TemporaryDirectory
-    let store: RootStore
-    let model: Model
+    let local: TemporaryStore
+    var store: RootStore { local.store }
+    var model: Model { local.model }
 
     init() throws {
-        directory = try TemporaryDirectory()
-        model = try Model.decode(Data(Self.modelJSON.utf8))
-        store = try RootStore.open(path: directory.path("store.sqlite"), model: model)
+        local = try TemporaryStore(modelJSON: Self.modelJSON)
     }
 
-    func makeContext(_ name: String, policy: MergePolicy = .error) -> ObjectContext {
-        let context = ObjectContext(model: model, parent: LocalRootParent(store: store), name: name)
-        context.mergePolicy = policy
-        return context
+    func makeContext(_ name: String = "context", policy: MergePolicy = .error) -> ObjectContext {
+        local.makeContext(name, policy: policy)
     }
 
     /// Saves pull request 1 as {title "t", state "open", additions 1}; returns its id.
