@@ -112,7 +112,9 @@ extension ObjectContext: ChangeSetParent {
                 reply.objects.entity = request.entity
                 for object in objects { object.objectID.uuid.append(to: &reply.objects.ids) }
             case .objects, .UNRECOGNIZED:
-                try objects.filter(\.isFault).forEach { try $0.fulfillFault() }
+                // One request for every fault among them, not one per object.
+                let faults = objects.filter(\.isFault)
+                if !faults.isEmpty { try loadStoredValues(of: faults) }
                 reply.objects = ChangeSetBuilder.storedRows(of: try requireEntity(request.entity), objects)
             }
             return reply

@@ -144,9 +144,7 @@ extension ObjectContext {
             return existing
         }
         registered[id] = object
-        if let key = object.uniquenessKey {
-            uniqueIndex[object.entity.name, default: [:]][key] = id
-        }
+        indexUniqueness(of: object)
         return object
     }
 

@@ -112,7 +112,7 @@ extension ObjectContext {
     }
 
     /// Lets find-or-create find a merged object by its uniqueness values.
-    private func indexUniqueness(of object: ManagedObject) {
+    func indexUniqueness(of object: ManagedObject) {
         guard let key = object.uniquenessKey else { return }
         uniqueIndex[object.entity.name, default: [:]][key] = object.objectID.uuid
     }

@@ -179,11 +179,7 @@ public final class ObjectContext: @unchecked Sendable {
     /// Indexes the registered objects by their first uniqueness constraint, for find-or-create.
     func rebuildUniqueIndex() {
         uniqueIndex.removeAll()
-        for object in registered.values {
-            if let key = object.uniquenessKey {
-                uniqueIndex[object.entity.name, default: [:]][key] = object.objectID.uuid
-            }
-        }
+        for object in registered.values { indexUniqueness(of: object) }
     }
 
     func registerUpdate(_ object: ManagedObject) {

@@ -9,15 +9,7 @@ extension FetchPredicate {
     }
 
     private func checkLimits(depth: Int, nodes: inout Int, values: inout Int) throws {
-        guard depth <= PredicateLimits.maxDepth else {
-            throw FetchPredicateError.tooComplex(
-                "the predicate is nested deeper than \(PredicateLimits.maxDepth) levels")
-        }
-        nodes += 1
-        guard nodes <= PredicateLimits.maxNodes else {
-            throw FetchPredicateError.tooComplex(
-                "the predicate has more than \(PredicateLimits.maxNodes) comparisons and operators")
-        }
+        try PredicateLimits.countNode(depth: depth, nodes: &nodes)
         switch self {
         case .constant:
             break

@@ -31,15 +31,7 @@ extension FetchPredicate {
     }
 
     private init(wire: Tributary_V1_Predicate, depth: Int, nodes: inout Int) throws {
-        guard depth <= PredicateLimits.maxDepth else {
-            throw FetchPredicateError.tooComplex(
-                "the predicate is nested deeper than \(PredicateLimits.maxDepth) levels")
-        }
-        nodes += 1
-        guard nodes <= PredicateLimits.maxNodes else {
-            throw FetchPredicateError.tooComplex(
-                "the predicate has more than \(PredicateLimits.maxNodes) comparisons and operators")
-        }
+        try PredicateLimits.countNode(depth: depth, nodes: &nodes)
         switch wire.kind {
         case .none:
             throw FetchPredicateError(.syntax, "malformed predicate: a Predicate message has none of its kinds set")

@@ -26,3 +26,18 @@ extension PredicateLimits {
     /// The most keys in one sort.
     public static let maxSortKeys = 64
 }
+
+extension PredicateLimits {
+    /// Counts one more node at `depth`, refusing a tree deeper or larger than the limits (the parser, the wire
+    /// decoder and ``FetchPredicate/checkLimits()`` all walk trees through it).
+    /// - Throws: ``FetchPredicateError`` of kind `tooComplex` naming the limit.
+    static func countNode(depth: Int, nodes: inout Int) throws {
+        guard depth <= maxDepth else {
+            throw FetchPredicateError.tooComplex("the predicate is nested deeper than \(maxDepth) levels")
+        }
+        nodes += 1
+        guard nodes <= maxNodes else {
+            throw FetchPredicateError.tooComplex("the predicate has more than \(maxNodes) comparisons and operators")
+        }
+    }
+}

@@ -61,7 +61,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         let decoder = ImportRowDecoder(entity: entity, model: fuzzModel)
         let context = ObjectContext(model: fuzzModel, parent: nil, name: "fuzz")
         let lines = ImportJob.lines(of: input)
-        context.performAndWaitIgnoringCycles {
+        _ = try? context.performAndWait {
             input.withUnsafeBytes { raw in
                 let bytes = raw.bindMemory(to: UInt8.self)
                 for line in lines.prefix(1_000) {
@@ -92,11 +92,4 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         return try? RootStore.open(path: directory.appendingPathComponent("store.sqlite").path, model: fuzzModel)
     }()
-}
-
-extension ObjectContext {
-    /// Runs `body` on the queue and waits (the fuzz targets run on plain threads, with no other context).
-    fileprivate func performAndWaitIgnoringCycles(_ body: () -> Void) {
-        _ = try? performAndWait(body)
-    }
 }
