@@ -6,9 +6,10 @@ import Synchronization
 ///
 /// Sockets are not thread-safe, and `zmq_poll` blocks, so neither may run on the cooperative thread pool. A
 /// loop takes ownership of its sockets when it starts; from then on only its thread touches them. Messages
-/// received on any socket arrive, in order, on ``inbound``, as batches: all that one wake-up of the loop found
-/// waiting (a consumer can then treat them together, as the coordinator's group commit does). ``send(_:on:)``
-/// may be called from any thread or task and is carried out by the loop thread, woken through an `eventfd`.
+/// received on any socket arrive, in order, on ``inbound``, as batches: all that arrived since the consumer last
+/// took (a consumer can then treat them together, as the coordinator's group commit does). ``send(_:on:)``
+/// may be called from any thread or task and is carried out by the loop thread, woken through an `eventfd` when
+/// its outbox was empty (one wake-up sends everything queued by then).
 ///
 /// ```swift
 /// let router = try context.makeSocket(.router)
@@ -63,13 +64,12 @@ public final class SocketLoop: @unchecked Sendable {
     }
 
     /// Every message received, in arrival order, in batches; finishes when the loop stops.
-    public let inbound: AsyncStream<[Inbound]>
+    public let inbound: InboundQueue
 
     private let name: String
     private let members: [Member]
     private let state = Mutex(State())
     private let wakeup: WakeupSignal
-    private let continuation: AsyncStream<[Inbound]>.Continuation
     private let onSendFailure: @Sendable (ZMQError, SocketIndex) -> Void
     private let onReceive: @Sendable (SocketIndex, [Data]) -> Void
 
@@ -80,8 +80,8 @@ public final class SocketLoop: @unchecked Sendable {
     ///   - onSendFailure: told of a message that could not be sent (peer gone, high-water mark reached).
     ///   - onReceive: called on the loop thread as each message arrives, before it is queued on ``inbound``
     ///     (for bookkeeping that must not wait behind the consumer, such as when a peer was last heard from).
-    ///   - inboundLimit: the most batches ``inbound`` holds for a slow consumer; later ones are dropped until it
-    ///     catches up. Nil holds them all.
+    ///   - inboundLimit: the most messages ``inbound`` holds for a slow consumer; later ones are dropped until it
+    ///     takes them. Nil holds them all.
     public init(
         name: String, sockets: [Member], inboundLimit: Int? = nil,
         onSendFailure: @escaping @Sendable (ZMQError, SocketIndex) -> Void = { _, _ in },
@@ -92,8 +92,7 @@ public final class SocketLoop: @unchecked Sendable {
         self.wakeup = try WakeupSignal()
         self.onSendFailure = onSendFailure
         self.onReceive = onReceive
-        (inbound, continuation) = AsyncStream.makeStream(
-            of: [Inbound].self, bufferingPolicy: inboundLimit.map { .bufferingOldest($0) } ?? .unbounded)
+        inbound = InboundQueue(limit: inboundLimit)
     }
 
     /// Starts the loop thread, which takes ownership of the sockets.
@@ -105,12 +104,14 @@ public final class SocketLoop: @unchecked Sendable {
 
     /// Queues a message for sending on one of the loop's sockets; never blocks.
     public func send(_ frames: [Data], on socket: SocketIndex) {
-        let accepted = state.withLock { state -> Bool in
+        let wasEmpty = state.withLock { state -> Bool in
             guard !state.stopping else { return false }
             state.outbox.append(Outgoing(socket: socket, frames: frames))
-            return true
+            return state.outbox.count == 1
         }
-        if accepted { wakeup.raise() }
+        // The loop takes the whole outbox under the lock before it polls: a non-empty outbox already has a
+        // wake-up on its way or will be taken before the next poll.
+        if wasEmpty { wakeup.raise() }
     }
 
     /// Asks the loop to send what is queued, close its sockets and stop; returns once it has.
@@ -139,7 +140,7 @@ public final class SocketLoop: @unchecked Sendable {
 
         while true {
             let (outgoing, stopping) = state.withLock { state in
-                defer { state.outbox.removeAll(keepingCapacity: true) }
+                defer { state.outbox = [] }
                 return (state.outbox, state.stopping)
             }
             for message in outgoing { deliver(message) }
@@ -155,7 +156,7 @@ public final class SocketLoop: @unchecked Sendable {
             for index in members.indices where items[index].revents & Int16(ZMQ_POLLIN) != 0 {
                 drain(socket: index, into: &batch)
             }
-            if !batch.isEmpty { continuation.yield(batch) }
+            if !batch.isEmpty { inbound.append(batch) }
         }
         finish()
     }
@@ -185,7 +186,7 @@ public final class SocketLoop: @unchecked Sendable {
 
     private func finish() {
         for member in members { member.socket.close() }
-        continuation.finish()
+        inbound.finish()
         let waiters = state.withLock { state in
             state.stopped = true
             state.stopping = true

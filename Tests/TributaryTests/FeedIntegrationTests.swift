@@ -116,8 +116,8 @@ struct FeedIntegrationTests {
         let directory = try TemporaryDirectory()
         let coordinator = try await TestCoordinator.start(in: directory, workers: 2)
         defer { Task { await coordinator.process.stop() } }
-        // Live: it holds one batch of messages while not read, so nearly all of the import is dropped.
-        let feed = try Self.feed(coordinator) { $0.liveBufferBatches = 1 }
+        // Live: it holds one message while not read, so nearly all of the import is dropped.
+        let feed = try Self.feed(coordinator) { $0.liveBufferMessages = 1 }
         var iterator = feed.makeAsyncIterator()
         guard case .caughtUp(let start) = try await iterator.next() else { throw TimedOut(what: "the feed to go live") }
         let client = try JobClient(endpoint: coordinator.process.listenEndpoint)

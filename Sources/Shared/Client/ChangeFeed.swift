@@ -46,9 +46,9 @@ public final class ChangeFeed: AsyncSequence, Sendable {
         public var durableName: String?
         /// When the position was pruned from history: deliver a snapshot and go on from it, rather than throw.
         public var snapshotWhenPruned = false
-        /// The most live message batches held while the consumer is busy; more are dropped and later filled
-        /// from history, so a slow consumer costs bounded memory here and nothing at the coordinator.
-        public var liveBufferBatches = 1_024
+        /// The most live messages held while the consumer is busy; more are dropped and later filled from
+        /// history, so a slow consumer costs bounded memory here and nothing at the coordinator.
+        public var liveBufferMessages = 65_536
 
         public init() {}
     }
@@ -87,7 +87,7 @@ public final class ChangeFeed: AsyncSequence, Sendable {
         }
         try socket.connect(feed)
         loop = try SocketLoop(
-            name: "tributary-feed", sockets: [.init(socket, receives: true)], inboundLimit: options.liveBufferBatches)
+            name: "tributary-feed", sockets: [.init(socket, receives: true)], inboundLimit: options.liveBufferMessages)
         client = try JobClient(endpoint: jobs, curve: keys)
         reader = FeedReader(options: options, inbound: loop.inbound, client: client)
         loop.start()

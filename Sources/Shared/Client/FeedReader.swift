@@ -11,7 +11,7 @@ final class FeedReader: @unchecked Sendable {
     // @unchecked: a feed is iterated by one task; `ChangeFeed` documents that, and nothing else touches this.
 
     private let options: ChangeFeed.Options
-    private var inbound: AsyncStream<[SocketLoop.Inbound]>.Iterator
+    private var inbound: InboundQueue.AsyncIterator
     private let client: JobClient
 
     /// Every commit up to here is in `ready` or was handed out; nil until the start point is known.
@@ -34,7 +34,7 @@ final class FeedReader: @unchecked Sendable {
     private var acknowledged: UInt64?
     private var lastAcknowledgement = ContinuousClock.now
 
-    init(options: ChangeFeed.Options, inbound: AsyncStream<[SocketLoop.Inbound]>, client: JobClient) {
+    init(options: ChangeFeed.Options, inbound: InboundQueue, client: JobClient) {
         self.options = options
         self.inbound = inbound.makeAsyncIterator()
         self.client = client

@@ -14,13 +14,16 @@ extension CoordinatorServer {
     func publishProgress(ofJobs ids: [Int64]) async {
         guard !ids.isEmpty else { return }
         do {
-            for progress in try await store.progress(ofJobs: ids) {
-                guard let body = try? progress.serializedData() else { continue }
-                loop.send([Data(Wire.jobsTopic.utf8), body], on: Self.feedSocket)
-            }
+            for progress in try await store.progress(ofJobs: ids) { publish(progress) }
         } catch {
             logger.error("cannot read job progress", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// Publishes one job's progress and state on the `$jobs` topic.
+    func publish(_ progress: Tributary_V1_JobProgress) {
+        guard let body = try? progress.serializedData() else { return }
+        loop.send([Data(Wire.jobsTopic.utf8), body], on: Self.feedSocket)
     }
 
     /// Publishes the last sequence number on the heartbeat topic, so subscribers know they are connected and

@@ -35,26 +35,24 @@ extension CoordinatorServer {
         guard !group.isEmpty else { return }
         let members = group.members
         group = SaveGroup()
-        let results: [Result<SaveOutcome, any Error>]
+        let results: [Result<AppliedSave, any Error>]
         do {
             results = try await store.applySaves(members.map { ($0.save, $0.worker) })
         } catch {
             logger.error("group commit failed", metadata: ["saves": "\(members.count)", "error": "\(error)"])
             results = members.map { _ in .failure(error) }
         }
-        var changedJobs: [Int64] = []
         for (member, result) in zip(members, results) {
             switch result {
-            case .success(let outcome):
-                acknowledge(member, outcome)
-                if member.save.jobID != 0 && !outcome.isDuplicate { changedJobs.append(Int64(member.save.jobID)) }
+            case .success(let applied):
+                acknowledge(member, applied.outcome)
+                // The job's progress as the commit left it, after the commit's didSave.
+                if let progress = applied.progress { publish(progress) }
             case .failure(let error):
                 logger.notice("save refused", metadata: ["job": "\(member.save.jobID)", "error": "\(error)"])
                 reply(to: member.peer, requestID: member.requestID, .error(Self.wireError(error, save: member.save)))
             }
         }
-        // Progress is read back and published off the message loop: the next messages need not wait for it.
-        if !changedJobs.isEmpty { Task { await publishProgress(ofJobs: changedJobs) } }
     }
 
     private func acknowledge(_ member: SaveGroup.Member, _ outcome: SaveOutcome) {

@@ -186,7 +186,8 @@ public actor CoordinatorServer {
                 }
                 continue
             }
-            await commit(&group)
+            // Credit and heartbeats do not touch the store: the group goes on past them.
+            if !Self.leavesStoreAlone(envelope) { await commit(&group) }
             await respond(to: envelope, from: peer)
         }
         await commit(&group)
@@ -197,6 +198,13 @@ public actor CoordinatorServer {
             } catch {
                 logger.error("dispatch failed", metadata: ["error": "\(error)"])
             }
+        }
+    }
+
+    private static func leavesStoreAlone(_ envelope: Tributary_V1_Envelope) -> Bool {
+        switch envelope.body {
+        case .workerReady, .heartbeat: true
+        default: false
         }
     }
 
@@ -316,3 +324,4 @@ public actor CoordinatorServer {
         return String(text.prefix { $0 != "(" })
     }
 }
+

@@ -48,7 +48,8 @@ struct WorkerRegistry {
 
     subscript(routingID: Data) -> WorkerRecord? {
         get { workers[routingID] }
-        set { workers[routingID] = newValue }
+        // In place: changing a record (its job set) must not copy it.
+        _modify { yield &workers[routingID] }
     }
 
     func routingID(ofPID pid: Int32, name: String) -> Data? {

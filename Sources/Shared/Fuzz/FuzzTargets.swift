@@ -50,7 +50,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         save.changes = changes
         store.pool.writeWithoutTransaction { db in
             try? db.inSavepoint {
-                _ = try? RootStore.apply(save, from: "fuzz", in: db, merger: store.writer.merger, model: store.model)
+                _ = try? RootStore.apply(save, from: "fuzz", in: db, writer: store.writer, model: store.model)
                 return .rollback
             }
         }

@@ -20,7 +20,8 @@ public final class CoordinatorConnection: Sendable {
 
     private struct Waiter {
         let continuation: CheckedContinuation<Tributary_V1_Envelope, any Error>
-        var timer: Task<Void, any Error>?
+        let deadline: ContinuousClock.Instant
+        let timeout: Duration
     }
 
     private struct Pending {
@@ -60,7 +61,16 @@ public final class CoordinatorConnection: Sendable {
             failAll(ProtocolError(.shuttingDown, "the connection to \(endpoint) was closed"))
             messagesContinuation.finish()
         }
+        // One timer for every request's deadline, rather than a task per request.
+        Task.detached { [weak self] in
+            while let connection = self, connection.expireOverdueRequests() {
+                try? await Task.sleep(for: Self.deadlineResolution)
+            }
+        }
     }
+
+    /// How late past its deadline a request may be failed.
+    static let deadlineResolution: Duration = .milliseconds(100)
 
     /// Sends a message that expects no reply.
     public func send(_ body: Tributary_V1_Envelope.OneOf_Body) {
@@ -79,7 +89,8 @@ public final class CoordinatorConnection: Sendable {
             try await withCheckedThrowingContinuation { continuation in
                 let closed = pending.withLock { pending -> Bool in
                     if pending.closed { return true }
-                    pending.waiters[requestID] = Waiter(continuation: continuation)
+                    pending.waiters[requestID] = Waiter(
+                        continuation: continuation, deadline: .now + timeout, timeout: timeout)
                     return false
                 }
                 if closed {
@@ -88,22 +99,6 @@ public final class CoordinatorConnection: Sendable {
                     return
                 }
                 loop.send(Wire.frames(Wire.envelope(requestID, body)), on: 0)
-                // The waiter is registered before the timer starts, so a timeout always finds it (or its reply).
-                let timer = Task { [self] in
-                    try await Task.sleep(for: timeout)
-                    fail(
-                        requestID,
-                        ProtocolError(
-                            .internal,
-                            "no answer from the coordinator at \(endpoint) within \(timeout) (is tributary-coordinator running there?)"
-                        ))
-                }
-                let answered = pending.withLock { pending -> Bool in
-                    guard pending.waiters[requestID] != nil else { return true }
-                    pending.waiters[requestID]?.timer = timer
-                    return false
-                }
-                if answered { timer.cancel() }
             }
         } onCancel: {
             fail(requestID, CancellationError())
@@ -140,11 +135,29 @@ public final class CoordinatorConnection: Sendable {
         await loop.stop()
     }
 
+    /// Fails the requests whose deadline passed.
+    /// - Returns: false once the connection is closed.
+    private func expireOverdueRequests() -> Bool {
+        let now = ContinuousClock.now
+        let (overdue, open) = pending.withLock { pending -> ([Waiter], Bool) in
+            let overdue = pending.waiters.filter { $0.value.deadline <= now }
+            for id in overdue.keys { pending.waiters.removeValue(forKey: id) }
+            return (Array(overdue.values), !pending.closed)
+        }
+        for waiter in overdue {
+            waiter.continuation.resume(
+                throwing: ProtocolError(
+                    .internal,
+                    "no answer from the coordinator at \(endpoint) within \(waiter.timeout) (is tributary-coordinator running there?)"
+                ))
+        }
+        return open
+    }
+
     private func deliver(_ frames: [Data]) {
         guard let envelope = try? Wire.decode(frames[...]) else { return }
         let waiter = pending.withLock { $0.waiters.removeValue(forKey: envelope.requestID) }
         if let waiter, envelope.requestID != 0 {
-            waiter.timer?.cancel()
             waiter.continuation.resume(returning: envelope)
         } else {
             messagesContinuation.yield(envelope)
@@ -153,7 +166,6 @@ public final class CoordinatorConnection: Sendable {
 
     private func fail(_ requestID: UInt64, _ error: any Error) {
         guard let waiter = pending.withLock({ $0.waiters.removeValue(forKey: requestID) }) else { return }
-        waiter.timer?.cancel()
         waiter.continuation.resume(throwing: error)
     }
 
@@ -164,7 +176,6 @@ public final class CoordinatorConnection: Sendable {
             return pending.waiters
         }
         for waiter in waiters.values {
-            waiter.timer?.cancel()
             waiter.continuation.resume(throwing: error)
         }
     }

@@ -28,7 +28,7 @@ public struct PushedJobs: Sendable, Equatable {
 public struct ClaimedJob: Sendable {
     public let id: Int64
     public let attempt: Int
-    public let spec: Tributary_V1_JobSpec
+    public var spec: Tributary_V1_JobSpec
     public let committedBatches: Int
 }
 
@@ -37,51 +37,72 @@ extension RootStore {
     /// - Returns: their ids, in order.
     public func pushJobs(_ specs: [Tributary_V1_JobSpec], batch: String) async throws -> PushedJobs {
         let now = Date().timeIntervalSince1970
-        return try await pool.write { db in
-            let insert = try db.cachedStatement(
-                sql: """
-                    INSERT INTO tributary_jobs (batch, kind, arguments, total, created_at, updated_at,
-                        max_attempts, backoff_base_ms, backoff_cap_ms, priority, run_at, unique_key, timeout_ms)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """)
-            let insertPayload = try db.cachedStatement(
-                sql: "INSERT INTO tributary_payloads (job_id, payload) VALUES (?, ?)")
-            let findUnique = try db.cachedStatement(
-                sql: "SELECT id FROM tributary_jobs WHERE unique_key = ? AND state IN ('queued', 'running')")
-            var pushed = PushedJobs()
-            pushed.ids.reserveCapacity(specs.count)
-            var enqueued: [Tributary_V1_JobSpec] = []
-            for (index, spec) in specs.enumerated() {
-                if !spec.uniqueKey.isEmpty, let existing = try Int64.fetchOne(findUnique, arguments: [spec.uniqueKey]) {
-                    pushed.ids.append(existing)
+        return try await pool.writeWithoutTransaction { db in
+            try self.writer.statements.transaction(db) { try self.pushJobs(specs, batch: batch, now: now, in: db) }
+        }
+    }
+
+    private func pushJobs(_ specs: [Tributary_V1_JobSpec], batch: String, now: Double, in db: Database) throws
+        -> PushedJobs
+    {
+        let statements = writer.statements
+        let insert = try statements.statement(
+            db,
+            """
+            INSERT INTO tributary_jobs (batch, kind, arguments, total, created_at, updated_at,
+                max_attempts, backoff_base_ms, backoff_cap_ms, priority, run_at, unique_key, timeout_ms)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+            """)
+        let insertPayload = try statements.statement(
+            db, "INSERT INTO tributary_payloads (job_id, payload) VALUES (?, ?)")
+        let findUnique = try statements.statement(
+            db, "SELECT id FROM tributary_jobs WHERE unique_key = ? AND state IN ('queued', 'running')")
+        var pushed = PushedJobs()
+        pushed.ids.reserveCapacity(specs.count)
+        var enqueuedJobs = 0
+        var enqueuedRows: Int64 = 0
+        for (index, spec) in specs.enumerated() {
+            if !spec.uniqueKey.isEmpty {
+                findUnique.bind(1, spec.uniqueKey)
+                defer { findUnique.reset() }
+                if try findUnique.step() {
+                    pushed.ids.append(findUnique.int64(column: 0))
                     pushed.duplicates.append(index)
                     continue
                 }
-                let policy = RetryPolicy(spec)
-                try insert.execute(arguments: [
-                    batch, spec.kind, Self.encodeArguments(spec.arguments), Int64(spec.total), now, now,
-                    policy.maxAttempts, Int64(policy.base.seconds * 1000), Int64(policy.cap.seconds * 1000),
-                    Int64(spec.priority), spec.runAt, spec.uniqueKey.isEmpty ? nil : spec.uniqueKey,
-                    Int64(spec.timeoutMs),
-                ])
-                let id = db.lastInsertedRowID
-                if !spec.payload.isEmpty { try insertPayload.execute(arguments: [id, spec.payload]) }
-                pushed.ids.append(id)
-                enqueued.append(spec)
             }
-            let specs = enqueued
-            try db.execute(
-                sql: """
-                    INSERT INTO tributary_batches (batch, total_jobs, total_rows) VALUES (?, ?, ?)
-                    ON CONFLICT (batch) DO UPDATE SET total_jobs = total_jobs + excluded.total_jobs,
-                        total_rows = \(SQL.clampedAdd("total_rows", "excluded.total_rows"))
-                    """,
-                arguments: [
-                    batch, specs.count,
-                    specs.reduce(Int64(0)) { $0.addingReportingOverflow(Int64(clamping: $1.total)).partialValue },
-                ])
-            return pushed
+            let policy = RetryPolicy(spec)
+            insert.bind(1, batch)
+            insert.bind(2, spec.kind)
+            insert.bind(3, Self.encodeArguments(spec.arguments))
+            insert.bind(4, Int64(spec.total))
+            insert.bind(5, now)
+            insert.bind(6, Int64(policy.maxAttempts))
+            insert.bind(7, Int64(policy.base.seconds * 1000))
+            insert.bind(8, Int64(policy.cap.seconds * 1000))
+            insert.bind(9, Int64(spec.priority))
+            insert.bind(10, spec.runAt)
+            insert.bind(11, spec.uniqueKey.isEmpty ? nil : spec.uniqueKey)
+            insert.bind(12, Int64(spec.timeoutMs))
+            try insert.execute()
+            let id = db.lastInsertedRowID
+            if !spec.payload.isEmpty {
+                insertPayload.bind(1, id)
+                insertPayload.bind(2, bytes: spec.payload)
+                try insertPayload.execute()
+            }
+            pushed.ids.append(id)
+            enqueuedJobs += 1
+            enqueuedRows = enqueuedRows.addingReportingOverflow(Int64(clamping: spec.total)).partialValue
         }
+        try db.execute(
+            sql: """
+                INSERT INTO tributary_batches (batch, total_jobs, total_rows) VALUES (?, ?, ?)
+                ON CONFLICT (batch) DO UPDATE SET total_jobs = total_jobs + excluded.total_jobs,
+                    total_rows = \(SQL.clampedAdd("total_rows", "excluded.total_rows"))
+                """,
+            arguments: [batch, enqueuedJobs, enqueuedRows])
+        return pushed
     }
 
     /// Leases the oldest queued job to `worker`, raising its attempt number.
@@ -94,32 +115,53 @@ extension RootStore {
     /// attempt numbers.
     /// - Returns: the jobs, oldest first; empty when none is queued.
     public func claimJobs(for worker: String, kinds: [String], limit: Int) async throws -> [ClaimedJob] {
-        let now = Date().timeIntervalSince1970
-        return try await pool.write { db in
-            let claim = try db.cachedStatement(
-                sql: """
-                    UPDATE tributary_jobs SET state = 'running', attempt = attempt + 1, worker = ?, updated_at = ?,
-                        leased_at = ?
-                    WHERE id IN (SELECT id FROM tributary_jobs WHERE state = 'queued' AND run_at <= ?
-                                 AND kind IN (\(SQL.placeholders(kinds.count))) ORDER BY priority DESC, id LIMIT ?)
-                    RETURNING id, attempt, kind, arguments, total, committed_batches
-                    """)
-            let rows = try Row.fetchAll(
-                claim,
-                arguments: StatementArguments(
-                    [worker, now, now, now] as [any DatabaseValueConvertible] + kinds + [limit]))
-            let payload = try db.cachedStatement(sql: "SELECT payload FROM tributary_payloads WHERE job_id = ?")
-            return try rows.map { row -> ClaimedJob in
-                let id: Int64 = row["id"]
-                var spec = Tributary_V1_JobSpec()
-                spec.kind = row["kind"]
-                spec.arguments = Self.decodeArguments(row["arguments"])
-                spec.payload = try Data.fetchOne(payload, arguments: [id]) ?? Data()
-                spec.total = UInt64(row["total"] as Int64)
-                return ClaimedJob(
-                    id: id, attempt: row["attempt"], spec: spec, committedBatches: row["committed_batches"])
-            }.sorted { $0.id < $1.id }
+        try await pool.writeWithoutTransaction { db in
+            try self.writer.statements.transaction(db) {
+                try self.claimJobs(for: worker, kinds: kinds, limit: limit, in: db)
+            }
         }
+    }
+
+    /// The claim inside the writer's open transaction, through raw statements (the dispatch hot path).
+    func claimJobs(for worker: String, kinds: [String], limit: Int, in db: Database) throws -> [ClaimedJob] {
+        guard !kinds.isEmpty, limit > 0 else { return [] }
+        let now = Date().timeIntervalSince1970
+        let statements = writer.statements
+        // One statement per number of kinds (a worker runs a handful), so the cache stays small.
+        let claim = try statements.statement(
+            db,
+            """
+            UPDATE tributary_jobs SET state = 'running', attempt = attempt + 1, worker = ?1, updated_at = ?2,
+                leased_at = ?2
+            WHERE id IN (SELECT id FROM tributary_jobs WHERE state = 'queued' AND run_at <= ?2
+                         AND kind IN (\(SQL.placeholders(kinds.count, from: 4))) ORDER BY priority DESC, id LIMIT ?3)
+            RETURNING id, attempt, kind, arguments, total, committed_batches
+            """)
+        claim.bind(1, worker)
+        claim.bind(2, now)
+        claim.bind(3, Int64(limit))
+        for (offset, kind) in kinds.enumerated() { claim.bind(Int32(4 + offset), kind) }
+        var jobs: [ClaimedJob] = []
+        do {
+            defer { claim.reset() }
+            while try claim.step() {
+                var spec = Tributary_V1_JobSpec()
+                spec.kind = claim.text(column: 2) ?? ""
+                spec.arguments = Self.decodeArguments(claim.text(column: 3) ?? "{}")
+                spec.total = UInt64(max(0, claim.int64(column: 4)))
+                jobs.append(
+                    ClaimedJob(
+                        id: claim.int64(column: 0), attempt: Int(claim.int64(column: 1)), spec: spec,
+                        committedBatches: Int(claim.int64(column: 5))))
+            }
+        }
+        let payload = try statements.statement(db, "SELECT payload FROM tributary_payloads WHERE job_id = ?")
+        for index in jobs.indices {
+            payload.bind(1, jobs[index].id)
+            defer { payload.reset() }
+            if try payload.step() { jobs[index].spec.payload = payload.data(column: 0) }
+        }
+        return jobs.sorted { $0.id < $1.id }
     }
 
     /// Records a failed attempt, if that attempt still holds the job: the job goes back to the queue after its
@@ -306,12 +348,14 @@ extension RootStore {
     }
 
     static func encodeArguments(_ arguments: [String: String]) -> String {
+        if arguments.isEmpty { return "{}" }
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         return (try? encoder.encode(arguments)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
 
     static func decodeArguments(_ text: String) -> [String: String] {
-        (try? JSONDecoder().decode([String: String].self, from: Data(text.utf8))) ?? [:]
+        if text == "{}" { return [:] }
+        return (try? JSONDecoder().decode([String: String].self, from: Data(text.utf8))) ?? [:]
     }
 }

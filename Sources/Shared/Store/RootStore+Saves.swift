@@ -20,6 +20,13 @@ public enum SaveOutcome: Sendable {
     }
 }
 
+/// A save applied by a group commit: what became of it, and its job's progress afterwards (for the `$jobs`
+/// topic; nil for a save outside a job or one applied before).
+public struct AppliedSave: Sendable {
+    public let outcome: SaveOutcome
+    public let progress: Tributary_V1_JobProgress?
+}
+
 /// A save the root refused because the sender's job attempt no longer holds the job.
 public struct LeaseError: Error, CustomStringConvertible, Sendable {
     public let jobID: Int64
@@ -37,50 +44,52 @@ extension RootStore {
     /// - Throws: ``LeaseError`` when the job is unknown or its lease belongs to another attempt or worker;
     ///   ``StoreError`` when the change set does not fit the model or the store's constraints.
     public func applySave(_ save: Tributary_V1_SaveChanges, from worker: String) async throws -> SaveOutcome {
-        try await applySaves([(save, worker)])[0].get()
+        try await applySaves([(save, worker)])[0].get().outcome
     }
 
     /// Group commit: applies several saves in one transaction (one WAL commit), each in a savepoint of its own,
     /// so a save that fails is rolled back alone and the others still commit.
     /// - Returns: one result per save, in order; sequence numbers follow that order.
     public func applySaves(_ saves: [(save: Tributary_V1_SaveChanges, worker: String)]) async throws
-        -> [Result<SaveOutcome, any Error>]
+        -> [Result<AppliedSave, any Error>]
     {
-        let writer = self.writer
-        let model = self.model
-        return try await pool.write { db in
-            var results: [Result<SaveOutcome, any Error>] = []
-            results.reserveCapacity(saves.count)
-            for (save, worker) in saves {
-                var outcome = SaveOutcome.committedEmpty(remaps: [], resolved: [])
-                do {
-                    try db.inSavepoint {
-                        outcome = try Self.apply(save, from: worker, in: db, merger: writer.merger, model: model)
-                        return .commit
-                    }
-                    results.append(.success(outcome))
-                } catch {
-                    results.append(.failure(error))
-                }
-            }
-            return results
+        try await pool.writeWithoutTransaction { db in
+            try self.writer.statements.transaction(db) { self.applySaves(saves, in: db) }
         }
     }
 
+    /// The group commit's work inside the writer's transaction.
+    func applySaves(_ saves: [(save: Tributary_V1_SaveChanges, worker: String)], in db: Database)
+        -> [Result<AppliedSave, any Error>]
+    {
+        var results: [Result<AppliedSave, any Error>] = []
+        results.reserveCapacity(saves.count)
+        for (save, worker) in saves {
+            results.append(
+                Result {
+                    try writer.statements.savepoint(db) {
+                        try Self.apply(save, from: worker, in: db, writer: writer, model: model)
+                    }
+                })
+        }
+        return results
+    }
+
     static func apply(
-        _ save: Tributary_V1_SaveChanges, from worker: String, in db: Database, merger: ChangeSetMerger, model: Model
-    ) throws -> SaveOutcome {
+        _ save: Tributary_V1_SaveChanges, from worker: String, in db: Database, writer: WriterState, model: Model
+    ) throws -> AppliedSave {
         let jobID = Int64(save.jobID)
-        var lease: (batch: String, done: Int64)?
+        let statements = writer.statements
+        var lease: HeldLease?
         if jobID != 0 {
-            switch try checkLease(db, save: save, jobID: jobID, worker: worker) {
-            case .applied(let outcome): return outcome
-            case .held(let batch, let done): lease = (batch, done)
+            switch try checkLease(db, statements, save: save, jobID: jobID, worker: worker) {
+            case .applied(let outcome): return AppliedSave(outcome: outcome, progress: nil)
+            case .held(let held): lease = held
             }
         }
         // Every object the save writes gets the commit's sequence number as its version.
-        let seq = try lastSequenceNumber(db) + 1
-        let result = try merger.apply(save.changes, version: seq, in: db)
+        let seq = save.changes.batches.isEmpty ? 0 : try lastSequenceNumber(db) + 1
+        let result = try writer.merger.apply(save.changes, version: seq, in: db)
         var resolved: [Tributary_V1_EntityBatch] = []
         for (name, ids) in result.resolved.sorted(by: { $0.key < $1.key }) {
             guard let entity = model.entity(named: name) else { continue }
@@ -107,70 +116,99 @@ extension RootStore {
             let events = try CommitEvents.make(
                 seq: seq, at: now, origin: origin, changeSet: save.changes, result: result, resolved: resolved,
                 model: model)
-            try db.cachedStatement(
-                sql: """
-                    INSERT INTO tributary_history (seq, job_id, attempt, batch_index, worker, committed_at, record)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """
-            ).execute(arguments: [
-                Int64(seq), jobID == 0 ? nil : jobID, Int64(save.attempt), Int64(save.batchIndex), worker, now,
-                events.record,
-            ])
+            let insert = try statements.statement(
+                db,
+                """
+                INSERT INTO tributary_history (seq, job_id, attempt, batch_index, worker, committed_at, record)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """)
+            insert.bind(1, Int64(seq))
+            if jobID == 0 { insert.bindNull(2) } else { insert.bind(2, jobID) }
+            insert.bind(3, Int64(save.attempt))
+            insert.bind(4, Int64(save.batchIndex))
+            insert.bind(5, worker)
+            insert.bind(6, now)
+            insert.bind(7, bytes: events.record)
+            try insert.execute()
             outcome = .committed(seq: seq, events: events, remaps: remaps, resolved: resolved)
         }
-        if jobID != 0, let lease {
-            try db.cachedStatement(
-                sql:
-                    "UPDATE tributary_batches SET done_rows = \(SQL.clampedAdd("done_rows", "?1")), done_jobs = done_jobs + ?2 WHERE batch = ?3"
-            ).execute(arguments: [Int64(save.progressDone) - lease.done, save.completesJob ? 1 : 0, lease.batch])
-            try db.cachedStatement(
-                sql: """
-                    UPDATE tributary_jobs SET done = ?, committed_batches = ?, state = ?, updated_at = ?,
-                        worker = CASE WHEN ? THEN NULL ELSE worker END
-                    WHERE id = ?
-                    """
-            ).execute(arguments: [
-                Int64(save.progressDone), Int64(save.batchIndex) + 1, save.completesJob ? "done" : "running", now,
-                save.completesJob, jobID,
-            ])
+        guard jobID != 0, let lease else { return AppliedSave(outcome: outcome, progress: nil) }
+        let batchProgress = try statements.statement(
+            db,
+            "UPDATE tributary_batches SET done_rows = \(SQL.clampedAdd("done_rows", "?1")), done_jobs = done_jobs + ?2 WHERE batch = ?3"
+        )
+        batchProgress.bind(1, Int64(save.progressDone) - lease.done)
+        batchProgress.bind(2, Int64(save.completesJob ? 1 : 0))
+        batchProgress.bind(3, lease.batch)
+        try batchProgress.execute()
+        let jobProgress = try statements.statement(
+            db,
+            """
+            UPDATE tributary_jobs SET done = ?1, committed_batches = ?2, state = ?3, updated_at = ?4,
+                worker = CASE WHEN ?5 THEN NULL ELSE worker END
+            WHERE id = ?6
+            """)
+        jobProgress.bind(1, Int64(save.progressDone))
+        jobProgress.bind(2, Int64(save.batchIndex) + 1)
+        jobProgress.bind(3, save.completesJob ? "done" : "running")
+        jobProgress.bind(4, now)
+        jobProgress.bind(5, Int64(save.completesJob ? 1 : 0))
+        jobProgress.bind(6, jobID)
+        try jobProgress.execute()
+        let progress = Tributary_V1_JobProgress.with {
+            $0.jobID = save.jobID
+            $0.batch = lease.batch
+            $0.state = save.completesJob ? "done" : "running"
+            $0.done = save.progressDone
+            $0.total = lease.total
+            $0.attempt = save.attempt
         }
-        return outcome
+        return AppliedSave(outcome: outcome, progress: progress)
+    }
+
+    /// A job held by the save's attempt, as it was before the save.
+    private struct HeldLease {
+        let batch: String
+        let done: Int64
+        let total: UInt64
     }
 
     private enum LeaseCheck {
         /// The batch was applied before: answer with this.
         case applied(SaveOutcome)
-        /// The save's attempt holds the job, of this batch, with this progress so far.
-        case held(batch: String, done: Int64)
+        /// The save's attempt holds the job, of this batch.
+        case held(HeldLease)
     }
 
     /// Checks that the save's attempt holds the job, or finds that the batch was applied before.
-    private static func checkLease(_ db: Database, save: Tributary_V1_SaveChanges, jobID: Int64, worker: String)
-        throws -> LeaseCheck
-    {
-        guard
-            let job = try Row.fetchOne(
-                db.cachedStatement(
-                    sql:
-                        "SELECT state, attempt, worker, committed_batches, batch, done FROM tributary_jobs WHERE id = ?"
-                ),
-                arguments: [jobID])
-        else {
+    private static func checkLease(
+        _ db: Database, _ statements: WriterStatements, save: Tributary_V1_SaveChanges, jobID: Int64, worker: String
+    ) throws -> LeaseCheck {
+        let select = try statements.statement(
+            db, "SELECT state, attempt, worker, committed_batches, batch, done, total FROM tributary_jobs WHERE id = ?")
+        select.bind(1, jobID)
+        guard try select.step() else {
+            select.reset()
             throw LeaseError(jobID: jobID, message: "job \(jobID) does not exist", isUnknownJob: true)
         }
-        if let seq = try Int64.fetchOne(
-            db.cachedStatement(sql: "SELECT seq FROM tributary_history WHERE job_id = ? AND batch_index = ?"),
-            arguments: [jobID, Int64(save.batchIndex)])
-        {
-            return .applied(.duplicate(seq: UInt64(seq)))
-        }
-        let state: String = job["state"]
-        let committed: Int64 = job["committed_batches"]
+        let state = select.text(column: 0) ?? ""
+        let attempt = select.int64(column: 1)
+        let owner = select.text(column: 2)
+        let committed = select.int64(column: 3)
+        let held = HeldLease(
+            batch: select.text(column: 4) ?? "", done: select.int64(column: 5),
+            total: UInt64(max(0, select.int64(column: 6))))
+        select.reset()
         if state == "done" || Int64(save.batchIndex) < committed {
-            return .applied(.duplicate(seq: 0))
+            // Applied before (`committed_batches` moves in the commit that records a batch's history): answer
+            // with its sequence number, or 0 when it changed nothing or its history was pruned.
+            let history = try statements.statement(
+                db, "SELECT seq FROM tributary_history WHERE job_id = ? AND batch_index = ?")
+            history.bind(1, jobID)
+            history.bind(2, Int64(save.batchIndex))
+            defer { history.reset() }
+            return .applied(.duplicate(seq: try history.step() ? UInt64(max(0, history.int64(column: 0))) : 0))
         }
-        let attempt: Int64 = job["attempt"]
-        let owner: String? = job["worker"]
         if state == "cancelled" {
             throw LeaseError(
                 jobID: jobID, message: "job \(jobID) was cancelled", isUnknownJob: false, isCancelled: true)
@@ -190,6 +228,6 @@ extension RootStore {
                     "job \(jobID) sent batch \(save.batchIndex) before batch \(committed); a job's saves go in order",
                 isUnknownJob: false, isOutOfOrder: true)
         }
-        return .held(batch: job["batch"], done: job["done"])
+        return .held(held)
     }
 }

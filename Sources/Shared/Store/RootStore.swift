@@ -62,7 +62,10 @@ public final class RootStore: Sendable {
 
     /// Finalizes the writer's statements and closes the file.
     public func close() throws {
-        pool.writeWithoutTransaction { _ in writer.merger.finalizeStatements() }
+        pool.writeWithoutTransaction { _ in
+            writer.merger.finalizeStatements()
+            writer.statements.finalize()
+        }
         try pool.close()
         lock.release()
     }
@@ -128,6 +131,7 @@ final class WriterState: @unchecked Sendable {
     // @unchecked: used only inside `DatabasePool.write` closures, which GRDB runs one at a time on its writer
     // queue, so the merger and its prepared statements are never used concurrently.
     let merger: ChangeSetMerger
+    let statements = WriterStatements()
 
     init(merger: ChangeSetMerger) {
         self.merger = merger

@@ -21,4 +21,9 @@ enum SQL {
     static func placeholders(_ count: Int) -> String {
         Array(repeating: "?", count: count).joined(separator: ", ")
     }
+
+    /// `?N, ?N+1, …`: numbered placeholders from `first`, for statements that also number their others.
+    static func placeholders(_ count: Int, from first: Int) -> String {
+        (first..<first + count).map { "?\($0)" }.joined(separator: ", ")
+    }
 }

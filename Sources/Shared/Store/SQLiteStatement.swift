@@ -97,6 +97,26 @@ final class SQLiteStatement {
     /// The integer in column `index` of the current row.
     func int64(column index: Int32) -> Int64 { sqlite3_column_int64(handle, index) }
 
+    /// The text in column `index` of the current row (its bytes, NULs included); nil for NULL.
+    func text(column index: Int32) -> String? {
+        guard sqlite3_column_type(handle, index) != SQLITE_NULL else { return nil }
+        let count = Int(sqlite3_column_bytes(handle, index))
+        guard count > 0, let pointer = sqlite3_column_text(handle, index) else { return "" }
+        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+    }
+
+    /// The BLOB in column `index` of the current row, copied.
+    func data(column index: Int32) -> Data {
+        let count = Int(sqlite3_column_bytes(handle, index))
+        guard count > 0, let pointer = sqlite3_column_blob(handle, index) else { return Data() }
+        return Data(bytes: pointer, count: count)
+    }
+
+    /// Binds `value`, or NULL.
+    func bind(_ index: Int32, _ value: String?) {
+        if let value { bind(index, value) } else { bindNull(index) }
+    }
+
     /// The value in column `index` of the current row, copied (for the rare paths that compare stored values).
     func databaseValue(column index: Int32) -> DatabaseValue {
         switch sqlite3_column_type(handle, index) {

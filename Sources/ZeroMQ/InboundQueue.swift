@@ -1,0 +1,103 @@
+import Synchronization
+
+/// The messages a ``SocketLoop`` received and its consumer has not taken yet, handed over all at once.
+///
+/// Iterating gives, at each step, everything that arrived since the last step, in arrival order. A consumer
+/// that falls behind therefore takes one large batch rather than many small ones, which is what lets the
+/// coordinator commit many saves in one transaction and answer them with one wake-up of the loop.
+/// One task iterates a queue; iteration ends when the loop stops (after the messages it received) or when the
+/// iterating task is cancelled.
+public final class InboundQueue: AsyncSequence, Sendable {
+    public typealias Element = [SocketLoop.Inbound]
+
+    private struct State {
+        var messages: [SocketLoop.Inbound] = []
+        var waiter: CheckedContinuation<[SocketLoop.Inbound]?, Never>?
+        var finished = false
+        var dropped = 0
+    }
+
+    private let state = Mutex(State())
+    /// The most messages held for a slow consumer; later ones are dropped until it takes what is held.
+    private let limit: Int?
+
+    init(limit: Int?) {
+        self.limit = limit
+    }
+
+    /// How many messages were dropped because the consumer held `limit` untaken.
+    public var droppedCount: Int { state.withLock { $0.dropped } }
+
+    /// Queues messages (the loop thread), waking the consumer if it waits.
+    func append(_ batch: [SocketLoop.Inbound]) {
+        let handOver = state.withLock { state -> (CheckedContinuation<Element?, Never>, Element)? in
+            if let limit, state.messages.count + batch.count > limit {
+                let room = Swift.max(0, limit - state.messages.count)
+                state.messages.append(contentsOf: batch.prefix(room))
+                state.dropped += batch.count - room
+            } else {
+                state.messages.append(contentsOf: batch)
+            }
+            guard let waiter = state.waiter, !state.messages.isEmpty else { return nil }
+            state.waiter = nil
+            defer { state.messages = [] }
+            return (waiter, state.messages)
+        }
+        if let (waiter, messages) = handOver { waiter.resume(returning: messages) }
+    }
+
+    /// Ends iteration once what is queued was taken (the loop stopped).
+    func finish() {
+        let waiter = state.withLock { state -> CheckedContinuation<Element?, Never>? in
+            state.finished = true
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: nil)
+    }
+
+    /// Everything queued, waiting for a message if there is none; nil at the end or when the task is cancelled.
+    func next() async -> Element? {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (waiter: CheckedContinuation<Element?, Never>) in
+                let ready = state.withLock { state -> Element?? in
+                    if !state.messages.isEmpty {
+                        defer { state.messages = [] }
+                        return .some(state.messages)
+                    }
+                    // Checked under the lock that the cancellation handler takes: either it sees this waiter, or
+                    // this sees the cancellation.
+                    if state.finished || Task.isCancelled { return .some(nil) }
+                    precondition(state.waiter == nil, "an InboundQueue is iterated by one task")
+                    state.waiter = waiter
+                    return .none
+                }
+                if let ready { waiter.resume(returning: ready) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { state -> CheckedContinuation<Element?, Never>? in
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume(returning: nil)
+        }
+    }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let queue: InboundQueue
+        var ended = false
+
+        public mutating func next() async -> Element? {
+            guard !ended else { return nil }
+            guard let batch = await queue.next() else {
+                ended = true
+                return nil
+            }
+            return batch
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(queue: self)
+    }
+}
