@@ -324,4 +324,3 @@ public actor CoordinatorServer {
         return String(text.prefix { $0 != "(" })
     }
 }
-
