@@ -40,10 +40,9 @@ struct MergeResult {
 
     mutating func remap(_ from: UUID, to: UUID, entity: String) {
         remapped[from] = to
-        var pair = remaps[entity] ?? (Data(), Data())
-        from.append(to: &pair.from)
-        to.append(to: &pair.to)
-        remaps[entity] = pair
+        // In place: a copy of the pair out of the dictionary would make every append copy the whole list.
+        from.append(to: &remaps[entity, default: (Data(), Data())].from)
+        to.append(to: &remaps[entity, default: (Data(), Data())].to)
     }
 
     /// The id an incoming reference should point to, following any remap made earlier in this change set.

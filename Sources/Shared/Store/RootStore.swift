@@ -20,12 +20,15 @@ public final class RootStore: Sendable {
     let pool: DatabasePool
     let writer: WriterState
     private let lock: StoreLock
+    /// Copies the WAL into the database off the writer's thread.
+    private let checkpointer: WALCheckpointer?
 
     private init(path: String, model: Model, pool: DatabasePool, lock: StoreLock) {
         self.path = path
         self.model = model
         self.pool = pool
         self.lock = lock
+        self.checkpointer = WALCheckpointer(path: path)
         self.writer = WriterState(merger: ChangeSetMerger(model: model))
     }
 
@@ -44,6 +47,7 @@ public final class RootStore: Sendable {
             // keep SQLite's default, so the coordinator's memory stays bounded.
             if !db.configuration.readonly {
                 try db.execute(sql: "PRAGMA cache_size = \(RootStore.cacheSizePragma)")
+                try db.execute(sql: "PRAGMA wal_autocheckpoint = \(WALCheckpointer.writerThresholdPages)")
             }
         }
         let pool: DatabasePool
@@ -61,7 +65,10 @@ public final class RootStore: Sendable {
     public static let cacheSizePragma = -65_536
 
     /// Finalizes the writer's statements and closes the file.
+    deinit { checkpointer?.stop() }
+
     public func close() throws {
+        checkpointer?.stop()
         pool.writeWithoutTransaction { _ in
             writer.merger.finalizeStatements()
             writer.statements.finalize()
