@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+
+@testable import ZeroMQ
+
+@Suite("Inbound queue: a slow consumer takes everything waiting at once")
+struct InboundQueueTests {
+    private static func messages(_ range: Range<Int>) -> [SocketLoop.Inbound] {
+        range.map { SocketLoop.Inbound(socket: 0, frames: [Data("m\($0)".utf8)]) }
+    }
+
+    private static func names(_ batch: [SocketLoop.Inbound]?) -> [String] {
+        (batch ?? []).map { String(decoding: $0.frames[0], as: UTF8.self) }
+    }
+
+    @Test("batches that arrive while the consumer is away come out as one batch, in arrival order")
+    func coalesces() async {
+        let queue = InboundQueue(limit: nil)
+        queue.append(Self.messages(0..<3))
+        queue.append(Self.messages(3..<5))
+        queue.append(Self.messages(5..<9))
+        var iterator = queue.makeAsyncIterator()
+        #expect(Self.names(await iterator.next()) == (0..<9).map { "m\($0)" })
+        queue.append(Self.messages(9..<10))
+        #expect(Self.names(await iterator.next()) == ["m9"])
+    }
+
+    @Test("a waiting consumer is woken by the next batch")
+    func wakesWaiter() async {
+        let queue = InboundQueue(limit: nil)
+        let consumer = Task {
+            var iterator = queue.makeAsyncIterator()
+            return Self.names(await iterator.next())
+        }
+        queue.append(Self.messages(0..<2))
+        #expect(await consumer.value == ["m0", "m1"])
+    }
+
+    @Test("beyond the limit, later messages are dropped and counted until the consumer takes what is held")
+    func limit() async {
+        let queue = InboundQueue(limit: 4)
+        queue.append(Self.messages(0..<3))
+        queue.append(Self.messages(3..<6))
+        #expect(queue.droppedCount == 2)
+        var iterator = queue.makeAsyncIterator()
+        #expect(Self.names(await iterator.next()) == ["m0", "m1", "m2", "m3"])
+        queue.append(Self.messages(6..<8))
+        #expect(Self.names(await iterator.next()) == ["m6", "m7"])
+    }
+
+    @Test("iteration ends after the last messages once the loop finished, and when the consumer is cancelled")
+    func ends() async {
+        let finished = InboundQueue(limit: nil)
+        finished.append(Self.messages(0..<1))
+        finished.finish()
+        var iterator = finished.makeAsyncIterator()
+        #expect(Self.names(await iterator.next()) == ["m0"])
+        #expect(await iterator.next() == nil)
+
+        let idle = InboundQueue(limit: nil)
+        let consumer = Task {
+            var iterator = idle.makeAsyncIterator()
+            return await iterator.next()
+        }
+        consumer.cancel()
+        #expect(await consumer.value == nil)
+    }
+}
