@@ -44,7 +44,7 @@ public struct WorkerService: Service {
                         await runJob(assignment, model: model, connection: connection, running: running)
                         running.count.subtract(1, ordering: .relaxed)
                         if !Task.isShuttingDownGracefully && !running.draining.load(ordering: .relaxed) {
-                            connection.send(.workerReady(.with { $0.credit = 1 }))
+                            running.returnCredit(over: connection)
                         }
                     }
                 case .cancelJob(let cancel):
@@ -157,6 +157,20 @@ private final class RunningJobs: Sendable {
     /// Set while the coordinator is stopping: no credit is asked for.
     let draining = Atomic<Bool>(false)
     private let runs = Mutex<[UInt64: JobRun]>([:])
+
+    /// Credit owed to the coordinator and not sent yet.
+    private let owedCredit = Atomic<UInt32>(0)
+
+    /// Gives one job's slot back: jobs that finish together (their acks come from one group commit) return their
+    /// credit in one `WorkerReady`, sent after the others had a turn to add theirs.
+    func returnCredit(over connection: CoordinatorConnection) {
+        guard owedCredit.add(1, ordering: .acquiringAndReleasing).oldValue == 0 else { return }
+        Task {
+            await Task.yield()
+            let credit = owedCredit.exchange(0, ordering: .acquiringAndReleasing)
+            if credit > 0 { connection.send(.workerReady(.with { $0.credit = credit })) }
+        }
+    }
 
     func add(_ run: JobRun) { runs.withLock { $0[run.jobID] = run } }
     func remove(_ run: JobRun) { runs.withLock { _ = $0.removeValue(forKey: run.jobID) } }
