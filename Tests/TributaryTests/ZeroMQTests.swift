@@ -78,7 +78,7 @@ struct ZeroMQTests {
         #expect(try router.receive()?.last == Data("small".utf8))
     }
 
-    @Test("a socket loop bridges receiving to an AsyncStream and sends from any task")
+    @Test("a socket loop bridges receiving to its inbound queue and sends from any task")
     func socketLoop() async throws {
         let router = try context.makeSocket(.router)
         let endpoint = try router.bind("tcp://127.0.0.1:*")
