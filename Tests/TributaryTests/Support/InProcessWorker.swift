@@ -2,6 +2,11 @@ import Logging
 import Tributary
 
 /// A `WorkerService` running in the test process against a real coordinator, with handlers of the test's own.
+///
+/// Its heartbeat interval is 10 s (the coordinator declares it lost after 30 s of silence): it shares the test
+/// process's cooperative thread pool with every test running in parallel, and on a loaded 2-core machine its
+/// heartbeat task was once starved past 3 × 1 s, so the coordinator took back a job a retry test was counting on.
+/// No test that uses it is about liveness; those use a `RawWorker` or a worker process.
 enum InProcessWorker {
     /// Starts the worker; cancel the returned task to stop it.
     static func start(endpoint: String, handlers: [any JobHandler], curve: CurveClientKeys? = nil) -> Task<
@@ -10,6 +15,7 @@ enum InProcessWorker {
         var configuration = WorkerConfiguration()
         configuration.endpoint = endpoint
         configuration.curve = curve
+        configuration.heartbeatInterval = .seconds(10)
         for handler in handlers { configuration.register(handler) }
         var logger = Logger(label: "test.worker")
         logger.logLevel = .critical
