@@ -265,6 +265,17 @@ struct JobFencingTests {
         try store.close()
     }
 
+    @Test("a batch's status finds its dead jobs in their own index, not by reading every job of the batch")
+    func deadJobsIndexed() async throws {
+        // Clients poll this while they wait for a batch: reading all its jobs made each poll cost O(batch).
+        let plan = try await store.pool.read { db in
+            try Row.fetchAll(
+                db, sql: "EXPLAIN QUERY PLAN \(RootStore.deadJobsOfBatchSQL)", arguments: ["b"]
+            ).map { $0["detail"] as String }
+        }
+        #expect(plan == ["SEARCH tributary_jobs USING INDEX tributary_jobs_dead (batch=?)"])
+    }
+
     @Test("payloads are kept apart from job rows and come back with the claim")
     func payloadRoundTrip() async throws {
         let payload = Data(repeating: 7, count: 300_000)

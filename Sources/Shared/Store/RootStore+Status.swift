@@ -40,12 +40,7 @@ extension RootStore {
                 reply.totalRows = Self.count(row, "total_rows")
                 reply.doneRows = Self.count(row, "done_rows")
             }
-            reply.dead = try Row.fetchAll(
-                db,
-                sql:
-                    "SELECT id, error, attempt FROM tributary_jobs WHERE batch = ? AND state = 'dead' ORDER BY id LIMIT 50",
-                arguments: [batch]
-            ).map { row in
+            reply.dead = try Row.fetchAll(db, sql: Self.deadJobsOfBatchSQL, arguments: [batch]).map { row in
                 Tributary_V1_DeadJob.with {
                     $0.jobID = UInt64(row["id"] as Int64)
                     $0.message = row["error"] ?? ""
@@ -55,6 +50,10 @@ extension RootStore {
             return reply
         }
     }
+
+    /// The first 50 dead jobs of a batch (answered from the `tributary_jobs_dead` partial index).
+    static let deadJobsOfBatchSQL =
+        "SELECT id, error, attempt FROM tributary_jobs WHERE batch = ? AND state = 'dead' ORDER BY id LIMIT 50"
 
     /// A counter column as a non-negative number, whatever SQLite holds (a REAL left by an old overflow included).
     static func count(_ row: Row, _ column: String) -> UInt64 {

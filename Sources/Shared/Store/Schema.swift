@@ -50,6 +50,9 @@ enum Schema {
                 DROP INDEX IF EXISTS tributary_jobs_by_batch;
                 DROP INDEX IF EXISTS tributary_jobs_by_batch_state;
                 CREATE INDEX IF NOT EXISTS tributary_jobs_of_batch ON tributary_jobs(batch);
+                -- A batch's dead jobs, for its status (polled while a client waits): without it, each poll read
+                -- every job of the batch.
+                CREATE INDEX IF NOT EXISTS tributary_jobs_dead ON tributary_jobs(batch, id) WHERE state = 'dead';
                 -- Per-batch counters, kept in the same transactions as the jobs, so progress is one row to read.
                 CREATE TABLE IF NOT EXISTS tributary_batches (
                     batch TEXT PRIMARY KEY NOT NULL,
