@@ -27,17 +27,27 @@ public final class SocketLoop: @unchecked Sendable {
     /// Which of the loop's sockets a message came from or goes to: its index in the `sockets` given to init.
     public typealias SocketIndex = Int
 
+    /// Turns the messages queued for one socket since the loop last sent into the messages it sends: for a
+    /// protocol that can carry several of its messages in one (fewer sends, wake-ups and reads on both sides).
+    /// It must keep the order of the messages meant for each peer.
+    public typealias Coalescer = @Sendable ([[Data]]) -> [[Data]]
+
     /// A socket handed to the loop, and whether the loop reads from it.
     public struct Member {
         let socket: ZMQSocket
         let receives: Bool
         let readsUserID: Bool
+        let coalesce: Coalescer?
 
-        /// - Parameter readsUserID: read each message's `User-Id` (the key its peer was admitted with by ZAP).
-        public init(_ socket: ZMQSocket, receives: Bool, readsUserID: Bool = false) {
+        /// - Parameters:
+        ///   - readsUserID: read each message's `User-Id` (the key its peer was admitted with by ZAP).
+        ///   - coalesce: applied to what was queued for this socket each time the loop sends; nil sends each
+        ///     message as it was queued.
+        public init(_ socket: ZMQSocket, receives: Bool, readsUserID: Bool = false, coalesce: Coalescer? = nil) {
             self.socket = socket
             self.receives = receives
             self.readsUserID = readsUserID
+            self.coalesce = coalesce
         }
     }
 
@@ -143,7 +153,7 @@ public final class SocketLoop: @unchecked Sendable {
                 defer { state.outbox = [] }
                 return (state.outbox, state.stopping)
             }
-            for message in outgoing { deliver(message) }
+            send(outgoing)
             if stopping { break }
 
             do {
@@ -174,11 +184,27 @@ public final class SocketLoop: @unchecked Sendable {
         }
     }
 
-    private func deliver(_ message: Outgoing) {
+    /// Sends what was queued, through each socket's coalescer when it has one.
+    private func send(_ outgoing: [Outgoing]) {
+        var coalescing: [SocketIndex: [[Data]]] = [:]
+        for message in outgoing {
+            if members[message.socket].coalesce == nil {
+                deliver(message.frames, on: message.socket)
+            } else {
+                coalescing[message.socket, default: []].append(message.frames)
+            }
+        }
+        for (socket, messages) in coalescing {
+            let coalesce = members[socket].coalesce!
+            for frames in messages.count == 1 ? messages : coalesce(messages) { deliver(frames, on: socket) }
+        }
+    }
+
+    private func deliver(_ frames: [Data], on socket: SocketIndex) {
         do {
-            try members[message.socket].socket.send(message.frames, dontWait: true)
+            try members[socket].socket.send(frames, dontWait: true)
         } catch let error as ZMQError {
-            onSendFailure(error, message.socket)
+            onSendFailure(error, socket)
         } catch {
             preconditionFailure("ZMQSocket.send throws only ZMQError")
         }

@@ -38,6 +38,9 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Empty jobs for the jobs benchmark.")
     var jobs = 100_000
 
+    @Option(help: "Jobs each worker runs at once in the jobs benchmark (empty jobs are all round trip).")
+    var jobConcurrency = 64
+
     @Option(help: "Saves per latency measurement.")
     var saves = 5_000
 
@@ -48,7 +51,9 @@ struct BenchCommand: AsyncParsableCommand {
     var quick = false
 
     func validate() throws {
-        guard rows > 0, workers > 0 else { throw ValidationError("--rows and --workers must be positive") }
+        guard rows > 0, workers > 0, jobConcurrency > 0 else {
+            throw ValidationError("--rows, --workers and --job-concurrency must be positive")
+        }
         if let users, users <= 0 { throw ValidationError("--users must be positive") }
     }
 
@@ -67,7 +72,7 @@ struct BenchCommand: AsyncParsableCommand {
         }
         if selected.contains(.jobs) {
             let benchmark = JobsBenchmark(
-                jobs: quick ? 10_000 : jobs, workers: workers, concurrency: 64, directory: directory)
+                jobs: quick ? 10_000 : jobs, workers: workers, concurrency: jobConcurrency, directory: directory)
             let tributary = try await benchmark.run()
             Terminal.line(
                 Figure(name: "jobs", tributary: tributary, baseline: try benchmark.baseline(), unit: "jobs/s").line)

@@ -105,8 +105,8 @@ struct CoordinatorCommand: AsyncParsableCommand {
             throw ValidationError("--feed-buffer must be between 1 and 1000000")
         }
         guard historyCommits >= 0 else { throw ValidationError("--history-commits must be 0 (no limit) or more") }
-        if let workerConcurrency, !(1...256).contains(workerConcurrency) {
-            throw ValidationError("--worker-concurrency must be between 1 and 256")
+        if let workerConcurrency, !(1...1024).contains(workerConcurrency) {
+            throw ValidationError("--worker-concurrency must be between 1 and 1024")
         }
         guard listen != feed || listen.hasSuffix(":*") else {
             throw ValidationError("--listen and --feed must be different endpoints")

@@ -43,8 +43,9 @@ struct WorkerCommand: AsyncParsableCommand {
     @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
-        guard (1...256).contains(concurrency) else {
-            throw ValidationError("--concurrency must be between 1 and 256")
+        guard (1...1024).contains(concurrency) else {
+            throw ValidationError(
+                "--concurrency must be between 1 and 1024 (the most jobs the coordinator leases one worker)")
         }
         guard (50...60_000).contains(heartbeatMs) else {
             throw ValidationError("--heartbeat-ms must be between 50 and 60000")

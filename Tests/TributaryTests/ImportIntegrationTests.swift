@@ -139,6 +139,20 @@ struct ImportIntegrationTests {
             #expect(try ask([Data("TRB1".utf8), Data([0xFF, 0x01, 0x02])]).code == .malformedFrame)
             #expect(try ask(Wire.frames(Tributary_V1_Envelope())).code == .unknownMessage)
             #expect(try ask(Wire.frames(Wire.envelope(1, .saveChanges(.init())))).code == .unknownWorker)
+            // A batch with an unreadable envelope in the middle: that one is refused, the others are answered.
+            try raw.send([
+                Wire.signature, try Wire.envelope(5, .statusRequest(.init())).serializedData(), Data([0xFF, 0x01]),
+                try Wire.envelope(6, .statusRequest(.init())).serializedData(),
+            ])
+            var answers: [Tributary_V1_Envelope] = []
+            while answers.count < 3, try raw.waitForInput(milliseconds: 10_000), let reply = try raw.receive() {
+                answers.append(try Wire.decode(reply[...]))
+            }
+            #expect(answers.map(\.requestID) == [5, 0, 6])
+            guard answers.count == 3, case .error(let malformed) = answers[1].body else {
+                throw TimedOut(what: "the batch's three answers")
+            }
+            #expect(malformed.code == .malformedFrame && malformed.message.contains("frame 2"))
             raw.close()
             context.terminate()
 

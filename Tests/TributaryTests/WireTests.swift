@@ -26,6 +26,72 @@ struct WireTests {
         #expect(error.message.contains(expected))
     }
 
+    /// `count` numbered envelopes framed as a DEALER sends them: status requests, or job assignments carrying
+    /// `padding` bytes of payload.
+    func requests(_ count: Int, padding: Int = 0) -> [[Data]] {
+        (1...count).map { id in
+            let assignment = Tributary_V1_JobAssignment.with { $0.spec.payload = Data(count: padding) }
+            return Wire.frames(
+                Wire.envelope(UInt64(id), padding > 0 ? .jobAssignment(assignment) : .statusRequest(.init())))
+        }
+    }
+
+    func decodeAll(_ messages: [[Data]], from index: Int = 0) throws -> [Tributary_V1_Envelope] {
+        try messages.flatMap { try Wire.decodeEach($0[index...]).map { try $0.get().envelope } }
+    }
+
+    @Test("envelopes queued together for the coordinator travel packed, at most 256 a message, and arrive in order")
+    func coalescedForCoordinator() throws {
+        let messages = requests(300)
+        let packed = WireBatches.coalesce(messages)
+        #expect(packed.map(\.count) == [257, 45], "the signature, then 256 and 44 envelopes")
+        #expect(try decodeAll(packed) == messages.map { try Wire.decode($0[...]) })
+        #expect(WireBatches.coalesce(Array(messages.prefix(1))) == Array(messages.prefix(1)), "one goes as it was")
+    }
+
+    @Test("a batch stays within 64 KiB; a larger envelope travels alone, in its place")
+    func coalescedBySize() throws {
+        let messages = requests(3, padding: 30_000) + requests(1, padding: 100_000) + requests(2, padding: 10)
+        let packed = WireBatches.coalesce(messages)
+        #expect(packed.map { $0.count - 1 } == [2, 1, 1, 2])
+        #expect(
+            packed.allSatisfy {
+                $0.dropFirst().reduce(0) { $0 + $1.count } <= WireBatches.maximumBytes || $0.count == 2
+            })
+        #expect(try decodeAll(packed) == messages.map { try Wire.decode($0[...]) })
+    }
+
+    @Test("a ROUTER packs per peer that reads batches, keeping each peer's order; other peers' messages go as queued")
+    func coalescedPerPeer() throws {
+        let (a, b, c) = (Data("a".utf8), Data("b".utf8), Data("c".utf8))
+        let envelopes = requests(6)
+        let odd = [a, Data("not the protocol".utf8)]
+        let messages: [[Data]] = [
+            [a] + envelopes[0], [b] + envelopes[1], [c] + envelopes[2], [a] + envelopes[3], odd, [a] + envelopes[4],
+            [b] + envelopes[5],
+        ]
+        let packed = WireBatches.coalesce(messages, accepts: { $0 != c })
+        let byPeer = Dictionary(grouping: packed, by: { $0[0] })
+        #expect(byPeer[c] == [[c] + envelopes[2]], "a peer that does not read batches gets each message as it was")
+        #expect(byPeer[a]?.map(\.count) == [4, 2, 3], "two packed, the odd message, then the one after it")
+        #expect(try decodeAll(byPeer[a]!.filter { $0.count > 2 }, from: 1).map(\.requestID) == [1, 4, 5])
+        #expect(try decodeAll(byPeer[b]!, from: 1).map(\.requestID) == [2, 6])
+    }
+
+    @Test("an unreadable envelope in a batch is named by its frame; the others decode")
+    func batchWithBadEnvelope() throws {
+        let good = try Wire.envelope(1, .statusRequest(.init())).serializedData()
+        let decoded = try Wire.decodeEach([Wire.signature, good, Data([0xFF, 0x01]), good][...])
+        #expect(decoded.count == 3)
+        #expect((try? decoded[0].get().envelope.requestID) == 1)
+        #expect((try? decoded[2].get().bytes) == good.count)
+        guard case .failure(let error) = decoded[1] else {
+            Issue.record("the second envelope decoded")
+            return
+        }
+        #expect(error.code == .malformedFrame && error.message.contains("frame 2"))
+    }
+
     @Test("NDJSON is cut into chunks of whole lines, skipping blank ones")
     func chunking() {
         let data = Data("{\"a\":1}\n\n{\"a\":2}\r\n{\"a\":3}\n{\"a\":4}".utf8)

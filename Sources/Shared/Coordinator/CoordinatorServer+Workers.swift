@@ -8,6 +8,7 @@ extension CoordinatorServer {
             try await workerLeft(peer, reason: "reconnected")
         }
         let record = workers.register(routingID: peer, hello: hello, now: .now)
+        if hello.acceptsBatches { batchingPeers.insert(peer) }
         logger.info(
             "worker joined",
             metadata: ["worker": "\(record.id)", "name": "\(record.name)", "pid": "\(record.pid)"])
@@ -126,6 +127,7 @@ extension CoordinatorServer {
                 of: worker.id, started: worker.jobs, reason: "attempt lost: worker \(worker.id) \(reason)")
         if workers[peer]?.id == worker.id {
             workers.remove(peer)
+            batchingPeers.remove(peer)
             activity.forget(peer)
         }
         // A claim for this worker that committed after the re-queue above finds it gone and hands its jobs back

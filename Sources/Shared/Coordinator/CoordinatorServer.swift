@@ -39,6 +39,8 @@ public actor CoordinatorServer {
     private let zap: ZAPHandler?
     /// With CURVE: the key each peer last sent with, to drop it when the key is revoked.
     var peerKeys: [Data: String] = [:]
+    /// Workers that read several envelopes in one message: what is queued for them is sent packed.
+    nonisolated let batchingPeers = BatchingPeers()
 
     static let routerSocket = 0
     static let feedSocket = 1
@@ -86,10 +88,13 @@ public actor CoordinatorServer {
 
         let logger = logger
         let activity = self.activity
+        let batchingPeers = self.batchingPeers
         loop = try SocketLoop(
             name: "tributary-coordinator",
             sockets: [
-                .init(router, receives: true, readsUserID: configuration.curve != nil),
+                .init(
+                    router, receives: true, readsUserID: configuration.curve != nil,
+                    coalesce: { batchingPeers.coalesce($0) }),
                 .init(publisher, receives: false),
             ],
             onSendFailure: { error, socket in
@@ -160,35 +165,15 @@ public actor CoordinatorServer {
     private func handle(_ batch: [SocketLoop.Inbound]) async {
         var group = SaveGroup()
         for message in batch {
-            guard let (peer, envelope) = decode(message) else { continue }
-            if authorization != nil {
-                do {
-                    try authorize(envelope, userID: message.userID, peer: peer)
-                } catch let error as ProtocolError {
-                    reply(to: peer, requestID: envelope.requestID, .error(error.wire))
-                    continue
-                } catch {
-                    continue
+            guard let (peer, envelopes) = decode(message) else { continue }
+            for decoded in envelopes {
+                switch decoded {
+                case .success(let sized): await handle(sized, of: message, from: peer, group: &group)
+                case .failure(let error):
+                    logger.notice("malformed message from peer", metadata: ["error": "\(error)"])
+                    reply(to: peer, requestID: 0, .error(error.wire))
                 }
             }
-            workers[peer]?.lastSeen = .now
-            if case .saveChanges(let save) = envelope.body {
-                do {
-                    let worker = try requireWorker(peer)
-                    try checkChangeSetLimits(save, messageBytes: message.frames.last?.count ?? 0)
-                    try Self.requireInt64(save.jobID, "job_id")
-                    try Self.requireProgress(save.progressDone, "progress_done")
-                    group.append(save, from: peer, worker: worker.id, requestID: envelope.requestID)
-                } catch let error as ProtocolError {
-                    reply(to: peer, requestID: envelope.requestID, .error(error.wire))
-                } catch {
-                    reply(to: peer, requestID: envelope.requestID, .error(ProtocolError(.internal, "\(error)").wire))
-                }
-                continue
-            }
-            // Credit and heartbeats do not touch the store: the group goes on past them.
-            if !Self.leavesStoreAlone(envelope) { await commit(&group) }
-            await respond(to: envelope, from: peer)
         }
         await commit(&group)
         if needsDispatch {
@@ -201,6 +186,42 @@ public actor CoordinatorServer {
         }
     }
 
+    /// Handles one envelope of a message: a save joins the group; anything else commits the group first, unless
+    /// it leaves the store alone.
+    private func handle(
+        _ sized: SizedEnvelope, of message: SocketLoop.Inbound, from peer: Data, group: inout SaveGroup
+    ) async {
+        let envelope = sized.envelope
+        if authorization != nil {
+            do {
+                try authorize(envelope, userID: message.userID, peer: peer)
+            } catch let error as ProtocolError {
+                reply(to: peer, requestID: envelope.requestID, .error(error.wire))
+                return
+            } catch {
+                return
+            }
+        }
+        workers[peer]?.lastSeen = .now
+        if case .saveChanges(let save) = envelope.body {
+            do {
+                let worker = try requireWorker(peer)
+                try checkChangeSetLimits(save, messageBytes: sized.bytes)
+                try Self.requireInt64(save.jobID, "job_id")
+                try Self.requireProgress(save.progressDone, "progress_done")
+                group.append(save, from: peer, worker: worker.id, requestID: envelope.requestID)
+            } catch let error as ProtocolError {
+                reply(to: peer, requestID: envelope.requestID, .error(error.wire))
+            } catch {
+                reply(to: peer, requestID: envelope.requestID, .error(ProtocolError(.internal, "\(error)").wire))
+            }
+            return
+        }
+        // Credit and heartbeats do not touch the store: the group goes on past them.
+        if !Self.leavesStoreAlone(envelope) { await commit(&group) }
+        await respond(to: envelope, from: peer)
+    }
+
     private static func leavesStoreAlone(_ envelope: Tributary_V1_Envelope) -> Bool {
         switch envelope.body {
         case .workerReady, .heartbeat: true
@@ -208,12 +229,13 @@ public actor CoordinatorServer {
         }
     }
 
-    /// The routing id and envelope of a message, or nil after answering a malformed one.
-    private func decode(_ message: SocketLoop.Inbound) -> (Data, Tributary_V1_Envelope)? {
+    /// The routing id and envelopes of a message (an envelope of a batch that does not decode is answered in its
+    /// place), or nil after answering a malformed message.
+    private func decode(_ message: SocketLoop.Inbound) -> (Data, [Result<SizedEnvelope, ProtocolError>])? {
         let frames = message.frames
         guard let routingID = frames.first else { return nil }
         do {
-            return (routingID, try Wire.decode(frames.dropFirst()))
+            return (routingID, try Wire.decodeEach(frames.dropFirst()))
         } catch let error as ProtocolError {
             logger.notice("malformed message from peer", metadata: ["error": "\(error)"])
             reply(to: routingID, requestID: 0, .error(error.wire))

@@ -31,7 +31,11 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// coordinator decodes a peer's message; a decoded predicate is compiled too.
     private static func wire(_ input: Data) {
         let frames = input.split(separator: 0xFF, omittingEmptySubsequences: false).map { Data($0) }
-        guard let envelope = try? Wire.decode(frames[...]) else { return }
+        guard let decoded = try? Wire.decodeEach(frames[...]) else { return }
+        for case .success(let sized) in decoded { envelope(sized.envelope) }
+    }
+
+    private static func envelope(_ envelope: Tributary_V1_Envelope) {
         if case .fetchRequest(let request) = envelope.body, let entity = fuzzModel.entity(named: request.entity) {
             _ = try? FetchQuery(request, entity: entity)
         }

@@ -50,7 +50,9 @@ public final class CoordinatorConnection: Sendable {
         try socket.setSendHighWaterMark(0)
         try socket.setLinger(milliseconds: 2000)
         try socket.connect(endpoint)
-        loop = try SocketLoop(name: "tributary-dealer", sockets: [.init(socket, receives: true)])
+        loop = try SocketLoop(
+            name: "tributary-dealer",
+            sockets: [.init(socket, receives: true, coalesce: { WireBatches.coalesce($0) })])
         (messages, messagesContinuation) = AsyncStream.makeStream(of: Tributary_V1_Envelope.self)
         loop.start()
         let inbound = loop.inbound
@@ -130,6 +132,12 @@ public final class CoordinatorConnection: Sendable {
         return try outcome.withLock { $0 ?? .failure(CancellationError()) }.get()
     }
 
+    /// Ends ``messages`` for a consumer that takes no more (later ones are dropped); requests still get their
+    /// replies.
+    public func finishMessages() {
+        messagesContinuation.finish()
+    }
+
     /// Sends what is queued (within the linger time) and closes the socket.
     public func close() async {
         await loop.stop()
@@ -155,7 +163,11 @@ public final class CoordinatorConnection: Sendable {
     }
 
     private func deliver(_ frames: [Data]) {
-        guard let envelope = try? Wire.decode(frames[...]) else { return }
+        guard let decoded = try? Wire.decodeEach(frames[...]) else { return }
+        for case .success(let sized) in decoded { deliver(sized.envelope) }
+    }
+
+    private func deliver(_ envelope: Tributary_V1_Envelope) {
         let waiter = pending.withLock { $0.waiters.removeValue(forKey: envelope.requestID) }
         if let waiter, envelope.requestID != 0 {
             waiter.continuation.resume(returning: envelope)

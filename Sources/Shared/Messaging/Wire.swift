@@ -1,7 +1,8 @@
 import Foundation
 import SwiftProtobuf
 
-/// Frame layout of the jobs/control socket: `["TRB1", Envelope]`, behind the routing id on the ROUTER side.
+/// Frame layout of the jobs/control socket: `["TRB1", Envelope]`, behind the routing id on the ROUTER side, or
+/// several envelopes in one message, `["TRB1", Envelope, Envelope, …]` (see ``WireBatches``).
 public enum Wire {
     /// The protocol signature, frame 0 of every message from a DEALER.
     public static let signature = Data("TRB1".utf8)
@@ -38,6 +39,29 @@ public enum Wire {
         }
     }
 
+    /// Decodes the frames a DEALER sent (without the routing id): one envelope or a batch of them, in order.
+    /// - Returns: each envelope with its size in bytes, or the `MALFORMED_FRAME` error naming what is wrong
+    ///   with that one (the others stand).
+    /// - Throws: ``ProtocolError`` `MALFORMED_FRAME` when the message is not in the protocol's layout at all.
+    public static func decodeEach(_ frames: ArraySlice<Data>) throws -> [Result<SizedEnvelope, ProtocolError>] {
+        guard frames.count >= 2 else {
+            throw ProtocolError(
+                .malformedFrame, "expected the frames (\"TRB1\", Envelope, …), got \(frames.count)")
+        }
+        guard frames[frames.startIndex] == signature else {
+            throw ProtocolError(.malformedFrame, "frame 0 is not the protocol signature \"TRB1\"")
+        }
+        return frames.dropFirst().enumerated().map { offset, frame in
+            do {
+                return .success(
+                    SizedEnvelope(envelope: try Tributary_V1_Envelope(serializedBytes: frame), bytes: frame.count))
+            } catch {
+                return .failure(
+                    ProtocolError(.malformedFrame, "frame \(offset + 1) is not a valid Envelope (\(error))"))
+            }
+        }
+    }
+
     /// An envelope carrying `body`, answering `requestID`.
     public static func envelope(_ requestID: UInt64 = 0, _ body: Tributary_V1_Envelope.OneOf_Body)
         -> Tributary_V1_Envelope
@@ -47,4 +71,10 @@ public enum Wire {
         envelope.body = body
         return envelope
     }
+}
+
+/// An envelope as received, with the size of its frame (limits on saves are in bytes).
+public struct SizedEnvelope: Sendable {
+    public let envelope: Tributary_V1_Envelope
+    public let bytes: Int
 }

@@ -881,6 +881,10 @@ public nonisolated struct Tributary_V1_WorkerHello: Sendable {
   /// kinds this worker can run
   public var jobKinds: [String] = []
 
+  /// This worker reads several envelopes in one message (["TRB1", Envelope, Envelope, ...]): what the coordinator
+  /// has queued for it is then sent packed. Peers may always send the coordinator such batches.
+  public var acceptsBatches: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2966,7 +2970,7 @@ nonisolated extension Tributary_V1_PropertyConflict: SwiftProtobuf.Message, Swif
 
 nonisolated extension Tributary_V1_WorkerHello: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".WorkerHello"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}pid\0\u{3}heartbeat_interval_ms\0\u{3}job_kinds\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}pid\0\u{3}heartbeat_interval_ms\0\u{3}job_kinds\0\u{3}accepts_batches\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2978,6 +2982,7 @@ nonisolated extension Tributary_V1_WorkerHello: SwiftProtobuf.Message, SwiftProt
       case 2: try { try decoder.decodeSingularInt32Field(value: &self.pid) }()
       case 3: try { try decoder.decodeSingularUInt32Field(value: &self.heartbeatIntervalMs) }()
       case 4: try { try decoder.decodeRepeatedStringField(value: &self.jobKinds) }()
+      case 5: try { try decoder.decodeSingularBoolField(value: &self.acceptsBatches) }()
       default: break
       }
     }
@@ -2996,6 +3001,9 @@ nonisolated extension Tributary_V1_WorkerHello: SwiftProtobuf.Message, SwiftProt
     if !self.jobKinds.isEmpty {
       try visitor.visitRepeatedStringField(value: self.jobKinds, fieldNumber: 4)
     }
+    if self.acceptsBatches != false {
+      try visitor.visitSingularBoolField(value: self.acceptsBatches, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3004,6 +3012,7 @@ nonisolated extension Tributary_V1_WorkerHello: SwiftProtobuf.Message, SwiftProt
     if lhs.pid != rhs.pid {return false}
     if lhs.heartbeatIntervalMs != rhs.heartbeatIntervalMs {return false}
     if lhs.jobKinds != rhs.jobKinds {return false}
+    if lhs.acceptsBatches != rhs.acceptsBatches {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

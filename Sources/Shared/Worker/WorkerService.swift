@@ -19,8 +19,7 @@ public struct WorkerService: Service {
 
     public func run() async throws {
         let connection = try CoordinatorConnection(endpoint: configuration.endpoint, curve: configuration.curve)
-        var model = try await register(connection)
-        var registeredAt = ContinuousClock.now
+        let model = try await register(connection)
         let interval = configuration.heartbeatInterval
         let heartbeats = Task {
             while !Task.isCancelled {
@@ -34,8 +33,26 @@ public struct WorkerService: Service {
         let concurrency = UInt32(max(1, configuration.concurrency))
         let running = RunningJobs()
         connection.send(.workerReady(.with { $0.credit = concurrency }))
+        // On graceful shutdown the message stream ends (no new jobs) while saves still get their acks; this costs
+        // nothing per message, where `cancelOnGracefulShutdown()` ran each one through a merged sequence's task.
+        try await withGracefulShutdownHandler {
+            try await runJobs(connection: connection, model: model, running: running)
+        } onGracefulShutdown: {
+            connection.finishMessages()
+        }
+        connection.send(.workerBye(.init()))
+        await connection.close()
+        logger.info("worker stopped")
+    }
+
+    /// Runs the jobs the coordinator assigns until the message stream ends, then waits for the running ones.
+    private func runJobs(connection: CoordinatorConnection, model: Model, running: RunningJobs) async throws {
+        var model = model
+        var registeredAt = ContinuousClock.now
+        let interval = configuration.heartbeatInterval
+        let concurrency = UInt32(max(1, configuration.concurrency))
         try await withThrowingDiscardingTaskGroup { jobs in
-            for await message in connection.messages.cancelOnGracefulShutdown() {
+            for await message in connection.messages {
                 switch message.body {
                 case .jobAssignment(let assignment):
                     running.count.add(1, ordering: .relaxed)
@@ -71,9 +88,6 @@ public struct WorkerService: Service {
             }
             // Graceful shutdown: no new jobs; the group waits for the running ones to finish.
         }
-        connection.send(.workerBye(.init()))
-        await connection.close()
-        logger.info("worker stopped")
     }
 
     /// Says hello until the coordinator answers, and returns the store's model from its welcome.
@@ -85,6 +99,7 @@ public struct WorkerService: Service {
                 UInt32(configuration.heartbeatInterval.components.seconds * 1000)
                 + UInt32(configuration.heartbeatInterval.components.attoseconds / 1_000_000_000_000_000)
             $0.jobKinds = configuration.handlers.map(\.kind)
+            $0.acceptsBatches = true
         }
         while true {
             try Task.checkCancellation()
