@@ -90,6 +90,43 @@ struct LeaseTests {
         #expect(job.errors.first?.message.contains("missed 3 heartbeats") == true)
     }
 
+    @Test("the save that completes a job may ask for the next one: it comes with the ack, with no WorkerReady")
+    func creditWithCompletion() async throws {
+        let directory = try TemporaryDirectory()
+        let exitStatus = try await TestCoordinator.with(in: directory, workers: 0) { coordinator in
+            let context = try ZMQContext()
+            defer { context.terminate() }
+            let worker = try RawWorker(context: context, endpoint: coordinator.process.listenEndpoint)
+            defer { worker.socket.close() }
+            try worker.hello(heartbeatMs: 10_000)
+            try worker.send(.workerReady(.with { $0.credit = 1 }))
+            let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+            let ids = try await client.push(Array(repeating: Tributary_V1_JobSpec.with { $0.kind = "noop" }, count: 2))
+                .jobIds
+            guard case .jobAssignment(let first) = try worker.receive().body else {
+                throw TimedOut(what: "the first assignment")
+            }
+            try worker.send(
+                .saveChanges(
+                    .with {
+                        $0.jobID = first.jobID
+                        $0.attempt = first.attempt
+                        $0.completesJob = true
+                        $0.credit = 1
+                    }), requestID: 2)
+            // The ack and the second job, in either order; without the save's credit the second never comes.
+            var bodies = [try worker.receive().body, try worker.receive().body]
+            bodies.sort { a, _ in if case .saveAck = a { true } else { false } }
+            guard case .saveAck(let ack) = bodies[0], case .jobAssignment(let second) = bodies[1] else {
+                throw TimedOut(what: "an ack and the next assignment, got \(bodies)")
+            }
+            #expect(ack.jobID == first.jobID && !ack.duplicate)
+            #expect(Set([first.jobID, second.jobID]) == Set(ids))
+            await client.close()
+        }.1
+        #expect(exitStatus == 0)
+    }
+
     @Test("a zombie's save for a job now leased to another attempt is refused with STALE_LEASE and changes nothing")
     func zombieStaleLease() async throws {
         let directory = try TemporaryDirectory()

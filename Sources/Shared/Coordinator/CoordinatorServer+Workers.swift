@@ -22,10 +22,15 @@ extension CoordinatorServer {
 
     func workerReady(_ ready: Tributary_V1_WorkerReady, from peer: Data) async throws {
         try requireWorker(peer)
+        addCredit(ready.credit, to: peer)
+    }
+
+    /// Credit from a `WorkerReady` or a save: the worker may be sent that many more jobs.
+    func addCredit(_ credit: UInt32, to peer: Data) {
         // Credit adds up; a worker holds at most 1,024 jobs it has not finished (a huge credit is a bug or an
         // attack, not a request).
-        if let credit = workers[peer]?.credit {
-            workers[peer]?.credit = UInt32(min(UInt64(credit) + UInt64(ready.credit), 1024))
+        if let held = workers[peer]?.credit {
+            workers[peer]?.credit = UInt32(min(UInt64(held) + UInt64(credit), 1024))
         }
         needsDispatch = true
     }
@@ -43,6 +48,11 @@ extension CoordinatorServer {
             logger.error("group commit failed", metadata: ["saves": "\(members.count)", "error": "\(error)"])
             results = members.map { _ in .failure(error) }
         }
+        answer(members, results)
+    }
+
+    /// Answers each save of a group commit: an ack (publishing its didSave) or the error that refused it alone.
+    func answer(_ members: [SaveGroup.Member], _ results: [Result<AppliedSave, any Error>]) {
         for (member, result) in zip(members, results) {
             switch result {
             case .success(let applied):
@@ -183,68 +193,6 @@ extension CoordinatorServer {
             }
         }
     }
-
-    /// Leases queued jobs to workers with credit, in turn, until one or the other runs out.
-    ///
-    /// The actor is re-entrant at each `await`, so a dispatch requested while one runs is folded into it, and a
-    /// worker's credit is taken before the claim is awaited.
-    func dispatch() async throws {
-        guard !stopping else { return }
-        guard !dispatching else {
-            dispatchRequested = true
-            return
-        }
-        dispatching = true
-        defer { dispatching = false }
-        repeat {
-            dispatchRequested = false
-            try await dispatchRound()
-        } while dispatchRequested && !stopping
-    }
-
-    private func dispatchRound() async throws {
-        // Workers with nothing they can run this round (no queued job of their kinds) are passed over, so a job
-        // only one worker can run still reaches it.
-        var idle: Set<Data> = []
-        while let peer = workers.nextWithCredit(excluding: idle), let worker = workers[peer] {
-            // Claim what this worker has credit for (bounded) in one transaction, then move on to the next.
-            let wanted = min(Int(worker.credit), Self.claimsPerTransaction)
-            workers[peer]?.credit -= UInt32(wanted)
-            let jobs: [ClaimedJob]
-            do {
-                jobs = try await store.claimJobs(for: worker.id, kinds: worker.jobKinds, limit: wanted)
-            } catch {
-                // The worker asked for these jobs; it must not lose the credit because the store refused once.
-                if workers[peer]?.id == worker.id { workers[peer]?.credit += UInt32(wanted) }
-                throw error
-            }
-            // The actor may have run other messages during the claim: is it still the same registration?
-            let stillThere = workers[peer]?.id == worker.id
-            if stillThere { workers[peer]?.credit += UInt32(wanted - jobs.count) }
-            guard !jobs.isEmpty else {
-                idle.insert(peer)
-                continue
-            }
-            guard stillThere else {
-                // The worker left (or registered anew) while the claim was being written: the jobs go back.
-                try await store.releaseJobs(of: worker.id)
-                continue
-            }
-            for job in jobs {
-                workers[peer]?.jobs.insert(job.id)
-                let assignment = Tributary_V1_JobAssignment.with {
-                    $0.jobID = UInt64(job.id)
-                    $0.attempt = UInt32(clamping: job.attempt)
-                    $0.spec = job.spec
-                    $0.committedBatches = UInt32(clamping: job.committedBatches)
-                }
-                reply(to: peer, requestID: 0, .jobAssignment(assignment))
-            }
-        }
-    }
-
-    /// The most jobs leased in one transaction.
-    static let claimsPerTransaction = 64
 
     /// Values stored as SQLite integers must fit `Int64`; a larger one is refused rather than trapping.
     static func requireInt64(_ value: UInt64, _ field: String) throws {

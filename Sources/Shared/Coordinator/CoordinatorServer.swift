@@ -161,7 +161,8 @@ public actor CoordinatorServer {
     // MARK: - Routing
 
     /// Handles what one wake-up of the socket loop received, in order. Consecutive saves are applied as one
-    /// group commit (one transaction, a savepoint each); any other message first commits the group before it.
+    /// group commit (one transaction, a savepoint each); any other message first commits the group before it. The
+    /// last group carries the turn's claims (``commitAndDispatch(_:)``).
     private func handle(_ batch: [SocketLoop.Inbound]) async {
         var group = SaveGroup()
         for message in batch {
@@ -175,15 +176,7 @@ public actor CoordinatorServer {
                 }
             }
         }
-        await commit(&group)
-        if needsDispatch {
-            needsDispatch = false
-            do {
-                try await dispatch()
-            } catch {
-                logger.error("dispatch failed", metadata: ["error": "\(error)"])
-            }
-        }
+        await commitAndDispatch(&group)
     }
 
     /// Handles one envelope of a message: a save joins the group; anything else commits the group first, unless
@@ -206,6 +199,7 @@ public actor CoordinatorServer {
         if case .saveChanges(let save) = envelope.body {
             do {
                 let worker = try requireWorker(peer)
+                if save.credit > 0 { addCredit(save.credit, to: peer) }
                 try checkChangeSetLimits(save, messageBytes: sized.bytes)
                 try Self.requireInt64(save.jobID, "job_id")
                 try Self.requireProgress(save.progressDone, "progress_done")
@@ -275,6 +269,7 @@ public actor CoordinatorServer {
         case .saveChanges(let save):
             var group = SaveGroup()
             group.append(save, from: peer, worker: try requireWorker(peer).id, requestID: requestID)
+            if save.credit > 0 { addCredit(save.credit, to: peer) }
             await commit(&group)
         case .jobFailed(let failure): try await jobFailed(failure, from: peer)
         case .workerBye: try await workerLeft(peer, reason: "said goodbye", handsBack: true)

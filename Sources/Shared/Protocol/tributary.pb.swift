@@ -1046,6 +1046,10 @@ public nonisolated struct Tributary_V1_SaveChanges: Sendable {
   /// the job is done once this change set commits
   public var completesJob: Bool = false
 
+  /// Also asks for this many more jobs, as a WorkerReady would: a worker sends 1 with the save that completes a
+  /// job, so the job that takes its slot is claimed in the same commit.
+  public var credit: UInt32 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -3276,7 +3280,7 @@ nonisolated extension Tributary_V1_JobFailed: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Tributary_V1_SaveChanges: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SaveChanges"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}job_id\0\u{1}attempt\0\u{3}batch_index\0\u{1}changes\0\u{3}progress_done\0\u{3}completes_job\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}job_id\0\u{1}attempt\0\u{3}batch_index\0\u{1}changes\0\u{3}progress_done\0\u{3}completes_job\0\u{1}credit\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3290,6 +3294,7 @@ nonisolated extension Tributary_V1_SaveChanges: SwiftProtobuf.Message, SwiftProt
       case 4: try { try decoder.decodeSingularMessageField(value: &self._changes) }()
       case 5: try { try decoder.decodeSingularUInt64Field(value: &self.progressDone) }()
       case 6: try { try decoder.decodeSingularBoolField(value: &self.completesJob) }()
+      case 7: try { try decoder.decodeSingularUInt32Field(value: &self.credit) }()
       default: break
       }
     }
@@ -3318,6 +3323,9 @@ nonisolated extension Tributary_V1_SaveChanges: SwiftProtobuf.Message, SwiftProt
     if self.completesJob != false {
       try visitor.visitSingularBoolField(value: self.completesJob, fieldNumber: 6)
     }
+    if self.credit != 0 {
+      try visitor.visitSingularUInt32Field(value: self.credit, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3328,6 +3336,7 @@ nonisolated extension Tributary_V1_SaveChanges: SwiftProtobuf.Message, SwiftProt
     if lhs._changes != rhs._changes {return false}
     if lhs.progressDone != rhs.progressDone {return false}
     if lhs.completesJob != rhs.completesJob {return false}
+    if lhs.credit != rhs.credit {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

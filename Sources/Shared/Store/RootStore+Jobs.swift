@@ -32,6 +32,19 @@ public struct ClaimedJob: Sendable {
     public let committedBatches: Int
 }
 
+/// Jobs to lease to a worker: up to `limit` of the oldest queued jobs of `kinds`.
+public struct ClaimRequest: Sendable {
+    public let worker: String
+    public let kinds: [String]
+    public let limit: Int
+
+    public init(worker: String, kinds: [String], limit: Int) {
+        self.worker = worker
+        self.kinds = kinds
+        self.limit = limit
+    }
+}
+
 extension RootStore {
     /// Enqueues jobs durably.
     /// - Returns: their ids, in order.

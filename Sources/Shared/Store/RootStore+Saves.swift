@@ -58,6 +58,23 @@ extension RootStore {
         }
     }
 
+    /// Group commit, then claims, in one transaction: a coordinator's turn answers the saves that finish jobs and
+    /// leases the next ones with one commit.
+    /// - Returns: one result per save and one per claim, in order; a claim that fails leaves the others standing.
+    public func applySaves(
+        _ saves: [(save: Tributary_V1_SaveChanges, worker: String)], thenClaim claims: [ClaimRequest]
+    ) async throws -> (saves: [Result<AppliedSave, any Error>], claims: [Result<[ClaimedJob], any Error>]) {
+        try await pool.writeWithoutTransaction { db in
+            try self.writer.statements.transaction(db) {
+                let applied = self.applySaves(saves, in: db)
+                let claimed = claims.map { claim in
+                    Result { try self.claimJobs(for: claim.worker, kinds: claim.kinds, limit: claim.limit, in: db) }
+                }
+                return (applied, claimed)
+            }
+        }
+    }
+
     /// The group commit's work inside the writer's transaction.
     func applySaves(_ saves: [(save: Tributary_V1_SaveChanges, worker: String)], in db: Database)
         -> [Result<AppliedSave, any Error>]

@@ -28,6 +28,13 @@ public final class JobRun: ChangeSetParent {
     let connection: CoordinatorConnection
     private let progress: Mutex<Progress>
     private let cancelled = Atomic<Bool>(false)
+    /// Whether the worker may ask for another job when this one completes (not while it drains or stops).
+    private let asksForNextJob: @Sendable () -> Bool
+    private let askedForNextJob = Atomic<Bool>(false)
+
+    /// Whether the save that completed the job asked for the job to take its slot; otherwise the worker asks
+    /// when the job's task ends.
+    var completionAskedForNextJob: Bool { askedForNextJob.load(ordering: .relaxed) }
 
     /// Whether the job was cancelled; handlers stop at their next batch boundary (``checkCancellation()``).
     public var isCancelled: Bool { cancelled.load(ordering: .relaxed) }
@@ -42,7 +49,12 @@ public final class JobRun: ChangeSetParent {
         cancelled.store(true, ordering: .relaxed)
     }
 
-    init(assignment: Tributary_V1_JobAssignment, model: Model, connection: CoordinatorConnection) {
+    /// - Parameter asksForNextJob: asked when the completing save is sent; true puts a credit of 1 on it.
+    init(
+        assignment: Tributary_V1_JobAssignment, model: Model, connection: CoordinatorConnection,
+        asksForNextJob: @escaping @Sendable () -> Bool = { false }
+    ) {
+        self.asksForNextJob = asksForNextJob
         jobID = assignment.jobID
         attempt = assignment.attempt
         spec = assignment.spec
@@ -93,6 +105,12 @@ public final class JobRun: ChangeSetParent {
                 $0.changes = changes
                 $0.progressDone = progress.done
                 $0.completesJob = progress.completes
+                // Once per job, even when a refused completion is sent again.
+                if progress.completes, asksForNextJob(),
+                    !askedForNextJob.exchange(true, ordering: .relaxed)
+                {
+                    $0.credit = 1
+                }
             }
         }
         let reply: Tributary_V1_Envelope

@@ -58,11 +58,9 @@ public struct WorkerService: Service {
                     running.count.add(1, ordering: .relaxed)
                     let model = model
                     jobs.addTask {
-                        await runJob(assignment, model: model, connection: connection, running: running)
+                        let asked = await runJob(assignment, model: model, connection: connection, running: running)
                         running.count.subtract(1, ordering: .relaxed)
-                        if !Task.isShuttingDownGracefully && !running.draining.load(ordering: .relaxed) {
-                            running.returnCredit(over: connection)
-                        }
+                        if !asked && running.asksForMore { running.returnCredit(over: connection) }
                     }
                 case .cancelJob(let cancel):
                     running.cancel(jobID: cancel.jobID, attempt: cancel.attempt)
@@ -119,18 +117,21 @@ public struct WorkerService: Service {
         }
     }
 
+    /// Runs one job through its handler.
+    /// - Returns: whether its completing save already asked for the job that takes its slot.
     private func runJob(
         _ assignment: Tributary_V1_JobAssignment, model: Model, connection: CoordinatorConnection,
         running: RunningJobs
-    ) async {
+    ) async -> Bool {
         let metadata: Logger.Metadata = [
             "job": "\(assignment.jobID)", "attempt": "\(assignment.attempt)", "kind": "\(assignment.spec.kind)",
         ]
         guard let handler = configuration.handlers.first(where: { $0.kind == assignment.spec.kind }) else {
             fail(assignment, "this worker has no handler for job kind '\(assignment.spec.kind)'", connection)
-            return
+            return false
         }
-        let job = JobRun(assignment: assignment, model: model, connection: connection)
+        let job = JobRun(
+            assignment: assignment, model: model, connection: connection, asksForNextJob: { running.asksForMore })
         running.add(job)
         defer { running.remove(job) }
         do {
@@ -138,7 +139,7 @@ public struct WorkerService: Service {
             if !job.isCompleted {
                 fail(
                     assignment, "the '\(assignment.spec.kind)' handler returned without completing the job", connection)
-                return
+                return job.completionAskedForNextJob
             }
             logger.debug("job done", metadata: metadata)
         } catch let error as ProtocolError where error.code == .staleLease {
@@ -149,6 +150,7 @@ public struct WorkerService: Service {
             logger.warning("job failed", metadata: metadata.merging(["error": "\(error)"]) { $1 })
             fail(assignment, "\(error)", connection, permanent: JobErrors.isPermanent(error))
         }
+        return job.completionAskedForNextJob
     }
 
     private func fail(
@@ -172,6 +174,10 @@ private final class RunningJobs: Sendable {
     /// Set while the coordinator is stopping: no credit is asked for.
     let draining = Atomic<Bool>(false)
     private let runs = Mutex<[UInt64: JobRun]>([:])
+
+    /// Whether a finished job's slot is offered to the coordinator again: not while it drains or this worker
+    /// stops.
+    var asksForMore: Bool { !Task.isShuttingDownGracefully && !draining.load(ordering: .relaxed) }
 
     /// Credit owed to the coordinator and not sent yet.
     private let owedCredit = Atomic<UInt32>(0)
