@@ -91,7 +91,20 @@ public final class JobRun: ChangeSetParent {
         return receipt
     }
 
-    /// Whether ``complete(_:progress:)`` succeeded.
+    /// Completes the job with no changes of its own (its work is elsewhere, or its last batch was saved
+    /// already): the completion commits like a save, without a context to build one.
+    @discardableResult
+    public func complete(progress done: UInt64) async throws -> SaveReceipt {
+        progress.withLock {
+            $0.done = done
+            $0.completes = true
+        }
+        let receipt = try await save(Tributary_V1_ChangeSet())
+        progress.withLock { $0.completed = true }
+        return receipt
+    }
+
+    /// Whether ``complete(_:progress:)`` or ``complete(progress:)`` succeeded.
     public var isCompleted: Bool { progress.withLock { $0.completed } }
 
     public func save(_ changes: Tributary_V1_ChangeSet) async throws -> SaveReceipt {

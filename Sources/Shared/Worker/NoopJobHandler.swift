@@ -8,6 +8,6 @@ public struct NoopJobHandler: JobHandler {
     public init() {}
 
     public func run(_ job: JobRun) async throws {
-        try await job.complete(job.makeContext(), progress: job.spec.total)
+        try await job.complete(progress: job.spec.total)
     }
 }
