@@ -265,6 +265,40 @@ struct JobFencingTests {
         try store.close()
     }
 
+    @Test("a group's batch counters take the saves that applied, once each; a refused save changes nothing")
+    func groupCountsAppliedSaves() async throws {
+        let spec = Tributary_V1_JobSpec.with {
+            $0.kind = "noop"
+            $0.total = 10
+        }
+        _ = try await store.pushJobs(Array(repeating: spec, count: 4), batch: "b")
+        let jobs = try await store.claimJobs(for: "w1", kinds: ["noop"], limit: 4)
+        func save(_ job: ClaimedJob, attempt: Int? = nil, _ changes: [Tributary_V1_EntityBatch] = [])
+            -> Tributary_V1_SaveChanges
+        {
+            .with {
+                $0.jobID = UInt64(job.id)
+                $0.attempt = UInt32(attempt ?? job.attempt)
+                $0.progressDone = 10
+                $0.completesJob = true
+                $0.changes.batches = changes
+            }
+        }
+        let results = try await store.applySaves([
+            (save(jobs[0]), "w1"),  // no changes: no savepoint
+            (save(jobs[1], attempt: 7), "w1"),  // not its attempt
+            (save(jobs[2], [.inserting("User", "login", "kept")]), "w1"),
+            (save(jobs[3], [.inserting("User", "login", "undone"), .inserting("Nope", "x", "y")]), "w1"),
+        ])
+        #expect(results.map { (try? $0.get()) != nil } == [true, false, true, false])
+        let status = try await store.batchStatus("b")
+        #expect(status.doneJobs == 2 && status.doneRows == 20)
+        #expect(try await store.job(id: jobs[1].id)?.state == "running")
+        #expect(try await store.job(id: jobs[3].id)?.state == "running")
+        let logins = try await store.pool.read { try String.fetchAll($0, sql: "SELECT login FROM User") }
+        #expect(logins == ["kept"], "the refused save's insert was undone with it")
+    }
+
     @Test("a batch's status finds its dead jobs in their own index, not by reading every job of the batch")
     func deadJobsIndexed() async throws {
         // Clients poll this while they wait for a batch: reading all its jobs made each poll cost O(batch).

@@ -3,7 +3,7 @@ import Foundation
 /// Leasing queued jobs to workers that have credit.
 extension CoordinatorServer {
     /// The most jobs leased to one worker in one transaction.
-    static let claimsPerTransaction = 64
+    static let claimsPerTransaction = 256
 
     /// Leases queued jobs to workers with credit, in turn, until one or the other runs out.
     ///

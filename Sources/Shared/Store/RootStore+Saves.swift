@@ -25,6 +25,15 @@ public enum SaveOutcome: Sendable {
 public struct AppliedSave: Sendable {
     public let outcome: SaveOutcome
     public let progress: Tributary_V1_JobProgress?
+    /// What the save adds to its batch's counters, written once per batch at the end of the group.
+    var batchProgress: BatchProgress? = nil
+}
+
+/// Rows and jobs done, added to a batch's counters.
+struct BatchProgress: Sendable {
+    let batch: String
+    var rows: Int64
+    var jobs: Int64
 }
 
 /// A save the root refused because the sender's job attempt no longer holds the job.
@@ -54,7 +63,7 @@ extension RootStore {
         -> [Result<AppliedSave, any Error>]
     {
         try await pool.writeWithoutTransaction { db in
-            try self.writer.statements.transaction(db) { self.applySaves(saves, in: db) }
+            try self.writer.statements.transaction(db) { try self.applySaves(saves, in: db) }
         }
     }
 
@@ -66,7 +75,7 @@ extension RootStore {
     ) async throws -> (saves: [Result<AppliedSave, any Error>], claims: [Result<[ClaimedJob], any Error>]) {
         try await pool.writeWithoutTransaction { db in
             try self.writer.statements.transaction(db) {
-                let applied = self.applySaves(saves, in: db)
+                let applied = try self.applySaves(saves, in: db)
                 let claimed = claims.map { claim in
                     Result { try self.claimJobs(for: claim.worker, kinds: claim.kinds, limit: claim.limit, in: db) }
                 }
@@ -75,21 +84,56 @@ extension RootStore {
         }
     }
 
-    /// The group commit's work inside the writer's transaction.
-    func applySaves(_ saves: [(save: Tributary_V1_SaveChanges, worker: String)], in db: Database)
+    /// The group commit's work inside the writer's transaction. Each batch's counters are written once, after
+    /// the saves, with what the saves that applied added to them.
+    /// - Throws: when the counters cannot be written (the transaction then fails as a whole).
+    func applySaves(_ saves: [(save: Tributary_V1_SaveChanges, worker: String)], in db: Database) throws
         -> [Result<AppliedSave, any Error>]
     {
         var results: [Result<AppliedSave, any Error>] = []
         results.reserveCapacity(saves.count)
+        var batches: [BatchProgress] = []
         for (save, worker) in saves {
-            results.append(
-                Result {
-                    try writer.statements.savepoint(db) {
-                        try Self.apply(save, from: worker, in: db, writer: writer, model: model)
-                    }
-                })
+            let result = Result {
+                // A save without changes writes one row, its job's, which is atomic on its own; a save with changes
+                // gets a savepoint, so that its failure undoes it alone.
+                if save.changes.batches.isEmpty {
+                    try writer.statements.requireTransaction(db)
+                    return try Self.apply(save, from: worker, in: db, writer: writer, model: model)
+                }
+                return try writer.statements.savepoint(db) {
+                    try Self.apply(save, from: worker, in: db, writer: writer, model: model)
+                }
+            }
+            if case .success(let applied) = result, let progress = applied.batchProgress {
+                if let index = batches.firstIndex(where: { $0.batch == progress.batch }) {
+                    batches[index].rows += progress.rows
+                    batches[index].jobs += progress.jobs
+                } else {
+                    batches.append(progress)
+                }
+            }
+            results.append(result)
+        }
+        if !batches.isEmpty {
+            try writer.statements.requireTransaction(db)
+            try Self.record(batches, in: db, statements: writer.statements)
         }
         return results
+    }
+
+    /// Adds saves' progress to their batches' counters.
+    static func record(_ batches: [BatchProgress], in db: Database, statements: WriterStatements) throws {
+        let update = try statements.statement(
+            db,
+            "UPDATE tributary_batches SET done_rows = \(SQL.clampedAdd("done_rows", "?1")), done_jobs = done_jobs + ?2 WHERE batch = ?3"
+        )
+        for progress in batches {
+            update.bind(1, progress.rows)
+            update.bind(2, progress.jobs)
+            update.bind(3, progress.batch)
+            try update.execute()
+        }
     }
 
     static func apply(
@@ -150,14 +194,6 @@ extension RootStore {
             outcome = .committed(seq: seq, events: events, remaps: remaps, resolved: resolved)
         }
         guard jobID != 0, let lease else { return AppliedSave(outcome: outcome, progress: nil) }
-        let batchProgress = try statements.statement(
-            db,
-            "UPDATE tributary_batches SET done_rows = \(SQL.clampedAdd("done_rows", "?1")), done_jobs = done_jobs + ?2 WHERE batch = ?3"
-        )
-        batchProgress.bind(1, Int64(save.progressDone) - lease.done)
-        batchProgress.bind(2, Int64(save.completesJob ? 1 : 0))
-        batchProgress.bind(3, lease.batch)
-        try batchProgress.execute()
         let jobProgress = try statements.statement(
             db,
             """
@@ -180,7 +216,10 @@ extension RootStore {
             $0.total = lease.total
             $0.attempt = save.attempt
         }
-        return AppliedSave(outcome: outcome, progress: progress)
+        return AppliedSave(
+            outcome: outcome, progress: progress,
+            batchProgress: BatchProgress(
+                batch: lease.batch, rows: Int64(save.progressDone) - lease.done, jobs: save.completesJob ? 1 : 0))
     }
 
     /// A job held by the save's attempt, as it was before the save.

@@ -41,14 +41,19 @@ final class WriterStatements {
         }
     }
 
-    /// Runs `body` in a savepoint of the open transaction: what it wrote is undone when it throws, and the
-    /// transaction goes on.
-    func savepoint<T>(_ db: Database, _ body: () throws -> T) throws -> T {
-        // SQLite rolls a whole transaction back on some errors (a full disk, say): a savepoint outside one would
-        // commit each statement on its own, so that is refused.
+    /// Throws unless the connection is inside a transaction. SQLite rolls a whole transaction back on some errors
+    /// (a full disk, say): a write after that would commit on its own, so it is refused.
+    func requireTransaction(_ db: Database) throws {
         guard let connection = db.sqliteConnection, sqlite3_get_autocommit(connection) == 0 else {
             throw StoreError(.sqlite, "the write transaction was rolled back by SQLite")
         }
+    }
+
+    /// Runs `body` in a savepoint of the open transaction: what it wrote is undone when it throws, and the
+    /// transaction goes on.
+    func savepoint<T>(_ db: Database, _ body: () throws -> T) throws -> T {
+        try requireTransaction(db)
+        guard let connection = db.sqliteConnection else { throw StoreError(.sqlite, "the store connection is closed") }
         try statement(db, "SAVEPOINT tributary_save").execute()
         do {
             let value = try body()
