@@ -150,7 +150,14 @@ extension RootStore {
         }
         // Every object the save writes gets the commit's sequence number as its version.
         let seq = save.changes.batches.isEmpty ? 0 : try lastSequenceNumber(db) + 1
-        let result = try writer.merger.apply(save.changes, version: seq, in: db)
+        let result: MergeResult
+        if save.changes.batches.isEmpty {
+            // Nothing to merge (a job's completion, say): only the merge policy is checked, as a merge would.
+            _ = try MergePolicy(wire: save.changes.mergePolicy)
+            result = MergeResult()
+        } else {
+            result = try writer.merger.apply(save.changes, version: seq, in: db)
+        }
         var resolved: [Tributary_V1_EntityBatch] = []
         for (name, ids) in result.resolved.sorted(by: { $0.key < $1.key }) {
             guard let entity = model.entity(named: name) else { continue }
