@@ -299,6 +299,15 @@ struct JobFencingTests {
         #expect(logins == ["kept"], "the refused save's insert was undone with it")
     }
 
+    @Test("progress summed over a group saturates instead of overflowing (each save may report up to 2^53)")
+    func batchProgressSaturates() {
+        var progress = BatchProgress(batch: "b", rows: Int64.max - 5, jobs: 1)
+        progress.add(BatchProgress(batch: "b", rows: 1 << 53, jobs: 1))
+        #expect(progress.rows == Int64.max && progress.jobs == 2)
+        progress.add(BatchProgress(batch: "b", rows: Int64.min, jobs: 0))
+        #expect(progress.rows == -1)
+    }
+
     @Test("a batch's status finds its dead jobs in their own index, not by reading every job of the batch")
     func deadJobsIndexed() async throws {
         // Clients poll this while they wait for a batch: reading all its jobs made each poll cost O(batch).

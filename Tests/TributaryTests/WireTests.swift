@@ -90,6 +90,9 @@ struct WireTests {
             return
         }
         #expect(error.code == .malformedFrame && error.message.contains("frame 2"))
+        let tooMany = [Wire.signature] + Array(repeating: good, count: WireBatches.maximumEnvelopes + 1)
+        let refused = try #require(throws: ProtocolError.self) { try Wire.decodeEach(tooMany[...]) }
+        #expect(refused.message.contains("at most 256 envelopes, got 257"))
     }
 
     @Test("NDJSON is cut into chunks of whole lines, skipping blank ones")

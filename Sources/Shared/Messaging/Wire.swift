@@ -51,6 +51,12 @@ public enum Wire {
         guard frames[frames.startIndex] == signature else {
             throw ProtocolError(.malformedFrame, "frame 0 is not the protocol signature \"TRB1\"")
         }
+        // One message is one turn's work for the coordinator: a peer may not make it arbitrarily large.
+        guard frames.count - 1 <= WireBatches.maximumEnvelopes else {
+            throw ProtocolError(
+                .malformedFrame,
+                "a message carries at most \(WireBatches.maximumEnvelopes) envelopes, got \(frames.count - 1)")
+        }
         return frames.dropFirst().enumerated().map { offset, frame in
             do {
                 return .success(

@@ -34,6 +34,17 @@ struct BatchProgress: Sendable {
     let batch: String
     var rows: Int64
     var jobs: Int64
+
+    /// Adds another save's progress, saturating (each save's may be up to 2^53, and a group has many).
+    mutating func add(_ other: BatchProgress) {
+        rows = Self.saturating(rows, other.rows)
+        jobs = Self.saturating(jobs, other.jobs)
+    }
+
+    private static func saturating(_ a: Int64, _ b: Int64) -> Int64 {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? (b > 0 ? .max : .min) : sum
+    }
 }
 
 /// A save the root refused because the sender's job attempt no longer holds the job.
@@ -76,8 +87,13 @@ extension RootStore {
         try await pool.writeWithoutTransaction { db in
             try self.writer.statements.transaction(db) {
                 let applied = try self.applySaves(saves, in: db)
+                // Each claim in a savepoint: one that fails after its UPDATE (reading payloads, say) leases nothing.
                 let claimed = claims.map { claim in
-                    Result { try self.claimJobs(for: claim.worker, kinds: claim.kinds, limit: claim.limit, in: db) }
+                    Result {
+                        try self.writer.statements.savepoint(db) {
+                            try self.claimJobs(for: claim.worker, kinds: claim.kinds, limit: claim.limit, in: db)
+                        }
+                    }
                 }
                 return (applied, claimed)
             }
@@ -107,8 +123,7 @@ extension RootStore {
             }
             if case .success(let applied) = result, let progress = applied.batchProgress {
                 if let index = batches.firstIndex(where: { $0.batch == progress.batch }) {
-                    batches[index].rows += progress.rows
-                    batches[index].jobs += progress.jobs
+                    batches[index].add(progress)
                 } else {
                     batches.append(progress)
                 }

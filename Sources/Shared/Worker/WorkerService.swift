@@ -73,6 +73,9 @@ public struct WorkerService: Service {
                     // that comes well after it means the coordinator restarted and no longer knows us.
                     guard ContinuousClock.now - registeredAt > interval * 2 else { continue }
                     logger.notice("coordinator forgot this worker; registering again")
+                    // Slots offered to the old registration (on a completing save) are offered again when their
+                    // jobs end; jobs still running are left out of the credit below.
+                    running.registration.add(1, ordering: .relaxed)
                     model = try await register(connection)
                     registeredAt = .now
                     running.draining.store(false, ordering: .relaxed)
@@ -130,8 +133,10 @@ public struct WorkerService: Service {
             fail(assignment, "this worker has no handler for job kind '\(assignment.spec.kind)'", connection)
             return false
         }
+        let registration = running.registration.load(ordering: .relaxed)
         let job = JobRun(
-            assignment: assignment, model: model, connection: connection, asksForNextJob: { running.asksForMore })
+            assignment: assignment, model: model, connection: connection,
+            asksForNextJob: { running.asksForMore && running.registration.load(ordering: .relaxed) == registration })
         running.add(job)
         defer { running.remove(job) }
         do {
@@ -139,7 +144,7 @@ public struct WorkerService: Service {
             if !job.isCompleted {
                 fail(
                     assignment, "the '\(assignment.spec.kind)' handler returned without completing the job", connection)
-                return job.completionAskedForNextJob
+                return job.completionAskedForNextJob && running.registration.load(ordering: .relaxed) == registration
             }
             logger.debug("job done", metadata: metadata)
         } catch let error as ProtocolError where error.code == .staleLease {
@@ -150,7 +155,8 @@ public struct WorkerService: Service {
             logger.warning("job failed", metadata: metadata.merging(["error": "\(error)"]) { $1 })
             fail(assignment, "\(error)", connection, permanent: JobErrors.isPermanent(error))
         }
-        return job.completionAskedForNextJob
+        // Offered with its completion to the registration that is still current: nothing more to ask for.
+        return job.completionAskedForNextJob && running.registration.load(ordering: .relaxed) == registration
     }
 
     private func fail(
@@ -173,6 +179,9 @@ private final class RunningJobs: Sendable {
     let count = Atomic<UInt32>(0)
     /// Set while the coordinator is stopping: no credit is asked for.
     let draining = Atomic<Bool>(false)
+    /// Counts this worker's registrations: credit offered to an earlier one (it may have been lost with it) is
+    /// offered again.
+    let registration = Atomic<UInt64>(0)
     private let runs = Mutex<[UInt64: JobRun]>([:])
 
     /// Whether a finished job's slot is offered to the coordinator again: not while it drains or this worker
