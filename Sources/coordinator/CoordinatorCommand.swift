@@ -35,7 +35,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
         help: ArgumentHelp("The worker executable for --workers (default: the one beside this).", valueName: "path"))
     var workerPath: String?
 
-    @Option(help: "Jobs each local worker runs at once (its --concurrency).")
+    @Option(help: "Jobs each local worker runs at once (its --concurrency, 1 to 1,024).")
     var workerConcurrency: Int?
 
     @Option(help: "Hours to keep finished (done or cancelled) jobs and their payloads; 0 keeps them. Dead jobs stay.")

@@ -34,7 +34,7 @@ struct WorkerCommand: AsyncParsableCommand {
     @Option(help: "Milliseconds between heartbeats, announced to the coordinator.")
     var heartbeatMs: Int = 1000
 
-    @Option(help: "Jobs run at once, each in its own context.")
+    @Option(help: "Jobs run at once, each in its own context (1 to 1,024).")
     var concurrency: Int = 4
 
     @Option(help: "Stop (as on SIGTERM) when this process is no longer the parent (set by a coordinator's pool).")

@@ -62,9 +62,7 @@ extension CoordinatorServer {
                 }
                 goOn = goOn || (jobs.count == claim.request.limit && (workers[claim.peer]?.credit ?? 0) > 0)
             case .failure(let error):
-                if workers[claim.peer]?.id == claim.worker.id {
-                    workers[claim.peer]?.credit += UInt32(claim.request.limit)
-                }
+                giveBack(claim.request.limit, to: claim.peer, of: claim.worker)
                 logger.error("claim failed", metadata: ["worker": "\(claim.worker.id)", "error": "\(error)"])
             }
         }
@@ -83,8 +81,7 @@ extension CoordinatorServer {
     private func takeCredit() -> [(peer: Data, worker: WorkerRecord, request: ClaimRequest)] {
         var claims: [(peer: Data, worker: WorkerRecord, request: ClaimRequest)] = []
         while let peer = workers.nextWithCredit(excluding: Set(claims.map(\.peer))), let worker = workers[peer] {
-            let wanted = min(Int(worker.credit), Self.claimsPerTransaction)
-            workers[peer]?.credit -= UInt32(wanted)
+            let wanted = takeClaimCredit(peer, worker)
             claims.append((peer, worker, ClaimRequest(worker: worker.id, kinds: worker.jobKinds, limit: wanted)))
         }
         return claims
@@ -96,14 +93,13 @@ extension CoordinatorServer {
         var idle: Set<Data> = []
         while let peer = workers.nextWithCredit(excluding: idle), let worker = workers[peer] {
             // Claim what this worker has credit for (bounded) in one transaction, then move on to the next.
-            let wanted = min(Int(worker.credit), Self.claimsPerTransaction)
-            workers[peer]?.credit -= UInt32(wanted)
+            let wanted = takeClaimCredit(peer, worker)
             let jobs: [ClaimedJob]
             do {
                 jobs = try await store.claimJobs(for: worker.id, kinds: worker.jobKinds, limit: wanted)
             } catch {
                 // The worker asked for these jobs; it must not lose the credit because the store refused once.
-                if workers[peer]?.id == worker.id { workers[peer]?.credit += UInt32(wanted) }
+                giveBack(wanted, to: peer, of: worker)
                 throw error
             }
             if jobs.isEmpty { idle.insert(peer) }
@@ -116,10 +112,9 @@ extension CoordinatorServer {
     /// meanwhile gets nothing, and the jobs go back to the queue.
     private func assign(_ jobs: [ClaimedJob], to peer: Data, claimedFor worker: WorkerRecord, wanted: Int) async throws
     {
-        let stillThere = workers[peer]?.id == worker.id
-        if stillThere { workers[peer]?.credit += UInt32(wanted - jobs.count) }
+        giveBack(wanted - jobs.count, to: peer, of: worker)
         guard !jobs.isEmpty else { return }
-        guard stillThere else {
+        guard workers[peer]?.id == worker.id else {
             try await store.releaseJobs(of: worker.id)
             return
         }
@@ -133,5 +128,17 @@ extension CoordinatorServer {
             }
             reply(to: peer, requestID: 0, .jobAssignment(assignment))
         }
+    }
+
+    /// Takes up to one claim's worth of a worker's credit, for a claim about to be written.
+    private func takeClaimCredit(_ peer: Data, _ worker: WorkerRecord) -> Int {
+        let wanted = min(Int(worker.credit), Self.claimsPerTransaction)
+        workers[peer]?.credit -= UInt32(wanted)
+        return wanted
+    }
+
+    /// Gives back credit a claim did not use, unless the worker left (or registered anew) meanwhile.
+    private func giveBack(_ credit: Int, to peer: Data, of worker: WorkerRecord) {
+        if credit > 0, workers[peer]?.id == worker.id { workers[peer]?.credit += UInt32(credit) }
     }
 }

@@ -22,21 +22,14 @@ public enum Wire {
         [signature, (try? envelope.serializedData()) ?? Data()]
     }
 
-    /// Decodes the frames a DEALER sent (without the routing id).
+    /// Decodes a message of exactly one envelope (what a peer that did not ask for batches receives).
     /// - Throws: ``ProtocolError`` `MALFORMED_FRAME` naming what is wrong.
     public static func decode(_ frames: ArraySlice<Data>) throws -> Tributary_V1_Envelope {
         guard frames.count == 2 else {
             throw ProtocolError(
                 .malformedFrame, "expected 2 frames (\"TRB1\", Envelope), got \(frames.count)")
         }
-        guard frames[frames.startIndex] == signature else {
-            throw ProtocolError(.malformedFrame, "frame 0 is not the protocol signature \"TRB1\"")
-        }
-        do {
-            return try Tributary_V1_Envelope(serializedBytes: frames[frames.startIndex + 1])
-        } catch {
-            throw ProtocolError(.malformedFrame, "frame 1 is not a valid Envelope (\(error))")
-        }
+        return try decodeEach(frames)[0].get().envelope
     }
 
     /// Decodes the frames a DEALER sent (without the routing id): one envelope or a batch of them, in order.

@@ -82,24 +82,25 @@ public final class JobRun: ChangeSetParent {
     /// Saves `context` (even with no changes) as the job's last batch, completing the job in the same commit.
     @discardableResult
     public func complete(_ context: ObjectContext, progress done: UInt64) async throws -> SaveReceipt {
-        progress.withLock {
-            $0.done = done
-            $0.completes = true
-        }
-        let receipt = try await context.save(evenIfEmpty: true)
-        progress.withLock { $0.completed = true }
-        return receipt
+        try await completing(progress: done) { try await context.save(evenIfEmpty: true) }
     }
 
     /// Completes the job with no changes of its own (its work is elsewhere, or its last batch was saved
     /// already): the completion commits like a save, without a context to build one.
     @discardableResult
     public func complete(progress done: UInt64) async throws -> SaveReceipt {
+        try await completing(progress: done) { try await save(Tributary_V1_ChangeSet()) }
+    }
+
+    /// Sends the save `body` makes as the job's completion, recording `done` units of progress.
+    private func completing(progress done: UInt64, _ body: () async throws -> SaveReceipt) async throws
+        -> SaveReceipt
+    {
         progress.withLock {
             $0.done = done
             $0.completes = true
         }
-        let receipt = try await save(Tributary_V1_ChangeSet())
+        let receipt = try await body()
         progress.withLock { $0.completed = true }
         return receipt
     }

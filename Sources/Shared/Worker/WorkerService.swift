@@ -136,17 +136,17 @@ public struct WorkerService: Service {
         let registration = running.registration.load(ordering: .relaxed)
         let job = JobRun(
             assignment: assignment, model: model, connection: connection,
-            asksForNextJob: { running.asksForMore && running.registration.load(ordering: .relaxed) == registration })
+            asksForNextJob: { running.asksForMore && running.isCurrent(registration) })
         running.add(job)
         defer { running.remove(job) }
         do {
             try await handler.run(job)
-            if !job.isCompleted {
+            if job.isCompleted {
+                logger.debug("job done", metadata: metadata)
+            } else {
                 fail(
                     assignment, "the '\(assignment.spec.kind)' handler returned without completing the job", connection)
-                return job.completionAskedForNextJob && running.registration.load(ordering: .relaxed) == registration
             }
-            logger.debug("job done", metadata: metadata)
         } catch let error as ProtocolError where error.code == .staleLease {
             logger.notice("job lease lost", metadata: metadata)
         } catch is JobCancelled {
@@ -156,7 +156,7 @@ public struct WorkerService: Service {
             fail(assignment, "\(error)", connection, permanent: JobErrors.isPermanent(error))
         }
         // Offered with its completion to the registration that is still current: nothing more to ask for.
-        return job.completionAskedForNextJob && running.registration.load(ordering: .relaxed) == registration
+        return job.completionAskedForNextJob && running.isCurrent(registration)
     }
 
     private func fail(
@@ -183,6 +183,9 @@ private final class RunningJobs: Sendable {
     /// offered again.
     let registration = Atomic<UInt64>(0)
     private let runs = Mutex<[UInt64: JobRun]>([:])
+
+    /// Whether `registration` is still this worker's registration with the coordinator.
+    func isCurrent(_ registration: UInt64) -> Bool { self.registration.load(ordering: .relaxed) == registration }
 
     /// Whether a finished job's slot is offered to the coordinator again: not while it drains or this worker
     /// stops.
