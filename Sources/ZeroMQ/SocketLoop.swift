@@ -38,16 +38,23 @@ public final class SocketLoop: @unchecked Sendable {
         let receives: Bool
         let readsUserID: Bool
         let coalesce: Coalescer?
+        let consume: (@Sendable ([Data]) -> Void)?
 
         /// - Parameters:
         ///   - readsUserID: read each message's `User-Id` (the key its peer was admitted with by ZAP).
         ///   - coalesce: applied to what was queued for this socket each time the loop sends; nil sends each
         ///     message as it was queued.
-        public init(_ socket: ZMQSocket, receives: Bool, readsUserID: Bool = false, coalesce: Coalescer? = nil) {
+        ///   - consume: takes each message received on this socket, on the loop thread, instead of ``inbound``
+        ///     (an XPUB's subscriptions, say: bookkeeping that must not wait behind the consumer).
+        public init(
+            _ socket: ZMQSocket, receives: Bool, readsUserID: Bool = false, coalesce: Coalescer? = nil,
+            consume: (@Sendable ([Data]) -> Void)? = nil
+        ) {
             self.socket = socket
             self.receives = receives
             self.readsUserID = readsUserID
             self.coalesce = coalesce
+            self.consume = consume
         }
     }
 
@@ -174,10 +181,15 @@ public final class SocketLoop: @unchecked Sendable {
     private func drain(socket index: SocketIndex, into batch: inout [Inbound]) {
         let socket = members[index].socket
         let readsUserID = members[index].readsUserID
+        let consume = members[index].consume
         // Bounded so one busy socket cannot starve the others or the outbox.
         for _ in 0..<256 {
             guard let (frames, userID) = try? socket.receiveMessage(dontWait: true, readingUserID: readsUserID) else {
                 return
+            }
+            if let consume {
+                consume(frames)
+                continue
             }
             onReceive(index, frames)
             batch.append(Inbound(socket: index, frames: frames, userID: userID))

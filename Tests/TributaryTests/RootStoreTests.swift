@@ -331,4 +331,41 @@ struct JobFencingTests {
         let job = try #require(try await store.claimJob(for: "w1", kinds: ["noop"]))
         #expect(job.spec.payload == payload)
     }
+
+    @Test("a claim gives each job its own payload, among jobs pushed without one, whether their ids lie close or far")
+    func payloadsAmongJobsWithout() async throws {
+        func spec(_ payload: String?, priority: Int32 = 0) -> Tributary_V1_JobSpec {
+            .with {
+                $0.kind = "noop"
+                $0.priority = priority
+                if let payload { $0.payload = Data(payload.utf8) }
+            }
+        }
+        // Close together: one range read finds the jobs that have payloads.
+        let close = try await store.pushJobs([spec("a"), spec(nil), spec(nil), spec("d"), spec(nil)], batch: "b")
+        let claimed = try await store.claimJobs(for: "w1", kinds: ["noop"], limit: 5)
+        #expect(claimed.map(\.id) == close.ids)
+        #expect(claimed.map { String(decoding: $0.spec.payload, as: UTF8.self) } == ["a", "", "", "d", ""])
+        // Far apart (a high-priority job pushed long after the others, jobs of another kind between them): each
+        // claimed job is looked up.
+        let old = try await store.pushJobs([spec("old")], batch: "b")
+        _ = try await store.pushJobs(Array(repeating: .with { $0.kind = "other" }, count: 20), batch: "b")
+        let urgent = try await store.pushJobs([spec("urgent", priority: 9)], batch: "b")
+        let far = try await store.claimJobs(for: "w3", kinds: ["noop"], limit: 2)
+        #expect(far.map(\.id) == [old.ids[0], urgent.ids[0]])
+        #expect(urgent.ids[0] - old.ids[0] > 8, "the ids lie too far apart for a range read")
+        #expect(far.map { String(decoding: $0.spec.payload, as: UTF8.self) } == ["old", "urgent"])
+    }
+
+    @Test("group commits queued on the writer run in the order queued: a later one sees the earlier one's effects")
+    func queuedGroupCommitsRunInOrder() async throws {
+        _ = try await store.pushJobs(Array(repeating: .with { $0.kind = "noop" }, count: 3), batch: "b")
+        // The first leases every job; the second, queued before the first ran, finds none left.
+        let first = store.queueGroupCommit([], thenClaim: [ClaimRequest(worker: "w1", kinds: ["noop"], limit: 3)])
+        let second = store.queueGroupCommit([], thenClaim: [ClaimRequest(worker: "w2", kinds: ["noop"], limit: 3)])
+        let later = await second.value
+        #expect(try later.claims[0].get().isEmpty)
+        #expect(try await first.value.claims[0].get().count == 3)
+        #expect(first.result != nil, "a written result can be read without waiting")
+    }
 }

@@ -5,14 +5,20 @@ extension CoordinatorServer {
     /// `$commits`. Heartbeats are published on the same actor, so one never overtakes a commit it counts.
     func publish(_ events: CommitEvents) {
         for part in events.parts {
-            loop.send([Data(part.entity.utf8), part.body], on: Self.feedSocket)
+            let topic = Data(part.entity.utf8)
+            if feedSubscriptions.wants(topic) { loop.send([topic, part.body], on: Self.feedSocket) }
         }
-        loop.send([Data(Wire.commitsTopic.utf8), events.summary], on: Self.feedSocket)
+        if feedSubscriptions.wants(Self.commitsTopic) {
+            loop.send([Self.commitsTopic, events.summary], on: Self.feedSocket)
+        }
     }
+
+    private static let commitsTopic = Data(Wire.commitsTopic.utf8)
+    private static let jobsTopic = Data(Wire.jobsTopic.utf8)
 
     /// Publishes jobs' progress and states on the `$jobs` topic (after the commits that changed them).
     func publishProgress(ofJobs ids: [Int64]) async {
-        guard !ids.isEmpty else { return }
+        guard !ids.isEmpty, feedSubscriptions.wants(Self.jobsTopic) else { return }
         do {
             for progress in try await store.progress(ofJobs: ids) { publish(progress) }
         } catch {
@@ -22,8 +28,8 @@ extension CoordinatorServer {
 
     /// Publishes one job's progress and state on the `$jobs` topic.
     func publish(_ progress: Tributary_V1_JobProgress) {
-        guard let body = try? progress.serializedData() else { return }
-        loop.send([Data(Wire.jobsTopic.utf8), body], on: Self.feedSocket)
+        guard feedSubscriptions.wants(Self.jobsTopic), let body = try? progress.serializedData() else { return }
+        loop.send([Self.jobsTopic, body], on: Self.feedSocket)
     }
 
     /// Publishes the last sequence number on the heartbeat topic, so subscribers know they are connected and

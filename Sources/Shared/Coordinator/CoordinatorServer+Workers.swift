@@ -35,22 +35,6 @@ extension CoordinatorServer {
         needsDispatch = true
     }
 
-    /// Applies a group of saves in one transaction, then answers each: an ack (publishing its didSave) or the
-    /// error that refused it alone.
-    func commit(_ group: inout SaveGroup) async {
-        guard !group.isEmpty else { return }
-        let members = group.members
-        group = SaveGroup()
-        let results: [Result<AppliedSave, any Error>]
-        do {
-            results = try await store.applySaves(members.map { ($0.save, $0.worker) })
-        } catch {
-            logger.error("group commit failed", metadata: ["saves": "\(members.count)", "error": "\(error)"])
-            results = members.map { _ in .failure(error) }
-        }
-        answer(members, results)
-    }
-
     /// Answers each save of a group commit: an ack (publishing its didSave) or the error that refused it alone.
     func answer(_ members: [SaveGroup.Member], _ results: [Result<AppliedSave, any Error>]) {
         for (member, result) in zip(members, results) {

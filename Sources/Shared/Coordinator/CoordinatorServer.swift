@@ -29,6 +29,10 @@ public actor CoordinatorServer {
     /// many jobs are claimed in one transaction.
     var needsDispatch = false
     var dispatchRequested = false
+    /// Saves gathered for the next group commit while the writer runs the last one (see ``advanceCommits()``).
+    var pendingSaves = SaveGroup()
+    /// Group commits queued on the store's writer and not answered yet, oldest first.
+    var queuedCommits: [QueuedCommit] = []
     /// Snapshots being paged through by subscribers, with when a page was last asked for.
     var openSnapshots: [UInt64: (snapshot: StoreSnapshot, lastUsed: ContinuousClock.Instant)] = [:]
     var nextSnapshotID: UInt64 = 0
@@ -41,6 +45,8 @@ public actor CoordinatorServer {
     var peerKeys: [Data: String] = [:]
     /// Workers that read several envelopes in one message: what is queued for them is sent packed.
     nonisolated let batchingPeers = BatchingPeers()
+    /// The topics the feed's subscribers asked for: nothing is built for a topic nobody gets.
+    nonisolated let feedSubscriptions = FeedSubscriptions()
 
     static let routerSocket = 0
     static let feedSocket = 1
@@ -77,7 +83,8 @@ public actor CoordinatorServer {
         try router.setReceiveHighWaterMark(100_000)
         listenEndpoint = try router.bind(configuration.listen)
 
-        let publisher = try context.makeSocket(.pub)
+        // XPUB rather than PUB: the same feed to subscribers, and it tells which topics they asked for.
+        let publisher = try context.makeSocket(.xpub)
         if let curve = configuration.curve {
             try publisher.setCurveServer(secretKey: curve.secretKey)
             try publisher.setZAPDomain("tributary")
@@ -89,13 +96,14 @@ public actor CoordinatorServer {
         let logger = logger
         let activity = self.activity
         let batchingPeers = self.batchingPeers
+        let feedSubscriptions = self.feedSubscriptions
         loop = try SocketLoop(
             name: "tributary-coordinator",
             sockets: [
                 .init(
                     router, receives: true, readsUserID: configuration.curve != nil,
                     coalesce: { batchingPeers.coalesce($0) }),
-                .init(publisher, receives: false),
+                .init(publisher, receives: true, consume: { feedSubscriptions.record($0) }),
             ],
             onSendFailure: { error, socket in
                 // A peer that went away (EHOSTUNREACH) before its reply: nothing to deliver it to.
@@ -144,6 +152,7 @@ public actor CoordinatorServer {
         guard !stopping else { return }
         stopping = true
         await drainWorkers()
+        await commitAll()
         do {
             let released = try await store.releaseAllRunningJobs()
             if released > 0 {
@@ -160,30 +169,27 @@ public actor CoordinatorServer {
 
     // MARK: - Routing
 
-    /// Handles what one wake-up of the socket loop received, in order. Consecutive saves are applied as one
-    /// group commit (one transaction, a savepoint each); any other message first commits the group before it. The
-    /// last group carries the turn's claims (``commitAndDispatch(_:)``).
+    /// Handles what one wake-up of the socket loop received, in order. Saves gather for the next group commit
+    /// (one transaction, a savepoint each; see ``advanceCommits()``); any other message that touches the store
+    /// first has every save before it committed and answered.
     private func handle(_ batch: [SocketLoop.Inbound]) async {
-        var group = SaveGroup()
         for message in batch {
             guard let (peer, envelopes) = decode(message) else { continue }
             for decoded in envelopes {
                 switch decoded {
-                case .success(let sized): await handle(sized, of: message, from: peer, group: &group)
+                case .success(let sized): await handle(sized, of: message, from: peer)
                 case .failure(let error):
                     logger.notice("malformed message from peer", metadata: ["error": "\(error)"])
                     reply(to: peer, requestID: 0, .error(error.wire))
                 }
             }
+            advanceCommits()
         }
-        await commitAndDispatch(&group)
     }
 
-    /// Handles one envelope of a message: a save joins the group; anything else commits the group first, unless
-    /// it leaves the store alone.
-    private func handle(
-        _ sized: SizedEnvelope, of message: SocketLoop.Inbound, from peer: Data, group: inout SaveGroup
-    ) async {
+    /// Handles one envelope of a message: a save is gathered for the next group commit; anything else first has
+    /// the saves before it committed, unless it leaves the store alone.
+    private func handle(_ sized: SizedEnvelope, of message: SocketLoop.Inbound, from peer: Data) async {
         let envelope = sized.envelope
         if authorization != nil {
             do {
@@ -203,7 +209,7 @@ public actor CoordinatorServer {
                 try checkChangeSetLimits(save, messageBytes: sized.bytes)
                 try Self.requireInt64(save.jobID, "job_id")
                 try Self.requireProgress(save.progressDone, "progress_done")
-                group.append(save, from: peer, worker: worker.id, requestID: envelope.requestID)
+                await gather(save, from: peer, worker: worker.id, requestID: envelope.requestID)
             } catch let error as ProtocolError {
                 reply(to: peer, requestID: envelope.requestID, .error(error.wire))
             } catch {
@@ -212,7 +218,7 @@ public actor CoordinatorServer {
             return
         }
         // Credit and heartbeats do not touch the store: the group goes on past them.
-        if !Self.leavesStoreAlone(envelope) { await commit(&group) }
+        if !Self.leavesStoreAlone(envelope) { await commitAll() }
         await respond(to: envelope, from: peer)
     }
 
@@ -267,10 +273,10 @@ public actor CoordinatorServer {
         case .workerReady(let ready): try await workerReady(ready, from: peer)
         case .heartbeat: try requireWorker(peer)
         case .saveChanges(let save):
-            var group = SaveGroup()
-            group.append(save, from: peer, worker: try requireWorker(peer).id, requestID: requestID)
+            let worker = try requireWorker(peer).id
             if save.credit > 0 { addCredit(save.credit, to: peer) }
-            await commit(&group)
+            await gather(save, from: peer, worker: worker, requestID: requestID)
+            await commitAll()
         case .jobFailed(let failure): try await jobFailed(failure, from: peer)
         case .workerBye: try await workerLeft(peer, reason: "said goodbye", handsBack: true)
         case .pushJobs(let push): try await pushJobs(push, from: peer, requestID: requestID)

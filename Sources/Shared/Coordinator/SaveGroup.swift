@@ -12,6 +12,7 @@ struct SaveGroup {
     private(set) var members: [Member] = []
 
     var isEmpty: Bool { members.isEmpty }
+    var count: Int { members.count }
 
     mutating func append(_ save: Tributary_V1_SaveChanges, from peer: Data, worker: String, requestID: UInt64) {
         members.append(Member(save: save, peer: peer, worker: worker, requestID: requestID))

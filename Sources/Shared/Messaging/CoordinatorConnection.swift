@@ -6,7 +6,7 @@ import ZeroMQ
 ///
 /// Requests carry a fresh request id and wait for the reply that echoes it; an `Error` reply is thrown as a
 /// ``ProtocolError``. Messages that answer no request (job assignments, unsolicited errors) arrive on
-/// ``messages``. ZeroMQ reconnects in the background, with a backoff of 1 s doubling to 32 s.
+/// ``messages``, in the batches they arrived in. ZeroMQ reconnects in the background, with a backoff of 1 s doubling to 32 s.
 ///
 /// ```swift
 /// let connection = try CoordinatorConnection(endpoint: "tcp://127.0.0.1:7400")
@@ -15,11 +15,12 @@ import ZeroMQ
 public final class CoordinatorConnection: Sendable {
     /// The coordinator endpoint.
     public let endpoint: String
-    /// Messages that are not replies to a request of this connection.
-    public let messages: AsyncStream<Tributary_V1_Envelope>
+    /// Messages that are not replies to a request of this connection, in order, in the batches they arrived in
+    /// (one wake-up of the reader for many job assignments).
+    public let messages: AsyncStream<[Tributary_V1_Envelope]>
 
     private struct Waiter {
-        let continuation: CheckedContinuation<Tributary_V1_Envelope, any Error>
+        let continuation: UnsafeContinuation<Tributary_V1_Envelope, any Error>
         let deadline: ContinuousClock.Instant
         let timeout: Duration
     }
@@ -33,7 +34,7 @@ public final class CoordinatorConnection: Sendable {
     private let loop: SocketLoop
     private let pending = Mutex(Pending())
     private let nextRequestID = Atomic<UInt64>(1)
-    private let messagesContinuation: AsyncStream<Tributary_V1_Envelope>.Continuation
+    private let messagesContinuation: AsyncStream<[Tributary_V1_Envelope]>.Continuation
 
     /// Connects to `endpoint`; the connection is made in the background.
     /// - Parameter curve: the peer's CURVE keys, for a coordinator that runs with CURVE; nil takes them from the
@@ -53,7 +54,7 @@ public final class CoordinatorConnection: Sendable {
         loop = try SocketLoop(
             name: "tributary-dealer",
             sockets: [.init(socket, receives: true, coalesce: { WireBatches.coalesce($0) })])
-        (messages, messagesContinuation) = AsyncStream.makeStream(of: Tributary_V1_Envelope.self)
+        (messages, messagesContinuation) = AsyncStream.makeStream(of: [Tributary_V1_Envelope].self)
         loop.start()
         let inbound = loop.inbound
         Task.detached { [self] in
@@ -88,7 +89,8 @@ public final class CoordinatorConnection: Sendable {
         let requestID = nextRequestID.add(1, ordering: .relaxed).oldValue
         let endpoint = self.endpoint
         let reply = try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
+            // Unsafe rather than checked: each waiter is resumed once, by whoever takes it out of `pending`.
+            try await withUnsafeThrowingContinuation { continuation in
                 let closed = pending.withLock { pending -> Bool in
                     if pending.closed { return true }
                     pending.waiters[requestID] = Waiter(
@@ -162,18 +164,21 @@ public final class CoordinatorConnection: Sendable {
         return open
     }
 
+    /// Resumes the requests a message answers and passes on the rest, together.
     private func deliver(_ frames: [Data]) {
         guard let decoded = try? Wire.decodeEach(frames[...]) else { return }
-        for case .success(let sized) in decoded { deliver(sized.envelope) }
-    }
-
-    private func deliver(_ envelope: Tributary_V1_Envelope) {
-        let waiter = pending.withLock { $0.waiters.removeValue(forKey: envelope.requestID) }
-        if let waiter, envelope.requestID != 0 {
-            waiter.continuation.resume(returning: envelope)
-        } else {
-            messagesContinuation.yield(envelope)
+        var unsolicited: [Tributary_V1_Envelope] = []
+        for case .success(let sized) in decoded {
+            let envelope = sized.envelope
+            let waiter =
+                envelope.requestID == 0 ? nil : pending.withLock { $0.waiters.removeValue(forKey: envelope.requestID) }
+            if let waiter {
+                waiter.continuation.resume(returning: envelope)
+            } else {
+                unsolicited.append(envelope)
+            }
         }
+        if !unsolicited.isEmpty { messagesContinuation.yield(unsolicited) }
     }
 
     private func fail(_ requestID: UInt64, _ error: any Error) {

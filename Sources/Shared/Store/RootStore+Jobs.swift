@@ -168,13 +168,38 @@ extension RootStore {
                         committedBatches: Int(claim.int64(column: 5))))
             }
         }
+        jobs.sort { $0.id < $1.id }
         let payload = try statements.statement(db, "SELECT payload FROM tributary_payloads WHERE job_id = ?")
-        for index in jobs.indices {
+        for index in try Self.indexesWithPayload(jobs, in: db, statements: statements) {
             payload.bind(1, jobs[index].id)
             defer { payload.reset() }
             if try payload.step() { jobs[index].spec.payload = payload.data(column: 0) }
         }
-        return jobs.sorted { $0.id < $1.id }
+        return jobs
+    }
+
+    /// Which of the claimed jobs (sorted by id) may have a payload. Jobs pushed without one have no row in
+    /// `tributary_payloads`: when the claimed ids lie close together, one read of the ids in their range finds
+    /// the jobs that do (without their payloads), instead of a lookup per job.
+    private static func indexesWithPayload(_ jobs: [ClaimedJob], in db: Database, statements: WriterStatements)
+        throws -> [Int]
+    {
+        guard let low = jobs.first?.id, let high = jobs.last?.id else { return [] }
+        // Far apart (a high-priority job among old ones, say), the range could hold many other jobs' ids.
+        guard high - low < Int64(jobs.count) * 4 else { return Array(jobs.indices) }
+        let ids = try statements.statement(
+            db, "SELECT job_id FROM tributary_payloads WHERE job_id BETWEEN ? AND ? ORDER BY job_id")
+        ids.bind(1, low)
+        ids.bind(2, high)
+        defer { ids.reset() }
+        var indexes: [Int] = []
+        var index = 0
+        while try ids.step() {
+            let id = ids.int64(column: 0)
+            while index < jobs.count, jobs[index].id < id { index += 1 }
+            if index < jobs.count, jobs[index].id == id { indexes.append(index) }
+        }
+        return indexes
     }
 
     /// Records a failed attempt, if that attempt still holds the job: the job goes back to the queue after its

@@ -29,6 +29,12 @@ public struct AppliedSave: Sendable {
     var batchProgress: BatchProgress? = nil
 }
 
+/// What a group commit with claims did: one result per save and one per claim, in the order given.
+public struct GroupCommitResult: Sendable {
+    public let saves: [Result<AppliedSave, any Error>]
+    public let claims: [Result<[ClaimedJob], any Error>]
+}
+
 /// Rows and jobs done, added to a batch's counters.
 struct BatchProgress: Sendable {
     let batch: String
@@ -83,21 +89,41 @@ extension RootStore {
     /// - Returns: one result per save and one per claim, in order; a claim that fails leaves the others standing.
     public func applySaves(
         _ saves: [(save: Tributary_V1_SaveChanges, worker: String)], thenClaim claims: [ClaimRequest]
-    ) async throws -> (saves: [Result<AppliedSave, any Error>], claims: [Result<[ClaimedJob], any Error>]) {
-        try await pool.writeWithoutTransaction { db in
-            try self.writer.statements.transaction(db) {
-                let applied = try self.applySaves(saves, in: db)
-                // Each claim in a savepoint: one that fails after its UPDATE (reading payloads, say) leases nothing.
-                let claimed = claims.map { claim in
-                    Result {
-                        try self.writer.statements.savepoint(db) {
-                            try self.claimJobs(for: claim.worker, kinds: claim.kinds, limit: claim.limit, in: db)
+    ) async -> GroupCommitResult {
+        await queueGroupCommit(saves, thenClaim: claims).value
+    }
+
+    /// Queues a group commit with claims (see ``applySaves(_:thenClaim:)``) on the writer and returns at once.
+    /// Writes run in the order they are queued, so a later write sees this one's effects; a failure of the whole
+    /// transaction (the commit itself, say) comes back as every save's and claim's error.
+    public func queueGroupCommit(
+        _ saves: [(save: Tributary_V1_SaveChanges, worker: String)], thenClaim claims: [ClaimRequest]
+    ) -> PendingWrite<GroupCommitResult> {
+        let pending = PendingWrite<GroupCommitResult>()
+        pool.asyncWriteWithoutTransaction { db in
+            do {
+                pending.fulfil(
+                    try self.writer.statements.transaction(db) {
+                        let applied = try self.applySaves(saves, in: db)
+                        // Each claim in a savepoint: one that fails after its UPDATE (reading payloads, say) leases
+                        // nothing.
+                        let claimed = claims.map { claim in
+                            Result {
+                                try self.writer.statements.savepoint(db) {
+                                    try self.claimJobs(
+                                        for: claim.worker, kinds: claim.kinds, limit: claim.limit, in: db)
+                                }
+                            }
                         }
-                    }
-                }
-                return (applied, claimed)
+                        return GroupCommitResult(saves: applied, claims: claimed)
+                    })
+            } catch {
+                pending.fulfil(
+                    GroupCommitResult(
+                        saves: saves.map { _ in .failure(error) }, claims: claims.map { _ in .failure(error) }))
             }
         }
+        return pending
     }
 
     /// The group commit's work inside the writer's transaction. Each batch's counters are written once, after

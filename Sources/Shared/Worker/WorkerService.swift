@@ -52,39 +52,41 @@ public struct WorkerService: Service {
         let interval = configuration.heartbeatInterval
         let concurrency = UInt32(max(1, configuration.concurrency))
         try await withThrowingDiscardingTaskGroup { jobs in
-            for await message in connection.messages {
-                switch message.body {
-                case .jobAssignment(let assignment):
-                    running.count.add(1, ordering: .relaxed)
-                    let model = model
-                    jobs.addTask {
-                        let asked = await runJob(assignment, model: model, connection: connection, running: running)
-                        running.count.subtract(1, ordering: .relaxed)
-                        if !asked && running.asksForMore { running.returnCredit(over: connection) }
+            for await batch in connection.messages {
+                for message in batch {
+                    switch message.body {
+                    case .jobAssignment(let assignment):
+                        running.count.add(1, ordering: .relaxed)
+                        let model = model
+                        jobs.addTask {
+                            let asked = await runJob(assignment, model: model, connection: connection, running: running)
+                            running.count.subtract(1, ordering: .relaxed)
+                            if !asked && running.asksForMore { running.returnCredit(over: connection) }
+                        }
+                    case .cancelJob(let cancel):
+                        running.cancel(jobID: cancel.jobID, attempt: cancel.attempt)
+                    case .drain:
+                        // The coordinator is stopping: ask for nothing more until a coordinator asks us to register.
+                        logger.notice("coordinator is stopping; draining")
+                        running.draining.store(true, ordering: .relaxed)
+                    case .error(let error) where error.code == .unknownWorker:
+                        // Heartbeats sent before the last registration are answered with this error too; only one
+                        // that comes well after it means the coordinator restarted and no longer knows us.
+                        guard ContinuousClock.now - registeredAt > interval * 2 else { continue }
+                        logger.notice("coordinator forgot this worker; registering again")
+                        // Slots offered to the old registration (on a completing save) are offered again when their
+                        // jobs end; jobs still running are left out of the credit below.
+                        running.registration.add(1, ordering: .relaxed)
+                        model = try await register(connection)
+                        registeredAt = .now
+                        running.draining.store(false, ordering: .relaxed)
+                        let free = concurrency - min(concurrency, running.count.load(ordering: .relaxed))
+                        connection.send(.workerReady(.with { $0.credit = free }))
+                    case .error(let error):
+                        logger.warning("coordinator error", metadata: ["error": "\(ProtocolError(error))"])
+                    default:
+                        break
                     }
-                case .cancelJob(let cancel):
-                    running.cancel(jobID: cancel.jobID, attempt: cancel.attempt)
-                case .drain:
-                    // The coordinator is stopping: ask for nothing more until a coordinator asks us to register.
-                    logger.notice("coordinator is stopping; draining")
-                    running.draining.store(true, ordering: .relaxed)
-                case .error(let error) where error.code == .unknownWorker:
-                    // Heartbeats sent before the last registration are answered with this error too; only one
-                    // that comes well after it means the coordinator restarted and no longer knows us.
-                    guard ContinuousClock.now - registeredAt > interval * 2 else { continue }
-                    logger.notice("coordinator forgot this worker; registering again")
-                    // Slots offered to the old registration (on a completing save) are offered again when their
-                    // jobs end; jobs still running are left out of the credit below.
-                    running.registration.add(1, ordering: .relaxed)
-                    model = try await register(connection)
-                    registeredAt = .now
-                    running.draining.store(false, ordering: .relaxed)
-                    let free = concurrency - min(concurrency, running.count.load(ordering: .relaxed))
-                    connection.send(.workerReady(.with { $0.credit = free }))
-                case .error(let error):
-                    logger.warning("coordinator error", metadata: ["error": "\(ProtocolError(error))"])
-                default:
-                    break
                 }
             }
             // Graceful shutdown: no new jobs; the group waits for the running ones to finish.
@@ -126,9 +128,10 @@ public struct WorkerService: Service {
         _ assignment: Tributary_V1_JobAssignment, model: Model, connection: CoordinatorConnection,
         running: RunningJobs
     ) async -> Bool {
-        let metadata: Logger.Metadata = [
-            "job": "\(assignment.jobID)", "attempt": "\(assignment.attempt)", "kind": "\(assignment.spec.kind)",
-        ]
+        // Built only for a message that is logged.
+        var metadata: Logger.Metadata {
+            ["job": "\(assignment.jobID)", "attempt": "\(assignment.attempt)", "kind": "\(assignment.spec.kind)"]
+        }
         guard let handler = configuration.handlers.first(where: { $0.kind == assignment.spec.kind }) else {
             fail(assignment, "this worker has no handler for job kind '\(assignment.spec.kind)'", connection)
             return false
