@@ -368,4 +368,62 @@ struct JobFencingTests {
         #expect(try await first.value.claims[0].get().count == 3)
         #expect(first.result != nil, "a written result can be read without waiting")
     }
+
+    @Test("saves without changes applied together get the verdicts they would get one by one")
+    func batchedCompletionsJudgedAlone() async throws {
+        _ = try await store.pushJobs(Array(repeating: .with { $0.kind = "noop" }, count: 6), batch: "b")
+        let jobs = try await store.claimJobs(for: "w1", kinds: ["noop"], limit: 6)
+        func save(_ job: ClaimedJob, batch: UInt32 = 0, completes: Bool = true, attempt: Int? = nil)
+            -> Tributary_V1_SaveChanges
+        {
+            .with {
+                $0.jobID = UInt64(job.id)
+                $0.attempt = UInt32(attempt ?? job.attempt)
+                $0.batchIndex = batch
+                $0.progressDone = UInt64(batch) + 1
+                $0.completesJob = completes
+            }
+        }
+        // jobs[0] is done before the group: its save again is answered as a duplicate.
+        _ = try await store.applySaves([(save(jobs[0]), "w1")])
+        _ = try await store.cancelJob(id: jobs[4].id)
+        var unknown = save(jobs[5])
+        unknown.jobID = 999_999
+        let results = try await store.applySaves([
+            (save(jobs[0]), "w1"),  // applied before
+            (save(jobs[1]), "w1"),  // held: completes
+            (save(jobs[2], attempt: 9), "w1"),  // another attempt's
+            (save(jobs[3], completes: false), "w1"),  // two saves of one job, in order: one by one
+            (save(jobs[3], batch: 1), "w1"),
+            (save(jobs[4]), "w1"),  // cancelled
+            (unknown, "w1"),
+            (save(jobs[5]), "w2"),  // another worker's lease
+        ])
+        #expect(try results[0].get().outcome.isDuplicate)
+        #expect((try? results[1].get()) != nil && (try? results[3].get()) != nil && (try? results[4].get()) != nil)
+        func leaseError(_ index: Int) -> LeaseError? {
+            guard case .failure(let error) = results[index] else { return nil }
+            return error as? LeaseError
+        }
+        #expect(leaseError(2)?.message.contains("no longer holds its lease") == true)
+        #expect(leaseError(5)?.isCancelled == true)
+        #expect(leaseError(6)?.isUnknownJob == true)
+        #expect(leaseError(7)?.message.contains("no longer holds its lease") == true)
+        var states: [String?] = []
+        for index in [1, 2, 3, 5] { states.append(try await store.job(id: jobs[index].id)?.state) }
+        #expect(states == ["done", "running", "done", "running"])
+        #expect(try await store.job(id: jobs[3].id)?.done == 2, "both of its saves applied, in order")
+        #expect(try await store.batchStatus("b").doneJobs == 3)
+    }
+
+    @Test("the batched write of job progress looks each job up by id")
+    func batchedProgressUsesRowid() async throws {
+        let plan = try await store.pool.read { db in
+            try Row.fetchAll(
+                db, sql: "EXPLAIN QUERY PLAN \(RootStore.progressUpdateSQL)",
+                arguments: StatementArguments(Array(repeating: -1, count: 1 + 5 * RootStore.completionChunk))
+            ).map { $0["detail"] as String }
+        }
+        #expect(plan.contains("SEARCH tributary_jobs USING INTEGER PRIMARY KEY (rowid=?)"), "\(plan)")
+    }
 }

@@ -13,16 +13,29 @@ extension CoordinatorServer {
         }
         if overflow { throw ProtocolError(.invalidRequest, "the jobs' totals add up to more than \(Int64.max)") }
         let batch = push.batch.isEmpty ? UUID().uuidString.lowercased() : push.batch
-        let pushed = try await store.pushJobs(push.jobs, batch: batch)
-        reply(
-            to: peer, requestID: requestID,
-            .pushReply(
-                Tributary_V1_PushReply.with {
-                    $0.batch = batch
-                    $0.jobIds = pushed.ids.map(UInt64.init)
-                    $0.duplicates = pushed.duplicates.map(UInt32.init)
-                }))
-        needsDispatch = true
+        // Queued behind the group commits, and answered in turn; meanwhile saves go on gathering.
+        queue(
+            .push(
+                QueuedPush(
+                    peer: peer, requestID: requestID, batch: batch, write: store.queuePush(push.jobs, batch: batch))))
+    }
+
+    /// Answers a push once its jobs are enqueued; they may go out at once.
+    func answer(_ push: QueuedPush, _ result: Result<PushedJobs, any Error>) {
+        switch result {
+        case .success(let pushed):
+            reply(
+                to: push.peer, requestID: push.requestID,
+                .pushReply(
+                    Tributary_V1_PushReply.with {
+                        $0.batch = push.batch
+                        $0.jobIds = pushed.ids.map(UInt64.init)
+                        $0.duplicates = pushed.duplicates.map(UInt32.init)
+                    }))
+            needsDispatch = true
+        case .failure(let error):
+            refuse(push.requestID, from: push.peer, error)
+        }
     }
 
     private func validate(_ spec: Tributary_V1_JobSpec, index: Int) throws {

@@ -16,30 +16,42 @@ extension CoordinatorServer {
 
     /// Gathers a save for the next group commit; waits for the writer first when too many gathered.
     func gather(_ save: Tributary_V1_SaveChanges, from peer: Data, worker: String, requestID: UInt64) async {
-        while pendingSaves.count >= Self.maximumPendingSaves, let running = queuedCommits.first {
-            _ = await running.write.value
+        while pendingSaves.count >= Self.maximumPendingSaves, let running = queuedWrites.first {
+            await running.written()
             advanceCommits()
         }
         pendingSaves.append(save, from: peer, worker: worker, requestID: requestID)
     }
 
-    /// Moves group commits along without waiting: answers each commit the writer finished, and hands the writer
-    /// what gathered once it is free.
+    /// Moves group commits along without waiting: answers each write the writer finished, in order, and hands
+    /// the writer what gathered once it is free.
     func advanceCommits() {
-        while let first = queuedCommits.first, let result = first.write.result {
-            queuedCommits.removeFirst()
-            // The writer takes the next group before this one is answered, and works on it meanwhile.
-            if queuedCommits.isEmpty { queuePendingSaves() }
-            answer(first, result)
+        while let first = queuedWrites.first, first.isWritten {
+            queuedWrites.removeFirst()
+            // The writer takes the next group before this write is answered, and works on it meanwhile.
+            if queuedWrites.isEmpty { queuePendingSaves() }
+            switch first {
+            case .groupCommit(let commit): commit.write.result.map { answer(commit, $0) }
+            case .push(let push): push.write.result.map { answer(push, $0) }
+            }
         }
-        if queuedCommits.isEmpty { queuePendingSaves() }
+        if queuedWrites.isEmpty { queuePendingSaves() }
+    }
+
+    /// Queues a write on the writer behind the group commits, answered in turn (``advanceCommits()``).
+    func queue(_ write: QueuedWrite) {
+        queuedWrites.append(write)
+        Task {
+            await write.written()
+            self.advanceCommits()
+        }
     }
 
     /// Commits and answers every save received so far: before a message that must see their effects.
     func commitAll() async {
         advanceCommits()
-        while let running = queuedCommits.first {
-            _ = await running.write.value
+        while let running = queuedWrites.first {
+            await running.written()
             advanceCommits()
         }
     }
@@ -61,11 +73,7 @@ extension CoordinatorServer {
         let members = pendingSaves.members
         pendingSaves = SaveGroup()
         let write = store.queueGroupCommit(members.map { ($0.save, $0.worker) }, thenClaim: claims.map(\.request))
-        queuedCommits.append(QueuedCommit(members: members, claims: claims, write: write))
-        Task {
-            _ = await write.value
-            self.advanceCommits()
-        }
+        queue(.groupCommit(QueuedCommit(members: members, claims: claims, write: write)))
     }
 
     /// Answers a finished group commit: its saves, then its claims' assignments. A claim that came back full, for a

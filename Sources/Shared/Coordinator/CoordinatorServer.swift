@@ -31,8 +31,8 @@ public actor CoordinatorServer {
     var dispatchRequested = false
     /// Saves gathered for the next group commit while the writer runs the last one (see ``advanceCommits()``).
     var pendingSaves = SaveGroup()
-    /// Group commits queued on the store's writer and not answered yet, oldest first.
-    var queuedCommits: [QueuedCommit] = []
+    /// Writes queued on the store's writer and not answered yet, oldest first.
+    var queuedWrites: [QueuedWrite] = []
     /// Snapshots being paged through by subscribers, with when a page was last asked for.
     var openSnapshots: [UInt64: (snapshot: StoreSnapshot, lastUsed: ContinuousClock.Instant)] = [:]
     var nextSnapshotID: UInt64 = 0
@@ -217,8 +217,9 @@ public actor CoordinatorServer {
             }
             return
         }
-        // Credit and heartbeats do not touch the store: the group goes on past them.
-        if !Self.leavesStoreAlone(envelope) { await commitAll() }
+        // Credit and heartbeats do not touch the store, and a push's write queues behind the group commits (new
+        // jobs are nothing a save touches): the saves before them need not be committed first.
+        if !Self.leavesStoreAlone(envelope) && !Self.queuesBehindSaves(envelope) { await commitAll() }
         await respond(to: envelope, from: peer)
     }
 
@@ -227,6 +228,11 @@ public actor CoordinatorServer {
         case .workerReady, .heartbeat: true
         default: false
         }
+    }
+
+    private static func queuesBehindSaves(_ envelope: Tributary_V1_Envelope) -> Bool {
+        if case .pushJobs = envelope.body { return true }
+        return false
     }
 
     /// The routing id and envelopes of a message (an envelope of a batch that does not decode is answered in its
@@ -248,17 +254,23 @@ public actor CoordinatorServer {
     private func respond(to envelope: Tributary_V1_Envelope, from routingID: Data) async {
         do {
             try await route(envelope, from: routingID)
-        } catch let error as ProtocolError {
-            logger.notice("request refused", metadata: ["error": "\(error)"])
-            reply(to: routingID, requestID: envelope.requestID, .error(error.wire))
-        } catch let error as StoreError {
-            logger.notice("store refused a request", metadata: ["error": "\(error)"])
-            reply(to: routingID, requestID: envelope.requestID, .error(ProtocolError(error).wire))
         } catch {
+            refuse(envelope.requestID, from: routingID, error)
+        }
+    }
+
+    /// Answers a request that failed with the error, as the protocol names it.
+    func refuse(_ requestID: UInt64, from peer: Data, _ error: any Error) {
+        switch error {
+        case let error as ProtocolError:
+            logger.notice("request refused", metadata: ["error": "\(error)"])
+            reply(to: peer, requestID: requestID, .error(error.wire))
+        case let error as StoreError:
+            logger.notice("store refused a request", metadata: ["error": "\(error)"])
+            reply(to: peer, requestID: requestID, .error(ProtocolError(error).wire))
+        default:
             logger.error("request failed", metadata: ["error": "\(error)"])
-            reply(
-                to: routingID, requestID: envelope.requestID,
-                .error(ProtocolError(.internal, "\(error)").wire))
+            reply(to: peer, requestID: requestID, .error(ProtocolError(.internal, "\(error)").wire))
         }
     }
 

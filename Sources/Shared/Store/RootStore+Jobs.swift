@@ -55,6 +55,22 @@ extension RootStore {
         }
     }
 
+    /// Queues a push on the writer (see ``pushJobs(_:batch:)``) and returns at once; writes run in the order queued.
+    public func queuePush(_ specs: [Tributary_V1_JobSpec], batch: String) -> PendingWrite<Result<PushedJobs, any Error>>
+    {
+        let now = Date().timeIntervalSince1970
+        let pending = PendingWrite<Result<PushedJobs, any Error>>()
+        pool.asyncWriteWithoutTransaction { db in
+            pending.fulfil(
+                Result {
+                    try self.writer.statements.transaction(db) {
+                        try self.pushJobs(specs, batch: batch, now: now, in: db)
+                    }
+                })
+        }
+        return pending
+    }
+
     private func pushJobs(_ specs: [Tributary_V1_JobSpec], batch: String, now: Double, in db: Database) throws
         -> PushedJobs
     {

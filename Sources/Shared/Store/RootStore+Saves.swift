@@ -135,8 +135,17 @@ extension RootStore {
         var results: [Result<AppliedSave, any Error>] = []
         results.reserveCapacity(saves.count)
         var batches: [BatchProgress] = []
-        for (save, worker) in saves {
+        let batchable = Self.batchable(saves)
+        let leases = try leaseRows(
+            ofJobs: saves.indices.filter { batchable[$0] }.map { Int64(saves[$0].save.jobID) }, in: db)
+        var held: [Tributary_V1_SaveChanges] = []
+        for (index, (save, worker)) in saves.enumerated() {
             let result = Result {
+                if batchable[index] {
+                    return try Self.applyBatched(
+                        save, from: worker, lease: leases[Int64(save.jobID)], held: &held, in: db, writer: writer,
+                        model: model)
+                }
                 // A save without changes writes one row, its job's, which is atomic on its own; a save with changes
                 // gets a savepoint, so that its failure undoes it alone.
                 if save.changes.batches.isEmpty {
@@ -156,6 +165,8 @@ extension RootStore {
             }
             results.append(result)
         }
+        // Their jobs are named by no other save of the group: writing them last changes nothing the others see.
+        try writeProgress(of: held, now: Date().timeIntervalSince1970, in: db)
         if !batches.isEmpty {
             try writer.statements.requireTransaction(db)
             try Self.record(batches, in: db, statements: writer.statements)
@@ -256,22 +267,11 @@ extension RootStore {
         jobProgress.bind(5, Int64(save.completesJob ? 1 : 0))
         jobProgress.bind(6, jobID)
         try jobProgress.execute()
-        let progress = Tributary_V1_JobProgress.with {
-            $0.jobID = save.jobID
-            $0.batch = lease.batch
-            $0.state = save.completesJob ? "done" : "running"
-            $0.done = save.progressDone
-            $0.total = lease.total
-            $0.attempt = save.attempt
-        }
-        return AppliedSave(
-            outcome: outcome, progress: progress,
-            batchProgress: BatchProgress(
-                batch: lease.batch, rows: Int64(save.progressDone) - lease.done, jobs: save.completesJob ? 1 : 0))
+        return applied(save, outcome, lease: lease)
     }
 
     /// A job held by the save's attempt, as it was before the save.
-    private struct HeldLease {
+    struct HeldLease {
         let batch: String
         let done: Int64
         let total: UInt64
@@ -284,28 +284,92 @@ extension RootStore {
         case held(HeldLease)
     }
 
+    /// A job row as a lease check reads it.
+    struct LeaseRow {
+        /// The columns read, in the order the initializer takes them.
+        static let columns = "state, attempt, worker, committed_batches, batch, done, total"
+
+        let state: String
+        let attempt: Int64
+        let worker: String?
+        let committedBatches: Int64
+        let batch: String
+        let done: Int64
+        let total: Int64
+
+        /// Reads ``columns`` from the statement's row, starting at column `first`.
+        init(_ row: SQLiteStatement, from first: Int32 = 0) {
+            state = row.text(column: first) ?? ""
+            attempt = row.int64(column: first + 1)
+            worker = row.text(column: first + 2)
+            committedBatches = row.int64(column: first + 3)
+            batch = row.text(column: first + 4) ?? ""
+            done = row.int64(column: first + 5)
+            total = row.int64(column: first + 6)
+        }
+    }
+
+    /// What a job row says of a save's lease.
+    enum LeaseVerdict {
+        /// The save's attempt holds the job, and the save is its next batch.
+        case held(HeldLease)
+        /// The batch was applied before (its sequence number is in the history).
+        case appliedBefore
+        /// The save may not apply.
+        case refused(LeaseError)
+    }
+
+    /// Judges a save's lease from its job's row, or from its absence.
+    static func leaseVerdict(_ row: LeaseRow?, save: Tributary_V1_SaveChanges, jobID: Int64, worker: String)
+        -> LeaseVerdict
+    {
+        guard let row else {
+            return .refused(LeaseError(jobID: jobID, message: "job \(jobID) does not exist", isUnknownJob: true))
+        }
+        let state = row.state
+        let committed = row.committedBatches
+        if state == "done" || Int64(save.batchIndex) < committed {
+            // Applied before (`committed_batches` moves in the commit that records a batch's history).
+            return .appliedBefore
+        }
+        if state == "cancelled" {
+            return .refused(
+                LeaseError(jobID: jobID, message: "job \(jobID) was cancelled", isUnknownJob: false, isCancelled: true))
+        }
+        guard state == "running", row.attempt == Int64(save.attempt), row.worker == worker else {
+            return .refused(
+                LeaseError(
+                    jobID: jobID,
+                    message:
+                        "job \(jobID) attempt \(save.attempt) no longer holds its lease (job is \(state), attempt \(row.attempt))",
+                    isUnknownJob: false))
+        }
+        // Batches commit in order, so `committed_batches` is always where a retry resumes.
+        guard Int64(save.batchIndex) == committed else {
+            return .refused(
+                LeaseError(
+                    jobID: jobID,
+                    message:
+                        "job \(jobID) sent batch \(save.batchIndex) before batch \(committed); a job's saves go in order",
+                    isUnknownJob: false, isOutOfOrder: true))
+        }
+        return .held(HeldLease(batch: row.batch, done: row.done, total: UInt64(max(0, row.total))))
+    }
+
     /// Checks that the save's attempt holds the job, or finds that the batch was applied before.
     private static func checkLease(
         _ db: Database, _ statements: WriterStatements, save: Tributary_V1_SaveChanges, jobID: Int64, worker: String
     ) throws -> LeaseCheck {
-        let select = try statements.statement(
-            db, "SELECT state, attempt, worker, committed_batches, batch, done, total FROM tributary_jobs WHERE id = ?")
+        let select = try statements.statement(db, "SELECT \(LeaseRow.columns) FROM tributary_jobs WHERE id = ?")
         select.bind(1, jobID)
-        guard try select.step() else {
-            select.reset()
-            throw LeaseError(jobID: jobID, message: "job \(jobID) does not exist", isUnknownJob: true)
-        }
-        let state = select.text(column: 0) ?? ""
-        let attempt = select.int64(column: 1)
-        let owner = select.text(column: 2)
-        let committed = select.int64(column: 3)
-        let held = HeldLease(
-            batch: select.text(column: 4) ?? "", done: select.int64(column: 5),
-            total: UInt64(max(0, select.int64(column: 6))))
+        let row = try select.step() ? LeaseRow(select) : nil
         select.reset()
-        if state == "done" || Int64(save.batchIndex) < committed {
-            // Applied before (`committed_batches` moves in the commit that records a batch's history): answer
-            // with its sequence number, or 0 when it changed nothing or its history was pruned.
+        let verdict = leaseVerdict(row, save: save, jobID: jobID, worker: worker)
+        switch verdict {
+        case .held(let held): return .held(held)
+        case .refused(let error): throw error
+        case .appliedBefore:
+            // Answered with its sequence number, or 0 when it changed nothing or its history was pruned.
             let history = try statements.statement(
                 db, "SELECT seq FROM tributary_history WHERE job_id = ? AND batch_index = ?")
             history.bind(1, jobID)
@@ -313,25 +377,21 @@ extension RootStore {
             defer { history.reset() }
             return .applied(.duplicate(seq: try history.step() ? UInt64(max(0, history.int64(column: 0))) : 0))
         }
-        if state == "cancelled" {
-            throw LeaseError(
-                jobID: jobID, message: "job \(jobID) was cancelled", isUnknownJob: false, isCancelled: true)
+    }
+
+    /// The job's progress and counters after a save its attempt held: what ``AppliedSave`` carries for it.
+    static func applied(_ save: Tributary_V1_SaveChanges, _ outcome: SaveOutcome, lease: HeldLease) -> AppliedSave {
+        let progress = Tributary_V1_JobProgress.with {
+            $0.jobID = save.jobID
+            $0.batch = lease.batch
+            $0.state = save.completesJob ? "done" : "running"
+            $0.done = save.progressDone
+            $0.total = lease.total
+            $0.attempt = save.attempt
         }
-        guard state == "running", attempt == Int64(save.attempt), owner == worker else {
-            throw LeaseError(
-                jobID: jobID,
-                message:
-                    "job \(jobID) attempt \(save.attempt) no longer holds its lease (job is \(state), attempt \(attempt))",
-                isUnknownJob: false)
-        }
-        // Batches commit in order, so `committed_batches` is always where a retry resumes.
-        guard Int64(save.batchIndex) == committed else {
-            throw LeaseError(
-                jobID: jobID,
-                message:
-                    "job \(jobID) sent batch \(save.batchIndex) before batch \(committed); a job's saves go in order",
-                isUnknownJob: false, isOutOfOrder: true)
-        }
-        return .held(held)
+        return AppliedSave(
+            outcome: outcome, progress: progress,
+            batchProgress: BatchProgress(
+                batch: lease.batch, rows: Int64(save.progressDone) - lease.done, jobs: save.completesJob ? 1 : 0))
     }
 }
