@@ -78,6 +78,20 @@ struct WireTests {
         #expect(try decodeAll(byPeer[b]!, from: 1).map(\.requestID) == [2, 6])
     }
 
+    @Test("replies gathered while a commit is answered go packed per worker that reads batches, one by one to others")
+    func replyBatchPerPeer() throws {
+        let (a, b) = (Data("a".utf8), Data("b".utf8))
+        var batch = ReplyBatch()
+        for id in 1...600 { batch.add(Wire.envelope(UInt64(id), .heartbeat(.init())), for: id % 3 == 0 ? b : a) }
+        let messages = batch.messages(batching: { $0 == a })
+        let toA = messages.filter { $0[0] == a }
+        #expect(toA.map(\.count) == [258, 146], "the routing id and signature, then 256 and 144 envelopes")
+        #expect(try decodeAll(toA, from: 1).map(\.requestID) == (1...600).filter { $0 % 3 != 0 }.map(UInt64.init))
+        let toB = messages.filter { $0[0] == b }
+        #expect(toB.count == 200 && toB.allSatisfy { $0.count == 3 }, "a peer that does not read batches gets one each")
+        #expect(try decodeAll(toB, from: 1).map(\.requestID) == (1...200).map { UInt64($0 * 3) })
+    }
+
     @Test("an unreadable envelope in a batch is named by its frame; the others decode")
     func batchWithBadEnvelope() throws {
         let good = try Wire.envelope(1, .statusRequest(.init())).serializedData()

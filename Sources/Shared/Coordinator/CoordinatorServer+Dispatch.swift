@@ -62,7 +62,7 @@ extension CoordinatorServer {
                 $0.spec = job.spec
                 $0.committedBatches = UInt32(clamping: job.committedBatches)
             }
-            reply(to: peer, requestID: 0, .jobAssignment(assignment))
+            replyOrGather(to: peer, requestID: 0, .jobAssignment(assignment))
         }
         return true
     }

@@ -31,7 +31,9 @@ extension CoordinatorServer {
             // The writer takes the next group before this write is answered, and works on it meanwhile.
             if queuedWrites.isEmpty { queuePendingSaves() }
             switch first {
-            case .groupCommit(let commit): commit.write.result.map { answer(commit, $0) }
+            case .groupCommit(let commit):
+                guard let result = commit.write.result else { continue }
+                answering { answer(commit, result) }
             case .push(let push): push.write.result.map { answer(push, $0) }
             }
         }

@@ -45,7 +45,8 @@ extension CoordinatorServer {
                 if let progress = applied.progress { publish(progress) }
             case .failure(let error):
                 logger.notice("save refused", metadata: ["job": "\(member.save.jobID)", "error": "\(error)"])
-                reply(to: member.peer, requestID: member.requestID, .error(Self.wireError(error, save: member.save)))
+                replyOrGather(
+                    to: member.peer, requestID: member.requestID, .error(Self.wireError(error, save: member.save)))
             }
         }
     }
@@ -72,7 +73,7 @@ extension CoordinatorServer {
         if member.save.completesJob, workers[member.peer]?.id == member.worker {
             workers[member.peer]?.jobs.remove(Int64(member.save.jobID))
         }
-        reply(to: member.peer, requestID: member.requestID, .saveAck(ack))
+        replyOrGather(to: member.peer, requestID: member.requestID, .saveAck(ack))
     }
 
     private static func wireError(_ error: any Error, save: Tributary_V1_SaveChanges) -> Tributary_V1_Error {

@@ -31,6 +31,8 @@ public actor CoordinatorServer {
     var dispatchRequested = false
     /// Saves gathered for the next group commit while the writer runs the last one (see ``advanceCommits()``).
     var pendingSaves = SaveGroup()
+    /// Replies gathered while a group commit is answered, sent together once it is.
+    var replyBatch: ReplyBatch?
     /// Writes queued on the store's writer and not answered yet, oldest first.
     var queuedWrites: [QueuedWrite] = []
     /// Snapshots being paged through by subscribers, with when a page was last asked for.
@@ -317,6 +319,24 @@ public actor CoordinatorServer {
 
     nonisolated func reply(to peer: Data, requestID: UInt64, _ body: Tributary_V1_Envelope.OneOf_Body) {
         loop.send([peer] + Wire.frames(Wire.envelope(requestID, body)), on: Self.routerSocket)
+    }
+
+    /// Replies, or gathers the reply while a group commit is answered (``answering(_:)``).
+    func replyOrGather(to peer: Data, requestID: UInt64, _ body: Tributary_V1_Envelope.OneOf_Body) {
+        guard replyBatch != nil else { return reply(to: peer, requestID: requestID, body) }
+        replyBatch?.add(Wire.envelope(requestID, body), for: peer)
+    }
+
+    /// Runs `body` with replies gathered, then sends them per peer.
+    func answering(_ body: () -> Void) {
+        replyBatch = ReplyBatch()
+        body()
+        let batch = replyBatch
+        replyBatch = nil
+        let batchingPeers = self.batchingPeers
+        for message in batch?.messages(batching: { batchingPeers.contains($0) }) ?? [] {
+            loop.send(message, on: Self.routerSocket)
+        }
     }
 
     // MARK: - Timers

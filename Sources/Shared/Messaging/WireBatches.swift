@@ -46,6 +46,14 @@ public enum WireBatches {
         return result
     }
 
+    /// Packs one peer's envelopes (each already serialized) into messages behind `prefix` (a ROUTER's routing id),
+    /// in order, within the limits.
+    public static func pack(_ envelopes: [Data], behind prefix: [Data]) -> [[Data]] {
+        var packer = Packer(prefix: prefix)
+        for envelope in envelopes { packer.add(envelope) }
+        return packer.finish()
+    }
+
     /// Packs one peer's messages, in order.
     private struct Packer {
         let prefix: [Data]
@@ -64,7 +72,10 @@ public enum WireBatches {
                 done.append(frames)
                 return
             }
-            let envelope = frames[index]
+            add(frames[index])
+        }
+
+        mutating func add(_ envelope: Data) {
             if envelopes.count == maximumEnvelopes || (!envelopes.isEmpty && bytes + envelope.count > maximumBytes) {
                 flush()
             }
@@ -92,6 +103,7 @@ final class BatchingPeers: Sendable {
     private let peers = Mutex<Set<Data>>([])
 
     func insert(_ peer: Data) { peers.withLock { _ = $0.insert(peer) } }
+    func contains(_ peer: Data) -> Bool { peers.withLock { $0.contains(peer) } }
     func remove(_ peer: Data) { peers.withLock { _ = $0.remove(peer) } }
 
     /// Coalesces a ROUTER's queued messages for the peers known now.
