@@ -34,4 +34,13 @@ struct FeedSubscriptionsTests {
         subscriptions.record(unsubscribe(Wire.jobsTopic))
         #expect(!subscriptions.wants(jobs))
     }
+
+    @Test("past the most topics it follows, everything is wanted (ZeroMQ filters, as without it)")
+    func overflow() {
+        let subscriptions = FeedSubscriptions()
+        for index in 0..<FeedSubscriptions.maximumTopics { subscriptions.record(subscribe("Entity\(index)")) }
+        #expect(!subscriptions.wants(user))
+        subscriptions.record(subscribe("one more"))
+        #expect(subscriptions.wants(user) && subscriptions.wants(jobs))
+    }
 }

@@ -127,6 +127,50 @@ struct LeaseTests {
         #expect(exitStatus == 0)
     }
 
+    @Test("a push sent after a save, in one message, sees the save committed: a finished job's unique key is free")
+    func pushAfterSave() async throws {
+        let directory = try TemporaryDirectory()
+        let exitStatus = try await TestCoordinator.with(in: directory, workers: 0) { coordinator in
+            let context = try ZMQContext()
+            defer { context.terminate() }
+            let peer = try RawWorker(context: context, endpoint: coordinator.process.listenEndpoint)
+            defer { peer.socket.close() }
+            try peer.hello(heartbeatMs: 10_000)
+            try peer.send(.workerReady(.with { $0.credit = 1 }))
+            let keyed = Tributary_V1_JobSpec.with {
+                $0.kind = "noop"
+                $0.uniqueKey = "nightly"
+            }
+            let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+            let firstID = try await client.push([keyed]).jobIds[0]
+            guard case .jobAssignment(let job) = try peer.receive().body else {
+                throw TimedOut(what: "the assignment")
+            }
+            // Its completion, then a push of the same key, in one message: the push is written after the save.
+            let save = Wire.envelope(
+                2,
+                .saveChanges(
+                    .with {
+                        $0.jobID = job.jobID
+                        $0.attempt = job.attempt
+                        $0.completesJob = true
+                    }))
+            let push = Wire.envelope(3, .pushJobs(.with { $0.jobs = [keyed] }))
+            try peer.socket.send([Wire.signature, try save.serializedData(), try push.serializedData()])
+            var replies: [UInt64: Tributary_V1_Envelope] = [:]
+            while replies.count < 2 {
+                let reply = try peer.receive()
+                replies[reply.requestID] = reply
+            }
+            guard case .saveAck = replies[2]?.body, case .pushReply(let pushed) = replies[3]?.body else {
+                throw TimedOut(what: "an ack and a push reply, got \(replies)")
+            }
+            #expect(pushed.duplicates.isEmpty && pushed.jobIds.first != firstID, "a new job, not the finished one")
+            await client.close()
+        }.1
+        #expect(exitStatus == 0)
+    }
+
     @Test("a zombie's save for a job now leased to another attempt is refused with STALE_LEASE and changes nothing")
     func zombieStaleLease() async throws {
         let directory = try TemporaryDirectory()

@@ -13,7 +13,13 @@ extension CoordinatorServer {
         }
         if overflow { throw ProtocolError(.invalidRequest, "the jobs' totals add up to more than \(Int64.max)") }
         let batch = push.batch.isEmpty ? UUID().uuidString.lowercased() : push.batch
-        // Queued behind the group commits, and answered in turn; meanwhile saves go on gathering.
+        // Queued behind the group commits, and answered in turn; meanwhile saves go on gathering. The saves received
+        // before it go first (a push must not overtake them: one may finish a job whose unique key it reuses).
+        while queuedWrites.count >= Self.maximumQueuedWrites, let first = queuedWrites.first {
+            await first.written()
+            advanceCommits()
+        }
+        queuePendingSaves()
         queue(
             .push(
                 QueuedPush(

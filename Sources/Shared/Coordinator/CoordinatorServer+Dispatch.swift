@@ -76,6 +76,8 @@ extension CoordinatorServer {
 
     /// Gives back credit a claim did not use, unless the worker left (or registered anew) meanwhile.
     func giveBack(_ credit: Int, to peer: Data, of worker: WorkerRecord) {
-        if credit > 0, workers[peer]?.id == worker.id { workers[peer]?.credit += UInt32(credit) }
+        if credit > 0, workers[peer]?.id == worker.id, workers[peer]?.leaving == false {
+            workers[peer]?.credit += UInt32(credit)
+        }
     }
 }

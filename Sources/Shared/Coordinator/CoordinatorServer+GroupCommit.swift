@@ -11,6 +11,9 @@ extension CoordinatorServer {
     /// The most saves that gather while the writer is busy; the next one waits for it.
     static let maximumPendingSaves = 1024
 
+    /// The most writes queued on the writer (pushes queue behind group commits); the next push waits.
+    static let maximumQueuedWrites = 8
+
     /// The most jobs leased to one worker in one transaction.
     static let claimsPerTransaction = 256
 
@@ -32,7 +35,10 @@ extension CoordinatorServer {
             if queuedWrites.isEmpty { queuePendingSaves() }
             switch first {
             case .groupCommit(let commit):
-                guard let result = commit.write.result else { continue }
+                guard let result = commit.write.result else {
+                    assertionFailure("a written group commit has its result")
+                    continue
+                }
                 answering { answer(commit, result) }
             case .push(let push): push.write.result.map { answer(push, $0) }
             }
@@ -49,6 +55,16 @@ extension CoordinatorServer {
         }
     }
 
+    /// Queues the saves received so far, even while the writer is busy, and answers every write queued by then;
+    /// saves received meanwhile are answered in turn. A stop waits for this: it ends even while workers go on
+    /// saving.
+    func commitReceived() async {
+        queuePendingSaves()
+        guard let last = queuedWrites.last else { return }
+        await last.written()
+        advanceCommits()
+    }
+
     /// Commits and answers every save received so far: before a message that must see their effects.
     func commitAll() async {
         advanceCommits()
@@ -60,7 +76,7 @@ extension CoordinatorServer {
 
     /// Queues the gathered saves on the writer as one group commit, with claims for the workers' credit when a
     /// dispatch is due (jobs or credit came in).
-    private func queuePendingSaves() {
+    func queuePendingSaves() {
         var claims: [QueuedCommit.Claim] = []
         if needsDispatch {
             needsDispatch = false

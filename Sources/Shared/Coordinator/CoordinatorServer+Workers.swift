@@ -29,7 +29,7 @@ extension CoordinatorServer {
     func addCredit(_ credit: UInt32, to peer: Data) {
         // Credit adds up; a worker holds at most 1,024 jobs it has not finished (a huge credit is a bug or an
         // attack, not a request).
-        if let held = workers[peer]?.credit {
+        if let held = workers[peer]?.credit, workers[peer]?.leaving == false {
             workers[peer]?.credit = UInt32(min(UInt64(held) + UInt64(credit), 1024))
         }
         needsDispatch = true
@@ -111,15 +111,22 @@ extension CoordinatorServer {
     ///   an attempt. Otherwise each running job's attempt counts as failed.
     func workerLeft(_ peer: Data, reason: String, handsBack: Bool = false) async throws {
         guard let worker = workers[peer] else { return }
-        // No new jobs for it from here on, even from a dispatch that runs while this one awaits.
+        // No new jobs for it from here on, even from a dispatch or a commit answered while this one awaits.
         workers[peer]?.credit = 0
+        workers[peer]?.leaving = true
         // Re-queue first: if the store refuses, the worker stays known and the next reap tries again. Only the
         // jobs it was given count as lost attempts; any claimed for it and not yet sent are handed back.
-        let requeued =
-            handsBack
-            ? try await store.releaseJobs(of: worker.id)
-            : try await store.requeueJobs(
-                of: worker.id, started: worker.jobs, reason: "attempt lost: worker \(worker.id) \(reason)")
+        let requeued: Int
+        do {
+            requeued =
+                handsBack
+                ? try await store.releaseJobs(of: worker.id)
+                : try await store.requeueJobs(
+                    of: worker.id, started: worker.jobs, reason: "attempt lost: worker \(worker.id) \(reason)")
+        } catch {
+            if workers[peer]?.id == worker.id { workers[peer]?.leaving = false }
+            throw error
+        }
         if workers[peer]?.id == worker.id {
             workers.remove(peer)
             batchingPeers.remove(peer)

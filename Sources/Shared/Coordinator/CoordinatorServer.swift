@@ -154,7 +154,7 @@ public actor CoordinatorServer {
         guard !stopping else { return }
         stopping = true
         await drainWorkers()
-        await commitAll()
+        await commitReceived()
         do {
             let released = try await store.releaseAllRunningJobs()
             if released > 0 {
@@ -163,6 +163,8 @@ public actor CoordinatorServer {
         } catch {
             logger.error("cannot hand back running jobs", metadata: ["error": "\(error)"])
         }
+        // Saves that came meanwhile are answered too (their jobs were handed back: refused as stale).
+        await commitReceived()
         await loop.stop()
         zap?.stop()
         openSnapshots.removeAll()

@@ -14,6 +14,8 @@ struct WorkerRecord {
     var credit: UInt32 = 0
     /// Jobs leased to the worker.
     var jobs: Set<Int64> = []
+    /// Set while its jobs are handed back (it left or is taken for dead): it gets no more credit.
+    var leaving = false
 
     var state: String { jobs.isEmpty ? "idle" : "busy" }
 }
