@@ -39,7 +39,7 @@ struct BenchCommand: AsyncParsableCommand {
     var jobs = 100_000
 
     @Option(help: "Jobs each worker runs at once in the jobs benchmark (empty jobs are all round trip).")
-    var jobConcurrency = 256
+    var jobConcurrency = 512
 
     @Option(help: "Saves per latency measurement.")
     var saves = 5_000
