@@ -41,6 +41,23 @@ struct RawWorker {
 
 @Suite("Integration: leases, heartbeats and zombies", .serialized)
 struct LeaseTests {
+    /// Runs `body` with a raw worker registered, with a credit of one, at a coordinator without a pool, and a client
+    /// of it; returns the coordinator's exit status.
+    func withRawWorker(_ body: (RawWorker, JobClient) async throws -> Void) async throws -> Int32 {
+        let directory = try TemporaryDirectory()
+        return try await TestCoordinator.with(in: directory, workers: 0) { coordinator in
+            let context = try ZMQContext()
+            defer { context.terminate() }
+            let worker = try RawWorker(context: context, endpoint: coordinator.process.listenEndpoint)
+            defer { worker.socket.close() }
+            try worker.hello(heartbeatMs: 10_000)
+            try worker.send(.workerReady(.with { $0.credit = 1 }))
+            let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+            try await body(worker, client)
+            await client.close()
+        }.1
+    }
+
     @Test(
         "a worker that falls silent loses its lease; the job runs again elsewhere; the zombie's late save applies nothing"
     )
@@ -92,15 +109,7 @@ struct LeaseTests {
 
     @Test("the save that completes a job may ask for the next one: it comes with the ack, with no WorkerReady")
     func creditWithCompletion() async throws {
-        let directory = try TemporaryDirectory()
-        let exitStatus = try await TestCoordinator.with(in: directory, workers: 0) { coordinator in
-            let context = try ZMQContext()
-            defer { context.terminate() }
-            let worker = try RawWorker(context: context, endpoint: coordinator.process.listenEndpoint)
-            defer { worker.socket.close() }
-            try worker.hello(heartbeatMs: 10_000)
-            try worker.send(.workerReady(.with { $0.credit = 1 }))
-            let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+        let exitStatus = try await withRawWorker { worker, client in
             let ids = try await client.push(Array(repeating: Tributary_V1_JobSpec.with { $0.kind = "noop" }, count: 2))
                 .jobIds
             guard case .jobAssignment(let first) = try worker.receive().body else {
@@ -122,26 +131,17 @@ struct LeaseTests {
             }
             #expect(ack.jobID == first.jobID && !ack.duplicate)
             #expect(Set([first.jobID, second.jobID]) == Set(ids))
-            await client.close()
-        }.1
+        }
         #expect(exitStatus == 0)
     }
 
     @Test("a push sent after a save, in one message, sees the save committed: a finished job's unique key is free")
     func pushAfterSave() async throws {
-        let directory = try TemporaryDirectory()
-        let exitStatus = try await TestCoordinator.with(in: directory, workers: 0) { coordinator in
-            let context = try ZMQContext()
-            defer { context.terminate() }
-            let peer = try RawWorker(context: context, endpoint: coordinator.process.listenEndpoint)
-            defer { peer.socket.close() }
-            try peer.hello(heartbeatMs: 10_000)
-            try peer.send(.workerReady(.with { $0.credit = 1 }))
+        let exitStatus = try await withRawWorker { peer, client in
             let keyed = Tributary_V1_JobSpec.with {
                 $0.kind = "noop"
                 $0.uniqueKey = "nightly"
             }
-            let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
             let firstID = try await client.push([keyed]).jobIds[0]
             guard case .jobAssignment(let job) = try peer.receive().body else {
                 throw TimedOut(what: "the assignment")
@@ -166,8 +166,7 @@ struct LeaseTests {
                 throw TimedOut(what: "an ack and a push reply, got \(replies)")
             }
             #expect(pushed.duplicates.isEmpty && pushed.jobIds.first != firstID, "a new job, not the finished one")
-            await client.close()
-        }.1
+        }
         #expect(exitStatus == 0)
     }
 

@@ -17,7 +17,7 @@ public final class PendingWrite<Value: Sendable>: Sendable {
     /// The write's result, once the writer has run it.
     public var value: Value {
         get async {
-            if case .written(let value) = state.withLock({ $0 }) { return value }
+            if let value = result { return value }
             return await withUnsafeContinuation { continuation in
                 let value = state.withLock { state -> Value? in
                     switch state {
