@@ -47,14 +47,16 @@ extension RootStore {
         """
 
     /// Records the progress (or completion) of saves whose attempts held their jobs, ``completionChunk`` rows per
-    /// statement: the same columns a single save writes.
-    func writeProgress(of saves: [Tributary_V1_SaveChanges], now: Double, in db: Database) throws {
+    /// statement. The one-by-one path writes its save's row through it too, so both write the same columns.
+    static func writeProgress(
+        of saves: [Tributary_V1_SaveChanges], now: Double, in db: Database, statements: WriterStatements
+    ) throws {
         guard !saves.isEmpty else { return }
-        try writer.statements.requireTransaction(db)
-        let update = try writer.statements.statement(db, Self.progressUpdateSQL)
+        try statements.requireTransaction(db)
+        let update = try statements.statement(db, progressUpdateSQL)
         update.bind(1, now)
-        for start in stride(from: 0, to: saves.count, by: Self.completionChunk) {
-            for offset in 0..<Self.completionChunk {
+        for start in stride(from: 0, to: saves.count, by: completionChunk) {
+            for offset in 0..<completionChunk {
                 let first = Int32(2 + offset * 5)
                 guard start + offset < saves.count else {
                     // Matches no job (ids are never negative).

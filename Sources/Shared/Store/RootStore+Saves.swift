@@ -84,18 +84,11 @@ extension RootStore {
         }
     }
 
-    /// Group commit, then claims, in one transaction: a coordinator's turn answers the saves that finish jobs and
-    /// leases the next ones with one commit.
-    /// - Returns: one result per save and one per claim, in order; a claim that fails leaves the others standing.
-    public func applySaves(
-        _ saves: [(save: Tributary_V1_SaveChanges, worker: String)], thenClaim claims: [ClaimRequest]
-    ) async -> GroupCommitResult {
-        await queueGroupCommit(saves, thenClaim: claims).value
-    }
-
-    /// Queues a group commit with claims (see ``applySaves(_:thenClaim:)``) on the writer and returns at once.
-    /// Writes run in the order they are queued, so a later write sees this one's effects; a failure of the whole
-    /// transaction (the commit itself, say) comes back as every save's and claim's error.
+    /// Queues a group commit, then claims, as one transaction on the writer, and returns at once: the saves that
+    /// finish jobs and the leases of the next ones commit together. Writes run in the order they are queued, so a
+    /// later write sees this one's effects. The result has one entry per save and one per claim, in order; a claim
+    /// that fails leaves the others standing, and a failure of the whole transaction (the commit itself, say) comes
+    /// back as every save's and claim's error.
     public func queueGroupCommit(
         _ saves: [(save: Tributary_V1_SaveChanges, worker: String)], thenClaim claims: [ClaimRequest]
     ) -> PendingWrite<GroupCommitResult> {
@@ -166,7 +159,7 @@ extension RootStore {
             results.append(result)
         }
         // Their jobs are named by no other save of the group: writing them last changes nothing the others see.
-        try writeProgress(of: held, now: Date().timeIntervalSince1970, in: db)
+        try Self.writeProgress(of: held, now: Date().timeIntervalSince1970, in: db, statements: writer.statements)
         if !batches.isEmpty {
             try writer.statements.requireTransaction(db)
             try Self.record(batches, in: db, statements: writer.statements)
@@ -253,20 +246,7 @@ extension RootStore {
             outcome = .committed(seq: seq, events: events, remaps: remaps, resolved: resolved)
         }
         guard jobID != 0, let lease else { return AppliedSave(outcome: outcome, progress: nil) }
-        let jobProgress = try statements.statement(
-            db,
-            """
-            UPDATE tributary_jobs SET done = ?1, committed_batches = ?2, state = ?3, updated_at = ?4,
-                worker = CASE WHEN ?5 THEN NULL ELSE worker END
-            WHERE id = ?6
-            """)
-        jobProgress.bind(1, Int64(save.progressDone))
-        jobProgress.bind(2, Int64(save.batchIndex) + 1)
-        jobProgress.bind(3, save.completesJob ? "done" : "running")
-        jobProgress.bind(4, now)
-        jobProgress.bind(5, Int64(save.completesJob ? 1 : 0))
-        jobProgress.bind(6, jobID)
-        try jobProgress.execute()
+        try writeProgress(of: [save], now: now, in: db, statements: statements)
         return applied(save, outcome, lease: lease)
     }
 
