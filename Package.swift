@@ -71,9 +71,10 @@ let package = Package(
             name: "TributaryCommandSupport",
             dependencies: [
                 "Tributary",
-                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             path: "Sources/CommandSupport",
             swiftSettings: swiftSettings
@@ -120,6 +121,7 @@ let package = Package(
             dependencies: [
                 "Tributary", "ZeroMQ", "TributaryCommandSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             exclude: ["Support/tcp_tap.py"],
             swiftSettings: swiftSettings

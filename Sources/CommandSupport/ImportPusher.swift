@@ -12,15 +12,21 @@ public struct ImportPusher: Sendable {
     }
 
     /// Pushes `specs` in order as one batch.
-    public func push(_ specs: [Tributary_V1_JobSpec]) async throws -> (batch: String, jobIDs: [UInt64]) {
+    /// - Returns: the batch, an id per spec, and the indexes of specs not enqueued because a queued or running
+    ///   job holds their unique key (their id is that job's).
+    public func push(_ specs: [Tributary_V1_JobSpec]) async throws
+        -> (batch: String, jobIDs: [UInt64], duplicates: [Int])
+    {
         var batch = ""
         var ids: [UInt64] = []
+        var duplicates: [Int] = []
         var group: [Tributary_V1_JobSpec] = []
         var bytes = 0
         func flush() async throws {
             guard !group.isEmpty else { return }
             let reply = try await client.push(group, batch: batch)
             batch = reply.batch
+            duplicates += reply.duplicates.map { ids.count + Int($0) }
             ids += reply.jobIds
             group.removeAll()
             bytes = 0
@@ -31,6 +37,6 @@ public struct ImportPusher: Sendable {
             bytes += spec.payload.count
         }
         try await flush()
-        return (batch, ids)
+        return (batch, ids, duplicates)
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import SwiftProtobuf
 import Tributary
 
 /// How the CLI prints jobs.
@@ -34,12 +33,5 @@ public enum JobText {
             lines.append("error     attempt \(error.attempt) at \(at): \(error.message)")
         }
         return lines.joined(separator: "\n")
-    }
-
-    /// Any reply message as JSON, integers as numbers.
-    public static func json(_ message: some SwiftProtobuf.Message) throws -> String {
-        var options = JSONEncodingOptions()
-        options.alwaysPrintInt64sAsNumbers = true
-        return try message.jsonString(options: options)
     }
 }

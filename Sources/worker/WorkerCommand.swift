@@ -69,14 +69,7 @@ struct WorkerCommand: AsyncParsableCommand {
             configuration: .init(
                 services: [.init(service: WorkerService(configuration: configuration, logger: logger))],
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        let orphanWatch = parentPid.map { parent in
-            Task {
-                await ParentWatch.waitUntilOrphaned(from: parent)
-                logger.notice("parent process \(parent) is gone; stopping")
-                await group.triggerGracefulShutdown()
-            }
-        }
-        defer { orphanWatch?.cancel() }
-        try await group.run()
+        guard let parentPid else { return try await group.run() }
+        try await ParentWatch.run(group, whileChildOf: parentPid, logger: logger)
     }
 }

@@ -199,8 +199,46 @@ struct CLITests {
             #expect(status.status == 0)
             let json = try #require(try JSONSerialization.jsonObject(with: Data(status.output.utf8)) as? [String: Any])
             let jobCounts = try #require(json["jobs"] as? [String: Any])
-            #expect(jobCounts["done"] as? Int == 3 && (jobCounts["dead"] as? Int ?? 0) == 0, "the dead job was deleted")
+            #expect(jobCounts["done"] as? Int == 3 && jobCounts["dead"] as? Int == 0, "the dead job was deleted")
+            // Zero and empty fields are printed, not left out.
+            #expect(jobCounts["cancelled"] as? Int == 0 && (json["running"] as? [Any])?.isEmpty == true)
             #expect((json["workers"] as? [Any])?.count == 2)
+        }
+        #expect(exitStatus == 0)
+    }
+
+    @Test("push job --unique-key enqueues nothing while the key's job is queued; --json prints empty fields too")
+    func uniqueKeyAndFullJSON() async throws {
+        let directory = try TemporaryDirectory()
+        let (_, exitStatus) = try await TestCoordinator.with(in: directory, workers: 0) { coordinator in
+            let jobs = ["--listen", coordinator.process.listenEndpoint]
+            let push = ["push", "job", "--kind", "noop", "--unique-key", "nightly"] + jobs
+            let first = try await Binaries.run("tributary", push)
+            #expect(first.status == 0, "\(first.error)")
+            let again = try await Binaries.run("tributary", push)
+            #expect(again.status == 0 && again.output == first.output, "the queued job's id: \(again.output)")
+            #expect(again.error.contains("not enqueued: job \(first.output) has the unique key 'nightly'"))
+
+            let listed = try await Binaries.run("tributary", ["jobs", "list", "--json"] + jobs)
+            let reply = try #require(try JSONSerialization.jsonObject(with: Data(listed.output.utf8)) as? [String: Any])
+            let only = try #require((reply["jobs"] as? [[String: Any]])?.first)
+            #expect((reply["jobs"] as? [Any])?.count == 1)
+            #expect(only["state"] as? String == "queued" && only["attempt"] as? Int == 0 && only["done"] as? Int == 0)
+            #expect(only["workerId"] as? String == "" && only["runAt"] as? Double == 0)
+            #expect(
+                (only["errors"] as? [Any])?.isEmpty == true && (only["arguments"] as? [String: Any])?.isEmpty == true)
+
+            let imported = try directory.write("prs.ndjson", DemoData.pullRequests(count: 30, users: 5))
+            let pushImport = ["push", "import", "--entity", "PullRequest", "--file", imported, "--chunk", "10"]
+            let firstImport = try await Binaries.run("tributary", pushImport + ["--unique-key", "prs"] + jobs)
+            #expect(firstImport.status == 0, "\(firstImport.error)")
+            let secondImport = try await Binaries.run("tributary", pushImport + ["--unique-key", "prs"] + jobs)
+            #expect(secondImport.error.contains("not enqueued: 3 of them"), "\(secondImport.error)")
+            let status = try await Binaries.run("tributary", ["status", "--json"] + jobs)
+            let counts = try #require(
+                (try JSONSerialization.jsonObject(with: Data(status.output.utf8)) as? [String: Any])?["jobs"]
+                    as? [String: Any])
+            #expect(counts["queued"] as? Int == 4 && counts["running"] as? Int == 0 && counts["dead"] as? Int == 0)
         }
         #expect(exitStatus == 0)
     }

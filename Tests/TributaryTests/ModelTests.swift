@@ -48,6 +48,14 @@ struct ModelTests {
                 "reserves"
             ),
             ("{\"entities\": [{\"name\": \"drop table\", \"attributes\": []}]}", "not an identifier"),
+            (
+                "{\"entities\": [{\"name\": \"A\", \"relationships\": [{\"name\": \"b\", \"destination\": \"A\", \"toMany\": true}]}, {\"name\": \"A_b\"}]}",
+                "the join table of 'A.b' would be named 'A_b', like entity 'A_b'"
+            ),
+            (
+                "{\"entities\": [{\"name\": \"A\", \"relationships\": [{\"name\": \"b_c\", \"destination\": \"A\", \"toMany\": true}]}, {\"name\": \"A_b\", \"relationships\": [{\"name\": \"c\", \"destination\": \"A\", \"toMany\": true}]}]}",
+                "the join tables of 'A.b_c' and 'A_b.c' would both be named 'A_b_c'"
+            ),
             ("{\"entities\": [{\"attributes\": []}]}", "missing \"name\""),
             ("{\"entities\": [", "not valid JSON"),
         ])

@@ -13,31 +13,17 @@ struct PythonExampleTests {
         .appendingPathComponent("examples/python")
 
     /// Starts `script` with `arguments`; its standard output and error are collected until it exits.
-    static func start(_ script: String, _ arguments: [String]) throws -> (Process, LineReader, LineReader) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", example.appendingPathComponent(script).path] + arguments
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        return (process, LineReader(output.fileHandleForReading), LineReader(error.fileHandleForReading))
+    static func start(_ script: String, _ arguments: [String]) throws -> StartedProcess {
+        try StartedProcess.start(
+            executable: URL(fileURLWithPath: "/usr/bin/env"),
+            ["python3", example.appendingPathComponent(script).path] + arguments)
     }
 
     /// Waits (bounded) for `process` to exit and returns its status and output lines.
-    static func finish(_ started: (Process, LineReader, LineReader), timeout: Duration = .seconds(60)) async throws
+    static func finish(_ started: StartedProcess, timeout: Duration = .seconds(60)) async throws
         -> (status: Int32, output: [String], error: [String])
     {
-        let (process, output, error) = started
-        return try await withTimeout("a Python example to exit", timeout) {
-            async let out = output.lines.reduce(into: [String]()) { $0.append($1) }
-            async let err = error.lines.reduce(into: [String]()) { $0.append($1) }
-            let (stdout, stderr) = await (out, err)
-            await process.exited()  // both pipes are closed: the process is exiting
-            return (process.terminationStatus, stdout, stderr)
-        }
+        try await started.finish(timeout: timeout)
     }
 
     @Test("the pusher imports NDJSON; a live and a resuming subscriber print every commit once, in order")
@@ -55,10 +41,7 @@ struct PythonExampleTests {
         let live = try Self.start("subscriber.py", endpoints + ["--until-seq", "10"])
         // Live from the store's position: wait until it says so, or the first commits could come before it.
         // (The stream goes on where this loop stops: `finish` reads the rest.)
-        let liveErrors = live.2.lines
-        try await withTimeout("the live subscriber to catch up", .seconds(30)) {
-            for await line in liveErrors where line.contains("caught up at seq") { return }
-        }
+        _ = try await live.waitForError(containing: "caught up at seq")
 
         let pushed = try await Self.finish(
             try Self.start(

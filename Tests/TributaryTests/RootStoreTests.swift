@@ -427,3 +427,33 @@ struct JobFencingTests {
         #expect(plan.contains("SEARCH tributary_jobs USING INTEGER PRIMARY KEY (rowid=?)"), "\(plan)")
     }
 }
+
+extension JobFencingTests {
+    @Test("reopening puts back the jobs left running, counted per batch; a lost last attempt leaves its job dead")
+    func jobsLeftRunningCounted() async throws {
+        let spec = Tributary_V1_JobSpec.with { $0.kind = "noop" }
+        let lastTry = Tributary_V1_JobSpec.with {
+            $0.kind = "noop"
+            $0.maxAttempts = 1
+        }
+        _ = try await store.pushJobs([spec, spec, spec], batch: "a")
+        _ = try await store.pushJobs([lastTry], batch: "b")
+        let claimed = try await store.claimJobs(for: "w1", kinds: ["noop"], limit: 10)
+        #expect(claimed.count == 4)
+        // Ids follow the push order: the smallest is one of batch a's.
+        let first = try #require(claimed.min { $0.id < $1.id })
+        _ = try await store.applySave(
+            .with {
+                $0.jobID = UInt64(first.id)
+                $0.attempt = UInt32(first.attempt)
+                $0.completesJob = true
+            }, from: "w1")
+        try store.close()
+        let reopened = try RootStore.open(path: directory.path("store.sqlite"), model: DemoData.model)
+        #expect(
+            reopened.jobsLeftRunning == [
+                .init(batch: "a", requeued: 2, dead: 0), .init(batch: "b", requeued: 0, dead: 1),
+            ])
+        try reopened.close()
+    }
+}

@@ -82,3 +82,22 @@ struct SupervisionIntegrationTests {
         #expect(await coordinator.process.stop() == 0)
     }
 }
+
+extension SupervisionIntegrationTests {
+    @Test("a pool worker with a job in flight stops within seconds when its coordinator is killed with SIGKILL")
+    func orphanedWorkerWithJobStops() async throws {
+        let directory = try TemporaryDirectory()
+        let coordinator = try await TestCoordinator.start(in: directory, workers: 1)
+        defer { Task { await coordinator.process.stop() } }
+        let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+        try await waitUntil("the pool worker to register") { try await client.status().workers.count == 1 }
+        let worker = try #require(try await client.status().workers.first?.pid)
+        // One job of many batches: killed once its first batch committed, it has more saves to send.
+        let pushed = try await client.pushImport(DemoData.pullRequests(count: 60_000, users: 500), rowsPerJob: 60_000)
+        try await waitUntil("the job's first batch") { try await client.batchStatus(pushed.batch).doneRows > 0 }
+        await client.close()
+        kill(coordinator.process.pid, SIGKILL)
+        // Its save now goes unanswered: the worker must not wait out the save's timeout (a minute).
+        try await waitUntil("the orphaned worker to exit", timeout: .seconds(15)) { !Self.isAlive(worker) }
+    }
+}

@@ -41,8 +41,8 @@ public final class ChangeFeed: AsyncSequence, Sendable {
         /// with a durable name, at the subscriber's stored position).
         public var since: UInt64?
         /// A durable subscriber name: the coordinator stores the position processed so far (acknowledged when the
-        /// next event is asked for, at most every second, and on ``ChangeFeed/close()``) and keeps history after
-        /// it. A new name starts at the store's last commit unless ``since`` says otherwise.
+        /// next event is asked for: at most every second while events flow, and as soon as they pause; and by
+        /// ``ChangeFeed/acknowledge()``) and keeps history after it. A new name starts at the store's last commit unless ``since`` says otherwise.
         public var durableName: String?
         /// When the position was pruned from history: deliver a snapshot and go on from it, rather than throw.
         public var snapshotWhenPruned = false

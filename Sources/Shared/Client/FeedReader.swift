@@ -73,6 +73,11 @@ final class FeedReader: @unchecked Sendable {
                 }
                 accept(frames)
             } else {
+                // Caught up and about to wait: the consumer processed every event handed out (it asked for the
+                // next), so a pause stores the position rather than leaving a burst's tail unacknowledged. The
+                // feed heartbeat (every 500 ms) wakes this loop, so an acknowledgement held back by the one-second
+                // spacing is sent soon after. A failure is retried at the next chance.
+                try? await acknowledge(force: false)
                 guard let batch = await inbound.next() else {
                     try? await acknowledge(force: true)
                     return nil

@@ -44,7 +44,7 @@ extension CoordinatorServer {
                 // The job's progress as the commit left it, after the commit's didSave.
                 if let progress = applied.progress { publish(progress) }
             case .failure(let error):
-                logger.notice("save refused", metadata: ["job": "\(member.save.jobID)", "error": "\(error)"])
+                logRefusal("save refused", error, peer: member.peer, metadata: ["job": "\(member.save.jobID)"])
                 replyOrGather(
                     to: member.peer, requestID: member.requestID, .error(Self.wireError(error, save: member.save)))
             }

@@ -22,6 +22,8 @@ public actor CoordinatorServer {
     let activity = PeerActivity()
     var lastSeq: UInt64 = 0
     var stopping = false
+    /// The stop under way, for a second caller to wait on.
+    private var stopTask: Task<Void, Never>?
     var dispatching = false
     /// The local pool, for `status`.
     var supervisor: WorkerSupervisor?
@@ -45,6 +47,8 @@ public actor CoordinatorServer {
     private let zap: ZAPHandler?
     /// With CURVE: the key each peer last sent with, to drop it when the key is revoked.
     var peerKeys: [Data: String] = [:]
+    /// Repeated complaints about one peer, thinned out (a peer sending bad frames in a loop).
+    var peerLog = LogThrottle()
     /// Workers that read several envelopes in one message: what is queued for them is sent packed.
     nonisolated let batchingPeers = BatchingPeers()
     /// The topics the feed's subscribers asked for: nothing is built for a topic nobody gets.
@@ -60,6 +64,11 @@ public actor CoordinatorServer {
         self.configuration = configuration
         self.logger = logger
         store = try RootStore.open(path: configuration.storePath, model: configuration.model)
+        for left in store.jobsLeftRunning {
+            logger.notice(
+                "jobs left running by the previous coordinator: their attempt counts as lost",
+                metadata: ["batch": "\(left.batch)", "requeued": "\(left.requeued)", "dead": "\(left.dead)"])
+        }
         modelJSON = String(decoding: configuration.model.encodedJSON(), as: UTF8.self)
 
         if let curve = configuration.curve {
@@ -150,8 +159,16 @@ public actor CoordinatorServer {
     /// A graceful stop: no more dispatching; jobs still running (on workers outside the local pool, which was
     /// drained first) are handed back to the queue without counting an attempt, so a deploy costs no retries.
     /// Only a crash, found by the next start, counts the attempts it interrupted.
+    /// A second call (the service returning after a signal's stop began) waits for the first to finish, so the
+    /// process never exits with the store still open (its WAL not checkpointed into the file).
     public func stop() async {
-        guard !stopping else { return }
+        if let stopTask { return await stopTask.value }
+        let task = Task { await closeEverything() }
+        stopTask = task
+        await task.value
+    }
+
+    private func closeEverything() async {
         stopping = true
         await drainWorkers()
         await commitReceived()
@@ -168,7 +185,11 @@ public actor CoordinatorServer {
         await loop.stop()
         zap?.stop()
         openSnapshots.removeAll()
-        try? store.close()
+        do {
+            try store.close()
+        } catch {
+            logger.error("cannot close the store", metadata: ["error": "\(error)"])
+        }
     }
 
     // MARK: - Routing
@@ -183,7 +204,7 @@ public actor CoordinatorServer {
                 switch decoded {
                 case .success(let sized): await handle(sized, of: message, from: peer)
                 case .failure(let error):
-                    logger.notice("malformed message from peer", metadata: ["error": "\(error)"])
+                    logRefusal("malformed message from peer", error, peer: peer)
                     reply(to: peer, requestID: 0, .error(error.wire))
                 }
             }
@@ -247,10 +268,10 @@ public actor CoordinatorServer {
         do {
             return (routingID, try Wire.decodeEach(frames.dropFirst()))
         } catch let error as ProtocolError {
-            logger.notice("malformed message from peer", metadata: ["error": "\(error)"])
+            logRefusal("malformed message from peer", error, peer: routingID)
             reply(to: routingID, requestID: 0, .error(error.wire))
         } catch {
-            logger.error("cannot decode a message", metadata: ["error": "\(error)"])
+            logRefusal("cannot decode a message", error, peer: routingID, level: .error)
         }
         return nil
     }
@@ -267,13 +288,13 @@ public actor CoordinatorServer {
     func refuse(_ requestID: UInt64, from peer: Data, _ error: any Error) {
         switch error {
         case let error as ProtocolError:
-            logger.notice("request refused", metadata: ["error": "\(error)"])
+            logRefusal("request refused", error, peer: peer)
             reply(to: peer, requestID: requestID, .error(error.wire))
         case let error as StoreError:
-            logger.notice("store refused a request", metadata: ["error": "\(error)"])
+            logRefusal("store refused a request", error, peer: peer)
             reply(to: peer, requestID: requestID, .error(ProtocolError(error).wire))
         default:
-            logger.error("request failed", metadata: ["error": "\(error)"])
+            logRefusal("request failed", error, peer: peer, level: .error)
             reply(to: peer, requestID: requestID, .error(ProtocolError(.internal, "\(error)").wire))
         }
     }
@@ -362,6 +383,7 @@ public actor CoordinatorServer {
                 }
             }
             publishFeedHeartbeat()
+            peerLog.flush(to: logger)
             await reapSilentWorkers()
             await expireTimedOutAttempts()
             // Retries and delayed jobs become due with time, not with a message: look for them each tick.
@@ -374,6 +396,23 @@ public actor CoordinatorServer {
             }
             try? await Task.sleep(for: configuration.feedHeartbeatInterval)
         }
+    }
+
+    /// Logs what was refused to a peer, at most a few times per peer and kind of error in a window (the rest
+    /// are counted and the count logged; see ``LogThrottle``).
+    func logRefusal(
+        _ message: String, _ error: any Error, peer: Data, level: Logger.Level = .notice,
+        metadata: Logger.Metadata = [:]
+    ) {
+        let kind =
+            switch error {
+            case let error as ProtocolError: "\(message): \(error.codeName)"
+            case let error as StoreError: "\(message): \(error.code)"
+            default: message
+            }
+        peerLog.log(
+            message, level: level, peer: peer, kind: kind, metadata: metadata.merging(["error": "\(error)"]) { $1 },
+            to: logger)
     }
 
     static func name(of body: Tributary_V1_Envelope.OneOf_Body) -> String {

@@ -42,6 +42,8 @@ public struct CoordinatorService: Service {
                 await server.stop()
             }
         }
+        // run() returns once the sockets close; the stop goes on to close the store: wait for it.
+        await server.stop()
         context.terminate()
         logger.info("stopped")
     }

@@ -15,6 +15,34 @@ extension Model {
             }
             try validate(entity)
         }
+        try validateJoinTableNames()
+    }
+
+    /// Each to-many relationship's join table (`<Entity>_<relationship>`) needs a name no other table has.
+    private func validateJoinTableNames() throws {
+        var joins: [String: String] = [:]
+        for entity in entities {
+            for relationship in entity.relationships where relationship.isToMany {
+                let owner = "'\(entity.name).\(relationship.name)'"
+                let join = "\(entity.name)_\(relationship.name)"
+                if join.lowercased().hasPrefix("tributary_") {
+                    throw ModelError(
+                        .duplicateName,
+                        "the join table of \(owner) would be named '\(join)', with the prefix 'tributary_' the store keeps for its own tables; rename the entity or the relationship"
+                    )
+                }
+                if let other = entities.first(where: { $0.name.lowercased() == join.lowercased() }) {
+                    throw ModelError(
+                        .duplicateName,
+                        "the join table of \(owner) would be named '\(join)', like entity '\(other.name)'; rename one")
+                }
+                if let other = joins.updateValue(owner, forKey: join.lowercased()) {
+                    throw ModelError(
+                        .duplicateName,
+                        "the join tables of \(other) and \(owner) would both be named '\(join)'; rename one")
+                }
+            }
+        }
     }
 
     private func validate(_ entity: Entity) throws {
@@ -27,15 +55,6 @@ extension Model {
             }
             guard propertyNames.insert(name.lowercased()).inserted else {
                 throw ModelError(.duplicateName, "'\(entity.name).\(name)' is declared twice")
-            }
-        }
-        for relationship in entity.relationships where relationship.isToMany {
-            let join = "\(entity.name)_\(relationship.name)".lowercased()
-            if join.hasPrefix("tributary_") || entities.contains(where: { $0.name.lowercased() == join }) {
-                throw ModelError(
-                    .duplicateName,
-                    "the join table of '\(entity.name).\(relationship.name)' would be named like another table; rename one"
-                )
             }
         }
         for relationship in entity.relationships where self.entity(named: relationship.destination) == nil {

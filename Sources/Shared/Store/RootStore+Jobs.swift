@@ -9,6 +9,26 @@ public enum JobFailureOutcome: Sendable, Equatable {
     case dead
 }
 
+/// The jobs of one batch that a previous coordinator left running, as the store found them when it opened.
+public struct JobsLeftRunning: Sendable, Equatable {
+    /// The batch they belong to.
+    public let batch: String
+    /// How many went back to the queue.
+    public var requeued = 0
+    /// How many died instead: that lost attempt was their last.
+    public var dead = 0
+
+    init(batch: String, requeued: Int = 0, dead: Int = 0) {
+        self.batch = batch
+        self.requeued = requeued
+        self.dead = dead
+    }
+
+    mutating func count(_ outcome: JobFailureOutcome) {
+        if case .dead = outcome { dead += 1 } else { requeued += 1 }
+    }
+}
+
 /// One failed attempt in a job's error history (`tributary_jobs.errors`, a JSON array).
 public struct JobErrorRecord: Codable, Sendable, Equatable {
     public let attempt: Int
@@ -292,18 +312,22 @@ extension RootStore {
 
     /// The jobs a previous coordinator left running: their attempts count as lost (so a job that brings the
     /// coordinator down ends dead instead of looping), and they go back to the queue or die.
-    static func requeueAfterRestart(_ db: Database) throws {
+    static func requeueAfterRestart(_ db: Database) throws -> [JobsLeftRunning] {
         let jobs = try Row.fetchAll(
             db,
             sql: """
                 SELECT id, attempt, batch, errors, max_attempts, backoff_base_ms, backoff_cap_ms
                 FROM tributary_jobs WHERE state = 'running'
                 """)
+        var byBatch: [String: JobsLeftRunning] = [:]
         for job in jobs {
-            _ = try recordFailure(
+            let outcome = try recordFailure(
                 db, job: job, id: job["id"], attempt: job["attempt"],
                 message: "attempt lost: the coordinator restarted", permanent: false, retryAt: 0)
+            let batch: String = job["batch"]
+            byBatch[batch, default: JobsLeftRunning(batch: batch)].count(outcome)
         }
+        return byBatch.values.sorted { $0.batch < $1.batch }
     }
 
     /// Deletes finished jobs (done or cancelled) last changed before `cutoff`, with their payloads. Dead jobs are

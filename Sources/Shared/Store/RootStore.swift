@@ -23,8 +23,15 @@ public final class RootStore: Sendable {
     /// Copies the WAL into the database off the writer's thread.
     private let checkpointer: WALCheckpointer?
 
-    private init(path: String, model: Model, pool: DatabasePool, lock: StoreLock) {
+    /// The jobs the previous coordinator left running, per batch: put back in the queue (or dead, after their
+    /// last attempt) when this store opened.
+    public let jobsLeftRunning: [JobsLeftRunning]
+
+    private init(
+        path: String, model: Model, pool: DatabasePool, lock: StoreLock, jobsLeftRunning: [JobsLeftRunning]
+    ) {
         self.path = path
+        self.jobsLeftRunning = jobsLeftRunning
         self.model = model
         self.pool = pool
         self.lock = lock
@@ -35,7 +42,10 @@ public final class RootStore: Sendable {
     /// Opens (creating if needed) the store at `path` for `model`.
     /// - Throws: ``ModelError`` when the model is incompatible with the store; ``StoreError`` when the file
     ///   cannot be opened, belongs to another program, or another coordinator has it open.
+    ///   A refused store is left byte for byte as it was.
     public static func open(path: String, model: Model) throws -> RootStore {
+        // Refuse before anything writes: the lock file, the pool's switch to WAL mode and its probe table.
+        try StoreCompatibility.check(model, againstFileAt: path)
         let lock = try StoreLock(store: path)
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
@@ -56,68 +66,57 @@ public final class RootStore: Sendable {
         } catch {
             throw StoreError(.sqlite, "cannot open store \(path): \(error)")
         }
-        let store = RootStore(path: path, model: model, pool: pool, lock: lock)
-        try store.prepareSchema()
-        return store
+        let jobsLeftRunning = try prepareSchema(of: pool, path: path, model: model)
+        return RootStore(path: path, model: model, pool: pool, lock: lock, jobsLeftRunning: jobsLeftRunning)
     }
 
     /// The `cache_size` pragma of the writer connection: -65536 is 64 MiB. The benchmark's baseline uses it too.
     public static let cacheSizePragma = -65_536
 
-    /// Finalizes the writer's statements and closes the file.
     deinit { checkpointer?.stop() }
 
+    /// Finalizes the writer's statements and closes the file: the WAL is checkpointed into it and removed, so
+    /// the file alone holds the store (a copy of it made after a stop is whole).
     public func close() throws {
-        checkpointer?.stop()
         pool.writeWithoutTransaction { _ in
             writer.merger.finalizeStatements()
             writer.statements.finalize()
         }
         try pool.close()
+        // Last, as SQLite's last connection to the file: it checkpoints and deletes the WAL on close. (The pool
+        // closes its read-only readers after its writer, and a read-only connection closing last leaves the
+        // WAL.) Without a checkpointer a read-write connection of its own does it.
+        if let checkpointer {
+            checkpointer.stop()
+        } else {
+            WALCheckpointer.closeLast(path: path)
+        }
         lock.release()
     }
 
-    private func prepareSchema() throws {
+    /// Creates or migrates the schema for `model`, and puts back the jobs a previous coordinator left running.
+    private static func prepareSchema(of pool: DatabasePool, path: String, model: Model) throws
+        -> [JobsLeftRunning]
+    {
         try pool.write { db in
-            let userTables = try String.fetchAll(
-                db,
-                sql:
-                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE 'tributary\\_%' ESCAPE '\\'"
-            )
-            let hasMeta = try db.tableExists("tributary_meta")
-            if !hasMeta && !userTables.isEmpty {
-                throw StoreError(
-                    .incompatibleStore,
-                    "\(path) is a SQLite file that Tributary did not create (it has tables \(userTables.joined(separator: ", ")))"
-                )
-            }
-            if hasMeta {
-                let format = try Int.fetchOne(db, sql: "SELECT value FROM tributary_meta WHERE key = 'format'") ?? 1
-                guard format == Schema.format else {
-                    throw StoreError(
-                        .incompatibleStore,
-                        "\(self.path) has store format \(format), this Tributary reads format \(Schema.format) "
-                            + "(format 1 came from development builds before the first release; create the store anew)")
-                }
-            }
+            let plan = try StoreCompatibility.plan(for: model, in: db, path: path)
             try Schema.createSystemTables(db)
-            if let storedJSON = try Data.fetchOne(db, sql: "SELECT value FROM tributary_meta WHERE key = 'model'") {
-                let stored = try Model.decode(storedJSON, source: "the model stored in \(path)")
-                let additions = try model.additions(over: stored)
+            switch plan {
+            case .create:
+                for entity in model.entities { try Schema.create(entity, in: db) }
+            case .migrate(let additions):
                 for entity in additions.entities { try Schema.create(entity, in: db) }
                 for (entity, attribute) in additions.attributes { try Schema.add(attribute, to: entity, in: db) }
                 for (entity, relationship) in additions.relationships {
                     try Schema.add(relationship, to: entity, in: db)
                 }
-            } else {
-                for entity in model.entities { try Schema.create(entity, in: db) }
             }
             try db.execute(
                 sql: "INSERT OR REPLACE INTO tributary_meta (key, value) VALUES ('model', ?), ('format', ?)",
                 arguments: [model.encodedJSON(), Schema.format])
             // A new coordinator cannot vouch for leases granted by the previous one: run those jobs again,
             // resuming after their committed batches.
-            try Self.requeueAfterRestart(db)
+            return try requeueAfterRestart(db)
         }
     }
 

@@ -55,6 +55,18 @@ final class WALCheckpointer: Sendable {
         stopped.signal()
     }
 
+    /// Opens and closes a read-write connection to `path`: the last connection to close checkpoints the WAL
+    /// into the database file and removes it.
+    static func closeLast(path: String) {
+        var connection: OpaquePointer?
+        if sqlite3_open_v2(path, &connection, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK {
+            sqlite3_busy_timeout(connection, 5000)
+            // A read opens the WAL, which the close then checkpoints and removes.
+            sqlite3_exec(connection, "SELECT count(*) FROM sqlite_master", nil, nil, nil)
+        }
+        sqlite3_close_v2(connection)
+    }
+
     /// Stops checkpointing and closes the connection; returns once it is closed.
     func stop() {
         let connection = state.withLock { state -> OpaquePointer? in

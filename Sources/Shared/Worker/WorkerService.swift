@@ -19,7 +19,12 @@ public struct WorkerService: Service {
 
     public func run() async throws {
         let connection = try CoordinatorConnection(endpoint: configuration.endpoint, curve: configuration.curve)
-        let model = try await register(connection)
+        logger.info("connecting", metadata: ["coordinator": "\(connection.endpoint)"])
+        guard let model = try await registerUnlessStopping(connection) else {
+            await connection.close()
+            logger.info("worker stopped before it registered")
+            return
+        }
         let interval = configuration.heartbeatInterval
         let heartbeats = Task {
             while !Task.isCancelled {
@@ -52,7 +57,7 @@ public struct WorkerService: Service {
         let interval = configuration.heartbeatInterval
         let concurrency = UInt32(max(1, configuration.concurrency))
         try await withThrowingDiscardingTaskGroup { jobs in
-            for await batch in connection.messages {
+            messages: for await batch in connection.messages {
                 for message in batch {
                     switch message.body {
                     case .jobAssignment(let assignment):
@@ -77,7 +82,9 @@ public struct WorkerService: Service {
                         // Slots offered to the old registration (on a completing save) are offered again when their
                         // jobs end; jobs still running are left out of the credit below.
                         running.registration.add(1, ordering: .relaxed)
-                        model = try await register(connection)
+                        // Stopping while the coordinator is away: the running jobs end (their saves are refused).
+                        guard let registered = try await registerUnlessStopping(connection) else { break messages }
+                        model = registered
                         registeredAt = .now
                         running.draining.store(false, ordering: .relaxed)
                         let free = concurrency - min(concurrency, running.count.load(ordering: .relaxed))
@@ -90,6 +97,16 @@ public struct WorkerService: Service {
                 }
             }
             // Graceful shutdown: no new jobs; the group waits for the running ones to finish.
+        }
+    }
+
+    /// ``register(_:)`` that gives up on graceful shutdown (SIGTERM while no coordinator answers).
+    /// - Returns: the store's model, or nil when the worker is stopping.
+    private func registerUnlessStopping(_ connection: CoordinatorConnection) async throws -> Model? {
+        do {
+            return try await cancelWhenGracefulShutdown { try await register(connection) }
+        } catch is CancellationError where Task.isShuttingDownGracefully {
+            return nil
         }
     }
 

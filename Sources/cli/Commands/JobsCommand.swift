@@ -44,7 +44,7 @@ struct JobsListCommand: AsyncParsableCommand {
             try await $0.jobs(state: state, batch: batch, limit: limit)
         }
         if json {
-            Terminal.line(try JobText.json(Tributary_V1_JobsReply.with { $0.jobs = list }))
+            Terminal.line(try JSONOutput.jobs(list))
             return
         }
         for job in list { Terminal.line(JobText.summary(job)) }
@@ -68,7 +68,7 @@ struct JobsShowCommand: AsyncParsableCommand {
         let job = try await JobClient.with(endpoint: jobs.endpoint, curve: try jobs.curveKeys()) {
             try await $0.job(id)
         }
-        Terminal.line(json ? try JobText.json(job) : JobText.details(job))
+        Terminal.line(json ? try JSONOutput.job(job) : JobText.details(job))
     }
 }
 

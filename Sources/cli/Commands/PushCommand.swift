@@ -33,10 +33,17 @@ struct PushJobCommand: AsyncParsableCommand {
     @Option(help: "Priority of the job: higher runs first.")
     var priority: Int32 = 0
 
+    @Option(
+        help: ArgumentHelp(
+            "Enqueue nothing while a job with this key is queued or running (prints that job's id instead).",
+            valueName: "key"))
+    var uniqueKey: String?
+
     @OptionGroup var jobs: JobsEndpointOption
 
     func validate() throws {
         guard !kind.isEmpty else { throw ValidationError("--kind must name a job kind") }
+        if let uniqueKey, uniqueKey.isEmpty { throw ValidationError("--unique-key must not be empty") }
         for argument in arguments where !argument.contains("=") || argument.hasPrefix("=") {
             throw ValidationError("--argument '\(argument)' is not key=value")
         }
@@ -49,6 +56,7 @@ struct PushJobCommand: AsyncParsableCommand {
         var spec = Tributary_V1_JobSpec()
         spec.kind = kind
         spec.priority = priority
+        if let uniqueKey { spec.uniqueKey = uniqueKey }
         for argument in arguments {
             let parts = argument.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             spec.arguments[String(parts[0])] = String(parts[1])
@@ -57,18 +65,33 @@ struct PushJobCommand: AsyncParsableCommand {
         let client = try JobClient(endpoint: jobs.endpoint, curve: try jobs.curveKeys())
         let pushed = try await client.push([spec])
         let id = pushed.jobIds.first ?? 0
+        let duplicate = !pushed.duplicates.isEmpty
+        if duplicate { Terminal.error("not enqueued: job \(id) has the unique key '\(uniqueKey ?? "")'") }
         guard wait else {
             Terminal.line(String(id))
             await client.close()
             return
         }
-        let final = try await client.waitForBatch(pushed.batch) { _ in }
+        // A duplicate's batch is empty: wait for the job that holds the key instead.
+        let job = try await Self.waitForJob(id, client: client)
         await client.close()
-        if let dead = final.dead.first {
-            Terminal.error("job \(dead.jobID) failed (dead after \(dead.attempts) attempt(s)): \(dead.message)")
+        switch job.state {
+        case "dead":
+            let reason = job.errors.last?.message ?? "no error recorded"
+            Terminal.error("job \(id) failed (dead after \(job.attempt) attempt(s)): \(reason)")
             throw ExitCode(1)
+        case "cancelled": Terminal.line("job \(id) was cancelled")
+        default: Terminal.line("job \(id) done")
         }
-        Terminal.line(final.cancelledJobs > 0 ? "job \(id) was cancelled" : "job \(id) done")
+    }
+
+    /// Polls the job until it is done, dead or cancelled.
+    static func waitForJob(_ id: UInt64, client: JobClient) async throws -> Tributary_V1_JobInfo {
+        while true {
+            let job = try await client.job(id)
+            if ["done", "dead", "cancelled"].contains(job.state) { return job }
+            try await Task.sleep(for: .milliseconds(100))
+        }
     }
 }
 
@@ -97,10 +120,17 @@ struct PushImportCommand: AsyncParsableCommand {
     @Option(help: "Seconds to wait before the jobs may run.")
     var delay: Double = 0
 
+    @Option(
+        help: ArgumentHelp(
+            "Give job N of this push the unique key KEY#N: pushing the same file again while its jobs are queued or running enqueues nothing twice.",
+            valueName: "key"))
+    var uniqueKey: String?
+
     @OptionGroup var jobs: JobsEndpointOption
 
     func validate() throws {
         guard chunk > 0 else { throw ValidationError("--chunk must be a positive number of rows") }
+        if let uniqueKey, uniqueKey.isEmpty { throw ValidationError("--unique-key must not be empty") }
         guard delay >= 0 && delay.isFinite else {
             throw ValidationError("--delay must be a number of seconds, 0 or more")
         }
@@ -114,15 +144,20 @@ struct PushImportCommand: AsyncParsableCommand {
         guard !chunks.isEmpty else { throw ValidationError("\(file) has no rows") }
         let client = try JobClient(endpoint: jobs.endpoint, curve: try jobs.curveKeys())
         let runAt = delay > 0 ? Date().timeIntervalSince1970 + delay : 0
-        let specs = chunks.map { chunk in
+        let specs = chunks.enumerated().map { index, chunk in
             var spec = ImportJob.spec(entity: entity, payload: chunk.payload, rows: chunk.rows)
             spec.priority = priority
             spec.runAt = runAt
+            if let uniqueKey { spec.uniqueKey = "\(uniqueKey)#\(index + 1)" }
             return spec
         }
         let pushed = try await ImportPusher(client: client).push(specs)
         let rows = chunks.reduce(0) { $0 + $1.rows }
         Terminal.error("pushed \(specs.count) jobs (\(rows) rows) as batch \(pushed.batch)")
+        if !pushed.duplicates.isEmpty {
+            Terminal.error(
+                "not enqueued: \(pushed.duplicates.count) of them, whose unique keys queued or running jobs hold")
+        }
         guard wait else {
             Terminal.line(pushed.batch)
             await client.close()

@@ -18,7 +18,7 @@ struct StatusCommand: AsyncParsableCommand {
             try await $0.status()
         }
         if json {
-            Terminal.line(try JobText.json(status))
+            Terminal.line(try JSONOutput.status(status))
             return
         }
         Terminal.line("store     \(status.storePath)")

@@ -15,7 +15,7 @@ struct SubscribeCommand: AsyncParsableCommand {
             last commit) and keeps the history after it; `tributary subscribers` lists and deletes names.
             A gap in the live stream is filled from history. If the history after the position was pruned, the
             command fails with HISTORY_PRUNED (exit status 3), or with --snapshot prints a snapshot of the objects
-            first.
+            first. A durable position is stored as events pause, and on SIGTERM or SIGINT before exiting 0.
             JSON lines: {"seq": N, "inserted": [{"entity": "...", "id": "..."}], "updated": [...], "deleted": [...]}
             """)
 
@@ -63,21 +63,38 @@ struct SubscribeCommand: AsyncParsableCommand {
         options.snapshotWhenPruned = snapshot
         let feed = try ChangeFeed(
             feed: source.endpoint, jobs: jobs.endpoint, options: options, curve: try jobs.curveKeys())
+        let json = format == .json
+        let count = count
+        let stopped = try await StopSignals.run { try await Self.follow(feed, json: json, count: count) } == nil
+        if stopped {
+            // SIGTERM or SIGINT: every event printed counts as processed; store that position, then exit 0.
+            do {
+                try await feed.acknowledge()
+            } catch {
+                Terminal.error("Error: the position was not stored: \(error)")
+                await feed.close()
+                throw ExitCode(1)
+            }
+        }
+        await feed.close()
+    }
+
+    /// Prints the feed's events until `count` were printed (then acknowledges them) or the feed fails.
+    private static func follow(_ feed: ChangeFeed, json: Bool, count: Int?) async throws {
         var seen = 0
         do {
             for try await event in feed {
                 switch event {
                 case .caughtUp(let seq):
-                    Terminal.error("subscribed to \(source.endpoint) (seq \(seq))")
+                    Terminal.error("subscribed to \(feed.feedEndpoint) (seq \(seq))")
                 case .snapshot(let objects, let seq, let isLast):
-                    for batch in objects { Terminal.line(Self.snapshotLine(batch, seq: seq, json: format == .json)) }
+                    for batch in objects { Terminal.line(Self.snapshotLine(batch, seq: seq, json: json)) }
                     if isLast { Terminal.error("snapshot complete at seq \(seq)") }
                 case .didSave(let save):
-                    Terminal.line(format == .json ? save.jsonLine : save.textLine)
+                    Terminal.line(json ? save.jsonLine : save.textLine)
                     seen += 1
                     if let count, seen >= count {
                         try await feed.acknowledge()
-                        await feed.close()
                         return
                     }
                 }

@@ -22,23 +22,9 @@ enum Binaries {
     static func run(_ name: String, _ arguments: [String], environment: [String: String]? = nil) async throws
         -> (status: Int32, output: String, error: String)
     {
-        let process = Process()
-        process.executableURL = url(name)
-        process.arguments = arguments
-        if let environment { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let outputLines = LineReader(output.fileHandleForReading)
-        let errorLines = LineReader(error.fileHandleForReading)
-        async let out = outputLines.lines.reduce(into: [String]()) { $0.append($1) }
-        async let err = errorLines.lines.reduce(into: [String]()) { $0.append($1) }
-        let (stdout, stderr) = await (out, err)
-        await process.exited()
-        return (process.terminationStatus, stdout.joined(separator: "\n"), stderr.joined(separator: "\n"))
+        let (status, output, error) = try await StartedProcess.start(name, arguments, environment: environment)
+            .finish(timeout: .seconds(600))
+        return (status, output.joined(separator: "\n"), error.joined(separator: "\n"))
     }
 }
 
