@@ -11,6 +11,7 @@ demo: deps
 ## test: lint, build (warnings are errors) and run every test, unit and integration
 test: deps python-example lint
 	$(SWIFT) build --build-tests
+	scripts/check-layers.sh .build/debug
 	$(SWIFT) test --skip-build
 
 ## deps: install libzmq3-dev and libsqlite3-dev with apt when missing (as root), or say how

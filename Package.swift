@@ -14,12 +14,11 @@ let log = Package.Dependency.package(url: "https://github.com/apple/swift-log", 
 let serviceLifecycle = Package.Dependency.package(
     url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0")
 
-/// The three executables are thin: `@main`, commands and wiring over the library and the command support.
-func executable(_ name: String, path: String) -> Target {
+/// An executable's dependencies beyond its libraries: argument parsing, services, the command support.
+func executable(_ name: String, path: String, libraries: [Target.Dependency]) -> Target {
     .executableTarget(
         name: name,
-        dependencies: [
-            "Tributary",
+        dependencies: libraries + [
             "TributaryCommandSupport",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -32,7 +31,10 @@ func executable(_ name: String, path: String) -> Target {
 let package = Package(
     name: "Tributary",
     products: [
-        .library(name: "Tributary", targets: ["Tributary"]),
+        // What a worker, a client or a subscriber imports: no store, no coordinator.
+        .library(name: "Tributary", targets: ["TributaryCore", "TributaryProtocol", "TributaryClient"]),
+        // The root writer and its server, for embedding a coordinator.
+        .library(name: "TributaryCoordinator", targets: ["TributaryCoordinator"]),
         .executable(name: "tributary-coordinator", targets: ["tributary-coordinator"]),
         .executable(name: "tributary-worker", targets: ["tributary-worker"]),
         .executable(name: "tributary", targets: ["tributary"]),
@@ -51,26 +53,64 @@ let package = Package(
             dependencies: ["CZeroMQ"],
             swiftSettings: swiftSettings
         ),
-        // Everything reusable: model, store, contexts, wire protocol, jobs, feed, coordinator and worker logic.
+        // The wire protocol: the generated protobuf types and the framing of envelopes (no ZeroMQ, no store).
         .target(
-            name: "Tributary",
+            name: "TributaryProtocol",
+            dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            path: "Sources/Shared/Protocol",
+            exclude: ["tributary.proto"],
+            swiftSettings: swiftSettings
+        ),
+        // The core: model, object ids, values, contexts, change sets, predicates, import rows (no GRDB, no ZeroMQ).
+        .target(
+            name: "TributaryCore",
+            dependencies: ["TributaryProtocol"],
+            path: "Sources/Shared/Core",
+            swiftSettings: swiftSettings
+        ),
+        // What both ends of a ZeroMQ connection share: CURVE key files and endpoints.
+        .target(
+            name: "TributaryMessaging",
+            dependencies: ["ZeroMQ"],
+            path: "Sources/Shared/Messaging",
+            swiftSettings: swiftSettings
+        ),
+        // Clients, subscribers and workers: the connection, JobClient, ChangeFeed, ViewContext, WorkerService.
+        .target(
+            name: "TributaryClient",
             dependencies: [
-                "ZeroMQ",
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),
-                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                "TributaryCore", "TributaryProtocol", "TributaryMessaging", "ZeroMQ",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
-            path: "Sources/Shared",
-            exclude: ["Protocol/tributary.proto"],
+            path: "Sources/Shared/Client",
+            swiftSettings: swiftSettings
+        ),
+        // The coordinator: the root store (GRDB), merging, the job queue and the server.
+        .target(
+            name: "TributaryCoordinator",
+            dependencies: [
+                "TributaryCore", "TributaryProtocol", "TributaryMessaging", "ZeroMQ",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Sources/Shared/Coordinator",
+            swiftSettings: swiftSettings
+        ),
+        // Generated demo data (the model and pull requests): for `tributary demo`, the bench, fuzzing and tests.
+        .target(
+            name: "TributaryDemo",
+            dependencies: ["TributaryCore"],
+            path: "Sources/Shared/Demo",
             swiftSettings: swiftSettings
         ),
         // What the three executables share: option groups, logging set-up, finding sibling executables.
         .target(
             name: "TributaryCommandSupport",
             dependencies: [
-                "Tributary",
+                "TributaryCore", "TributaryProtocol", "TributaryClient", "TributaryMessaging", "TributaryDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -79,14 +119,20 @@ let package = Package(
             path: "Sources/CommandSupport",
             swiftSettings: swiftSettings
         ),
-        executable("tributary-coordinator", path: "Sources/coordinator"),
-        executable("tributary-worker", path: "Sources/worker"),
-        executable("tributary", path: "Sources/cli"),
+        executable(
+            "tributary-coordinator", path: "Sources/coordinator",
+            libraries: ["TributaryCoordinator", "TributaryCore", "TributaryMessaging"]),
+        executable(
+            "tributary-worker", path: "Sources/worker",
+            libraries: ["TributaryClient", "TributaryCore", "TributaryMessaging"]),
+        executable(
+            "tributary", path: "Sources/cli",
+            libraries: ["TributaryClient", "TributaryCore", "TributaryProtocol", "TributaryMessaging", "TributaryDemo"]),
         // A sample custom worker (docs/contexts.md): a job kind of its own, built with everything else.
         .executableTarget(
             name: "triage-worker",
             dependencies: [
-                "Tributary",
+                "TributaryClient", "TributaryCore", "TributaryProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -95,10 +141,20 @@ let package = Package(
             exclude: ["README.md"],
             swiftSettings: swiftSettings
         ),
+        // The fuzz targets (every decoder of outside bytes) and their seed corpus, for the fuzzer and the tests.
+        .target(
+            name: "TributaryFuzz",
+            dependencies: [
+                "TributaryCore", "TributaryProtocol", "TributaryCoordinator", "TributaryDemo",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            path: "Sources/Shared/Fuzz",
+            swiftSettings: swiftSettings
+        ),
         // `make fuzz`: the decoders under libFuzzer; without -DFUZZING it replays inputs and writes the seeds.
         .executableTarget(
             name: "tributary-fuzz",
-            dependencies: ["Tributary"],
+            dependencies: ["TributaryFuzz"],
             path: "Sources/fuzz",
             swiftSettings: swiftSettings
         ),
@@ -106,9 +162,8 @@ let package = Package(
         .executableTarget(
             name: "tributary-bench",
             dependencies: [
-                "Tributary",
-                "TributaryCommandSupport",
-                "ZeroMQ",
+                "TributaryCore", "TributaryProtocol", "TributaryClient", "TributaryCoordinator", "TributaryDemo",
+                "TributaryCommandSupport", "ZeroMQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -119,7 +174,8 @@ let package = Package(
         .testTarget(
             name: "TributaryTests",
             dependencies: [
-                "Tributary", "ZeroMQ", "TributaryCommandSupport",
+                "TributaryCore", "TributaryProtocol", "TributaryMessaging", "TributaryClient", "TributaryCoordinator",
+                "TributaryDemo", "TributaryFuzz", "TributaryCommandSupport", "ZeroMQ",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -1,5 +1,5 @@
 import Foundation
-import Tributary
+import TributaryDemo
 
 extension CoordinatorProcess {
     /// A coordinator on a new store of the demo model, its files in `directory`, on free loopback ports.

@@ -1,5 +1,4 @@
 import Foundation
-import Tributary
 
 /// A `tributary-coordinator` child process, started and stopped by the demo (and by tests).
 ///

@@ -1,6 +1,8 @@
 import Foundation
 import Synchronization
-import Tributary
+import TributaryClient
+import TributaryCore
+import TributaryDemo
 
 /// `tributary demo`: a coordinator on a temporary store with two real worker processes, a generated import of
 /// pull requests with overlapping authors and reviewers, the change feed followed with a progress bar, and a
@@ -106,12 +108,11 @@ public struct DemoRunner: Sendable {
         }
         let events = seen.events
         let elapsed = ContinuousClock.now - started
+        let (pullRequests, users) = (try await client.count(of: "PullRequest"), try await client.count(of: "User"))
         await client.close()
         await feed.close()
-        let counts = try StoreInspector.rowCounts(path: storePath, model: DemoData.model)
         return Summary(
-            rowsCommitted: counts["PullRequest"] ?? 0, elapsed: elapsed, eventsSeen: events, users: counts["User"] ?? 0,
-            storePath: storePath)
+            rowsCommitted: pullRequests, elapsed: elapsed, eventsSeen: events, users: users, storePath: storePath)
     }
 
     private static func makeTemporaryDirectory() throws -> URL {

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Tributary
+import TributaryMessaging
 
 /// `--listen` for commands that talk to the coordinator's jobs/control socket.
 public struct JobsEndpointOption: ParsableArguments {

@@ -1,4 +1,5 @@
-import Tributary
+import TributaryClient
+import TributaryProtocol
 
 /// Pushes many jobs as one batch in messages of bounded size, so a large file never makes one huge message.
 public struct ImportPusher: Sendable {

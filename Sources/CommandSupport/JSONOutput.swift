@@ -1,5 +1,5 @@
 import Foundation
-import Tributary
+import TributaryProtocol
 
 /// What the CLI's `--json` flags print: every field of the reply, zero and empty ones included (protobuf's JSON
 /// mapping leaves those out, and a client should not have to guess that a missing `dead` means 0). Keys are the

@@ -1,5 +1,5 @@
 import Foundation
-import Tributary
+import TributaryProtocol
 
 /// How the CLI prints jobs.
 public enum JobText {

@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
 import Logging
-import Tributary
 import TributaryCommandSupport
+import TributaryDemo
 
 /// `tributary-bench`: Tributary's figures beside baselines measured in the same run. Build with `-c release`.
 @main

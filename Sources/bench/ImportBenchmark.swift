@@ -1,6 +1,7 @@
 import Foundation
-import Tributary
+import TributaryClient
 import TributaryCommandSupport
+import TributaryCore
 import ZeroMQ
 
 /// The import figure: generated pull requests pushed in jobs of 1,000 rows to a coordinator with a local worker

@@ -1,7 +1,10 @@
 import Foundation
 import GRDBSQLite
-import Tributary
+import TributaryClient
 import TributaryCommandSupport
+import TributaryCoordinator
+import TributaryDemo
+import TributaryProtocol
 
 /// The jobs figure: empty (`noop`) jobs pushed and completed durably through a coordinator with local workers.
 /// Its baseline is a single-process durable queue on the same SQLite settings: each job's three writes

@@ -1,8 +1,10 @@
 import Foundation
 import Logging
 import Synchronization
-import Tributary
+import TributaryClient
 import TributaryCommandSupport
+import TributaryCore
+import TributaryProtocol
 import ZeroMQ
 
 /// The feed-latency figure: from a worker's `save()` call to a subscriber receiving that commit's didSave.

@@ -1,6 +1,7 @@
 import Foundation
-import Tributary
+import TributaryClient
 import TributaryCommandSupport
+import TributaryProtocol
 
 /// The restart figure: how long a coordinator takes from launch to serving on a store holding 100,000 queued
 /// jobs, against the same start on an empty store.

@@ -1,6 +1,8 @@
 import Foundation
 import GRDBSQLite
-import Tributary
+import TributaryCoordinator
+import TributaryCore
+import TributaryDemo
 
 /// The import baseline: the same pull requests, users and reviewer rows inserted into the same schema through
 /// SQLite's C API directly (`sqlite3_prepare_v2` / `bind` / `step`), with the same pragmas, in 1,000-row

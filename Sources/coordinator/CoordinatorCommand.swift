@@ -1,8 +1,10 @@
 import ArgumentParser
 import Foundation
 import ServiceLifecycle
-import Tributary
 import TributaryCommandSupport
+import TributaryCoordinator
+import TributaryCore
+import TributaryMessaging
 
 /// `tributary-coordinator`: the root writer of a Tributary store.
 @main

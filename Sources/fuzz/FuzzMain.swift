@@ -1,5 +1,5 @@
 import Foundation
-import Tributary
+import TributaryFuzz
 
 #if FUZZING
     /// The target libFuzzer drives, named by `TRIBUTARY_FUZZ_TARGET` (see `make fuzz`).

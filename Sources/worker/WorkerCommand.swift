@@ -1,8 +1,9 @@
 import ArgumentParser
 import Foundation
 import ServiceLifecycle
-import Tributary
+import TributaryClient
 import TributaryCommandSupport
+import TributaryMessaging
 
 /// `tributary-worker`: runs jobs in slave contexts and sends their change sets to the coordinator.
 @main

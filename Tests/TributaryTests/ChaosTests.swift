@@ -4,7 +4,12 @@ import Testing
 import TributaryCommandSupport
 import ZeroMQ
 
-@testable import Tributary
+@testable import TributaryClient
+@testable import TributaryCoordinator
+@testable import TributaryCore
+@testable import TributaryDemo
+@testable import TributaryMessaging
+@testable import TributaryProtocol
 
 /// Real processes killed while they work: nothing acknowledged may be lost, nothing may apply twice.
 @Suite("Chaos: workers and the coordinator killed during an import", .serialized)

@@ -2,7 +2,12 @@ import Foundation
 import GRDB
 import Testing
 
-@testable import Tributary
+@testable import TributaryClient
+@testable import TributaryCoordinator
+@testable import TributaryCore
+@testable import TributaryDemo
+@testable import TributaryMessaging
+@testable import TributaryProtocol
 
 /// Delete rules applied by the root: cascade, nullify (the default) and deny.
 @Suite("Delete rules at the root: cascade, nullify, deny")

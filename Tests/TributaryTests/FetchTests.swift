@@ -2,7 +2,12 @@ import Foundation
 import GRDB
 import Testing
 
-@testable import Tributary
+@testable import TributaryClient
+@testable import TributaryCoordinator
+@testable import TributaryCore
+@testable import TributaryDemo
+@testable import TributaryMessaging
+@testable import TributaryProtocol
 
 /// Fetch requests through contexts: the store's answer plus the context's (and its parents') unsaved changes,
 /// ordered and windowed together, in each result type; faults, refresh, and hostile predicate values.
@@ -233,7 +238,7 @@ struct FetchTests {
                 for: try #require(model.entity(named: "PullRequest")))
             #expect(!compiled.sql.contains(title))
             // One bound value holding the string's bytes (text, or a blob where SQLite text would stop at NUL).
-            let bound = compiled.arguments.map {
+            let bound = compiled.arguments.map(\.databaseValue).map {
                 Data.fromDatabaseValue($0) ?? Data((String.fromDatabaseValue($0) ?? "").utf8)
             }
             #expect(bound == [Data(title.utf8)], "\(compiled.sql)")

@@ -3,7 +3,12 @@ import GRDB
 import Testing
 import ZeroMQ
 
-@testable import Tributary
+@testable import TributaryClient
+@testable import TributaryCoordinator
+@testable import TributaryCore
+@testable import TributaryDemo
+@testable import TributaryMessaging
+@testable import TributaryProtocol
 
 /// Real coordinator and worker processes on loopback; the store is checked with a separate SQLite connection.
 @Suite("Integration: coordinator, worker pool, import jobs, change feed", .serialized)

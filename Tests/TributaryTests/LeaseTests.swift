@@ -4,7 +4,12 @@ import Logging
 import Testing
 import ZeroMQ
 
-@testable import Tributary
+@testable import TributaryClient
+@testable import TributaryCoordinator
+@testable import TributaryCore
+@testable import TributaryDemo
+@testable import TributaryMessaging
+@testable import TributaryProtocol
 
 /// A worker played by hand over a raw DEALER, so it can fall silent and come back as a zombie.
 struct RawWorker {

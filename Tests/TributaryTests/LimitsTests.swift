@@ -2,7 +2,12 @@ import Foundation
 import GRDB
 import Testing
 
-@testable import Tributary
+@testable import TributaryClient
+@testable import TributaryCoordinator
+@testable import TributaryCore
+@testable import TributaryDemo
+@testable import TributaryMessaging
+@testable import TributaryProtocol
 
 /// Each limit on what peers send, exceeded against a real coordinator: answered with the error that names it, and
 /// the coordinator keeps serving.

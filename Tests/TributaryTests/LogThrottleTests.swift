@@ -2,7 +2,12 @@ import Foundation
 import Logging
 import Testing
 
-@testable import Tributary
+@testable import TributaryClient
+@testable import TributaryCoordinator
+@testable import TributaryCore
+@testable import TributaryDemo
+@testable import TributaryMessaging
+@testable import TributaryProtocol
 
 @Suite("LogThrottle: one peer cannot flood the log")
 struct LogThrottleTests {

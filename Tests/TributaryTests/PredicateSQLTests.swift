@@ -2,7 +2,12 @@ import Foundation
 import GRDB
 import Testing
 
-@testable import Tributary
+@testable import TributaryClient
+@testable import TributaryCoordinator
+@testable import TributaryCore
+@testable import TributaryDemo
+@testable import TributaryMessaging
+@testable import TributaryProtocol
 
 @Suite("Predicate compilation to SQL and in-memory evaluation")
 struct PredicateSQLTests {
@@ -20,8 +25,8 @@ struct PredicateSQLTests {
             "CAST", "AS", "TEXT", "BLOB", PredicateSQLFunction.foldKey, PredicateSQLFunction.beginsWith,
             PredicateSQLFunction.endsWith, PredicateSQLFunction.contains, PredicateSQLFunction.like,
         ]
-        for attribute in PredicateTable.pullRequest.attributes { tokens.insert(SQL.quote(attribute.name)) }
-        for relationship in PredicateTable.pullRequest.relationships { tokens.insert(SQL.quote(relationship.name)) }
+        for attribute in PredicateTable.pullRequest.attributes { tokens.insert(SQLText.quote(attribute.name)) }
+        for relationship in PredicateTable.pullRequest.relationships { tokens.insert(SQLText.quote(relationship.name)) }
         return tokens
     }()
 
@@ -95,7 +100,7 @@ struct PredicateSQLTests {
         }
         var compiled = try compile("state == 'open' AND additions > 10")
         #expect(compiled.sql == #"("state" IS ? AND ("additions" IS NOT NULL AND "additions" > ?))"#)
-        #expect(compiled.arguments == ["open".databaseValue, 10.databaseValue])
+        #expect(compiled.arguments.map(\.databaseValue) == ["open".databaseValue, 10.databaseValue])
         compiled = try compile("state != 'open' OR title == nil OR author != nil")
         #expect(compiled.sql == #"("state" IS NOT ? OR "title" IS NULL OR "author" IS NOT NULL)"#)
         // NOT is pushed down to the comparisons, so the SQL nests only where AND and OR alternate.
@@ -120,18 +125,20 @@ struct PredicateSQLTests {
         // Text with a NUL is bound as a blob and cast back, so no byte is lost.
         compiled = try compile("title == %@", "a\0b")
         #expect(compiled.sql == #""title" IS CAST(? AS TEXT)"#)
-        #expect(compiled.arguments == [Data("a\0b".utf8).databaseValue])
+        #expect(compiled.arguments.map(\.databaseValue) == [Data("a\0b".utf8).databaseValue])
         // Coercions: a whole double for an int, an int for a double, a number of seconds for a date, 0/1 for a bool.
-        #expect(try compile("additions == 3.0").arguments == [Int64(3).databaseValue])
-        #expect(try compile("score == 3").arguments == [Double(3).databaseValue])
-        #expect(try compile("created > 1700000000").arguments == [Double(1_700_000_000).databaseValue])
-        #expect(try compile("merged == 1").arguments == [Int64(1).databaseValue])
-        #expect(try compile("merged == YES").arguments == [Int64(1).databaseValue])
+        #expect(try compile("additions == 3.0").arguments.map(\.databaseValue) == [Int64(3).databaseValue])
+        #expect(try compile("score == 3").arguments.map(\.databaseValue) == [Double(3).databaseValue])
+        #expect(
+            try compile("created > 1700000000").arguments.map(\.databaseValue) == [Double(1_700_000_000).databaseValue])
+        #expect(try compile("merged == 1").arguments.map(\.databaseValue) == [Int64(1).databaseValue])
+        #expect(try compile("merged == YES").arguments.map(\.databaseValue) == [Int64(1).databaseValue])
         let date = Date(timeIntervalSince1970: 1_700_000_000.5)
-        #expect(try compile("created > %@", date).arguments == [Double(1_700_000_000.5).databaseValue])
+        #expect(
+            try compile("created > %@", date).arguments.map(\.databaseValue) == [Double(1_700_000_000.5).databaseValue])
         compiled = try compile("additions == 1 AND (additions == 2 AND additions == 3) OR NOT TRUEPREDICATE")
         #expect(compiled.sql == #"(("additions" IS ? AND "additions" IS ? AND "additions" IS ?) OR 0)"#)
-        #expect(compiled.arguments == [1, 2, 3].map { Int64($0).databaseValue })
+        #expect(compiled.arguments.map(\.databaseValue) == [1, 2, 3].map { Int64($0).databaseValue })
     }
 
     @Test(
@@ -221,7 +228,8 @@ struct PredicateSQLTests {
                 let compiled = try placeholder.compile(for: entity)
                 if hostile.count > 2 { #expect(!compiled.sql.contains(hostile), "\(compiled.sql)") }
                 let verbatim = [hostile.databaseValue, Data(hostile.utf8).databaseValue]
-                #expect(compiled.arguments.contains { verbatim.contains($0) }, "\(hostile.debugDescription)")
+                #expect(
+                    compiled.arguments.contains { verbatim.contains($0.databaseValue) }, "\(hostile.debugDescription)")
                 try expectAgreement(placeholder)
             }
             let exact = try FetchPredicate(format: "title == %@", hostile).compile(for: entity)
@@ -474,7 +482,7 @@ struct PredicateSQLTests {
                 WHERE id = x'00') ORDER BY "title" DESC, "id" LIMIT 1000
                 """
             let found = try table.database.read { db in
-                try Data.fetchAll(db, sql: sql, arguments: StatementArguments(compiled.arguments))
+                try Data.fetchAll(db, sql: sql, arguments: StatementArguments(compiled.arguments.map(\.databaseValue)))
                     .map { UUID(bytes: $0, at: $0.startIndex) }
             }
             #expect(Set(found) == Set(table.memoryIDs(compiled)))
@@ -547,7 +555,7 @@ struct PredicateStoreTests {
             let found = try await store.pool.read { db in
                 try Data.fetchAll(
                     db, sql: "SELECT id FROM \"PullRequest\" WHERE \(compiled.sql)",
-                    arguments: StatementArguments(compiled.arguments))
+                    arguments: StatementArguments(compiled.arguments.map(\.databaseValue)))
             }
             let expected = rows.filter { compiled.evaluate(values: $0.values, toOne: $0.toOne) }.map(\.id.bytes)
             #expect(Set(found) == Set(expected), "\(predicate)")

@@ -3,7 +3,12 @@ import GRDB
 import Logging
 import Testing
 
-@testable import Tributary
+@testable import TributaryClient
+@testable import TributaryCoordinator
+@testable import TributaryCore
+@testable import TributaryDemo
+@testable import TributaryMessaging
+@testable import TributaryProtocol
 
 @Suite("Retries: backoff, dead jobs, lost workers")
 struct RetryTests {

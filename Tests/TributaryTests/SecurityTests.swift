@@ -2,7 +2,12 @@ import Foundation
 import GRDB
 import Testing
 
-@testable import Tributary
+@testable import TributaryClient
+@testable import TributaryCoordinator
+@testable import TributaryCore
+@testable import TributaryDemo
+@testable import TributaryMessaging
+@testable import TributaryProtocol
 
 /// CURVE on every socket with a ZAP allow-list, against real coordinator and worker processes.
 @Suite("Integration: CURVE, the allow-list and roles", .serialized)

@@ -1,4 +1,5 @@
-import Tributary
+import TributaryClient
+import TributaryCore
 
 /// The "triage" job kind: every open (unmerged) pull request with at least `min_additions` additions gets the
 /// reviewer `reviewer` (a User found or created) and a score of additions / 100.

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Logging
 import ServiceLifecycle
-import Tributary
+import TributaryClient
 
 /// `triage-worker`: a worker process with a job kind of its own ("triage", see ``TriageHandler``) next to the
 /// built-in import. Build it with `swift build --product triage-worker`; run it against a coordinator with

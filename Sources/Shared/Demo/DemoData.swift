@@ -1,4 +1,5 @@
 import Foundation
+import TributaryCore
 
 /// The demo's model and a generator of pull-request rows whose authors and reviewers overlap, so that
 /// find-or-create and uniqueness merges happen across jobs and workers.

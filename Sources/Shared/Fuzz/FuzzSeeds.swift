@@ -1,4 +1,7 @@
 import Foundation
+import TributaryCore
+import TributaryDemo
+import TributaryProtocol
 
 /// The seed corpus of the fuzz targets: valid inputs of each kind, from which libFuzzer mutates. Written by
 /// `tributary-fuzz seeds Fuzz/corpus` and committed.

@@ -1,5 +1,9 @@
 import Foundation
 import GRDB
+import TributaryCoordinator
+import TributaryCore
+import TributaryDemo
+import TributaryProtocol
 
 /// The decoders that read bytes from outside the process, as fuzz targets: each takes any bytes and must only ever
 /// throw (or succeed), never crash or hang. `tributary-fuzz` runs them under libFuzzer (`make fuzz`) and replays

@@ -93,5 +93,5 @@ public enum CurveKeyFile {
 /// A key file that cannot be made or read, named.
 public struct KeyFileError: Error, CustomStringConvertible, Sendable {
     public let description: String
-    init(_ description: String) { self.description = description }
+    package init(_ description: String) { self.description = description }
 }

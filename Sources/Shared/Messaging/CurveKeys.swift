@@ -47,7 +47,7 @@ public struct CurveClientKeys: Sendable {
     }
 
     /// Makes `socket` a CURVE client with these keys; call before it connects.
-    func apply(to socket: ZMQSocket) throws {
+    package func apply(to socket: ZMQSocket) throws {
         try socket.setCurveClient(publicKey: publicKey, secretKey: secretKey, serverKey: serverKey)
     }
 }
@@ -56,8 +56,8 @@ public struct CurveClientKeys: Sendable {
 public struct CoordinatorCurve: Sendable {
     /// The coordinator's `.secret` file (also handed to its local pool workers as their key and server key).
     public let secretFile: String
-    let publicKey: String
-    let secretKey: String
+    package let publicKey: String
+    package let secretKey: String
     /// The folder of `.pub` files of the peers it admits.
     public let allowDirectory: String
 

@@ -1,5 +1,4 @@
 import ArgumentParser
-import Tributary
 import TributaryCommandSupport
 
 /// `tributary demo`: a self-contained run of the whole system.

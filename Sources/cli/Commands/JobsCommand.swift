@@ -1,7 +1,8 @@
 import ArgumentParser
 import Foundation
-import Tributary
+import TributaryClient
 import TributaryCommandSupport
+import TributaryCore
 
 /// `tributary jobs`: look at jobs and put dead ones back.
 struct JobsCommand: AsyncParsableCommand {
@@ -33,8 +34,8 @@ struct JobsListCommand: AsyncParsableCommand {
     @OptionGroup var jobs: JobsEndpointOption
 
     func validate() throws {
-        if let state, !RootStore.jobStates.contains(state) {
-            throw ValidationError("--state must be one of \(RootStore.jobStates.sorted().joined(separator: ", "))")
+        if let state, JobState(rawValue: state) == nil {
+            throw ValidationError("--state must be one of \(JobState.names.joined(separator: ", "))")
         }
         guard (1...1_000).contains(limit) else { throw ValidationError("--limit must be between 1 and 1000") }
     }

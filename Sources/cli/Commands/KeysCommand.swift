@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import Tributary
 import TributaryCommandSupport
+import TributaryMessaging
 
 /// `tributary keys`: CURVE key pairs for peers of a coordinator.
 struct KeysCommand: AsyncParsableCommand {

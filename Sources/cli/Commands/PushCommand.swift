@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
-import Tributary
+import TributaryClient
 import TributaryCommandSupport
+import TributaryCore
+import TributaryProtocol
 
 /// `tributary push`: enqueue jobs.
 struct PushCommand: AsyncParsableCommand {

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import Tributary
+import TributaryClient
 import TributaryCommandSupport
 
 /// `tributary status`: workers, jobs by state, last sequence number.

@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
-import Tributary
+import TributaryClient
 import TributaryCommandSupport
+import TributaryCore
+import TributaryProtocol
 
 /// `tributary subscribe`: print the change feed.
 struct SubscribeCommand: AsyncParsableCommand {

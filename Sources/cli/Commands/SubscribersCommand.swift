@@ -1,7 +1,8 @@
 import ArgumentParser
 import Foundation
-import Tributary
+import TributaryClient
 import TributaryCommandSupport
+import TributaryProtocol
 
 /// `tributary subscribers`: the durable feed subscribers.
 struct SubscribersCommand: AsyncParsableCommand {

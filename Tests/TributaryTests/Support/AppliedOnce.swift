@@ -1,6 +1,12 @@
 import Foundation
 import GRDB
-import Tributary
+
+@testable import TributaryClient
+@testable import TributaryCoordinator
+@testable import TributaryCore
+@testable import TributaryDemo
+@testable import TributaryMessaging
+@testable import TributaryProtocol
 
 /// Checks on a store file that every object of an entity was written by exactly one commit.
 enum AppliedOnce {

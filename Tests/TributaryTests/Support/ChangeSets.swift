@@ -1,5 +1,11 @@
 import Foundation
-import Tributary
+
+@testable import TributaryClient
+@testable import TributaryCoordinator
+@testable import TributaryCore
+@testable import TributaryDemo
+@testable import TributaryMessaging
+@testable import TributaryProtocol
 
 extension Tributary_V1_EntityBatch {
     /// An insert of one new object of `entity` with one string attribute set: the smallest real change set.

@@ -1,5 +1,11 @@
 import Logging
-import Tributary
+
+@testable import TributaryClient
+@testable import TributaryCoordinator
+@testable import TributaryCore
+@testable import TributaryDemo
+@testable import TributaryMessaging
+@testable import TributaryProtocol
 
 /// A `WorkerService` running in the test process against a real coordinator, with handlers of the test's own.
 ///

@@ -1,5 +1,11 @@
 import Foundation
-import Tributary
+
+@testable import TributaryClient
+@testable import TributaryCoordinator
+@testable import TributaryCore
+@testable import TributaryDemo
+@testable import TributaryMessaging
+@testable import TributaryProtocol
 
 extension JobClient {
     /// Pushes NDJSON rows of `entity` as import jobs of `rowsPerJob` rows each.

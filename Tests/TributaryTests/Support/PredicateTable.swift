@@ -1,7 +1,12 @@
 import Foundation
 import GRDB
 
-@testable import Tributary
+@testable import TributaryClient
+@testable import TributaryCoordinator
+@testable import TributaryCore
+@testable import TributaryDemo
+@testable import TributaryMessaging
+@testable import TributaryProtocol
 
 /// One object of the predicate tests' table: what SQLite holds, and what in-memory evaluation reads.
 struct PredicateRow: Sendable {
@@ -58,23 +63,23 @@ struct PredicateTable {
     /// bools as 0/1, uuids as 16-byte blobs.
     static func insert(_ row: PredicateRow, into db: Database) throws {
         let entity = pullRequest
-        var names = [SQL.quote("id")]
+        var names = [SQLText.quote("id")]
         var operands = ["?"]
         var arguments: [DatabaseValue] = [row.id.bytes.databaseValue]
         for (index, attribute) in entity.attributes.enumerated() {
-            names.append(SQL.quote(attribute.name))
+            names.append(SQLText.quote(attribute.name))
             let (operand, value) = bound(index < row.values.count ? row.values[index] : nil)
             operands.append(operand)
             arguments.append(value)
         }
         for (index, relationship) in entity.relationships.enumerated() where !relationship.isToMany {
-            names.append(SQL.quote(relationship.name))
+            names.append(SQLText.quote(relationship.name))
             operands.append("?")
             let id = index < row.toOne.count ? row.toOne[index] : nil
             arguments.append(id.map { $0.bytes.databaseValue } ?? .null)
         }
         try db.execute(
-            sql: "INSERT INTO \(SQL.quote(entity.name)) (\(names.joined(separator: ", "))) VALUES "
+            sql: "INSERT INTO \(SQLText.quote(entity.name)) (\(names.joined(separator: ", "))) VALUES "
                 + "(\(operands.joined(separator: ", ")))",
             arguments: StatementArguments(arguments))
     }
@@ -96,11 +101,11 @@ struct PredicateTable {
 
     /// The ids SQLite returns for `WHERE <predicate> ORDER BY <sort>`.
     func sqlIDs(_ predicate: CompiledPredicate?, _ sort: CompiledSort? = nil) throws -> [UUID] {
-        let table = SQL.quote(Self.pullRequest.name)
+        let table = SQLText.quote(Self.pullRequest.name)
         var sql = "SELECT id FROM \(table)"
         if let predicate { sql += " WHERE \(predicate.sql)" }
         if let sort { sql += " ORDER BY \(sort.sql)" }
-        let arguments = StatementArguments(predicate?.arguments ?? [])
+        let arguments = StatementArguments((predicate?.arguments ?? []).map(\.databaseValue))
         return try database.read { db in
             try Data.fetchAll(db, sql: sql, arguments: arguments).map { UUID(bytes: $0, at: $0.startIndex) }
         }
@@ -120,7 +125,7 @@ struct PredicateTable {
     /// Whether the table still exists with all its rows.
     func rowCount() throws -> Int {
         try database.read { db in
-            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(SQL.quote(Self.pullRequest.name))") ?? -1
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(SQLText.quote(Self.pullRequest.name))") ?? -1
         }
     }
 }

@@ -1,0 +1,201 @@
+import Foundation
+import Synchronization
+import TributaryMessaging
+import TributaryProtocol
+import ZeroMQ
+
+/// A DEALER connection to the coordinator's jobs/control socket, used by workers and clients.
+///
+/// Requests carry a fresh request id and wait for the reply that echoes it; an `Error` reply is thrown as a
+/// ``ProtocolError``. Messages that answer no request (job assignments, unsolicited errors) arrive on
+/// ``messages``, in the batches they arrived in. ZeroMQ reconnects in the background, with a backoff of 1 s doubling to 32 s.
+///
+/// ```swift
+/// let connection = try CoordinatorConnection(endpoint: "tcp://127.0.0.1:7400")
+/// let reply = try await connection.request(.statusRequest(.init()))
+/// ```
+public final class CoordinatorConnection: Sendable {
+    /// The coordinator endpoint.
+    public let endpoint: String
+    /// Messages that are not replies to a request of this connection, in order, in the batches they arrived in
+    /// (one wake-up of the reader for many job assignments).
+    public let messages: AsyncStream<[Tributary_V1_Envelope]>
+
+    private struct Waiter {
+        let continuation: UnsafeContinuation<Tributary_V1_Envelope, any Error>
+        let deadline: ContinuousClock.Instant
+        let timeout: Duration
+    }
+
+    private struct Pending {
+        var waiters: [UInt64: Waiter] = [:]
+        var closed = false
+    }
+
+    private let context: ZMQContext
+    private let loop: SocketLoop
+    private let pending = Mutex(Pending())
+    private let nextRequestID = Atomic<UInt64>(1)
+    private let messagesContinuation: AsyncStream<[Tributary_V1_Envelope]>.Continuation
+
+    /// Connects to `endpoint`; the connection is made in the background.
+    /// - Parameter curve: the peer's CURVE keys, for a coordinator that runs with CURVE; nil takes them from the
+    ///   environment (`TRIBUTARY_CURVE_SECRET`, `TRIBUTARY_SERVER_KEY`), else connects without.
+    public init(endpoint: String, curve: CurveClientKeys? = nil, context: ZMQContext? = nil) throws {
+        self.endpoint = endpoint
+        self.context = try context ?? ZMQContext()
+        let socket = try self.context.makeSocket(.dealer)
+        if let keys = try curve ?? CurveClientKeys.resolve(secretFile: nil, serverKeyFile: nil) {
+            try keys.apply(to: socket)
+        }
+        try socket.setMaximumMessageSize(Limits.maximumMessageBytes)
+        try socket.setReconnectInterval(initial: 1000, maximum: 32_000)
+        try socket.setSendHighWaterMark(0)
+        try socket.setLinger(milliseconds: 2000)
+        try socket.connect(endpoint)
+        loop = try SocketLoop(
+            name: "tributary-dealer",
+            sockets: [.init(socket, receives: true, coalesce: { WireBatches.coalesce($0) })])
+        (messages, messagesContinuation) = AsyncStream.makeStream(of: [Tributary_V1_Envelope].self)
+        loop.start()
+        let inbound = loop.inbound
+        Task.detached { [self] in
+            for await batch in inbound {
+                for message in batch { deliver(message.frames) }
+            }
+            failAll(ProtocolError(.shuttingDown, "the connection to \(endpoint) was closed"))
+            messagesContinuation.finish()
+        }
+        // One timer for every request's deadline, rather than a task per request.
+        Task.detached { [weak self] in
+            while let connection = self, connection.expireOverdueRequests() {
+                try? await Task.sleep(for: Self.deadlineResolution)
+            }
+        }
+    }
+
+    /// How late past its deadline a request may be failed.
+    static let deadlineResolution: Duration = .milliseconds(100)
+
+    /// Sends a message that expects no reply.
+    public func send(_ body: Tributary_V1_Envelope.OneOf_Body) {
+        loop.send(Wire.frames(Wire.envelope(0, body)), on: 0)
+    }
+
+    /// Sends a request and waits for its reply.
+    /// - Parameter timeout: how long to wait before giving up with a message naming the endpoint.
+    /// - Throws: ``ProtocolError`` when the coordinator answers with an error, or when no answer comes in time.
+    public func request(_ body: Tributary_V1_Envelope.OneOf_Body, timeout: Duration = .seconds(10)) async throws
+        -> Tributary_V1_Envelope
+    {
+        let requestID = nextRequestID.add(1, ordering: .relaxed).oldValue
+        let endpoint = self.endpoint
+        let reply = try await withTaskCancellationHandler {
+            // Unsafe rather than checked: each waiter is resumed once, by whoever takes it out of `pending`.
+            try await withUnsafeThrowingContinuation { continuation in
+                let closed = pending.withLock { pending -> Bool in
+                    if pending.closed { return true }
+                    pending.waiters[requestID] = Waiter(
+                        continuation: continuation, deadline: .now + timeout, timeout: timeout)
+                    return false
+                }
+                if closed {
+                    continuation.resume(
+                        throwing: ProtocolError(.shuttingDown, "the connection to \(endpoint) is closed"))
+                    return
+                }
+                loop.send(Wire.frames(Wire.envelope(requestID, body)), on: 0)
+            }
+        } onCancel: {
+            fail(requestID, CancellationError())
+        }
+        if case .error(let error) = reply.body { throw ProtocolError(error) }
+        return reply
+    }
+
+    /// Sends a request and blocks the calling thread until its reply: for a context's queue (a Dispatch thread),
+    /// where a fetch waits for its answer as Core Data's waits for its store. Do not call it from a Swift
+    /// concurrency task: the reply is delivered by one.
+    /// - Throws: what ``request(_:timeout:)`` throws.
+    public func requestBlocking(_ body: Tributary_V1_Envelope.OneOf_Body, timeout: Duration = .seconds(60)) throws
+        -> Tributary_V1_Envelope
+    {
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Mutex<Result<Tributary_V1_Envelope, any Error>?>(nil)
+        Task {
+            let result: Result<Tributary_V1_Envelope, any Error>
+            do {
+                result = .success(try await request(body, timeout: timeout))
+            } catch {
+                result = .failure(error)
+            }
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        return try outcome.withLock { $0 ?? .failure(CancellationError()) }.get()
+    }
+
+    /// Ends ``messages`` for a consumer that takes no more (later ones are dropped); requests still get their
+    /// replies.
+    public func finishMessages() {
+        messagesContinuation.finish()
+    }
+
+    /// Sends what is queued (within the linger time) and closes the socket.
+    public func close() async {
+        await loop.stop()
+    }
+
+    /// Fails the requests whose deadline passed.
+    /// - Returns: false once the connection is closed.
+    private func expireOverdueRequests() -> Bool {
+        let now = ContinuousClock.now
+        let (overdue, open) = pending.withLock { pending -> ([Waiter], Bool) in
+            let overdue = pending.waiters.filter { $0.value.deadline <= now }
+            for id in overdue.keys { pending.waiters.removeValue(forKey: id) }
+            return (Array(overdue.values), !pending.closed)
+        }
+        for waiter in overdue {
+            waiter.continuation.resume(
+                throwing: ProtocolError(
+                    .internal,
+                    "no answer from the coordinator at \(endpoint) within \(waiter.timeout) (is tributary-coordinator running there?)"
+                ))
+        }
+        return open
+    }
+
+    /// Resumes the requests a message answers and passes on the rest, together.
+    private func deliver(_ frames: [Data]) {
+        guard let decoded = try? Wire.decodeEach(frames[...]) else { return }
+        var unsolicited: [Tributary_V1_Envelope] = []
+        for case .success(let sized) in decoded {
+            let envelope = sized.envelope
+            let waiter =
+                envelope.requestID == 0 ? nil : pending.withLock { $0.waiters.removeValue(forKey: envelope.requestID) }
+            if let waiter {
+                waiter.continuation.resume(returning: envelope)
+            } else {
+                unsolicited.append(envelope)
+            }
+        }
+        if !unsolicited.isEmpty { messagesContinuation.yield(unsolicited) }
+    }
+
+    private func fail(_ requestID: UInt64, _ error: any Error) {
+        guard let waiter = pending.withLock({ $0.waiters.removeValue(forKey: requestID) }) else { return }
+        waiter.continuation.resume(throwing: error)
+    }
+
+    private func failAll(_ error: any Error) {
+        let waiters = pending.withLock { pending in
+            pending.closed = true
+            defer { pending.waiters.removeAll() }
+            return pending.waiters
+        }
+        for waiter in waiters.values {
+            waiter.continuation.resume(throwing: error)
+        }
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import TributaryCore
+import TributaryMessaging
+
+/// An object graph kept current by the change feed, in any process (Core Data's view context, which merges
+/// the root's didSave notifications): it loads the current objects of some entities from a consistent snapshot,
+/// then merges every later commit of those entities as it arrives — the values travel with the feed, so no
+/// refetch is needed — and announces each merged commit on ``changes``.
+///
+/// Read its objects inside ``context``'s `perform` blocks, as with any ``ObjectContext``; fetches there (and
+/// ``refetch(_:)``) are answered by the coordinator from a read connection, with the stored values. It cannot
+/// save.
+///
+/// ```swift
+/// let view = try await ViewContext.start(
+///     feed: "tcp://127.0.0.1:7401", jobs: "tcp://127.0.0.1:7400", model: model, entities: ["PullRequest"])
+/// for try await save in view.changes {
+///     let open = try await view.context.perform { context in context.registeredObjects.count }
+/// }
+/// ```
+public final class ViewContext: Sendable {
+    /// The context holding the objects; merges run on its queue, between your blocks.
+    public let context: ObjectContext
+    /// Each commit once it is merged into ``context``, in order. It finishes when the view is closed, and throws
+    /// what stopped it otherwise (the coordinator refused the feed, a commit did not fit the model).
+    public let changes: AsyncThrowingStream<DidSave, any Error>
+    /// The commit the snapshot showed; merged commits follow it.
+    public let snapshotSeq: UInt64
+    private let feed: ChangeFeed
+    private let follower: Task<Void, Never>
+    private let connection: CoordinatorConnection
+
+    private init(
+        context: ObjectContext, snapshotSeq: UInt64, feed: ChangeFeed,
+        changes: AsyncThrowingStream<DidSave, any Error>, follower: Task<Void, Never>, connection: CoordinatorConnection
+    ) {
+        self.context = context
+        self.snapshotSeq = snapshotSeq
+        self.feed = feed
+        self.changes = changes
+        self.follower = follower
+        self.connection = connection
+    }
+
+    /// Loads the objects of `entities` (every entity when empty) and starts following the feed after them.
+    /// - Throws: ``ProtocolError`` when the coordinator refuses (an unknown entity, ...), ``ContextError`` when
+    ///   what it sends does not fit `model`.
+    public static func start(
+        feed: String, jobs: String, model: Model, entities: Set<String> = [], name: String = "view",
+        curve: CurveClientKeys? = nil
+    ) async throws -> ViewContext {
+        let connection = try CoordinatorConnection(endpoint: jobs, curve: curve)
+        let context = ObjectContext(model: model, parent: CoordinatorStore(connection: connection), name: name)
+        let seq = try await JobClient.with(endpoint: jobs, curve: curve) { client in
+            var id: UInt64 = 0
+            while true {
+                let page = try await client.snapshotPage(id: id, entities: entities)
+                try await context.perform { context in
+                    for batch in page.objects { try context.merge(batch, registeringNew: true) }
+                }
+                if page.done { return page.seq }
+                id = page.snapshotID
+            }
+        }
+        var options = ChangeFeed.Options()
+        options.filter = FeedFilter(entities: entities)
+        options.since = seq
+        let changeFeed = try ChangeFeed(feed: feed, jobs: jobs, options: options, curve: curve)
+        let (changes, continuation) = AsyncThrowingStream.makeStream(of: DidSave.self)
+        let follower = Task {
+            do {
+                for try await event in changeFeed {
+                    guard case .didSave(let save) = event else { continue }
+                    try await context.perform { context in try context.mergeChanges(from: save) }
+                    continuation.yield(save)
+                }
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        return ViewContext(
+            context: context, snapshotSeq: seq, feed: changeFeed, changes: changes, follower: follower,
+            connection: connection)
+    }
+
+    /// Fetches from the store again: the objects `request` selects are registered, or take the stored values
+    /// (an object held here with no unsaved changes). Returns their ids, in order; read them in ``context``.
+    public func refetch(_ request: FetchRequest) async throws -> [ObjectID] {
+        try await context.perform { context in try context.fetch(request).map(\.objectID) }
+    }
+
+    /// Stops following the feed; ``changes`` finishes. The objects stay as they are; fetches are refused.
+    public func close() async {
+        await feed.close()
+        follower.cancel()
+        await follower.value
+        await connection.close()
+    }
+}

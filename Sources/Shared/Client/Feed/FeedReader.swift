@@ -1,0 +1,237 @@
+import Foundation
+import TributaryCore
+import TributaryProtocol
+import ZeroMQ
+
+/// The state machine behind ``ChangeFeed``: follows the live stream, checks each commit summary against the
+/// position delivered so far, and fills gaps from history one page at a time (so memory stays bounded while
+/// catching up), or from a snapshot when the history was pruned.
+///
+/// Invariant: every commit up to ``position`` was handed out (or filtered out) exactly once, in order; nothing at
+/// or below it is handed out again.
+final class FeedReader: @unchecked Sendable {
+    // @unchecked: a feed is iterated by one task; `ChangeFeed` documents that, and nothing else touches this.
+
+    private let options: ChangeFeed.Options
+    private var inbound: InboundQueue.AsyncIterator
+    private let client: JobClient
+
+    /// Every commit up to here is in `ready` or was handed out; nil until the start point is known.
+    private var position: UInt64?
+    /// Events ready to hand out, oldest first.
+    private var ready: [ChangeFeed.Event] = []
+    private var readyStart = 0
+    /// Live messages received but not looked at yet (held while a gap is filled).
+    private var live: [[Data]] = []
+    private var liveStart = 0
+    /// The parts received for the commit whose summary has not come yet.
+    private var parts: [Tributary_V1_DidSave] = []
+    /// History to fetch: after `position` up to this seq (0 = the last commit).
+    private var catchUpTarget: UInt64?
+    /// A snapshot being paged through, and what to catch up to after it.
+    private var snapshotID: UInt64?
+    private var started = false
+    /// The seq of the last event handed out.
+    private var lastHandedOut: UInt64?
+    private var acknowledged: UInt64?
+    private var lastAcknowledgement = ContinuousClock.now
+
+    init(options: ChangeFeed.Options, inbound: InboundQueue, client: JobClient) {
+        self.options = options
+        self.inbound = inbound.makeAsyncIterator()
+        self.client = client
+    }
+
+    /// Where a consumer that processed everything handed out would resume.
+    var processedPosition: UInt64? {
+        readyStart == ready.count ? position : lastHandedOut
+    }
+
+    func next() async throws -> ChangeFeed.Event? {
+        try await acknowledge(force: false)
+        while true {
+            if readyStart < ready.count {
+                let event = ready[readyStart]
+                readyStart += 1
+                if readyStart == ready.count {
+                    ready.removeAll(keepingCapacity: true)
+                    readyStart = 0
+                }
+                if case .didSave(let save) = event { lastHandedOut = save.seq }
+                return event
+            }
+            if !started {
+                try await start()
+            } else if snapshotID != nil {
+                try await loadSnapshotPage()
+            } else if let target = catchUpTarget {
+                try await loadHistoryPage(until: target)
+            } else if liveStart < live.count {
+                let frames = live[liveStart]
+                liveStart += 1
+                if liveStart == live.count {
+                    live.removeAll(keepingCapacity: true)
+                    liveStart = 0
+                }
+                accept(frames)
+            } else {
+                // Caught up and about to wait: the consumer processed every event handed out (it asked for the
+                // next), so a pause stores the position rather than leaving a burst's tail unacknowledged. The
+                // feed heartbeat (every 500 ms) wakes this loop, so an acknowledgement held back by the one-second
+                // spacing is sent soon after. A failure is retried at the next chance.
+                try? await acknowledge(force: false)
+                guard let batch = await inbound.next() else {
+                    try? await acknowledge(force: true)
+                    return nil
+                }
+                live.append(contentsOf: batch.map(\.frames))
+            }
+        }
+    }
+
+    /// Stores the durable position (when there is a durable name and it moved): at most every second unless
+    /// `force`.
+    func acknowledge(force: Bool) async throws {
+        guard let name = options.durableName, let processed = processedPosition, processed != acknowledged else {
+            return
+        }
+        guard force || ContinuousClock.now - lastAcknowledgement >= .seconds(1) else { return }
+        lastAcknowledgement = .now
+        _ = try await client.updateSubscriber(name: name, position: processed)
+        acknowledged = processed
+    }
+
+    // MARK: - Start
+
+    private func start() async throws {
+        started = true
+        var since = options.since
+        if let name = options.durableName {
+            let registerOnly = since == nil
+            let start: UInt64
+            if let since { start = since } else { start = try await request { try await self.client.status().lastSeq } }
+            let info = try await request {
+                try await self.client.updateSubscriber(name: name, position: start, registerOnly: registerOnly)
+            }
+            since = info.position
+            acknowledged = info.position
+        }
+        if let since {
+            position = since
+            catchUpTarget = 0
+        }
+    }
+
+    // MARK: - Live stream
+
+    private func accept(_ frames: [Data]) {
+        guard frames.count == 2 else { return }
+        let topic = String(decoding: frames[0], as: UTF8.self)
+        switch topic {
+        case Wire.heartbeatTopic:
+            guard let heartbeat = try? Tributary_V1_FeedHeartbeat(serializedBytes: frames[1]) else { return }
+            guard let position else {
+                self.position = heartbeat.lastSeq
+                ready.append(.caughtUp(seq: heartbeat.lastSeq))
+                return
+            }
+            // The heartbeat follows the messages of every commit it counts: one not seen was dropped.
+            if heartbeat.lastSeq > position { catchUpTarget = heartbeat.lastSeq }
+        case Wire.commitsTopic:
+            guard let summary = try? Tributary_V1_CommitSummary(serializedBytes: frames[1]) else { return }
+            commit(summary)
+        case _ where topic.hasPrefix("$"):
+            return  // `$jobs`, or a topic of a later protocol version: not didSave parts
+        default:
+            // ZeroMQ matches topic prefixes ("User" also gets "UserProfile"): keep exact matches only.
+            guard options.filter.wants(entity: topic),
+                let part = try? Tributary_V1_DidSave(serializedBytes: frames[1]), part.entity == topic
+            else { return }
+            if let position, part.seq <= position { return }
+            // Parts of an earlier commit whose summary never came: that commit is filled from history.
+            if let first = parts.first, first.seq != part.seq { parts.removeAll() }
+            parts.append(part)
+        }
+    }
+
+    private func commit(_ summary: Tributary_V1_CommitSummary) {
+        let seq = summary.seq
+        if position == nil {
+            position = seq - 1
+            ready.append(.caughtUp(seq: seq - 1))
+        }
+        guard let position, seq > position else { return }
+        let received = parts.filter { $0.seq == seq }
+        parts.removeAll()
+        let expected = summary.entities.filter(options.filter.wants)
+        guard seq == position + 1, Set(received.map(\.entity)) == Set(expected) else {
+            // A gap before this commit, or parts of it dropped: take everything up to it from history.
+            catchUpTarget = seq
+            return
+        }
+        deliver(received, seq: seq)
+    }
+
+    private func deliver(_ parts: [Tributary_V1_DidSave], seq: UInt64) {
+        let passing = parts.filter(options.filter.matches)
+        if !passing.isEmpty { ready.append(.didSave(DidSave(parts: passing))) }
+        position = seq
+    }
+
+    // MARK: - History and snapshots
+
+    private func loadHistoryPage(until target: UInt64) async throws {
+        guard let position, target == 0 || target > position else {
+            catchUpTarget = nil
+            return
+        }
+        let page: Tributary_V1_HistoryReply
+        do {
+            page = try await client.history(after: position, until: target, filter: options.filter)
+        } catch let error as ProtocolError where error.code == .historyPruned {
+            guard options.snapshotWhenPruned else {
+                throw ChangeFeedError(message: error.message, protocolError: error)
+            }
+            snapshotID = 0
+            return
+        } catch let error as ProtocolError {
+            throw ChangeFeedError(message: "the coordinator refused a history request: \(error)", protocolError: error)
+        }
+        var index = 0
+        while index < page.parts.count {
+            let seq = page.parts[index].seq
+            var end = index
+            while end < page.parts.count && page.parts[end].seq == seq { end += 1 }
+            // The coordinator filtered the parts already; `deliver` filters again, which passes them all.
+            deliver(Array(page.parts[index..<end]), seq: seq)
+            index = end
+        }
+        self.position = max(position, page.throughSeq)
+        let goal = target == 0 ? page.lastSeq : min(target, page.lastSeq)
+        if page.throughSeq >= goal {
+            catchUpTarget = nil
+            if target == 0 { ready.append(.caughtUp(seq: page.throughSeq)) }
+        }
+    }
+
+    private func loadSnapshotPage() async throws {
+        let page = try await request {
+            try await self.client.snapshotPage(id: self.snapshotID ?? 0, entities: self.options.filter.entities)
+        }
+        snapshotID = page.done ? nil : page.snapshotID
+        ready.append(.snapshot(objects: page.objects, seq: page.seq, isLast: page.done))
+        if page.done {
+            // Continue after the snapshot: the live parts buffered meanwhile are checked against it as usual.
+            position = page.seq
+            catchUpTarget = 0
+        }
+    }
+
+    private func request<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as ProtocolError {
+            throw ChangeFeedError(message: "the coordinator refused a feed request: \(error)", protocolError: error)
+        }
+    }
+}

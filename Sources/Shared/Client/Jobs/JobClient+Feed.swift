@@ -1,0 +1,66 @@
+import Foundation
+import TributaryCore
+import TributaryProtocol
+
+/// The change feed's requests: history pages, snapshots and durable subscribers (``ChangeFeed`` uses them).
+extension JobClient {
+    /// One page of the stored didSave parts after `after` (up to `until`, 0 = the last commit).
+    /// - Throws: ``ProtocolError`` `HISTORY_PRUNED` when that history is no longer kept.
+    public func history(
+        after: UInt64, until: UInt64 = 0, filter: FeedFilter = FeedFilter(), maxCommits: UInt32 = 0
+    ) async throws -> Tributary_V1_HistoryReply {
+        let request = Tributary_V1_HistoryRequest.with {
+            $0.afterSeq = after
+            $0.untilSeq = until
+            $0.entities = filter.entities.sorted()
+            $0.attributes = filter.attributes.sorted()
+            $0.maxCommits = maxCommits
+        }
+        let reply = try await connection.request(.historyRequest(request), timeout: .seconds(60))
+        guard case .historyReply(let page) = reply.body else { throw Self.unexpected(reply) }
+        return page
+    }
+
+    /// The next page of a snapshot of the current objects; `id` 0 starts one (of `entities`, all when empty).
+    public func snapshotPage(id: UInt64, entities: Set<String> = [], maxRows: UInt32 = 0) async throws
+        -> Tributary_V1_SnapshotPage
+    {
+        let request = Tributary_V1_SnapshotRequest.with {
+            $0.snapshotID = id
+            $0.entities = entities.sorted()
+            $0.maxRows = maxRows
+        }
+        let reply = try await connection.request(.snapshotRequest(request), timeout: .seconds(60))
+        guard case .snapshotPage(let page) = reply.body else { throw Self.unexpected(reply) }
+        return page
+    }
+
+    /// Registers the durable subscriber `name` at `position`, or moves it there; with `registerOnly`, one
+    /// registered before keeps its position. Returns the stored position.
+    public func updateSubscriber(name: String, position: UInt64, registerOnly: Bool = false) async throws
+        -> Tributary_V1_SubscriberInfo
+    {
+        let update = Tributary_V1_SubscriberUpdate.with {
+            $0.name = name
+            $0.position = position
+            $0.registerOnly = registerOnly
+        }
+        let reply = try await connection.request(.subscriberUpdate(update))
+        guard case .subscriberInfo(let info) = reply.body else { throw Self.unexpected(reply) }
+        return info
+    }
+
+    /// The durable subscribers and their positions.
+    public func subscribers() async throws -> [Tributary_V1_SubscriberInfo] {
+        let reply = try await connection.request(.subscribersRequest(.init()))
+        guard case .subscribersReply(let list) = reply.body else { throw Self.unexpected(reply) }
+        return list.subscribers
+    }
+
+    /// Forgets a durable subscriber, so its position no longer holds history back.
+    public func deleteSubscriber(name: String) async throws -> Tributary_V1_SubscriberInfo {
+        let reply = try await connection.request(.deleteSubscriberRequest(.with { $0.name = name }))
+        guard case .subscriberInfo(let info) = reply.body else { throw Self.unexpected(reply) }
+        return info
+    }
+}

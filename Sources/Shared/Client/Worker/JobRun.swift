@@ -1,0 +1,162 @@
+import Foundation
+import Synchronization
+import TributaryCore
+import TributaryProtocol
+
+/// One attempt at one job inside a worker: the job's input, and the parent its contexts save through.
+///
+/// Each save becomes a `SaveChanges` with the job id, the attempt and the next batch index, so the root applies
+/// it at most once and only while this attempt holds the job. ``complete(_:progress:)`` sends the last save with
+/// the job's completion, which the root commits in the same transaction.
+public final class JobRun: ChangeSetParent {
+    /// The job's id in the coordinator's queue.
+    public let jobID: UInt64
+    /// The attempt number, from 1.
+    public let attempt: UInt32
+    /// The job as pushed.
+    public let spec: Tributary_V1_JobSpec
+    /// Batches committed by earlier attempts: resume after them.
+    public let committedBatches: UInt32
+    /// The store's model.
+    public let model: Model
+
+    private struct Progress {
+        var nextBatch: UInt32
+        var done: UInt64 = 0
+        var completes = false
+        var completed = false
+    }
+
+    let connection: CoordinatorConnection
+    private let progress: Mutex<Progress>
+    private let cancelled = Atomic<Bool>(false)
+    /// Whether the worker may ask for another job when this one completes (not while it drains or stops).
+    private let asksForNextJob: @Sendable () -> Bool
+    private let askedForNextJob = Atomic<Bool>(false)
+
+    /// Whether the save that completed the job asked for the job to take its slot; otherwise the worker asks
+    /// when the job's task ends.
+    var completionAskedForNextJob: Bool { askedForNextJob.load(ordering: .relaxed) }
+
+    /// Whether the job was cancelled; handlers stop at their next batch boundary (``checkCancellation()``).
+    public var isCancelled: Bool { cancelled.load(ordering: .relaxed) }
+
+    /// Throws ``JobCancelled`` when the job was cancelled. Saves check it too.
+    public func checkCancellation() throws {
+        if isCancelled { throw JobCancelled(jobID: jobID) }
+    }
+
+    /// Marks the job cancelled (the coordinator said so).
+    func cancel() {
+        cancelled.store(true, ordering: .relaxed)
+    }
+
+    /// - Parameter asksForNextJob: asked when the completing save is sent; true puts a credit of 1 on it.
+    init(
+        assignment: Tributary_V1_JobAssignment, model: Model, connection: CoordinatorConnection,
+        asksForNextJob: @escaping @Sendable () -> Bool = { false }
+    ) {
+        self.asksForNextJob = asksForNextJob
+        jobID = assignment.jobID
+        attempt = assignment.attempt
+        spec = assignment.spec
+        committedBatches = assignment.committedBatches
+        self.model = model
+        self.connection = connection
+        progress = Mutex(Progress(nextBatch: assignment.committedBatches))
+    }
+
+    /// A new slave context whose saves go to the root as this job's batches.
+    public func makeContext(name: String? = nil) -> ObjectContext {
+        ObjectContext(model: model, parent: self, name: name ?? "job-\(jobID)")
+    }
+
+    /// Saves `context` as the job's next batch, recording `progress` units done.
+    ///
+    /// The batch is sent even when the context has no changes: every batch takes a batch index, so a retried
+    /// attempt resumes at the right place (`committedBatches` batches in).
+    @discardableResult
+    public func save(_ context: ObjectContext, progress done: UInt64) async throws -> SaveReceipt {
+        progress.withLock { $0.done = done }
+        return try await context.save(evenIfEmpty: true)
+    }
+
+    /// Saves `context` (even with no changes) as the job's last batch, completing the job in the same commit.
+    @discardableResult
+    public func complete(_ context: ObjectContext, progress done: UInt64) async throws -> SaveReceipt {
+        try await completing(progress: done) { try await context.save(evenIfEmpty: true) }
+    }
+
+    /// Completes the job with no changes of its own (its work is elsewhere, or its last batch was saved
+    /// already): the completion commits like a save, without a context to build one.
+    @discardableResult
+    public func complete(progress done: UInt64) async throws -> SaveReceipt {
+        try await completing(progress: done) { try await save(Tributary_V1_ChangeSet()) }
+    }
+
+    /// Sends the save `body` makes as the job's completion, recording `done` units of progress.
+    private func completing(progress done: UInt64, _ body: () async throws -> SaveReceipt) async throws
+        -> SaveReceipt
+    {
+        progress.withLock {
+            $0.done = done
+            $0.completes = true
+        }
+        let receipt = try await body()
+        progress.withLock { $0.completed = true }
+        return receipt
+    }
+
+    /// Whether ``complete(_:progress:)`` or ``complete(progress:)`` succeeded.
+    public var isCompleted: Bool { progress.withLock { $0.completed } }
+
+    public func save(_ changes: Tributary_V1_ChangeSet) async throws -> SaveReceipt {
+        try checkCancellation()
+        let message = progress.withLock { progress -> Tributary_V1_SaveChanges in
+            defer { progress.nextBatch += 1 }
+            return Tributary_V1_SaveChanges.with {
+                $0.jobID = jobID
+                $0.attempt = attempt
+                $0.batchIndex = progress.nextBatch
+                $0.changes = changes
+                $0.progressDone = progress.done
+                $0.completesJob = progress.completes
+                // Once per job, even when a refused completion is sent again.
+                if progress.completes, asksForNextJob(),
+                    !askedForNextJob.exchange(true, ordering: .relaxed)
+                {
+                    $0.credit = 1
+                }
+            }
+        }
+        let reply: Tributary_V1_Envelope
+        do {
+            reply = try await connection.request(.saveChanges(message), timeout: .seconds(60))
+        } catch let error as ProtocolError where error.code == .jobCancelled {
+            cancel()
+            throw JobCancelled(jobID: jobID)
+        } catch let error as ProtocolError where error.code == .mergeConflict {
+            // Refused whole: the batch index was not used, and the next save (after the handler refreshed its
+            // objects or chose another merge policy) takes it.
+            progress.withLock { if $0.nextBatch == message.batchIndex + 1 { $0.nextBatch = message.batchIndex } }
+            throw MergeConflictError(conflicts: error.conflicts.map(MergeConflict.init(wire:)))
+        }
+        guard case .saveAck(let ack) = reply.body else {
+            throw ProtocolError(.unknownMessage, "the coordinator answered a save with something other than SaveAck")
+        }
+        return SaveReceipt(ack)
+    }
+}
+
+extension JobRun {
+    /// A fetch of one of the job's contexts: asked of the coordinator, which answers from a read connection.
+    public func fetch(_ request: Tributary_V1_FetchRequest) throws -> Tributary_V1_FetchReply {
+        try CoordinatorStore.fetch(request, over: connection)
+    }
+}
+
+/// A job stopped because it was cancelled; not a failure.
+public struct JobCancelled: Error, CustomStringConvertible, Sendable {
+    public let jobID: UInt64
+    public var description: String { "job \(jobID) was cancelled" }
+}

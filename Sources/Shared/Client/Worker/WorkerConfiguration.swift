@@ -1,0 +1,27 @@
+import Foundation
+import TributaryMessaging
+
+/// How a worker process reaches its coordinator and which jobs it runs.
+public struct WorkerConfiguration: Sendable {
+    /// The coordinator's jobs/control endpoint.
+    public var endpoint: String = Endpoints.defaultListen
+    /// The worker's CURVE keys, for a coordinator that runs with CURVE (nil: from the environment, else none).
+    public var curve: CurveClientKeys?
+    /// A human name shown in `tributary status`.
+    public var name: String = ProcessInfo.processInfo.hostName + ":\(getpid())"
+    /// How often to send heartbeats; announced to the coordinator in the hello.
+    public var heartbeatInterval: Duration = .seconds(1)
+    /// How many jobs run at once, each in its own context. Import jobs are CPU-bound, so more than the cores
+    /// the worker has buys little for them; short jobs gain from overlapping their round trips.
+    public var concurrency = 4
+    /// The job handlers, by kind. The built-in `import` and `noop` handlers are always there.
+    public var handlers: [any JobHandler] = [ImportJobHandler(), NoopJobHandler()]
+
+    public init() {}
+
+    /// Adds a handler for a job kind of your own (replacing one of the same kind).
+    public mutating func register(_ handler: any JobHandler) {
+        handlers.removeAll { $0.kind == handler.kind }
+        handlers.append(handler)
+    }
+}

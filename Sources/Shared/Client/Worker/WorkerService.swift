@@ -1,0 +1,239 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+import TributaryCore
+import TributaryProtocol
+
+/// A worker process's main loop as a `Service`: registers with the coordinator, asks for jobs, runs each one in
+/// its own slave context through the matching ``JobHandler`` (up to `concurrency` at once), and sends heartbeats.
+///
+/// On graceful shutdown (SIGTERM/SIGINT) it takes no new job, finishes the ones it runs, says goodbye so the
+/// coordinator re-queues the jobs it was given but did not start, and returns.
+public struct WorkerService: Service {
+    private let configuration: WorkerConfiguration
+    private let logger: Logger
+
+    public init(configuration: WorkerConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        let connection = try CoordinatorConnection(endpoint: configuration.endpoint, curve: configuration.curve)
+        logger.info("connecting", metadata: ["coordinator": "\(connection.endpoint)"])
+        guard let model = try await registerUnlessStopping(connection) else {
+            await connection.close()
+            logger.info("worker stopped before it registered")
+            return
+        }
+        let interval = configuration.heartbeatInterval
+        let heartbeats = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                connection.send(.heartbeat(.init()))
+            }
+        }
+        defer { heartbeats.cancel() }
+        // Credit is additive: the worker asks for as many jobs as it runs at once, then for one more as each
+        // finishes, so jobs are already waiting here when a slot frees up (no idle round trip).
+        let concurrency = UInt32(max(1, configuration.concurrency))
+        let running = RunningJobs()
+        connection.send(.workerReady(.with { $0.credit = concurrency }))
+        // On graceful shutdown the message stream ends (no new jobs) while saves still get their acks; this costs
+        // nothing per message, where `cancelOnGracefulShutdown()` ran each one through a merged sequence's task.
+        try await withGracefulShutdownHandler {
+            try await runJobs(connection: connection, model: model, running: running)
+        } onGracefulShutdown: {
+            connection.finishMessages()
+        }
+        connection.send(.workerBye(.init()))
+        await connection.close()
+        logger.info("worker stopped")
+    }
+
+    /// Runs the jobs the coordinator assigns until the message stream ends, then waits for the running ones.
+    private func runJobs(connection: CoordinatorConnection, model: Model, running: RunningJobs) async throws {
+        var model = model
+        var registeredAt = ContinuousClock.now
+        let interval = configuration.heartbeatInterval
+        let concurrency = UInt32(max(1, configuration.concurrency))
+        try await withThrowingDiscardingTaskGroup { jobs in
+            messages: for await batch in connection.messages {
+                for message in batch {
+                    switch message.body {
+                    case .jobAssignment(let assignment):
+                        running.count.add(1, ordering: .relaxed)
+                        let model = model
+                        jobs.addTask {
+                            let asked = await runJob(assignment, model: model, connection: connection, running: running)
+                            running.count.subtract(1, ordering: .relaxed)
+                            if !asked && running.asksForMore { running.returnCredit(over: connection) }
+                        }
+                    case .cancelJob(let cancel):
+                        running.cancel(jobID: cancel.jobID, attempt: cancel.attempt)
+                    case .drain:
+                        // The coordinator is stopping: ask for nothing more until a coordinator asks us to register.
+                        logger.notice("coordinator is stopping; draining")
+                        running.draining.store(true, ordering: .relaxed)
+                    case .error(let error) where error.code == .unknownWorker:
+                        // Heartbeats sent before the last registration are answered with this error too; only one
+                        // that comes well after it means the coordinator restarted and no longer knows us.
+                        guard ContinuousClock.now - registeredAt > interval * 2 else { continue }
+                        logger.notice("coordinator forgot this worker; registering again")
+                        // Slots offered to the old registration (on a completing save) are offered again when their
+                        // jobs end; jobs still running are left out of the credit below.
+                        running.registration.add(1, ordering: .relaxed)
+                        // Stopping while the coordinator is away: the running jobs end (their saves are refused).
+                        guard let registered = try await registerUnlessStopping(connection) else { break messages }
+                        model = registered
+                        registeredAt = .now
+                        running.draining.store(false, ordering: .relaxed)
+                        let free = concurrency - min(concurrency, running.count.load(ordering: .relaxed))
+                        connection.send(.workerReady(.with { $0.credit = free }))
+                    case .error(let error):
+                        logger.warning("coordinator error", metadata: ["error": "\(ProtocolError(error))"])
+                    default:
+                        break
+                    }
+                }
+            }
+            // Graceful shutdown: no new jobs; the group waits for the running ones to finish.
+        }
+    }
+
+    /// ``register(_:)`` that gives up on graceful shutdown (SIGTERM while no coordinator answers).
+    /// - Returns: the store's model, or nil when the worker is stopping.
+    private func registerUnlessStopping(_ connection: CoordinatorConnection) async throws -> Model? {
+        do {
+            return try await cancelWhenGracefulShutdown { try await register(connection) }
+        } catch is CancellationError where Task.isShuttingDownGracefully {
+            return nil
+        }
+    }
+
+    /// Says hello until the coordinator answers, and returns the store's model from its welcome.
+    private func register(_ connection: CoordinatorConnection) async throws -> Model {
+        let hello = Tributary_V1_WorkerHello.with {
+            $0.name = configuration.name
+            $0.pid = getpid()
+            $0.heartbeatIntervalMs =
+                UInt32(configuration.heartbeatInterval.components.seconds * 1000)
+                + UInt32(configuration.heartbeatInterval.components.attoseconds / 1_000_000_000_000_000)
+            $0.jobKinds = configuration.handlers.map(\.kind)
+            $0.acceptsBatches = true
+        }
+        while true {
+            try Task.checkCancellation()
+            do {
+                let reply = try await connection.request(.workerHello(hello), timeout: .seconds(5))
+                guard case .welcome(let welcome) = reply.body else {
+                    throw ProtocolError(
+                        .unknownMessage, "the coordinator answered hello with something other than Welcome")
+                }
+                let model = try Model.decode(Data(welcome.modelJson.utf8), source: "the coordinator's model")
+                logger.info(
+                    "registered", metadata: ["worker": "\(welcome.workerID)", "coordinator": "\(connection.endpoint)"])
+                return model
+            } catch let error as ProtocolError where error.code == .internal {
+                logger.notice("waiting for the coordinator", metadata: ["endpoint": "\(connection.endpoint)"])
+            }
+        }
+    }
+
+    /// Runs one job through its handler.
+    /// - Returns: whether its completing save already asked for the job that takes its slot.
+    private func runJob(
+        _ assignment: Tributary_V1_JobAssignment, model: Model, connection: CoordinatorConnection,
+        running: RunningJobs
+    ) async -> Bool {
+        // Built only for a message that is logged.
+        var metadata: Logger.Metadata {
+            ["job": "\(assignment.jobID)", "attempt": "\(assignment.attempt)", "kind": "\(assignment.spec.kind)"]
+        }
+        guard let handler = configuration.handlers.first(where: { $0.kind == assignment.spec.kind }) else {
+            fail(assignment, "this worker has no handler for job kind '\(assignment.spec.kind)'", connection)
+            return false
+        }
+        let registration = running.registration.load(ordering: .relaxed)
+        let job = JobRun(
+            assignment: assignment, model: model, connection: connection,
+            asksForNextJob: { running.asksForMore && running.isCurrent(registration) })
+        running.add(job)
+        defer { running.remove(job) }
+        do {
+            try await handler.run(job)
+            if job.isCompleted {
+                logger.debug("job done", metadata: metadata)
+            } else {
+                fail(
+                    assignment, "the '\(assignment.spec.kind)' handler returned without completing the job", connection)
+            }
+        } catch let error as ProtocolError where error.code == .staleLease {
+            logger.notice("job lease lost", metadata: metadata)
+        } catch is JobCancelled {
+            logger.notice("job cancelled", metadata: metadata)
+        } catch {
+            logger.warning("job failed", metadata: metadata.merging(["error": "\(error)"]) { $1 })
+            fail(assignment, "\(error)", connection, permanent: JobErrors.isPermanent(error))
+        }
+        // Offered with its completion to the registration that is still current: nothing more to ask for.
+        return job.completionAskedForNextJob && running.isCurrent(registration)
+    }
+
+    private func fail(
+        _ assignment: Tributary_V1_JobAssignment, _ message: String, _ connection: CoordinatorConnection,
+        permanent: Bool = false
+    ) {
+        connection.send(
+            .jobFailed(
+                .with {
+                    $0.jobID = assignment.jobID
+                    $0.attempt = assignment.attempt
+                    $0.message = message
+                    $0.permanent = permanent
+                }))
+    }
+}
+
+/// The jobs a worker is running, shared by its job tasks: how many, and each one's run (to cancel it).
+private final class RunningJobs: Sendable {
+    let count = Atomic<UInt32>(0)
+    /// Set while the coordinator is stopping: no credit is asked for.
+    let draining = Atomic<Bool>(false)
+    /// Counts this worker's registrations: credit offered to an earlier one (it may have been lost with it) is
+    /// offered again.
+    let registration = Atomic<UInt64>(0)
+    private let runs = Mutex<[UInt64: JobRun]>([:])
+
+    /// Whether `registration` is still this worker's registration with the coordinator.
+    func isCurrent(_ registration: UInt64) -> Bool { self.registration.load(ordering: .relaxed) == registration }
+
+    /// Whether a finished job's slot is offered to the coordinator again: not while it drains or this worker
+    /// stops.
+    var asksForMore: Bool { !Task.isShuttingDownGracefully && !draining.load(ordering: .relaxed) }
+
+    /// Credit owed to the coordinator and not sent yet.
+    private let owedCredit = Atomic<UInt32>(0)
+
+    /// Gives one job's slot back: jobs that finish together (their acks come from one group commit) return their
+    /// credit in one `WorkerReady`, sent after the others had a turn to add theirs.
+    func returnCredit(over connection: CoordinatorConnection) {
+        guard owedCredit.add(1, ordering: .acquiringAndReleasing).oldValue == 0 else { return }
+        Task {
+            await Task.yield()
+            let credit = owedCredit.exchange(0, ordering: .acquiringAndReleasing)
+            if credit > 0 { connection.send(.workerReady(.with { $0.credit = credit })) }
+        }
+    }
+
+    func add(_ run: JobRun) { runs.withLock { $0[run.jobID] = run } }
+    func remove(_ run: JobRun) { runs.withLock { _ = $0.removeValue(forKey: run.jobID) } }
+
+    /// Cancels the job if this worker runs that attempt of it.
+    func cancel(jobID: UInt64, attempt: UInt32) {
+        runs.withLock { runs in
+            if let run = runs[jobID], run.attempt == attempt { run.cancel() }
+        }
+    }
+}

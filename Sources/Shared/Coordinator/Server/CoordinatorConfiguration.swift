@@ -1,0 +1,58 @@
+import Foundation
+import TributaryCore
+import TributaryMessaging
+
+/// Everything a coordinator needs to start: the store, the model, its endpoints and its local worker pool.
+public struct CoordinatorConfiguration: Sendable {
+    /// The SQLite file of the root store.
+    public var storePath: String
+    /// The model the store is opened with.
+    public var model: Model
+    /// The jobs/control ROUTER endpoint; a `*` port binds a free port.
+    public var listen: String = Endpoints.defaultListen
+    /// The feed PUB endpoint; a `*` port binds a free port.
+    public var feed: String = Endpoints.defaultFeed
+    /// How many local `tributary-worker` processes to start and supervise.
+    public var localWorkers: Int = 0
+    /// The worker executable for the local pool.
+    public var workerExecutable: URL?
+    /// Extra arguments for each local worker.
+    public var workerArguments: [String] = []
+    /// Heartbeats a worker may miss before it is declared dead and its jobs return to the queue.
+    public var liveness: UInt32 = 3
+    /// How long finished (done or cancelled) jobs and their payloads are kept; nil keeps them for ever. Dead jobs
+    /// are always kept until retried.
+    public var finishedJobRetention: Duration? = .seconds(7 * 24 * 3600)
+    /// How long the change history is kept; nil keeps it by age for ever. History after a durable subscriber's
+    /// position is kept whatever its age.
+    public var historyRetention: Duration? = .seconds(7 * 24 * 3600)
+    /// How many of the newest commits the history keeps at most; nil sets no count limit.
+    public var historyMaximumCommits: Int?
+    /// On a graceful stop, how long running jobs may go on saving before they are handed back to the queue.
+    public var drainGracePeriod: Duration = .seconds(10)
+    /// The most feed messages queued for one subscriber (the PUB high-water mark); beyond it, that subscriber's
+    /// messages are dropped (it fills the gap from history).
+    public var feedBuffer: Int32 = 200
+    /// CURVE encryption and the allow-list of peers' keys; nil serves plain TCP (loopback only, unless insecure).
+    public var curve: CoordinatorCurve?
+    /// The bounds on what peers send.
+    public var limits = CoordinatorLimits()
+    /// How often the feed publishes a heartbeat carrying the last sequence number.
+    public var feedHeartbeatInterval: Duration = .milliseconds(500)
+
+    public init(storePath: String, model: Model) {
+        self.storePath = storePath
+        self.model = model
+    }
+}
+
+/// A coordinator configuration that cannot work, with a message saying what to change.
+public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
+    public let message: String
+
+    public init(message: String) {
+        self.message = message
+    }
+
+    public var description: String { message }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import TributaryCore
+import TributaryProtocol
+
+extension CoordinatorServer {
+    func pushJobs(_ push: Tributary_V1_PushJobs, from peer: Data, requestID: UInt64) async throws {
+        if stopping { throw ProtocolError(.shuttingDown, "the coordinator is shutting down") }
+        guard !push.jobs.isEmpty else { throw ProtocolError(.invalidRequest, "PushJobs carries no jobs") }
+        for (index, spec) in push.jobs.enumerated() {
+            try validate(spec, index: index)
+        }
+        let (_, overflow) = push.jobs.reduce((Int64(0), false)) { sum, spec in
+            let (total, overflow) = sum.0.addingReportingOverflow(Int64(spec.total))
+            return (total, sum.1 || overflow)
+        }
+        if overflow { throw ProtocolError(.invalidRequest, "the jobs' totals add up to more than \(Int64.max)") }
+        let batch = push.batch.isEmpty ? UUID().uuidString.lowercased() : push.batch
+        // Queued behind the group commits, and answered in turn; meanwhile saves go on gathering. The saves received
+        // before it go first (a push must not overtake them: one may finish a job whose unique key it reuses).
+        while queuedWrites.count >= Self.maximumQueuedWrites, let first = queuedWrites.first {
+            await first.written()
+            advanceCommits()
+        }
+        queuePendingSaves()
+        queue(
+            .push(
+                QueuedPush(
+                    peer: peer, requestID: requestID, batch: batch, write: store.queuePush(push.jobs, batch: batch))))
+    }
+
+    /// Answers a push once its jobs are enqueued; they may go out at once.
+    func answer(_ push: QueuedPush, _ result: Result<PushedJobs, any Error>) {
+        switch result {
+        case .success(let pushed):
+            reply(
+                to: push.peer, requestID: push.requestID,
+                .pushReply(
+                    Tributary_V1_PushReply.with {
+                        $0.batch = push.batch
+                        $0.jobIds = pushed.ids.map(UInt64.init)
+                        $0.duplicates = pushed.duplicates.map(UInt32.init)
+                    }))
+            needsDispatch = true
+        case .failure(let error):
+            refuse(push.requestID, from: push.peer, error)
+        }
+    }
+
+    private func validate(_ spec: Tributary_V1_JobSpec, index: Int) throws {
+        guard !spec.kind.isEmpty else {
+            throw ProtocolError(.invalidRequest, "job \(index) of the push has no kind")
+        }
+        try Self.requireProgress(spec.total, "total of job \(index)")
+        guard spec.runAt.isFinite && spec.runAt >= 0 else {
+            throw ProtocolError(.invalidRequest, "job \(index) has a run_at that is not a time")
+        }
+        guard spec.uniqueKey.utf8.count <= 256 else {
+            throw ProtocolError(.invalidRequest, "job \(index) has a unique_key longer than 256 bytes")
+        }
+        let limit = configuration.limits.maximumPayloadBytes
+        guard spec.payload.count <= limit else {
+            throw ProtocolError(
+                .tooLarge,
+                "job \(index) has a payload of \(spec.payload.count) bytes; the limit is \(limit) (--max-payload-mb)")
+        }
+        if spec.kind == ImportJob.kind {
+            let rows = ImportJob.lineCount(of: spec.payload)
+            let rowLimit = configuration.limits.maximumPayloadRows
+            guard rows <= rowLimit else {
+                throw ProtocolError(
+                    .tooLarge,
+                    "import job \(index) has \(rows) rows; the limit is \(rowLimit) (--max-payload-rows)")
+            }
+            guard let entity = spec.arguments[ImportJob.entityArgument], !entity.isEmpty else {
+                throw ProtocolError(.invalidRequest, "import job \(index) has no \"entity\" argument")
+            }
+            guard configuration.model.entity(named: entity) != nil else {
+                let known = configuration.model.entities.map(\.name).joined(separator: ", ")
+                throw ProtocolError(.unknownEntity, "unknown entity '\(entity)' (the model has \(known))")
+            }
+        }
+    }
+
+    func status(from peer: Data, requestID: UInt64) async throws {
+        let (counts, lastSeq) = try await store.jobCounts()
+        let running = try await store.runningJobs()
+        let oldestHistorySeq = try await store.oldestKeptSequenceNumber()
+        let now = ContinuousClock.now
+        let reply = Tributary_V1_StatusReply.with { reply in
+            reply.jobs = counts
+            reply.lastSeq = lastSeq
+            reply.oldestHistorySeq = oldestHistorySeq
+            reply.storePath = store.path
+            reply.pool = supervisor?.processes ?? []
+            reply.running = running
+            reply.workers = workers.workers.values.sorted {
+                $0.id.count == $1.id.count ? $0.id < $1.id : $0.id.count < $1.id.count
+            }
+            .map { worker in
+                Tributary_V1_WorkerInfo.with {
+                    $0.workerID = worker.id
+                    $0.name = worker.name
+                    $0.pid = worker.pid
+                    $0.state = worker.state
+                    let silence = now - worker.lastSeen
+                    $0.secondsSinceHeartbeat =
+                        silence.seconds
+                    $0.currentJobID = UInt64(worker.jobs.min() ?? 0)
+                }
+            }
+        }
+        self.reply(to: peer, requestID: requestID, .statusReply(reply))
+    }
+
+    func batchStatus(_ request: Tributary_V1_BatchStatusRequest, from peer: Data, requestID: UInt64) async throws {
+        guard !request.batch.isEmpty else { throw ProtocolError(.invalidRequest, "BatchStatusRequest has no batch") }
+        let status = try await store.batchStatus(request.batch)
+        guard status.totalJobs > 0 else {
+            throw ProtocolError(.unknownJob, "no jobs were pushed as batch '\(request.batch)'")
+        }
+        reply(to: peer, requestID: requestID, .batchStatusReply(status))
+    }
+}

@@ -1,0 +1,214 @@
+import Foundation
+import TributaryCore
+import TributaryProtocol
+
+extension CoordinatorServer {
+    func workerHello(_ hello: Tributary_V1_WorkerHello, from peer: Data, requestID: UInt64) async throws {
+        if stopping { throw ProtocolError(.shuttingDown, "the coordinator is shutting down") }
+        if workers[peer] != nil {
+            // The same peer said hello again (it restarted its session): its old leases are void.
+            try await workerLeft(peer, reason: "reconnected")
+        }
+        let record = workers.register(routingID: peer, hello: hello, now: .now)
+        if hello.acceptsBatches { batchingPeers.insert(peer) }
+        logger.info(
+            "worker joined",
+            metadata: ["worker": "\(record.id)", "name": "\(record.name)", "pid": "\(record.pid)"])
+        let welcome = Tributary_V1_Welcome.with {
+            $0.workerID = record.id
+            $0.modelJson = modelJSON
+            $0.liveness = configuration.liveness
+        }
+        reply(to: peer, requestID: requestID, .welcome(welcome))
+    }
+
+    func workerReady(_ ready: Tributary_V1_WorkerReady, from peer: Data) async throws {
+        try requireWorker(peer)
+        addCredit(ready.credit, to: peer)
+    }
+
+    /// Credit from a `WorkerReady` or a save: the worker may be sent that many more jobs.
+    func addCredit(_ credit: UInt32, to peer: Data) {
+        // Credit adds up; a worker holds at most 1,024 jobs it has not finished (a huge credit is a bug or an
+        // attack, not a request).
+        if let held = workers[peer]?.credit, workers[peer]?.leaving == false {
+            workers[peer]?.credit = UInt32(min(UInt64(held) + UInt64(credit), 1024))
+        }
+        needsDispatch = true
+    }
+
+    /// Answers each save of a group commit: an ack (publishing its didSave) or the error that refused it alone.
+    func answer(_ members: [SaveGroup.Member], _ results: [Result<AppliedSave, any Error>]) {
+        for (member, result) in zip(members, results) {
+            switch result {
+            case .success(let applied):
+                acknowledge(member, applied.outcome)
+                // The job's progress as the commit left it, after the commit's didSave.
+                if let progress = applied.progress { publish(progress) }
+            case .failure(let error):
+                logRefusal("save refused", error, peer: member.peer, metadata: ["job": "\(member.save.jobID)"])
+                replyOrGather(
+                    to: member.peer, requestID: member.requestID, .error(Self.wireError(error, save: member.save)))
+            }
+        }
+    }
+
+    private func acknowledge(_ member: SaveGroup.Member, _ outcome: SaveOutcome) {
+        var ack = Tributary_V1_SaveAck()
+        ack.jobID = member.save.jobID
+        ack.batchIndex = member.save.batchIndex
+        switch outcome {
+        case .committed(let seq, let events, let remaps, let resolved):
+            lastSeq = seq
+            ack.seq = seq
+            ack.remaps = remaps
+            ack.resolved = resolved
+            publish(events)
+        case .committedEmpty(let remaps, let resolved):
+            ack.seq = 0
+            ack.remaps = remaps
+            ack.resolved = resolved
+        case .duplicate(let seq):
+            ack.seq = seq
+            ack.duplicate = true
+        }
+        if member.save.completesJob, workers[member.peer]?.id == member.worker {
+            workers[member.peer]?.jobs.remove(Int64(member.save.jobID))
+        }
+        replyOrGather(to: member.peer, requestID: member.requestID, .saveAck(ack))
+    }
+
+    private static func wireError(_ error: any Error, save: Tributary_V1_SaveChanges) -> Tributary_V1_Error {
+        switch error {
+        case let error as LeaseError:
+            let code: Tributary_V1_ErrorCode =
+                error.isUnknownJob
+                ? .unknownJob : error.isCancelled ? .jobCancelled : error.isOutOfOrder ? .invalidRequest : .staleLease
+            return ProtocolError(code, error.message, jobID: save.jobID).wire
+        case let error as StoreError:
+            return ProtocolError(error, jobID: save.jobID).wire
+        default:
+            return ProtocolError(.internal, "\(error)", jobID: save.jobID).wire
+        }
+    }
+
+    func jobFailed(_ failure: Tributary_V1_JobFailed, from peer: Data) async throws {
+        let worker = try requireWorker(peer)
+        try Self.requireInt64(failure.jobID, "job_id")
+        logger.warning(
+            "job failed",
+            metadata: ["job": "\(failure.jobID)", "worker": "\(worker.id)", "error": "\(failure.message)"])
+        let outcome = try await store.failJob(
+            id: Int64(failure.jobID), attempt: Int(failure.attempt), worker: worker.id, message: failure.message,
+            permanent: failure.permanent)
+        if let outcome {
+            logger.notice("job attempt failed", metadata: ["job": "\(failure.jobID)", "outcome": "\(outcome)"])
+            await publishProgress(ofJobs: [Int64(failure.jobID)])
+        }
+        workers[peer]?.jobs.remove(Int64(failure.jobID))
+    }
+
+    /// Forgets a worker and returns its jobs to the queue.
+    /// - Parameter handsBack: the worker gave its unstarted jobs back (a goodbye): they go back without counting
+    ///   an attempt. Otherwise each running job's attempt counts as failed.
+    func workerLeft(_ peer: Data, reason: String, handsBack: Bool = false) async throws {
+        guard let worker = workers[peer] else { return }
+        // No new jobs for it from here on, even from a dispatch or a commit answered while this one awaits.
+        workers[peer]?.credit = 0
+        workers[peer]?.leaving = true
+        // Re-queue first: if the store refuses, the worker stays known and the next reap tries again. Only the
+        // jobs it was given count as lost attempts; any claimed for it and not yet sent are handed back.
+        let requeued: Int
+        do {
+            requeued =
+                handsBack
+                ? try await store.releaseJobs(of: worker.id)
+                : try await store.requeueJobs(
+                    of: worker.id, started: worker.jobs, reason: "attempt lost: worker \(worker.id) \(reason)")
+        } catch {
+            if workers[peer]?.id == worker.id { workers[peer]?.leaving = false }
+            throw error
+        }
+        if workers[peer]?.id == worker.id {
+            workers.remove(peer)
+            batchingPeers.remove(peer)
+            activity.forget(peer)
+        }
+        // A claim for this worker that committed after the re-queue above finds it gone and hands its jobs back
+        // itself; this catches one whose result was applied here before the worker was removed.
+        try await store.releaseJobs(of: worker.id)
+        logger.info(
+            "worker left", metadata: ["worker": "\(worker.id)", "reason": "\(reason)", "requeued": "\(requeued)"])
+        try await dispatch()
+    }
+
+    /// A local pool process exited: its jobs go back at once rather than after its heartbeats lapse.
+    /// Matched by pid and pool name, so a remote worker that happens to have the same pid is left alone.
+    public func workerProcessExited(pid: Int32, name: String) async {
+        guard let peer = workers.routingID(ofPID: pid, name: name) else { return }
+        do {
+            try await workerLeft(peer, reason: "process \(pid) exited")
+        } catch {
+            logger.error("cannot re-queue the jobs of an exited worker", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Fails attempts that outlived their job's timeout and tells their workers to stop them.
+    func expireTimedOutAttempts() async {
+        do {
+            for expired in try await store.failTimedOutAttempts() {
+                logger.notice(
+                    "job attempt timed out", metadata: ["job": "\(expired.jobID)", "outcome": "\(expired.outcome)"])
+                guard let holder = workers.routingID(holding: expired.jobID) else { continue }
+                workers[holder]?.jobs.remove(expired.jobID)
+                reply(
+                    to: holder, requestID: 0,
+                    .cancelJob(
+                        .with {
+                            $0.jobID = UInt64(expired.jobID)
+                            $0.attempt = UInt32(clamping: expired.attempt)
+                        }))
+            }
+        } catch {
+            logger.error("cannot expire timed-out attempts", metadata: ["error": "\(error)"])
+        }
+    }
+
+    func reapSilentWorkers() async {
+        for candidate in workers.expired(now: .now, liveness: configuration.liveness, activity: activity) {
+            // Re-checked each time: the awaits below let other messages (a late heartbeat) in.
+            guard let worker = workers[candidate.routingID], worker.id == candidate.id,
+                workers.isExpired(worker, now: .now, liveness: configuration.liveness, activity: activity)
+            else { continue }
+            do {
+                try await workerLeft(worker.routingID, reason: "missed \(configuration.liveness) heartbeats")
+            } catch {
+                logger.error("cannot re-queue the jobs of a silent worker", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// Values stored as SQLite integers must fit `Int64`; a larger one is refused rather than trapping.
+    static func requireInt64(_ value: UInt64, _ field: String) throws {
+        guard value <= UInt64(Int64.max) else {
+            throw ProtocolError(.invalidRequest, "\(field) \(value) is larger than \(Int64.max)")
+        }
+    }
+
+    /// Progress units (a job's `total`, a save's `progress_done`) are summed per batch, so each is kept to 2^53.
+    static let maximumProgress: UInt64 = 1 << 53
+
+    static func requireProgress(_ value: UInt64, _ field: String) throws {
+        guard value <= maximumProgress else {
+            throw ProtocolError(.invalidRequest, "\(field) \(value) is larger than \(maximumProgress)")
+        }
+    }
+
+    @discardableResult
+    func requireWorker(_ peer: Data) throws -> WorkerRecord {
+        guard let worker = workers[peer] else {
+            throw ProtocolError(.unknownWorker, "this peer has not registered as a worker (send WorkerHello first)")
+        }
+        return worker
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import Synchronization
+import TributaryMessaging
+import TributaryProtocol
+import ZeroMQ
+
+/// Who may connect, and what each may send, when the coordinator runs with CURVE: the allow-list decides ZAP
+/// requests (a peer with an unknown key never gets in) and each message's `User-Id` (the peer's public key) gives
+/// its role. The coordinator's own key counts as a worker's, for its local pool.
+final class PeerAuthorization: Sendable {
+    private let allowList: Mutex<AllowList>
+    private let ownKey: String
+
+    init(allowList: AllowList, ownKey: String) {
+        self.allowList = Mutex(allowList)
+        self.ownKey = ownKey
+    }
+
+    /// The ZAP answer about a connecting peer.
+    func decide(_ request: ZAPHandler.Request) -> ZAPHandler.Decision {
+        guard request.mechanism == "CURVE", let key = request.credentials.first.flatMap(CurveKeyPair.z85) else {
+            return .deny(reason: "this coordinator takes CURVE peers only")
+        }
+        guard role(of: key) != nil else { return .deny(reason: "the key is not in the allow-list") }
+        return .allow(userID: key)
+    }
+
+    /// The role of the peer with `key` now; nil when the key is not (or no longer) allowed.
+    func role(of key: String?) -> CurveKeyFile.Role? {
+        guard let key else { return nil }
+        if key == ownKey { return .worker }
+        return allowList.withLock { $0.entries[key]?.role }
+    }
+
+    /// How logs name the peer with `key`.
+    func name(of key: String?) -> String {
+        guard let key else { return "a peer without a key" }
+        if key == ownKey { return "the coordinator's own pool" }
+        return allowList.withLock { $0.entries[key]?.name } ?? "key \(key.prefix(8))…"
+    }
+
+    var count: Int { allowList.withLock { $0.entries.count } }
+
+    func replace(_ list: AllowList) {
+        allowList.withLock { $0 = list }
+    }
+
+    /// The roles that may send `body`; nil when any peer may (messages the coordinator refuses anyway).
+    static func roles(for body: Tributary_V1_Envelope.OneOf_Body) -> Set<CurveKeyFile.Role>? {
+        switch body {
+        case .workerHello, .workerReady, .heartbeat, .saveChanges, .jobFailed, .workerBye: [.worker]
+        case .pushJobs, .batchStatusRequest, .jobsRequest, .jobRequest, .retryJobRequest, .cancelJobRequest,
+            .deleteJobRequest, .deleteSubscriberRequest:
+            [.client]
+        case .statusRequest, .historyRequest, .snapshotRequest, .subscriberUpdate, .subscribersRequest:
+            [.client, .subscriber]
+        case .fetchRequest: [.worker, .client, .subscriber]
+        case .welcome, .jobAssignment, .saveAck, .cancelJob, .drain, .pushReply, .statusReply, .batchStatusReply,
+            .jobsReply, .jobInfo, .historyReply, .snapshotPage, .subscriberInfo, .subscribersReply, .fetchReply,
+            .error:
+            nil
+        }
+    }
+}
+
+extension CoordinatorServer {
+    /// Refuses a message its peer's role may not send, or from a peer whose key was revoked.
+    /// - Throws: ``ProtocolError`` `FORBIDDEN` naming the role and the message.
+    func authorize(_ envelope: Tributary_V1_Envelope, userID: String?, peer: Data) throws {
+        guard let authorization, let body = envelope.body else { return }
+        guard let role = authorization.role(of: userID) else {
+            throw ProtocolError(.forbidden, "this peer's key is not in the allow-list (it was revoked)")
+        }
+        peerKeys[peer] = userID
+        if let allowed = PeerAuthorization.roles(for: body), !allowed.contains(role) {
+            throw ProtocolError(
+                .forbidden,
+                "a \(role.rawValue) key may not send \(Self.name(of: body)) (allowed: "
+                    + allowed.map(\.rawValue).sorted().joined(separator: ", ") + ")")
+        }
+    }
+
+    /// Reads the allow-list again (on SIGHUP): new keys are admitted from their next connection; workers whose key
+    /// is gone are dropped, their running jobs released to the queue, and their further messages refused.
+    public func reloadAllowList() async {
+        guard let authorization, let curve = configuration.curve else { return }
+        do {
+            authorization.replace(try AllowList.load(directory: curve.allowDirectory))
+            logger.notice("allow-list reloaded", metadata: ["keys": "\(authorization.count)"])
+        } catch {
+            logger.error("allow-list not reloaded; the previous one stays", metadata: ["error": "\(error)"])
+            return
+        }
+        for (peer, key) in peerKeys where authorization.role(of: key) == nil {
+            peerKeys[peer] = nil
+            guard workers[peer] != nil else { continue }
+            do {
+                try await workerLeft(peer, reason: "its key was revoked")
+            } catch {
+                logger.error("cannot release a revoked worker's jobs", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import Synchronization
+import TributaryProtocol
+
+/// A worker the coordinator knows: who it is, how it is reached, and what it holds.
+struct WorkerRecord {
+    let id: String
+    let routingID: Data
+    let name: String
+    let pid: Int32
+    let heartbeatInterval: Duration
+    let jobKinds: [String]
+    var lastSeen: ContinuousClock.Instant
+    /// Jobs the worker asked for and has not been given yet.
+    var credit: UInt32 = 0
+    /// Jobs leased to the worker.
+    var jobs: Set<Int64> = []
+    /// Set while its jobs are handed back (it left or is taken for dead): it gets no more credit.
+    var leaving = false
+
+    var state: String { jobs.isEmpty ? "idle" : "busy" }
+}
+
+/// The connected workers, by routing id, in the order they arrived (dispatch goes round them in turn).
+struct WorkerRegistry {
+    private(set) var workers: [Data: WorkerRecord] = [:]
+    private var order: [Data] = []
+    private var nextNumber = 1
+    private var nextDispatch = 0
+
+    mutating func register(
+        routingID: Data, hello: Tributary_V1_WorkerHello, now: ContinuousClock.Instant
+    ) -> WorkerRecord {
+        // 0 (unset) means the default of 1 s; otherwise kept between 50 ms and 60 s.
+        let milliseconds = hello.heartbeatIntervalMs == 0 ? 1000 : max(50, min(hello.heartbeatIntervalMs, 60_000))
+        let interval = Duration.milliseconds(Int64(milliseconds))
+        let record = WorkerRecord(
+            id: "w\(nextNumber)", routingID: routingID, name: hello.name, pid: hello.pid, heartbeatInterval: interval,
+            jobKinds: hello.jobKinds.isEmpty ? ["import"] : hello.jobKinds, lastSeen: now)
+        nextNumber += 1
+        workers[routingID] = record
+        order.append(routingID)
+        return record
+    }
+
+    @discardableResult
+    mutating func remove(_ routingID: Data) -> WorkerRecord? {
+        order.removeAll { $0 == routingID }
+        return workers.removeValue(forKey: routingID)
+    }
+
+    subscript(routingID: Data) -> WorkerRecord? {
+        get { workers[routingID] }
+        // In place: changing a record (its job set) must not copy it.
+        _modify { yield &workers[routingID] }
+    }
+
+    func routingID(ofPID pid: Int32, name: String) -> Data? {
+        workers.values.first { $0.pid == pid && $0.name == name }?.routingID
+    }
+
+    /// The next worker with credit, going round the workers in turn, skipping `excluded`.
+    mutating func nextWithCredit(excluding excluded: Set<Data> = []) -> Data? {
+        guard !order.isEmpty else { return nil }
+        for step in 0..<order.count {
+            let candidate = order[(nextDispatch + step) % order.count]
+            if !excluded.contains(candidate), let worker = workers[candidate], worker.credit > 0 {
+                nextDispatch = (nextDispatch + step + 1) % order.count
+                return candidate
+            }
+        }
+        return nil
+    }
+
+    /// The worker holding a job, if any.
+    func routingID(holding job: Int64) -> Data? {
+        workers.values.first { $0.jobs.contains(job) }?.routingID
+    }
+
+    /// Whether some worker could take a job now.
+    var anyHasCredit: Bool { workers.values.contains { $0.credit > 0 } }
+
+    /// Workers silent for longer than their liveness allows.
+    func expired(now: ContinuousClock.Instant, liveness: UInt32, activity: PeerActivity) -> [WorkerRecord] {
+        workers.values.filter { isExpired($0, now: now, liveness: liveness, activity: activity) }
+    }
+
+    func isExpired(_ worker: WorkerRecord, now: ContinuousClock.Instant, liveness: UInt32, activity: PeerActivity)
+        -> Bool
+    {
+        let heard = max(worker.lastSeen, activity.lastHeard(worker.routingID) ?? worker.lastSeen)
+        return now - heard > worker.heartbeatInterval * Int(liveness)
+    }
+}
+
+/// When each peer was last heard from, stamped by the socket loop's thread as messages arrive, so that a worker
+/// whose heartbeats wait in the coordinator's queue behind a long save is not taken for dead.
+final class PeerActivity: Sendable {
+    private let lastHeard = Mutex<[Data: ContinuousClock.Instant]>([:])
+
+    func heard(_ peer: Data) {
+        let now = ContinuousClock.now
+        lastHeard.withLock { $0[peer] = now }
+    }
+
+    func lastHeard(_ peer: Data) -> ContinuousClock.Instant? {
+        lastHeard.withLock { $0[peer] }
+    }
+
+    func forget(_ peer: Data) {
+        lastHeard.withLock { _ = $0.removeValue(forKey: peer) }
+    }
+}

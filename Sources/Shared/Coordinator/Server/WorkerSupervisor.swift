@@ -1,0 +1,132 @@
+import Foundation
+import Logging
+import Synchronization
+import TributaryProtocol
+
+/// Starts and supervises the coordinator's local pool of `tributary-worker` processes.
+///
+/// A worker that exits is reported (so its jobs return to the queue at once) and started again after a backoff
+/// that doubles from 1 s to 30 s while it keeps failing fast, and resets once it has run for a minute.
+public final class WorkerSupervisor: Sendable {
+    private struct Slot {
+        var process: Process?
+        var backoff: Duration = .seconds(1)
+        var startedAt: ContinuousClock.Instant = .now
+        var restarts = 0
+        var lastExitStatus: Int32 = 0
+        /// How long each of the latest runs lasted, newest last (at most 3).
+        var recentRuns: [Duration] = []
+    }
+
+    /// A run this short counts toward a crash loop.
+    static let shortRun: Duration = .seconds(10)
+
+    private struct State {
+        var slots: [Slot]
+        var stopping = false
+    }
+
+    private let executable: URL
+    private let arguments: [String]
+    private let logger: Logger
+    private let onExit: @Sendable (_ pid: Int32, _ name: String) async -> Void
+    private let state: Mutex<State>
+
+    /// - Parameters:
+    ///   - count: how many workers to keep running.
+    ///   - executable: the `tributary-worker` binary.
+    ///   - arguments: its arguments (at least `--connect`).
+    ///   - onExit: told the pid and pool name of each worker that exits.
+    public init(
+        count: Int, executable: URL, arguments: [String], logger: Logger,
+        onExit: @escaping @Sendable (_ pid: Int32, _ name: String) async -> Void
+    ) {
+        self.executable = executable
+        self.arguments = arguments
+        self.logger = logger
+        self.onExit = onExit
+        self.state = Mutex(State(slots: Array(repeating: Slot(), count: count)))
+    }
+
+    /// Starts every worker.
+    public func start() throws {
+        let count = state.withLock { $0.slots.count }
+        for index in 0..<count { try launch(index) }
+    }
+
+    /// Sends SIGTERM to every worker and waits up to `timeout` for them to exit, then SIGKILLs the rest.
+    public func stop(timeout: Duration = .seconds(10)) async {
+        let processes = state.withLock { state -> [Process] in
+            state.stopping = true
+            return state.slots.compactMap(\.process)
+        }
+        for process in processes where process.isRunning { process.terminate() }
+        let deadline = ContinuousClock.now + timeout
+        while processes.contains(where: \.isRunning) && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        for process in processes where process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+
+    /// Each pool process as `tributary status` shows it: crash looping when its last 3 runs were all short.
+    public var processes: [Tributary_V1_PoolProcess] {
+        state.withLock { state in
+            state.slots.enumerated().map { index, slot in
+                Tributary_V1_PoolProcess.with {
+                    $0.name = Self.poolName(index)
+                    $0.pid = slot.process?.isRunning == true ? slot.process?.processIdentifier ?? 0 : 0
+                    $0.restarts = UInt32(clamping: slot.restarts)
+                    $0.lastExitStatus = slot.lastExitStatus
+                    $0.crashLooping = slot.recentRuns.count == 3 && slot.recentRuns.allSatisfy { $0 < Self.shortRun }
+                }
+            }
+        }
+    }
+
+    /// The `--name` of the pool worker in slot `index`.
+    static func poolName(_ index: Int) -> String { "pool-\(index + 1)" }
+
+    private func launch(_ index: Int) throws {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments + ["--name", Self.poolName(index), "--parent-pid", String(getpid())]
+        process.standardInput = FileHandle.nullDevice
+        process.terminationHandler = { [self] process in
+            exited(index, pid: process.processIdentifier, status: process.terminationStatus)
+        }
+        try process.run()
+        state.withLock {
+            $0.slots[index].process = process
+            $0.slots[index].startedAt = .now
+        }
+        logger.info("started worker", metadata: ["slot": "\(index + 1)", "pid": "\(process.processIdentifier)"])
+    }
+
+    private func exited(_ index: Int, pid: Int32, status: Int32) {
+        let (stopping, delay) = state.withLock { state -> (Bool, Duration) in
+            var slot = state.slots[index]
+            slot.process = nil
+            let ran = ContinuousClock.now - slot.startedAt
+            if ran > .seconds(60) { slot.backoff = .seconds(1) }
+            slot.recentRuns = Array((slot.recentRuns + [ran]).suffix(3))
+            slot.lastExitStatus = status
+            let delay = slot.backoff
+            slot.backoff = min(slot.backoff * 2, .seconds(30))
+            slot.restarts += 1
+            state.slots[index] = slot
+            return (state.stopping, delay)
+        }
+        let onExit = self.onExit
+        Task {
+            await onExit(pid, Self.poolName(index))
+            guard !stopping else { return }
+            logger.warning(
+                "worker exited; restarting", metadata: ["pid": "\(pid)", "status": "\(status)", "in": "\(delay)"])
+            try? await Task.sleep(for: delay)
+            guard !self.state.withLock({ $0.stopping }) else { return }
+            do { try self.launch(index) } catch {
+                self.logger.error("cannot restart worker", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+}

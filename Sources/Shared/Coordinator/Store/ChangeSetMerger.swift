@@ -1,0 +1,463 @@
+import Foundation
+import GRDB
+import TributaryCore
+import TributaryProtocol
+
+/// Applies change sets to the store, inside a write transaction the caller opened (the root writer's merge).
+///
+/// Inserts run first, destinations before the entities that point to them, so that a duplicate insert merged
+/// into an existing object by a uniqueness constraint re-points every relationship in the same change set.
+/// Then updates, then deletes (which nullify the relationships that pointed to the deleted objects).
+/// Statements are prepared once per distinct SQL and reused; values are bound straight from the wire arrays.
+final class ChangeSetMerger {
+    private let model: Model
+    private let insertionOrder: [String: Int]
+    private var statements: [String: SQLiteStatement] = [:]
+    /// Statements of to-many relationships, by entity and relationship (they are also in `statements`).
+    private var joinStatements: [String: [String: (clear: SQLiteStatement, add: SQLiteStatement)]] = [:]
+    private var deletePlans: [String: DeletePlan] = [:]
+    /// The version the change set being applied gives every object it writes: its commit's sequence number.
+    var version: Int64 = 0
+    /// How the change set being applied resolves conflicts.
+    var policy = MergePolicy.error
+    /// The change set's rows in conflict: by batch position, row → the stored version (0: deleted in the store).
+    var conflicts: [Int: [Int: UInt64]] = [:]
+
+    /// The SQL of deleting an object of one entity, built once: the row, the references to clear, and a query per
+    /// relationship whose delete rule is not nullify.
+    private struct DeletePlan {
+        let deleteRow: String
+        let clearReferences: [String]
+        let ruled: [(relationship: Relationship, destination: Entity, sql: String)]
+    }
+
+    static let maximumCachedStatements = 256
+
+    init(model: Model) {
+        self.model = model
+        self.insertionOrder = Self.insertionOrder(of: model)
+    }
+
+    /// Finalizes the cached statements; call before the connection closes.
+    func finalizeStatements() {
+        for statement in statements.values { statement.finalize() }
+        statements.removeAll()
+        joinStatements.removeAll()
+    }
+
+    /// Applies `changeSet` in `db`'s open transaction, giving each object it writes `version`.
+    ///
+    /// Rows of updates and deletes that carry the version their context read are checked first: a row whose object
+    /// has another version now is a conflict, resolved by the change set's merge policy (see ``MergePolicy``).
+    /// - Throws: ``StoreError`` naming the entity, attribute or row at fault, or `mergeConflict` listing the
+    ///   conflicts under the error policy; the caller rolls back.
+    func apply(_ changeSet: Tributary_V1_ChangeSet, version: UInt64, in db: Database) throws -> MergeResult {
+        guard let connection = db.sqliteConnection else {
+            throw StoreError(.sqlite, "the store connection is closed")
+        }
+        self.version = Int64(clamping: version)
+        policy = try MergePolicy(wire: changeSet.mergePolicy)
+        var batches: [(position: Int, reader: EntityBatchReader)] = []
+        for (position, batch) in changeSet.batches.enumerated() {
+            batches.append((position, try EntityBatchReader(batch, model: model)))
+        }
+        conflicts = try findConflicts(batches, connection: connection)
+        defer { conflicts = [:] }
+        if !conflicts.isEmpty && policy == .error {
+            let described = try describeConflicts(batches, in: db)
+            throw StoreError(
+                .mergeConflict, MergeConflictError(conflicts: described).description, conflicts: described)
+        }
+        // Sorted by operation, then destinations first, then wire order (Swift's sort is not stable).
+        batches.sort { lhs, rhs in
+            let left = (lhs.reader.operation.rank, insertionOrder[lhs.reader.entity.name, default: 0], lhs.position)
+            let right = (rhs.reader.operation.rank, insertionOrder[rhs.reader.entity.name, default: 0], rhs.position)
+            return left < right
+        }
+        var result = MergeResult()
+        for (position, batch) in batches {
+            switch batch.operation {
+            case .insert: try insert(batch, position: position, connection: connection, result: &result)
+            case .update: try update(batch, position: position, connection: connection, result: &result)
+            case .delete: try delete(batch, position: position, connection: connection, result: &result)
+            }
+        }
+        return result
+    }
+
+    // MARK: - Inserts
+
+    private func insert(
+        _ batch: EntityBatchReader, position: Int, connection: OpaquePointer, result: inout MergeResult
+    ) throws {
+        let entity = batch.entity
+        for attribute in entity.attributes where !attribute.isOptional {
+            guard batch.scalarColumns.contains(where: { $0.name == attribute.name }) else {
+                throw StoreError(
+                    .constraint, "insert into '\(entity.name)' lacks required attribute '\(attribute.name)'")
+            }
+        }
+        let statement = try statement(connection, Self.upsertSQL(batch))
+        let lookups = try keyLookups(batch, connection: connection)
+        let toMany = batch.toManyColumns
+        var changes = MergeResult.EntityChanges()
+        for row in 0..<batch.rows {
+            let proposed = batch.id(row)
+            if let existing = try lookUp(row, with: lookups, result: result), existing != proposed {
+                result.remap(proposed, to: existing, entity: entity.name)
+                result.unchangedRows[position, default: []].append(row)
+                for column in toMany {
+                    try replaceToMany(
+                        column, of: entity, row: row, source: existing, isNew: false, connection: connection,
+                        result: result)
+                }
+                continue
+            }
+            statement.bind(1, uuid: proposed)
+            statement.bind(2, version)
+            try bindScalars(batch, row: row, into: statement, from: 3, result: result)
+            guard try statement.step() else {
+                statement.reset()
+                throw StoreError(.sqlite, "upsert into '\(entity.name)' returned no row", sql: statement.sql)
+            }
+            let returned = statement.uuid(column: 0)
+            statement.reset()
+            guard let storedID = returned else {
+                throw StoreError(.sqlite, "'\(entity.name)' holds an id that is not 16 bytes", sql: statement.sql)
+            }
+            if storedID == proposed {
+                proposed.append(to: &changes.inserted)
+            } else {
+                result.remap(proposed, to: storedID, entity: entity.name)
+                if batch.hasNonKeyColumns {
+                    storedID.append(to: &changes.updated)
+                } else {
+                    result.unchangedRows[position, default: []].append(row)
+                }
+            }
+            for column in toMany {
+                try replaceToMany(
+                    column, of: entity, row: row, source: storedID, isNew: storedID == proposed,
+                    connection: connection, result: result)
+            }
+        }
+        result.withChanges(of: entity.name) { entityChanges in
+            entityChanges.inserted.append(changes.inserted)
+            entityChanges.updated.append(changes.updated)
+        }
+    }
+
+    /// For an insert batch that carries nothing but uniqueness keys (find-or-create of a `User` by `login`): a
+    /// query per uniqueness constraint it covers, finding the object that has the row's key. Such a row that finds
+    /// its object changes nothing, and a read finds it without the write an upsert makes (the upsert rewrites the
+    /// row and its index entries, and every page it touches goes to the WAL: measured on the import benchmark).
+    private func keyLookups(_ batch: EntityBatchReader, connection: OpaquePointer) throws
+        -> [(statement: SQLiteStatement, columns: [ColumnReader])]
+    {
+        guard !batch.hasNonKeyColumns else { return [] }
+        let table = SQLText.quote(batch.entity.name)
+        return try batch.entity.uniqueness.compactMap { constraint in
+            let columns = constraint.compactMap { name in batch.scalarColumns.first { $0.name == name } }
+            guard !columns.isEmpty, columns.count == constraint.count else { return nil }
+            let condition = constraint.map { "\(SQLText.quote($0)) = ?" }.joined(separator: " AND ")
+            return (try statement(connection, "SELECT \"id\" FROM \(table) WHERE \(condition) LIMIT 1"), columns)
+        }
+    }
+
+    /// The id of the stored object with row `row`'s key, from the first lookup that finds one.
+    private func lookUp(
+        _ row: Int, with lookups: [(statement: SQLiteStatement, columns: [ColumnReader])], result: MergeResult
+    ) throws -> UUID? {
+        for (statement, columns) in lookups {
+            for (offset, column) in columns.enumerated() {
+                bindScalar(column, row: row, into: statement, at: Int32(offset + 1), result: result)
+            }
+            defer { statement.reset() }
+            if try statement.step(), let id = statement.uuid(column: 0) { return id }
+        }
+        return nil
+    }
+
+    static func upsertSQL(_ batch: EntityBatchReader) -> String {
+        let entity = batch.entity
+        let names = batch.scalarColumns.map(\.name)
+        let columns = (["id", "_version"] + names).map(SQLText.quote).joined(separator: ", ")
+        var sql =
+            "INSERT INTO \(SQLText.quote(entity.name)) (\(columns)) VALUES (\(SQLText.placeholders(names.count + 2)))"
+        for constraint in entity.uniqueness where constraint.allSatisfy(names.contains) {
+            let updated = names.filter { !constraint.contains($0) }
+            sql += " ON CONFLICT (\(constraint.map(SQLText.quote).joined(separator: ", "))) DO UPDATE SET "
+            if updated.isEmpty {
+                // Found, nothing to change: touch a key column so RETURNING yields the existing id.
+                sql += "\(SQLText.quote(constraint[0])) = excluded.\(SQLText.quote(constraint[0]))"
+            } else {
+                sql +=
+                    (updated.map { "\(SQLText.quote($0)) = excluded.\(SQLText.quote($0))" } + [
+                        "\"_version\" = excluded.\"_version\""
+                    ])
+                    .joined(separator: ", ")
+            }
+        }
+        let all =
+            names.map { "\(SQLText.quote($0)) = excluded.\(SQLText.quote($0))" } + [
+                "\"_version\" = excluded.\"_version\""
+            ]
+        sql += " ON CONFLICT (\"id\") DO UPDATE SET \(all.joined(separator: ", ")) RETURNING \"id\""
+        return sql
+    }
+
+    // MARK: - Updates
+
+    private func update(
+        _ batch: EntityBatchReader, position: Int, connection: OpaquePointer, result: inout MergeResult
+    ) throws {
+        let entity = batch.entity
+        let statement = try statement(connection, Self.updateSQL(entity, columns: batch.scalarColumns.map(\.name)))
+        let versionIndex = Int32(batch.scalarColumns.count + 1)
+        var updated = Data()
+        let conflicted = conflicts[position] ?? [:]
+        for row in 0..<batch.rows {
+            let id = result.resolve(batch.id(row))
+            if let stored = conflicted[row] {
+                let outcome = try resolveUpdate(batch, row: row, id: id, stored: stored, connection: connection)
+                if stored != 0 { result.resolved[entity.name, default: []].append(id) }
+                switch outcome {
+                case .skipped:
+                    result.unchangedRows[position, default: []].append(row)
+                    continue
+                case .written(let partially):
+                    if partially {
+                        result.unchangedRows[position, default: []].append(row)
+                        result.rewritten.insert(id)
+                    }
+                }
+            } else {
+                try bindScalars(batch, row: row, into: statement, from: 1, result: result)
+                statement.bind(versionIndex, version)
+                statement.bind(versionIndex + 1, uuid: id)
+                try statement.execute()
+                guard statement.changes > 0 else {
+                    throw StoreError(
+                        .constraint, "update of \(ObjectID(entity: entity.name, uuid: id)), which does not exist")
+                }
+            }
+            for column in batch.toManyColumns {
+                try replaceToMany(
+                    column, of: entity, row: row, source: id, isNew: false, connection: connection, result: result)
+            }
+            id.append(to: &updated)
+        }
+        result.withChanges(of: entity.name) { $0.updated.append(updated) }
+    }
+
+    static func updateSQL(_ entity: Entity, columns: [String]) -> String {
+        let assignments = columns.map { "\(SQLText.quote($0)) = ?" } + ["\"_version\" = ?"]
+        return "UPDATE \(SQLText.quote(entity.name)) SET \(assignments.joined(separator: ", ")) WHERE \"id\" = ?"
+    }
+
+    // MARK: - Deletes
+
+    /// Deletes the batch's objects, applying each relationship's delete rule: `deny` refuses the change set while
+    /// the relationship points to an object, `cascade` deletes the destinations too (their own rules apply), and
+    /// every reference to a deleted object is cleared (nullify).
+    private func delete(
+        _ batch: EntityBatchReader, position: Int, connection: OpaquePointer, result: inout MergeResult
+    ) throws {
+        let conflicted = conflicts[position] ?? [:]
+        var pending: [(Entity, UUID)] = []
+        for row in 0..<batch.rows {
+            let id = result.resolve(batch.id(row))
+            // Store trump and rollback keep an object the store changed since it was read: the delete loses.
+            if let stored = conflicted[row], policy == .storeTrump || policy == .rollback {
+                if stored != 0 { result.resolved[batch.entity.name, default: []].append(id) }
+                continue
+            }
+            pending.append((batch.entity, id))
+        }
+        var index = 0
+        while index < pending.count {
+            let (entity, id) = pending[index]
+            index += 1
+            let destinations = try ruledDestinations(of: entity, id: id, connection: connection)
+            guard try deleteObject(of: entity, id: id, connection: connection) else { continue }
+            result.withChanges(of: entity.name) { id.append(to: &$0.deleted) }
+            pending += destinations
+        }
+    }
+
+    /// The objects `id` points to through relationships whose rule is `cascade`, after checking the `deny` ones.
+    /// - Throws: ``StoreError`` naming the relationship when a `deny` rule refuses the delete.
+    private func ruledDestinations(of entity: Entity, id: UUID, connection: OpaquePointer) throws -> [(Entity, UUID)] {
+        var cascaded: [(Entity, UUID)] = []
+        for (relationship, destination, sql) in deletePlan(of: entity).ruled {
+            let select = try statement(connection, sql)
+            select.bind(1, uuid: id)
+            var targets: [UUID] = []
+            while try select.step() {
+                if let target = select.uuid(column: 0) { targets.append(target) }
+            }
+            select.reset()
+            guard !targets.isEmpty else { continue }
+            if relationship.deleteRule == .deny {
+                throw StoreError(
+                    .constraint,
+                    "cannot delete \(ObjectID(entity: entity.name, uuid: id)): its relationship '\(relationship.name)' "
+                        + "still points to \(targets.count) \(destination.name) object(s) (delete rule deny)")
+            }
+            cascaded += targets.map { (destination, $0) }
+        }
+        return cascaded
+    }
+
+    /// Deletes one object and clears every reference to it. Returns false when it did not exist.
+    private func deleteObject(of entity: Entity, id: UUID, connection: OpaquePointer) throws -> Bool {
+        let plan = deletePlan(of: entity)
+        let deleteRow = try statement(connection, plan.deleteRow)
+        deleteRow.bind(1, uuid: id)
+        try deleteRow.execute()
+        guard deleteRow.changes > 0 else { return false }
+        for sql in plan.clearReferences { try execute(try statement(connection, sql), id) }
+        return true
+    }
+
+    /// The SQL of deleting an object of `entity`, built on first use.
+    private func deletePlan(of entity: Entity) -> DeletePlan {
+        if let plan = deletePlans[entity.name] { return plan }
+        var ruled: [(Relationship, Entity, String)] = []
+        for relationship in entity.relationships where relationship.deleteRule != .nullify {
+            guard let destination = model.entity(named: relationship.destination) else { continue }
+            let column = SQLText.quote(relationship.name)
+            let sql =
+                relationship.isToMany
+                ? "SELECT destination FROM \(SQLText.quote(SQLText.joinTable(entity.name, relationship.name))) WHERE source = ?"
+                : "SELECT \(column) FROM \(SQLText.quote(entity.name)) WHERE id = ? AND \(column) IS NOT NULL"
+            ruled.append((relationship, destination, sql))
+        }
+        var clear: [String] = []
+        for relationship in entity.relationships where relationship.isToMany {
+            clear.append(
+                "DELETE FROM \(SQLText.quote(SQLText.joinTable(entity.name, relationship.name))) WHERE source = ?")
+        }
+        for source in model.entities {
+            for relationship in source.relationships where relationship.destination == entity.name {
+                if relationship.isToMany {
+                    let join = SQLText.quote(SQLText.joinTable(source.name, relationship.name))
+                    clear.append("DELETE FROM \(join) WHERE destination = ?")
+                } else {
+                    let column = SQLText.quote(relationship.name)
+                    clear.append(
+                        "UPDATE \(SQLText.quote(source.name)) SET \(column) = NULL, \"_version\" = ?2 WHERE \(column) = ?1"
+                    )
+                }
+            }
+        }
+        let plan = DeletePlan(
+            deleteRow: "DELETE FROM \(SQLText.quote(entity.name)) WHERE \"id\" = ?", clearReferences: clear,
+            ruled: ruled)
+        deletePlans[entity.name] = plan
+        return plan
+    }
+
+    private func execute(_ statement: SQLiteStatement, _ id: UUID) throws {
+        statement.bind(1, uuid: id)
+        if statement.parameterCount >= 2 { statement.bind(2, version) }
+        try statement.execute()
+    }
+
+    // MARK: - Binding
+
+    private func bindScalars(
+        _ batch: EntityBatchReader, row: Int, into statement: SQLiteStatement, from first: Int32,
+        result: MergeResult
+    ) throws {
+        var index = first
+        for column in batch.scalarColumns {
+            bindScalar(column, row: row, into: statement, at: index, result: result)
+            index += 1
+        }
+    }
+
+    /// Binds row `row` of an attribute or to-one column (relationship targets follow this change set's remaps).
+    func bindScalar(
+        _ column: ColumnReader, row: Int, into statement: SQLiteStatement, at index: Int32, result: MergeResult
+    ) {
+        if column.isNull(row) {
+            statement.bindNull(index)
+            return
+        }
+        switch column.values {
+        case .ints(let values): statement.bind(index, values[row])
+        case .doubles(let values): statement.bind(index, values[row])
+        case .strings(let values): statement.bind(index, values[row])
+        case .blobs(let values): statement.bind(index, bytes: values[row])
+        case .fixed16(let values):
+            let id = UUID(bytes: values, at: values.startIndex + row * 16)
+            if case .toOne = column.target {
+                statement.bind(index, uuid: result.resolve(id))
+            } else {
+                statement.bind(index, uuid: id)
+            }
+        case .toMany:
+            preconditionFailure("to-many columns are not scalar")
+        }
+    }
+
+    private func replaceToMany(
+        _ column: ColumnReader, of entity: Entity, row: Int, source: UUID, isNew: Bool,
+        connection: OpaquePointer, result: MergeResult
+    ) throws {
+        guard case .toMany(_, let ids, let offsets) = column.values else { return }
+        let (clear, add) = try joinStatements(entity.name, column.name, connection: connection)
+        if !isNew {
+            clear.bind(1, uuid: source)
+            try clear.execute()
+        }
+        guard !column.isNull(row) else { return }
+        for position in offsets[row]..<offsets[row + 1] {
+            add.bind(1, uuid: source)
+            add.bind(2, uuid: result.resolve(UUID(bytes: ids, at: ids.startIndex + position * 16)))
+            try add.execute()
+        }
+    }
+
+    /// The statements that clear and add a to-many relationship's rows, found without building their SQL (this
+    /// runs once per inserted row: quoting the join table's name each time was 4% of the import's merge).
+    private func joinStatements(_ entity: String, _ relationship: String, connection: OpaquePointer) throws
+        -> (clear: SQLiteStatement, add: SQLiteStatement)
+    {
+        if let cached = joinStatements[entity]?[relationship] { return cached }
+        let join = SQLText.quote(SQLText.joinTable(entity, relationship))
+        let pair = (
+            clear: try statement(connection, "DELETE FROM \(join) WHERE source = ?"),
+            add: try statement(connection, "INSERT OR IGNORE INTO \(join) (source, destination) VALUES (?, ?)")
+        )
+        joinStatements[entity, default: [:]][relationship] = pair
+        return pair
+    }
+
+    func statement(_ connection: OpaquePointer, _ sql: String) throws -> SQLiteStatement {
+        if let cached = statements[sql] { return cached }
+        // Column order and sets come from peers, so the number of distinct statements is bounded here.
+        if statements.count >= Self.maximumCachedStatements { finalizeStatements() }
+        let statement = try SQLiteStatement(connection: connection, sql: sql)
+        statements[sql] = statement
+        return statement
+    }
+
+    // MARK: - Ordering
+
+    /// Entities ordered so that relationship destinations come before their sources (cycles keep model order).
+    static func insertionOrder(of model: Model) -> [String: Int] {
+        var order: [String: Int] = [:]
+        var visiting: Set<String> = []
+        func visit(_ entity: Entity) {
+            guard order[entity.name] == nil, visiting.insert(entity.name).inserted else { return }
+            for relationship in entity.relationships {
+                if let destination = model.entity(named: relationship.destination) { visit(destination) }
+            }
+            order[entity.name] = order.count
+        }
+        model.entities.forEach(visit)
+        return order
+    }
+}

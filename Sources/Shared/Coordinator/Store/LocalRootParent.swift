@@ -1,0 +1,41 @@
+import Foundation
+import TributaryCore
+import TributaryProtocol
+
+/// A parent that is a ``RootStore`` in the same process: for tests and embedded use.
+public struct LocalRootParent: ChangeSetParent {
+    public let store: RootStore
+
+    public init(store: RootStore) {
+        self.store = store
+    }
+
+    public func fetch(_ request: Tributary_V1_FetchRequest) throws -> Tributary_V1_FetchReply {
+        try store.fetch(request)
+    }
+
+    public func save(_ changes: Tributary_V1_ChangeSet) async throws -> SaveReceipt {
+        var save = Tributary_V1_SaveChanges()
+        save.changes = changes
+        let outcome: SaveOutcome
+        do {
+            outcome = try await store.applySave(save, from: "local")
+        } catch let error as StoreError where error.code == .mergeConflict {
+            throw MergeConflictError(conflicts: error.conflicts)
+        }
+        switch outcome {
+        case .committed(let seq, _, let remaps, let resolved):
+            var ack = Tributary_V1_SaveAck()
+            ack.seq = seq
+            ack.remaps = remaps
+            ack.resolved = resolved
+            return SaveReceipt(ack)
+        case .committedEmpty(let remaps, let resolved):
+            var ack = Tributary_V1_SaveAck()
+            ack.remaps = remaps
+            ack.resolved = resolved
+            return SaveReceipt(ack)
+        case .duplicate(let seq): return SaveReceipt(seq: seq, isDuplicate: true)
+        }
+    }
+}

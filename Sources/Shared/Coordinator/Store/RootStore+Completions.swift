@@ -1,0 +1,100 @@
+import Foundation
+import GRDB
+import TributaryCore
+import TributaryProtocol
+
+/// Saves without changes (most often a job's completion) applied together: their leases are read in one query and
+/// their job rows written in one statement per ``completionChunk`` saves, instead of two statements each. A job
+/// row has six indexes to keep; a statement's fixed cost (a cursor on each) was most of the cost of such a save.
+extension RootStore {
+    /// Saves per batched read and write.
+    static let completionChunk = 64
+
+    /// Which of a group's saves take the batched path: those without changes whose job no other save of the group
+    /// names (its saves then apply in order, one by one).
+    static func batchable(_ saves: [(save: Tributary_V1_SaveChanges, worker: String)]) -> [Bool] {
+        var saveCounts: [UInt64: Int] = [:]
+        for (save, _) in saves where save.jobID != 0 { saveCounts[save.jobID, default: 0] += 1 }
+        return saves.map { save, _ in
+            save.jobID != 0 && save.changes.batches.isEmpty && saveCounts[save.jobID] == 1
+        }
+    }
+
+    /// The lease rows of the jobs, read ``completionChunk`` at a time.
+    func leaseRows(ofJobs ids: [Int64], in db: Database) throws -> [Int64: LeaseRow] {
+        let placeholders = Array(repeating: "?", count: Self.completionChunk).joined(separator: ", ")
+        let select = try writer.statements.statement(
+            db, "SELECT id, \(LeaseRow.columns) FROM tributary_jobs WHERE id IN (\(placeholders))")
+        var rows: [Int64: LeaseRow] = [:]
+        rows.reserveCapacity(ids.count)
+        for start in stride(from: 0, to: ids.count, by: Self.completionChunk) {
+            for offset in 0..<Self.completionChunk {
+                let index = start + offset
+                // Ids are never negative: -1 fills the chunk.
+                select.bind(Int32(offset + 1), index < ids.count ? ids[index] : -1)
+            }
+            defer { select.reset() }
+            while try select.step() { rows[select.int64(column: 0)] = LeaseRow(select, from: 1) }
+        }
+        return rows
+    }
+
+    /// Writes ``completionChunk`` jobs' progress: the time, then (id, done, committed batches, state, completes)
+    /// per job.
+    static let progressUpdateSQL = """
+        UPDATE tributary_jobs SET done = v.column2, committed_batches = v.column3, state = v.column4,
+            updated_at = ?1, worker = CASE WHEN v.column5 THEN NULL ELSE worker END
+        FROM (VALUES \(Array(repeating: "(?, ?, ?, ?, ?)", count: completionChunk).joined(separator: ", "))) AS v
+        WHERE tributary_jobs.id = v.column1
+        """
+
+    /// Records the progress (or completion) of saves whose attempts held their jobs, ``completionChunk`` rows per
+    /// statement. The one-by-one path writes its save's row through it too, so both write the same columns.
+    static func writeProgress(
+        of saves: [Tributary_V1_SaveChanges], now: Double, in db: Database, statements: WriterStatements
+    ) throws {
+        guard !saves.isEmpty else { return }
+        try statements.requireTransaction(db)
+        let update = try statements.statement(db, progressUpdateSQL)
+        update.bind(1, now)
+        for start in stride(from: 0, to: saves.count, by: completionChunk) {
+            for offset in 0..<completionChunk {
+                let first = Int32(2 + offset * 5)
+                guard start + offset < saves.count else {
+                    // Matches no job (ids are never negative).
+                    update.bind(first, Int64(-1))
+                    for column in 1...4 { update.bindNull(first + Int32(column)) }
+                    continue
+                }
+                let save = saves[start + offset]
+                update.bind(first, Int64(save.jobID))
+                update.bind(first + 1, Int64(save.progressDone))
+                update.bind(first + 2, Int64(save.batchIndex) + 1)
+                update.bind(first + 3, save.completesJob ? "done" : "running")
+                update.bind(first + 4, Int64(save.completesJob ? 1 : 0))
+            }
+            try update.execute()
+        }
+    }
+
+    /// Applies a batchable save from its job's lease row: refused, applied before (answered by the one-by-one path,
+    /// which finds its sequence number), or held, when its row's write joins `held`.
+    static func applyBatched(
+        _ save: Tributary_V1_SaveChanges, from worker: String, lease row: LeaseRow?,
+        held: inout [Tributary_V1_SaveChanges],
+        in db: Database, writer: WriterState, model: Model
+    ) throws -> AppliedSave {
+        let jobID = Int64(save.jobID)
+        switch leaseVerdict(row, save: save, jobID: jobID, worker: worker) {
+        case .refused(let error):
+            throw error
+        case .appliedBefore:
+            return try apply(save, from: worker, in: db, writer: writer, model: model)
+        case .held(let lease):
+            // Nothing to merge: only the merge policy is checked, as a merge would.
+            _ = try MergePolicy(wire: save.changes.mergePolicy)
+            held.append(save)
+            return applied(save, .committedEmpty(remaps: [], resolved: []), lease: lease)
+        }
+    }
+}

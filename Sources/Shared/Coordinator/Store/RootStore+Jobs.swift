@@ -1,0 +1,441 @@
+import Foundation
+import GRDB
+import TributaryCore
+import TributaryProtocol
+
+/// What a failed attempt did to its job.
+public enum JobFailureOutcome: Sendable, Equatable {
+    /// Queued again, to run no earlier than this.
+    case retrying(at: Date)
+    /// Dead: kept with its error history, not run again.
+    case dead
+}
+
+/// The jobs of one batch that a previous coordinator left running, as the store found them when it opened.
+public struct JobsLeftRunning: Sendable, Equatable {
+    /// The batch they belong to.
+    public let batch: String
+    /// How many went back to the queue.
+    public var requeued = 0
+    /// How many died instead: that lost attempt was their last.
+    public var dead = 0
+
+    init(batch: String, requeued: Int = 0, dead: Int = 0) {
+        self.batch = batch
+        self.requeued = requeued
+        self.dead = dead
+    }
+
+    mutating func count(_ outcome: JobFailureOutcome) {
+        if case .dead = outcome { dead += 1 } else { requeued += 1 }
+    }
+}
+
+/// One failed attempt in a job's error history (`tributary_jobs.errors`, a JSON array).
+public struct JobErrorRecord: Codable, Sendable, Equatable {
+    public let attempt: Int
+    /// Seconds since 1970.
+    public let at: Double
+    public let message: String
+}
+
+/// What a push did: an id per pushed job (for a duplicate, the id of the job that has its unique key), and the
+/// indexes of the jobs that were not enqueued because of that job.
+public struct PushedJobs: Sendable, Equatable {
+    public var ids: [Int64] = []
+    public var duplicates: [Int] = []
+}
+
+/// A job the queue handed to a worker.
+public struct ClaimedJob: Sendable {
+    public let id: Int64
+    public let attempt: Int
+    public var spec: Tributary_V1_JobSpec
+    public let committedBatches: Int
+}
+
+/// Jobs to lease to a worker: up to `limit` of the oldest queued jobs of `kinds`.
+public struct ClaimRequest: Sendable {
+    public let worker: String
+    public let kinds: [String]
+    public let limit: Int
+
+    public init(worker: String, kinds: [String], limit: Int) {
+        self.worker = worker
+        self.kinds = kinds
+        self.limit = limit
+    }
+}
+
+extension RootStore {
+    /// Enqueues jobs durably.
+    /// - Returns: their ids, in order.
+    public func pushJobs(_ specs: [Tributary_V1_JobSpec], batch: String) async throws -> PushedJobs {
+        let now = Date().timeIntervalSince1970
+        return try await pool.writeWithoutTransaction { db in
+            try self.writer.statements.transaction(db) { try self.pushJobs(specs, batch: batch, now: now, in: db) }
+        }
+    }
+
+    /// Queues a push on the writer (see ``pushJobs(_:batch:)``) and returns at once; writes run in the order queued.
+    public func queuePush(_ specs: [Tributary_V1_JobSpec], batch: String) -> PendingWrite<Result<PushedJobs, any Error>>
+    {
+        let now = Date().timeIntervalSince1970
+        let pending = PendingWrite<Result<PushedJobs, any Error>>()
+        pool.asyncWriteWithoutTransaction { db in
+            pending.fulfil(
+                Result {
+                    try self.writer.statements.transaction(db) {
+                        try self.pushJobs(specs, batch: batch, now: now, in: db)
+                    }
+                })
+        }
+        return pending
+    }
+
+    private func pushJobs(_ specs: [Tributary_V1_JobSpec], batch: String, now: Double, in db: Database) throws
+        -> PushedJobs
+    {
+        let statements = writer.statements
+        let insert = try statements.statement(
+            db,
+            """
+            INSERT INTO tributary_jobs (batch, kind, arguments, total, created_at, updated_at,
+                max_attempts, backoff_base_ms, backoff_cap_ms, priority, run_at, unique_key, timeout_ms)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+            """)
+        let insertPayload = try statements.statement(
+            db, "INSERT INTO tributary_payloads (job_id, payload) VALUES (?, ?)")
+        let findUnique = try statements.statement(
+            db, "SELECT id FROM tributary_jobs WHERE unique_key = ? AND state IN ('queued', 'running')")
+        var pushed = PushedJobs()
+        pushed.ids.reserveCapacity(specs.count)
+        var enqueuedJobs = 0
+        var enqueuedRows: Int64 = 0
+        for (index, spec) in specs.enumerated() {
+            if !spec.uniqueKey.isEmpty {
+                findUnique.bind(1, spec.uniqueKey)
+                defer { findUnique.reset() }
+                if try findUnique.step() {
+                    pushed.ids.append(findUnique.int64(column: 0))
+                    pushed.duplicates.append(index)
+                    continue
+                }
+            }
+            let policy = RetryPolicy(spec)
+            insert.bind(1, batch)
+            insert.bind(2, spec.kind)
+            insert.bind(3, Self.encodeArguments(spec.arguments))
+            insert.bind(4, Int64(spec.total))
+            insert.bind(5, now)
+            insert.bind(6, Int64(policy.maxAttempts))
+            insert.bind(7, Int64(policy.base.seconds * 1000))
+            insert.bind(8, Int64(policy.cap.seconds * 1000))
+            insert.bind(9, Int64(spec.priority))
+            insert.bind(10, spec.runAt)
+            insert.bind(11, spec.uniqueKey.isEmpty ? nil : spec.uniqueKey)
+            insert.bind(12, Int64(spec.timeoutMs))
+            try insert.execute()
+            let id = db.lastInsertedRowID
+            if !spec.payload.isEmpty {
+                insertPayload.bind(1, id)
+                insertPayload.bind(2, bytes: spec.payload)
+                try insertPayload.execute()
+            }
+            pushed.ids.append(id)
+            enqueuedJobs += 1
+            enqueuedRows = enqueuedRows.addingReportingOverflow(Int64(clamping: spec.total)).partialValue
+        }
+        try db.execute(
+            sql: """
+                INSERT INTO tributary_batches (batch, total_jobs, total_rows) VALUES (?, ?, ?)
+                ON CONFLICT (batch) DO UPDATE SET total_jobs = total_jobs + excluded.total_jobs,
+                    total_rows = \(SQLText.clampedAdd("total_rows", "excluded.total_rows"))
+                """,
+            arguments: [batch, enqueuedJobs, enqueuedRows])
+        return pushed
+    }
+
+    /// Leases the oldest queued job to `worker`, raising its attempt number.
+    /// - Returns: the job, or nil when the queue is empty.
+    public func claimJob(for worker: String, kinds: [String]) async throws -> ClaimedJob? {
+        try await claimJobs(for: worker, kinds: kinds, limit: 1).first
+    }
+
+    /// Leases up to `limit` of the oldest queued jobs of `kinds` to `worker` in one transaction, raising their
+    /// attempt numbers.
+    /// - Returns: the jobs, oldest first; empty when none is queued.
+    public func claimJobs(for worker: String, kinds: [String], limit: Int) async throws -> [ClaimedJob] {
+        try await pool.writeWithoutTransaction { db in
+            try self.writer.statements.transaction(db) {
+                try self.claimJobs(for: worker, kinds: kinds, limit: limit, in: db)
+            }
+        }
+    }
+
+    /// The claim inside the writer's open transaction, through raw statements (the dispatch hot path).
+    func claimJobs(for worker: String, kinds: [String], limit: Int, in db: Database) throws -> [ClaimedJob] {
+        guard !kinds.isEmpty, limit > 0 else { return [] }
+        let now = Date().timeIntervalSince1970
+        let statements = writer.statements
+        // One statement per number of kinds (a worker runs a handful), so the cache stays small.
+        let claim = try statements.statement(
+            db,
+            """
+            UPDATE tributary_jobs SET state = 'running', attempt = attempt + 1, worker = ?1, updated_at = ?2,
+                leased_at = ?2
+            WHERE id IN (SELECT id FROM tributary_jobs WHERE state = 'queued' AND run_at <= ?2
+                         AND kind IN (\(SQLText.placeholders(kinds.count, from: 4))) ORDER BY priority DESC, id LIMIT ?3)
+            RETURNING id, attempt, kind, arguments, total, committed_batches
+            """)
+        claim.bind(1, worker)
+        claim.bind(2, now)
+        claim.bind(3, Int64(limit))
+        for (offset, kind) in kinds.enumerated() { claim.bind(Int32(4 + offset), kind) }
+        var jobs: [ClaimedJob] = []
+        do {
+            defer { claim.reset() }
+            while try claim.step() {
+                var spec = Tributary_V1_JobSpec()
+                spec.kind = claim.text(column: 2) ?? ""
+                spec.arguments = Self.decodeArguments(claim.text(column: 3) ?? "{}")
+                spec.total = UInt64(max(0, claim.int64(column: 4)))
+                jobs.append(
+                    ClaimedJob(
+                        id: claim.int64(column: 0), attempt: Int(claim.int64(column: 1)), spec: spec,
+                        committedBatches: Int(claim.int64(column: 5))))
+            }
+        }
+        jobs.sort { $0.id < $1.id }
+        let payload = try statements.statement(db, "SELECT payload FROM tributary_payloads WHERE job_id = ?")
+        for index in try Self.indexesWithPayload(jobs, in: db, statements: statements) {
+            payload.bind(1, jobs[index].id)
+            defer { payload.reset() }
+            if try payload.step() { jobs[index].spec.payload = payload.data(column: 0) }
+        }
+        return jobs
+    }
+
+    /// Which of the claimed jobs (sorted by id) may have a payload. Jobs pushed without one have no row in
+    /// `tributary_payloads`: when the claimed ids lie close together, one read of the ids in their range finds
+    /// the jobs that do (without their payloads), instead of a lookup per job.
+    private static func indexesWithPayload(_ jobs: [ClaimedJob], in db: Database, statements: WriterStatements)
+        throws -> [Int]
+    {
+        guard let low = jobs.first?.id, let high = jobs.last?.id else { return [] }
+        // Far apart (a high-priority job among old ones, say), the range could hold many other jobs' ids.
+        guard high - low < Int64(jobs.count) * 4 else { return Array(jobs.indices) }
+        let ids = try statements.statement(
+            db, "SELECT job_id FROM tributary_payloads WHERE job_id BETWEEN ? AND ? ORDER BY job_id")
+        ids.bind(1, low)
+        ids.bind(2, high)
+        defer { ids.reset() }
+        var indexes: [Int] = []
+        var index = 0
+        while try ids.step() {
+            let id = ids.int64(column: 0)
+            while index < jobs.count, jobs[index].id < id { index += 1 }
+            if index < jobs.count, jobs[index].id == id { indexes.append(index) }
+        }
+        return indexes
+    }
+
+    /// Records a failed attempt, if that attempt still holds the job: the job goes back to the queue after its
+    /// retry delay, or is dead when the failure is permanent or the attempt was its last.
+    /// - Returns: what became of the job, or nil when the attempt no longer held it.
+    @discardableResult
+    public func failJob(id: Int64, attempt: Int, worker: String, message: String, permanent: Bool) async throws
+        -> JobFailureOutcome?
+    {
+        try await pool.write { db in
+            guard
+                let job = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT batch, errors, max_attempts, backoff_base_ms, backoff_cap_ms FROM tributary_jobs
+                        WHERE id = ? AND attempt = ? AND worker = ? AND state = 'running'
+                        """, arguments: [id, attempt, worker])
+            else { return nil }
+            return try Self.recordFailure(
+                db, job: job, id: id, attempt: attempt, message: message, permanent: permanent)
+        }
+    }
+
+    /// Returns a worker's running jobs to the queue (the worker left or died). A lost attempt counts: a job that
+    /// keeps losing its worker (one that crashes it, say) is dead after its last attempt instead of looping.
+    /// - Returns: how many jobs went back to the queue.
+    @discardableResult
+    public func requeueJobs(of worker: String, started: Set<Int64>? = nil, reason: String = "its worker was lost")
+        async throws -> Int
+    {
+        try await pool.write { db in
+            let jobs = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, attempt, batch, errors, max_attempts, backoff_base_ms, backoff_cap_ms
+                    FROM tributary_jobs WHERE state = 'running' AND worker = ?
+                    """, arguments: [worker])
+            var requeued = 0
+            for job in jobs {
+                let id: Int64 = job["id"]
+                let attempt: Int = job["attempt"]
+                if let started, !started.contains(id) {
+                    // Claimed for the worker but never sent to it: back without counting the attempt.
+                    try db.execute(
+                        sql: """
+                            UPDATE tributary_jobs SET state = 'queued', worker = NULL, attempt = MAX(attempt - 1, 0)
+                            WHERE id = ?
+                            """, arguments: [id])
+                    requeued += 1
+                    continue
+                }
+                let outcome = try Self.recordFailure(
+                    db, job: job, id: id, attempt: attempt, message: reason, permanent: false, retryAt: 0)
+                if case .retrying = outcome { requeued += 1 }
+            }
+            return requeued
+        }
+    }
+
+    /// Hands a worker's running jobs back to the queue without counting their attempts: for jobs the worker
+    /// never started (it said goodbye after finishing the ones it ran, or left while they were being claimed).
+    /// - Returns: how many jobs went back.
+    @discardableResult
+    public func releaseJobs(of worker: String) async throws -> Int {
+        try await pool.write { db in
+            try db.execute(
+                sql: """
+                    UPDATE tributary_jobs SET state = 'queued', worker = NULL, attempt = MAX(attempt - 1, 0)
+                    WHERE state = 'running' AND worker = ?
+                    """, arguments: [worker])
+            return db.changesCount
+        }
+    }
+
+    /// The jobs a previous coordinator left running: their attempts count as lost (so a job that brings the
+    /// coordinator down ends dead instead of looping), and they go back to the queue or die.
+    static func requeueAfterRestart(_ db: Database) throws -> [JobsLeftRunning] {
+        let jobs = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT id, attempt, batch, errors, max_attempts, backoff_base_ms, backoff_cap_ms
+                FROM tributary_jobs WHERE state = 'running'
+                """)
+        var byBatch: [String: JobsLeftRunning] = [:]
+        for job in jobs {
+            let outcome = try recordFailure(
+                db, job: job, id: job["id"], attempt: job["attempt"],
+                message: "attempt lost: the coordinator restarted", permanent: false, retryAt: 0)
+            let batch: String = job["batch"]
+            byBatch[batch, default: JobsLeftRunning(batch: batch)].count(outcome)
+        }
+        return byBatch.values.sorted { $0.batch < $1.batch }
+    }
+
+    /// Deletes finished jobs (done or cancelled) last changed before `cutoff`, with their payloads. Dead jobs are
+    /// kept until retried. Batch counters keep their totals.
+    /// - Returns: how many jobs were deleted.
+    @discardableResult
+    public func pruneFinishedJobs(before cutoff: Date) async throws -> Int {
+        try await pool.write { db in
+            let condition = "state IN ('done', 'cancelled') AND updated_at < ?"
+            let arguments: StatementArguments = [cutoff.timeIntervalSince1970]
+            try db.execute(
+                sql:
+                    "DELETE FROM tributary_payloads WHERE job_id IN (SELECT id FROM tributary_jobs WHERE \(condition))",
+                arguments: arguments)
+            try db.execute(sql: "DELETE FROM tributary_jobs WHERE \(condition)", arguments: arguments)
+            return db.changesCount
+        }
+    }
+
+    /// A running attempt that outlived its job's timeout.
+    public struct TimedOutAttempt: Sendable, Equatable {
+        public let jobID: Int64
+        public let attempt: Int
+        public let worker: String
+        public let outcome: JobFailureOutcome
+    }
+
+    /// Fails the running attempts that have run longer than their job's `timeout_ms` (each is retried or dies).
+    /// - Returns: the attempts, so their workers can be told to stop.
+    public func failTimedOutAttempts(now: Date = Date()) async throws -> [TimedOutAttempt] {
+        try await pool.write { db in
+            let jobs = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, attempt, worker, batch, errors, max_attempts, backoff_base_ms, backoff_cap_ms, timeout_ms
+                    FROM tributary_jobs
+                    WHERE state = 'running' AND timeout_ms > 0 AND leased_at + timeout_ms / 1000.0 < ?
+                    """, arguments: [now.timeIntervalSince1970])
+            return try jobs.map { job in
+                let timeout = Double(job["timeout_ms"] as Int64) / 1000
+                let outcome = try Self.recordFailure(
+                    db, job: job, id: job["id"], attempt: job["attempt"],
+                    message: "attempt timed out after \(timeout) s", permanent: false)
+                return TimedOutAttempt(
+                    jobID: job["id"], attempt: job["attempt"], worker: job["worker"] ?? "", outcome: outcome)
+            }
+        }
+    }
+
+    /// Hands every running job back to the queue without counting its attempt: for a graceful stop.
+    @discardableResult
+    public func releaseAllRunningJobs() async throws -> Int {
+        try await pool.write { db in
+            try db.execute(
+                sql: """
+                    UPDATE tributary_jobs SET state = 'queued', worker = NULL, attempt = MAX(attempt - 1, 0)
+                    WHERE state = 'running'
+                    """)
+            return db.changesCount
+        }
+    }
+
+    /// Appends the error to the job's history and moves it on: back to the queue at `retryAt` (the policy's
+    /// delay when nil), or dead.
+    fileprivate static func recordFailure(
+        _ db: Database, job: Row, id: Int64, attempt: Int, message: String, permanent: Bool, retryAt: Double? = nil
+    ) throws -> JobFailureOutcome {
+        let now = Date().timeIntervalSince1970
+        var errors =
+            (try? JSONDecoder().decode([JobErrorRecord].self, from: Data((job["errors"] as String).utf8))) ?? []
+        errors.append(JobErrorRecord(attempt: attempt, at: now, message: message))
+        let history = String(decoding: (try? JSONEncoder().encode(errors)) ?? Data("[]".utf8), as: UTF8.self)
+        let policy = RetryPolicy(
+            maxAttempts: job["max_attempts"], base: .milliseconds(job["backoff_base_ms"] as Int64),
+            cap: .milliseconds(job["backoff_cap_ms"] as Int64))
+        if permanent || attempt >= policy.maxAttempts {
+            try db.execute(
+                sql: """
+                    UPDATE tributary_jobs SET state = 'dead', error = ?, errors = ?, worker = NULL, updated_at = ?
+                    WHERE id = ?
+                    """, arguments: [message, history, now, id])
+            try db.execute(
+                sql: "UPDATE tributary_batches SET dead_jobs = dead_jobs + 1 WHERE batch = ?",
+                arguments: [job["batch"] as String])
+            return .dead
+        }
+        var random = SystemRandomNumberGenerator()
+        let runAt = retryAt ?? now + policy.delay(afterAttempt: attempt, using: &random).seconds
+        try db.execute(
+            sql: """
+                UPDATE tributary_jobs SET state = 'queued', error = ?, errors = ?, worker = NULL, run_at = ?,
+                    updated_at = ?
+                WHERE id = ?
+                """, arguments: [message, history, runAt, now, id])
+        return .retrying(at: Date(timeIntervalSince1970: runAt))
+    }
+
+    static func encodeArguments(_ arguments: [String: String]) -> String {
+        if arguments.isEmpty { return "{}" }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return (try? encoder.encode(arguments)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+
+    static func decodeArguments(_ text: String) -> [String: String] {
+        if text == "{}" { return [:] }
+        return (try? JSONDecoder().decode([String: String].self, from: Data(text.utf8))) ?? [:]
+    }
+}

@@ -1,0 +1,379 @@
+import Foundation
+import GRDB
+import TributaryCore
+import TributaryProtocol
+
+/// What became of a save sent to the root.
+public enum SaveOutcome: Sendable {
+    /// Merged and committed as `seq`; `events` is what to publish on the feed. `resolved` holds the stored rows of
+    /// the objects whose conflicts the merge policy resolved.
+    case committed(
+        seq: UInt64, events: CommitEvents, remaps: [Tributary_V1_IDRemap], resolved: [Tributary_V1_EntityBatch])
+    /// Committed, but changed nothing in the store, so no sequence number was used. Inserts may still have
+    /// merged into existing objects (find-or-create of objects that exist): `remaps` says which.
+    case committedEmpty(remaps: [Tributary_V1_IDRemap], resolved: [Tributary_V1_EntityBatch])
+    /// This (job, batch) had been applied before; nothing was applied again.
+    case duplicate(seq: UInt64)
+
+    /// Whether nothing was applied because it had been before.
+    public var isDuplicate: Bool {
+        if case .duplicate = self { return true }
+        return false
+    }
+}
+
+/// A save applied by a group commit: what became of it, and its job's progress afterwards (for the `$jobs`
+/// topic; nil for a save outside a job or one applied before).
+public struct AppliedSave: Sendable {
+    public let outcome: SaveOutcome
+    public let progress: Tributary_V1_JobProgress?
+    /// What the save adds to its batch's counters, written once per batch at the end of the group.
+    var batchProgress: BatchProgress? = nil
+}
+
+/// What a group commit with claims did: one result per save and one per claim, in the order given.
+public struct GroupCommitResult: Sendable {
+    public let saves: [Result<AppliedSave, any Error>]
+    public let claims: [Result<[ClaimedJob], any Error>]
+}
+
+/// Rows and jobs done, added to a batch's counters.
+struct BatchProgress: Sendable {
+    let batch: String
+    var rows: Int64
+    var jobs: Int64
+
+    /// Adds another save's progress, saturating (each save's may be up to 2^53, and a group has many).
+    mutating func add(_ other: BatchProgress) {
+        rows = Self.saturating(rows, other.rows)
+        jobs = Self.saturating(jobs, other.jobs)
+    }
+
+    private static func saturating(_ a: Int64, _ b: Int64) -> Int64 {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? (b > 0 ? .max : .min) : sum
+    }
+}
+
+/// A save the root refused because the sender's job attempt no longer holds the job.
+public struct LeaseError: Error, CustomStringConvertible, Sendable {
+    public let jobID: Int64
+    public let message: String
+    public let isUnknownJob: Bool
+    /// The batch index skipped ahead of the job's committed batches.
+    public var isOutOfOrder = false
+    /// The job was cancelled.
+    public var isCancelled = false
+    public var description: String { message }
+}
+
+extension RootStore {
+    /// Merges a worker's change set and records the job's progress (or completion) in one transaction.
+    /// - Throws: ``LeaseError`` when the job is unknown or its lease belongs to another attempt or worker;
+    ///   ``StoreError`` when the change set does not fit the model or the store's constraints.
+    public func applySave(_ save: Tributary_V1_SaveChanges, from worker: String) async throws -> SaveOutcome {
+        try await applySaves([(save, worker)])[0].get().outcome
+    }
+
+    /// Group commit: applies several saves in one transaction (one WAL commit), each in a savepoint of its own,
+    /// so a save that fails is rolled back alone and the others still commit.
+    /// - Returns: one result per save, in order; sequence numbers follow that order.
+    public func applySaves(_ saves: [(save: Tributary_V1_SaveChanges, worker: String)]) async throws
+        -> [Result<AppliedSave, any Error>]
+    {
+        try await pool.writeWithoutTransaction { db in
+            try self.writer.statements.transaction(db) { try self.applySaves(saves, in: db) }
+        }
+    }
+
+    /// Queues a group commit, then claims, as one transaction on the writer, and returns at once: the saves that
+    /// finish jobs and the leases of the next ones commit together. Writes run in the order they are queued, so a
+    /// later write sees this one's effects. The result has one entry per save and one per claim, in order; a claim
+    /// that fails leaves the others standing, and a failure of the whole transaction (the commit itself, say) comes
+    /// back as every save's and claim's error.
+    public func queueGroupCommit(
+        _ saves: [(save: Tributary_V1_SaveChanges, worker: String)], thenClaim claims: [ClaimRequest]
+    ) -> PendingWrite<GroupCommitResult> {
+        let pending = PendingWrite<GroupCommitResult>()
+        pool.asyncWriteWithoutTransaction { db in
+            do {
+                pending.fulfil(
+                    try self.writer.statements.transaction(db) {
+                        let applied = try self.applySaves(saves, in: db)
+                        // Each claim in a savepoint: one that fails after its UPDATE (reading payloads, say) leases
+                        // nothing.
+                        let claimed = claims.map { claim in
+                            Result {
+                                try self.writer.statements.savepoint(db) {
+                                    try self.claimJobs(
+                                        for: claim.worker, kinds: claim.kinds, limit: claim.limit, in: db)
+                                }
+                            }
+                        }
+                        return GroupCommitResult(saves: applied, claims: claimed)
+                    })
+            } catch {
+                pending.fulfil(
+                    GroupCommitResult(
+                        saves: saves.map { _ in .failure(error) }, claims: claims.map { _ in .failure(error) }))
+            }
+        }
+        return pending
+    }
+
+    /// The group commit's work inside the writer's transaction. Each batch's counters are written once, after
+    /// the saves, with what the saves that applied added to them.
+    /// - Throws: when the counters cannot be written (the transaction then fails as a whole).
+    func applySaves(_ saves: [(save: Tributary_V1_SaveChanges, worker: String)], in db: Database) throws
+        -> [Result<AppliedSave, any Error>]
+    {
+        var results: [Result<AppliedSave, any Error>] = []
+        results.reserveCapacity(saves.count)
+        var batches: [BatchProgress] = []
+        let batchable = Self.batchable(saves)
+        let leases = try leaseRows(
+            ofJobs: saves.indices.filter { batchable[$0] }.map { Int64(saves[$0].save.jobID) }, in: db)
+        var held: [Tributary_V1_SaveChanges] = []
+        for (index, (save, worker)) in saves.enumerated() {
+            let result = Result {
+                if batchable[index] {
+                    return try Self.applyBatched(
+                        save, from: worker, lease: leases[Int64(save.jobID)], held: &held, in: db, writer: writer,
+                        model: model)
+                }
+                // A save without changes writes one row, its job's, which is atomic on its own; a save with changes
+                // gets a savepoint, so that its failure undoes it alone.
+                if save.changes.batches.isEmpty {
+                    try writer.statements.requireTransaction(db)
+                    return try Self.apply(save, from: worker, in: db, writer: writer, model: model)
+                }
+                return try writer.statements.savepoint(db) {
+                    try Self.apply(save, from: worker, in: db, writer: writer, model: model)
+                }
+            }
+            if case .success(let applied) = result, let progress = applied.batchProgress {
+                if let index = batches.firstIndex(where: { $0.batch == progress.batch }) {
+                    batches[index].add(progress)
+                } else {
+                    batches.append(progress)
+                }
+            }
+            results.append(result)
+        }
+        // Their jobs are named by no other save of the group: writing them last changes nothing the others see.
+        try Self.writeProgress(of: held, now: Date().timeIntervalSince1970, in: db, statements: writer.statements)
+        if !batches.isEmpty {
+            try writer.statements.requireTransaction(db)
+            try Self.record(batches, in: db, statements: writer.statements)
+        }
+        return results
+    }
+
+    /// Adds saves' progress to their batches' counters.
+    static func record(_ batches: [BatchProgress], in db: Database, statements: WriterStatements) throws {
+        let update = try statements.statement(
+            db,
+            "UPDATE tributary_batches SET done_rows = \(SQLText.clampedAdd("done_rows", "?1")), done_jobs = done_jobs + ?2 WHERE batch = ?3"
+        )
+        for progress in batches {
+            update.bind(1, progress.rows)
+            update.bind(2, progress.jobs)
+            update.bind(3, progress.batch)
+            try update.execute()
+        }
+    }
+
+    package static func apply(
+        _ save: Tributary_V1_SaveChanges, from worker: String, in db: Database, writer: WriterState, model: Model
+    ) throws -> AppliedSave {
+        let jobID = Int64(save.jobID)
+        let statements = writer.statements
+        var lease: HeldLease?
+        if jobID != 0 {
+            switch try checkLease(db, statements, save: save, jobID: jobID, worker: worker) {
+            case .applied(let outcome): return AppliedSave(outcome: outcome, progress: nil)
+            case .held(let held): lease = held
+            }
+        }
+        // Every object the save writes gets the commit's sequence number as its version.
+        let seq = save.changes.batches.isEmpty ? 0 : try lastSequenceNumber(db) + 1
+        let result: MergeResult
+        if save.changes.batches.isEmpty {
+            // Nothing to merge (a job's completion, say): only the merge policy is checked, as a merge would.
+            _ = try MergePolicy(wire: save.changes.mergePolicy)
+            result = MergeResult()
+        } else {
+            result = try writer.merger.apply(save.changes, version: seq, in: db)
+        }
+        var resolved: [Tributary_V1_EntityBatch] = []
+        for (name, ids) in result.resolved.sorted(by: { $0.key < $1.key }) {
+            guard let entity = model.entity(named: name) else { continue }
+            var batch = try ObjectRows.read(entity, ids: ids, in: db)
+            batch.operation = .update
+            if !batch.ids.isEmpty { resolved.append(batch) }
+        }
+        let remaps = result.remaps.map { entity, pair in
+            Tributary_V1_IDRemap.with {
+                $0.entity = entity
+                $0.fromIds = pair.from
+                $0.toIds = pair.to
+            }
+        }
+        var outcome = SaveOutcome.committedEmpty(remaps: remaps, resolved: resolved)
+        let now = Date().timeIntervalSince1970
+        if result.entities.contains(where: { !$0.changes.isEmpty }) {
+            let origin = Tributary_V1_Origin.with {
+                $0.workerID = worker
+                $0.jobID = save.jobID
+                $0.attempt = save.attempt
+                $0.batchIndex = save.batchIndex
+            }
+            let events = try CommitEvents.make(
+                seq: seq, at: now, origin: origin, changeSet: save.changes, result: result, resolved: resolved,
+                model: model)
+            let insert = try statements.statement(
+                db,
+                """
+                INSERT INTO tributary_history (seq, job_id, attempt, batch_index, worker, committed_at, record)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """)
+            insert.bind(1, Int64(seq))
+            if jobID == 0 { insert.bindNull(2) } else { insert.bind(2, jobID) }
+            insert.bind(3, Int64(save.attempt))
+            insert.bind(4, Int64(save.batchIndex))
+            insert.bind(5, worker)
+            insert.bind(6, now)
+            insert.bind(7, bytes: events.record)
+            try insert.execute()
+            outcome = .committed(seq: seq, events: events, remaps: remaps, resolved: resolved)
+        }
+        guard jobID != 0, let lease else { return AppliedSave(outcome: outcome, progress: nil) }
+        try writeProgress(of: [save], now: now, in: db, statements: statements)
+        return applied(save, outcome, lease: lease)
+    }
+
+    /// A job held by the save's attempt, as it was before the save.
+    struct HeldLease {
+        let batch: String
+        let done: Int64
+        let total: UInt64
+    }
+
+    private enum LeaseCheck {
+        /// The batch was applied before: answer with this.
+        case applied(SaveOutcome)
+        /// The save's attempt holds the job, of this batch.
+        case held(HeldLease)
+    }
+
+    /// A job row as a lease check reads it.
+    struct LeaseRow {
+        /// The columns read, in the order the initializer takes them.
+        static let columns = "state, attempt, worker, committed_batches, batch, done, total"
+
+        let state: String
+        let attempt: Int64
+        let worker: String?
+        let committedBatches: Int64
+        let batch: String
+        let done: Int64
+        let total: Int64
+
+        /// Reads ``columns`` from the statement's row, starting at column `first`.
+        init(_ row: SQLiteStatement, from first: Int32 = 0) {
+            state = row.text(column: first) ?? ""
+            attempt = row.int64(column: first + 1)
+            worker = row.text(column: first + 2)
+            committedBatches = row.int64(column: first + 3)
+            batch = row.text(column: first + 4) ?? ""
+            done = row.int64(column: first + 5)
+            total = row.int64(column: first + 6)
+        }
+    }
+
+    /// What a job row says of a save's lease.
+    enum LeaseVerdict {
+        /// The save's attempt holds the job, and the save is its next batch.
+        case held(HeldLease)
+        /// The batch was applied before (its sequence number is in the history).
+        case appliedBefore
+        /// The save may not apply.
+        case refused(LeaseError)
+    }
+
+    /// Judges a save's lease from its job's row, or from its absence.
+    static func leaseVerdict(_ row: LeaseRow?, save: Tributary_V1_SaveChanges, jobID: Int64, worker: String)
+        -> LeaseVerdict
+    {
+        guard let row else {
+            return .refused(LeaseError(jobID: jobID, message: "job \(jobID) does not exist", isUnknownJob: true))
+        }
+        let state = row.state
+        let committed = row.committedBatches
+        if state == "done" || Int64(save.batchIndex) < committed {
+            // Applied before (`committed_batches` moves in the commit that records a batch's history).
+            return .appliedBefore
+        }
+        if state == "cancelled" {
+            return .refused(
+                LeaseError(jobID: jobID, message: "job \(jobID) was cancelled", isUnknownJob: false, isCancelled: true))
+        }
+        guard state == "running", row.attempt == Int64(save.attempt), row.worker == worker else {
+            return .refused(
+                LeaseError(
+                    jobID: jobID,
+                    message:
+                        "job \(jobID) attempt \(save.attempt) no longer holds its lease (job is \(state), attempt \(row.attempt))",
+                    isUnknownJob: false))
+        }
+        // Batches commit in order, so `committed_batches` is always where a retry resumes.
+        guard Int64(save.batchIndex) == committed else {
+            return .refused(
+                LeaseError(
+                    jobID: jobID,
+                    message:
+                        "job \(jobID) sent batch \(save.batchIndex) before batch \(committed); a job's saves go in order",
+                    isUnknownJob: false, isOutOfOrder: true))
+        }
+        return .held(HeldLease(batch: row.batch, done: row.done, total: UInt64(max(0, row.total))))
+    }
+
+    /// Checks that the save's attempt holds the job, or finds that the batch was applied before.
+    private static func checkLease(
+        _ db: Database, _ statements: WriterStatements, save: Tributary_V1_SaveChanges, jobID: Int64, worker: String
+    ) throws -> LeaseCheck {
+        let select = try statements.statement(db, "SELECT \(LeaseRow.columns) FROM tributary_jobs WHERE id = ?")
+        select.bind(1, jobID)
+        let row = try select.step() ? LeaseRow(select) : nil
+        select.reset()
+        let verdict = leaseVerdict(row, save: save, jobID: jobID, worker: worker)
+        switch verdict {
+        case .held(let held): return .held(held)
+        case .refused(let error): throw error
+        case .appliedBefore:
+            // Answered with its sequence number, or 0 when it changed nothing or its history was pruned.
+            let history = try statements.statement(
+                db, "SELECT seq FROM tributary_history WHERE job_id = ? AND batch_index = ?")
+            history.bind(1, jobID)
+            history.bind(2, Int64(save.batchIndex))
+            defer { history.reset() }
+            return .applied(.duplicate(seq: try history.step() ? UInt64(max(0, history.int64(column: 0))) : 0))
+        }
+    }
+
+    /// The job's progress and counters after a save its attempt held: what ``AppliedSave`` carries for it.
+    static func applied(_ save: Tributary_V1_SaveChanges, _ outcome: SaveOutcome, lease: HeldLease) -> AppliedSave {
+        let progress = Tributary_V1_JobProgress.with {
+            $0.jobID = save.jobID
+            $0.batch = lease.batch
+            $0.state = save.completesJob ? "done" : "running"
+            $0.done = save.progressDone
+            $0.total = lease.total
+            $0.attempt = save.attempt
+        }
+        return AppliedSave(
+            outcome: outcome, progress: progress,
+            batchProgress: BatchProgress(
+                batch: lease.batch, rows: Int64(save.progressDone) - lease.done, jobs: save.completesJob ? 1 : 0))
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import GRDB
+import TributaryProtocol
+
+extension RootStore {
+    /// Jobs by state and the last sequence number, read without waiting on the writer.
+    public func jobCounts() async throws -> (counts: Tributary_V1_JobCounts, lastSeq: UInt64) {
+        try await pool.read { db in
+            var counts = Tributary_V1_JobCounts()
+            for row in try Row.fetchAll(db, sql: "SELECT state, COUNT(*) AS n FROM tributary_jobs GROUP BY state") {
+                let count = UInt64(row["n"] as Int64)
+                switch row["state"] as String {
+                case "queued": counts.queued = count
+                case "running": counts.running = count
+                case "done": counts.done = count
+                case "dead": counts.dead = count
+                case "cancelled": counts.cancelled = count
+                default: break
+                }
+            }
+            return (counts, try Self.lastSequenceNumber(db))
+        }
+    }
+
+    /// Progress of the jobs pushed together as `batch`.
+    public func batchStatus(_ batch: String) async throws -> Tributary_V1_BatchStatusReply {
+        try await pool.read { db in
+            var reply = Tributary_V1_BatchStatusReply()
+            reply.batch = batch
+            if let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT total_jobs, done_jobs, dead_jobs, cancelled_jobs, total_rows, done_rows FROM tributary_batches
+                    WHERE batch = ?
+                    """, arguments: [batch])
+            {
+                reply.totalJobs = Self.count(row, "total_jobs")
+                reply.doneJobs = Self.count(row, "done_jobs")
+                reply.deadJobs = Self.count(row, "dead_jobs")
+                reply.cancelledJobs = Self.count(row, "cancelled_jobs")
+                reply.totalRows = Self.count(row, "total_rows")
+                reply.doneRows = Self.count(row, "done_rows")
+            }
+            reply.dead = try Row.fetchAll(db, sql: Self.deadJobsOfBatchSQL, arguments: [batch]).map { row in
+                Tributary_V1_DeadJob.with {
+                    $0.jobID = UInt64(row["id"] as Int64)
+                    $0.message = row["error"] ?? ""
+                    $0.attempts = UInt32(clamping: row["attempt"] as Int64)
+                }
+            }
+            return reply
+        }
+    }
+
+    /// The first 50 dead jobs of a batch (answered from the `tributary_jobs_dead` partial index).
+    static let deadJobsOfBatchSQL =
+        "SELECT id, error, attempt FROM tributary_jobs WHERE batch = ? AND state = 'dead' ORDER BY id LIMIT 50"
+
+    /// A counter column as a non-negative number, whatever SQLite holds (a REAL left by an old overflow included).
+    static func count(_ row: Row, _ column: String) -> UInt64 {
+        switch row[column] as DatabaseValue {
+        case let value where Int64.fromDatabaseValue(value) != nil:
+            return UInt64(max(0, Int64.fromDatabaseValue(value)!))
+        case let value:
+            let number = Double.fromDatabaseValue(value) ?? 0
+            return number >= 0x1p63 ? UInt64(Int64.max) : UInt64(max(0, number))
+        }
+    }
+}

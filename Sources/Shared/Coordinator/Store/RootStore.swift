@@ -1,0 +1,146 @@
+import Foundation
+import GRDB
+import TributaryCore
+
+/// The root writer's store (Core Data's private-queue writer context plus its persistent store): the single
+/// writer of the SQLite file, which also keeps the job queue and the change history in the same file.
+///
+/// Opening creates the schema from the model, or checks the model against the one the store was created with
+/// and applies additive changes. Every save is one transaction: the merged change set, the job's progress or
+/// completion, and the history record with its sequence number.
+///
+/// ```swift
+/// let store = try RootStore.open(path: "store.sqlite", model: model)
+/// let ids = try await store.pushJobs([spec], batch: "b1")
+/// ```
+public final class RootStore: Sendable {
+    /// The SQLite file.
+    public let path: String
+    /// The model the store was opened with.
+    public let model: Model
+    package let pool: DatabasePool
+    package let writer: WriterState
+    private let lock: StoreLock
+    /// Copies the WAL into the database off the writer's thread.
+    private let checkpointer: WALCheckpointer?
+
+    /// The jobs the previous coordinator left running, per batch: put back in the queue (or dead, after their
+    /// last attempt) when this store opened.
+    public let jobsLeftRunning: [JobsLeftRunning]
+
+    private init(
+        path: String, model: Model, pool: DatabasePool, lock: StoreLock, jobsLeftRunning: [JobsLeftRunning]
+    ) {
+        self.path = path
+        self.jobsLeftRunning = jobsLeftRunning
+        self.model = model
+        self.pool = pool
+        self.lock = lock
+        self.checkpointer = WALCheckpointer(path: path)
+        self.writer = WriterState(merger: ChangeSetMerger(model: model))
+    }
+
+    /// Opens (creating if needed) the store at `path` for `model`.
+    /// - Throws: ``ModelError`` when the model is incompatible with the store; ``StoreError`` when the file
+    ///   cannot be opened, belongs to another program, or another coordinator has it open.
+    ///   A refused store is left byte for byte as it was.
+    public static func open(path: String, model: Model) throws -> RootStore {
+        // Refuse before anything writes: the lock file, the pool's switch to WAL mode and its probe table.
+        try StoreCompatibility.check(model, againstFileAt: path)
+        let lock = try StoreLock(store: path)
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(5)
+        configuration.prepareDatabase { db in
+            FetchPredicate.registerSQLFunctions(in: db)
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            // Secondary indexes take inserts in random order; a cache that holds their hot pages keeps a large
+            // import from re-reading them (measured: the 1M-row benchmark). Only the writer gets 64 MiB; readers
+            // keep SQLite's default, so the coordinator's memory stays bounded.
+            if !db.configuration.readonly {
+                try db.execute(sql: "PRAGMA cache_size = \(RootStore.cacheSizePragma)")
+                try db.execute(sql: "PRAGMA wal_autocheckpoint = \(WALCheckpointer.writerThresholdPages)")
+            }
+        }
+        let pool: DatabasePool
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+        } catch {
+            throw StoreError(.sqlite, "cannot open store \(path): \(error)")
+        }
+        let jobsLeftRunning = try prepareSchema(of: pool, path: path, model: model)
+        return RootStore(path: path, model: model, pool: pool, lock: lock, jobsLeftRunning: jobsLeftRunning)
+    }
+
+    /// The `cache_size` pragma of the writer connection: -65536 is 64 MiB. The benchmark's baseline uses it too.
+    public static let cacheSizePragma = -65_536
+
+    deinit { checkpointer?.stop() }
+
+    /// Finalizes the writer's statements and closes the file: the WAL is checkpointed into it and removed, so
+    /// the file alone holds the store (a copy of it made after a stop is whole).
+    public func close() throws {
+        pool.writeWithoutTransaction { _ in
+            writer.merger.finalizeStatements()
+            writer.statements.finalize()
+        }
+        try pool.close()
+        // Last, as SQLite's last connection to the file: it checkpoints and deletes the WAL on close. (The pool
+        // closes its read-only readers after its writer, and a read-only connection closing last leaves the
+        // WAL.) Without a checkpointer a read-write connection of its own does it.
+        if let checkpointer {
+            checkpointer.stop()
+        } else {
+            WALCheckpointer.closeLast(path: path)
+        }
+        lock.release()
+    }
+
+    /// Creates or migrates the schema for `model`, and puts back the jobs a previous coordinator left running.
+    private static func prepareSchema(of pool: DatabasePool, path: String, model: Model) throws
+        -> [JobsLeftRunning]
+    {
+        try pool.write { db in
+            let plan = try StoreCompatibility.plan(for: model, in: db, path: path)
+            try Schema.createSystemTables(db)
+            switch plan {
+            case .create:
+                for entity in model.entities { try Schema.create(entity, in: db) }
+            case .migrate(let additions):
+                for entity in additions.entities { try Schema.create(entity, in: db) }
+                for (entity, attribute) in additions.attributes { try Schema.add(attribute, to: entity, in: db) }
+                for (entity, relationship) in additions.relationships {
+                    try Schema.add(relationship, to: entity, in: db)
+                }
+            }
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO tributary_meta (key, value) VALUES ('model', ?), ('format', ?)",
+                arguments: [model.encodedJSON(), Schema.format])
+            // A new coordinator cannot vouch for leases granted by the previous one: run those jobs again,
+            // resuming after their committed batches.
+            return try requeueAfterRestart(db)
+        }
+    }
+
+    /// The sequence number of the last commit, or 0.
+    public func lastSequenceNumber() async throws -> UInt64 {
+        try await pool.read { db in try Self.lastSequenceNumber(db) }
+    }
+
+    static func lastSequenceNumber(_ db: Database) throws -> UInt64 {
+        UInt64(
+            try Int64.fetchOne(
+                db.cachedStatement(sql: "SELECT seq FROM sqlite_sequence WHERE name = 'tributary_history'")) ?? 0)
+    }
+}
+
+/// State that only the store's writer touches.
+package final class WriterState: @unchecked Sendable {
+    // @unchecked: used only inside `DatabasePool.write` closures, which GRDB runs one at a time on its writer
+    // queue, so the merger and its prepared statements are never used concurrently.
+    let merger: ChangeSetMerger
+    let statements = WriterStatements()
+
+    init(merger: ChangeSetMerger) {
+        self.merger = merger
+    }
+}

@@ -1,0 +1,34 @@
+import Foundation
+import Synchronization
+import TributaryCore
+
+/// An exclusive `flock(2)` on `<store>.lock`, held while a ``RootStore`` is open, so that two coordinators can
+/// never both be the writer of one store (each would re-queue the other's running jobs).
+final class StoreLock: Sendable {
+    private let fileDescriptor: Mutex<Int32?>
+
+    /// Takes the lock or throws, naming the store, if another process holds it.
+    init(store path: String) throws {
+        let lockPath = path + ".lock"
+        let fd = open(lockPath, O_CREAT | O_RDWR | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            throw StoreError(.sqlite, "cannot create the lock file \(lockPath): \(String(cString: strerror(errno)))")
+        }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            Foundation.close(fd)
+            throw StoreError(.locked, "another process (a tributary-coordinator?) is using the store \(path)")
+        }
+        fileDescriptor = Mutex(fd)
+    }
+
+    /// Releases the lock (closing the file releases the `flock`); harmless when already released.
+    func release() {
+        if let fd = fileDescriptor.withLock({ descriptor in
+            defer { descriptor = nil }; return descriptor
+        }) {
+            Foundation.close(fd)
+        }
+    }
+
+    deinit { release() }
+}

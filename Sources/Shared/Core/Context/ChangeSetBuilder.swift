@@ -1,0 +1,240 @@
+import Foundation
+import TributaryProtocol
+
+/// Turns a context's pending changes into a column-wise ``Tributary_V1_ChangeSet``: one batch per entity,
+/// operation and set of properties, attribute names once per batch. Updates and deletes carry the versions their
+/// objects were read at, and what the merge policy needs (store trump: the values read; overwrite: every
+/// property).
+struct ChangeSetBuilder {
+    let policy: MergePolicy
+
+    private struct GroupKey: Hashable {
+        let entity: String
+        let operation: Tributary_V1_Operation
+        let properties: [Bool]
+    }
+
+    private var groups: [GroupKey: [ManagedObject]] = [:]
+    private var order: [GroupKey] = []
+    private var deletes: [String: Data] = [:]
+    private var deleteVersions: [String: [UInt64]] = [:]
+    private var deleteOrder: [String] = []
+
+    init(policy: MergePolicy = .error) {
+        self.policy = policy
+    }
+
+    mutating func addInsert(_ object: ManagedObject) {
+        let present =
+            object.values.map { $0 != nil }
+            + object.entity.relationships.indices.map { index in
+                object.entity.relationships[index].isToMany
+                    ? !object.toMany[index].isEmpty : object.toOne[index] != nil
+            }
+        add(object, key: GroupKey(entity: object.entity.name, operation: .insert, properties: present))
+    }
+
+    mutating func addUpdate(_ object: ManagedObject) {
+        guard object.changed.contains(true) else { return }
+        // Overwrite writes the whole object, when the context knows it whole (it was read from the store).
+        let properties =
+            policy == .overwrite && object.version != 0
+            ? Array(repeating: true, count: object.changed.count) : object.changed
+        add(object, key: GroupKey(entity: object.entity.name, operation: .update, properties: properties))
+    }
+
+    mutating func addDelete(_ id: UUID, entity: String, version: UInt64 = 0) {
+        if deletes[entity] == nil { deleteOrder.append(entity) }
+        id.append(to: &deletes[entity, default: Data()])
+        deleteVersions[entity, default: []].append(version)
+    }
+
+    private mutating func add(_ object: ManagedObject, key: GroupKey) {
+        if groups[key] == nil { order.append(key) }
+        groups[key, default: []].append(object)
+    }
+
+    func build() -> Tributary_V1_ChangeSet {
+        var changeSet = Tributary_V1_ChangeSet()
+        changeSet.mergePolicy = policy.wire
+        for key in order {
+            guard let objects = groups[key], let entity = objects.first?.entity else { continue }
+            var batch = Self.batch(key, entity: entity, objects: objects)
+            if key.operation == .update && objects.contains(where: { $0.version != 0 }) {
+                batch.versions = objects.map(\.version)
+                if policy == .storeTrump { batch.originals = Self.originals(key, entity: entity, objects: objects) }
+            }
+            changeSet.batches.append(batch)
+        }
+        for entity in deleteOrder {
+            let versions = deleteVersions[entity] ?? []
+            changeSet.batches.append(
+                Tributary_V1_EntityBatch.with {
+                    $0.entity = entity
+                    $0.operation = .delete
+                    $0.ids = deletes[entity] ?? Data()
+                    if versions.contains(where: { $0 != 0 }) { $0.versions = versions }
+                })
+        }
+        return changeSet
+    }
+
+    private static func batch(_ key: GroupKey, entity: Entity, objects: [ManagedObject]) -> Tributary_V1_EntityBatch {
+        var batch = Tributary_V1_EntityBatch()
+        batch.entity = entity.name
+        batch.operation = key.operation
+        var ids = Data(capacity: objects.count * 16)
+        for object in objects { object.objectID.uuid.append(to: &ids) }
+        batch.ids = ids
+        for (index, attribute) in entity.attributes.enumerated() where key.properties[index] {
+            batch.columns.append(attributeColumn(attribute, index: index, objects: objects))
+        }
+        for (index, relationship) in entity.relationships.enumerated()
+        where key.properties[entity.attributes.count + index] {
+            batch.columns.append(relationshipColumn(relationship, index: index, objects: objects))
+        }
+        return batch
+    }
+
+    /// Whole objects as stored rows: every attribute and relationship, with versions (a parent context's answer
+    /// to a child's fetch).
+    static func storedRows(of entity: Entity, _ objects: [ManagedObject]) -> Tributary_V1_EntityBatch {
+        let all = Array(repeating: true, count: entity.attributes.count + entity.relationships.count)
+        var batch = Self.batch(
+            GroupKey(entity: entity.name, operation: .insert, properties: all), entity: entity, objects: objects)
+        batch.versions = objects.map(\.version)
+        return batch
+    }
+
+    /// The values the objects had when read (their committed snapshot), for the batch's attribute and to-one
+    /// columns: the store-trump policy compares them with the stored ones.
+    private static func originals(_ key: GroupKey, entity: Entity, objects: [ManagedObject]) -> [Tributary_V1_Column] {
+        var columns: [Tributary_V1_Column] = []
+        for (index, attribute) in entity.attributes.enumerated() where key.properties[index] {
+            columns.append(attributeColumn(attribute, index: index, objects: objects, original: true))
+        }
+        for (index, relationship) in entity.relationships.enumerated()
+        where key.properties[entity.attributes.count + index] && !relationship.isToMany {
+            columns.append(relationshipColumn(relationship, index: index, objects: objects, original: true))
+        }
+        return columns
+    }
+
+    private static func attributeColumn(
+        _ attribute: Attribute, index: Int, objects: [ManagedObject], original: Bool = false
+    ) -> Tributary_V1_Column {
+        let read: (ManagedObject) -> AttributeValue? =
+            original
+            ? { ($0.committed?.values ?? $0.values)[index] } : { $0.values[index] }
+        var column = Tributary_V1_Column()
+        column.name = attribute.name
+        var nulls = NullBitmap(rows: objects.count)
+        switch attribute.type {
+        case .int, .bool:
+            column.ints = objects.enumerated().map { row, object in
+                switch read(object) {
+                case .int(let value): return value
+                case .bool(let value): return value ? 1 : 0
+                default:
+                    nulls.set(row)
+                    return 0
+                }
+            }
+        case .double, .date:
+            column.doubles = objects.enumerated().map { row, object in
+                switch read(object) {
+                case .double(let value): return value
+                case .date(let value): return value.timeIntervalSince1970
+                default:
+                    nulls.set(row)
+                    return 0
+                }
+            }
+        case .string:
+            column.strings = objects.enumerated().map { row, object in
+                if case .string(let value) = read(object) { return value }
+                nulls.set(row)
+                return ""
+            }
+        case .data:
+            column.blobs = objects.enumerated().map { row, object in
+                if case .data(let value) = read(object) { return value }
+                nulls.set(row)
+                return Data()
+            }
+        case .uuid:
+            column.fixed16 = fixed16(objects, nulls: &nulls) { object in
+                if case .uuid(let value) = read(object) { return value }
+                return nil
+            }
+        }
+        column.nulls = nulls.data
+        return column
+    }
+
+    private static func relationshipColumn(
+        _ relationship: Relationship, index: Int, objects: [ManagedObject], original: Bool = false
+    ) -> Tributary_V1_Column {
+        var column = Tributary_V1_Column()
+        column.name = relationship.name
+        var bytes = Data()
+        var nulls = NullBitmap(rows: objects.count)
+        if relationship.isToMany {
+            column.counts = objects.map { object in
+                for id in object.toMany[index] { id.append(to: &bytes) }
+                return UInt32(object.toMany[index].count)
+            }
+        } else {
+            bytes = fixed16(objects, nulls: &nulls) {
+                original ? ($0.committed?.toOne ?? $0.toOne)[index] : $0.toOne[index]
+            }
+        }
+        column.fixed16 = bytes
+        column.nulls = nulls.data
+        return column
+    }
+}
+
+extension ChangeSetBuilder {
+    /// 16 bytes per object (a null row as 16 zero bytes, marked in `nulls`).
+    fileprivate static func fixed16(
+        _ objects: [ManagedObject], nulls: inout NullBitmap, _ value: (ManagedObject) -> UUID?
+    ) -> Data {
+        var bytes = Data(capacity: objects.count * 16)
+        for (row, object) in objects.enumerated() {
+            if let id = value(object) {
+                id.append(to: &bytes)
+            } else {
+                nulls.set(row)
+                bytes.append(contentsOf: NullBitmap.zeroID)
+            }
+        }
+        return bytes
+    }
+}
+
+/// The null bitmap of a column: bit i (byte i/8, bit i%8) set when row i is null; empty when none is.
+package struct NullBitmap {
+    package static let zeroID = [UInt8](repeating: 0, count: 16)
+
+    private var bytes: [UInt8]
+    private var any = false
+
+    package init(rows: Int) {
+        bytes = Array(repeating: 0, count: (rows + 7) / 8)
+    }
+
+    package mutating func set(_ row: Int) {
+        bytes[row >> 3] |= 1 << UInt8(row & 7)
+        any = true
+    }
+
+    package var data: Data { any ? Data(bytes) : Data() }
+
+    /// Whether a wire null bitmap marks row `row` null (a bitmap shorter than the rows leaves the rest not null).
+    @inline(__always)
+    package static func isNull(_ nulls: Data, row: Int) -> Bool {
+        let byte = row >> 3
+        return byte < nulls.count && nulls[nulls.startIndex + byte] & (1 << UInt8(row & 7)) != 0
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import TributaryProtocol
+
+/// Where an ``ObjectContext`` pushes its changes on save: the root over ZeroMQ (in a worker), an in-process
+/// root store, or a parent context in memory.
+public protocol ChangeSetParent: Sendable {
+    /// Applies a change set and reports what the parent made of it.
+    func save(_ changes: Tributary_V1_ChangeSet) async throws -> SaveReceipt
+
+    /// Answers a child's fetch as the parent sees the store (a parent context: with its own unsaved changes),
+    /// leaving out the objects in `exclude_ids`. Called on the child's queue, and blocks it until answered.
+    func fetch(_ request: Tributary_V1_FetchRequest) throws -> Tributary_V1_FetchReply
+}
+
+extension ChangeSetParent {
+    /// A parent that cannot read the store: every fetch is refused.
+    public func fetch(_ request: Tributary_V1_FetchRequest) throws -> Tributary_V1_FetchReply {
+        throw ContextError(.unsupported, "this context's parent (\(type(of: self))) cannot answer fetches")
+    }
+}
+
+/// The parent's answer to a save.
+public struct SaveReceipt: Sendable {
+    /// The store sequence number of the commit (0 when nothing was committed).
+    public let seq: UInt64
+    /// Inserted ids the parent replaced with existing objects' ids (uniqueness merges).
+    public let remaps: [UUID: UUID]
+    /// The save had been applied before, so nothing was applied again.
+    public let isDuplicate: Bool
+    /// Objects in conflict that the merge policy resolved: their stored values and versions after the commit.
+    public let resolved: [Tributary_V1_EntityBatch]
+
+    public init(
+        seq: UInt64, remaps: [UUID: UUID] = [:], isDuplicate: Bool = false, resolved: [Tributary_V1_EntityBatch] = []
+    ) {
+        self.seq = seq
+        self.remaps = remaps
+        self.isDuplicate = isDuplicate
+        self.resolved = resolved
+    }
+
+    package init(_ ack: Tributary_V1_SaveAck) {
+        var remaps: [UUID: UUID] = [:]
+        for remap in ack.remaps {
+            let count = min(remap.fromIds.count, remap.toIds.count) / 16
+            for index in 0..<count {
+                remaps[UUID(bytes: remap.fromIds, at: remap.fromIds.startIndex + index * 16)] =
+                    UUID(bytes: remap.toIds, at: remap.toIds.startIndex + index * 16)
+            }
+        }
+        self.init(seq: ack.seq, remaps: remaps, isDuplicate: ack.duplicate, resolved: ack.resolved)
+    }
+}
+
+/// A context is the parent of its child contexts: a child's save becomes the parent's unsaved changes, in memory,
+/// and reaches the store only when the parent saves (Core Data's nested contexts).
+extension ObjectContext: ChangeSetParent {
+    public func save(_ changes: Tributary_V1_ChangeSet) async throws -> SaveReceipt {
+        try await perform { context in
+            try context.absorb(changes)
+            return SaveReceipt(seq: 0)
+        }
+    }
+
+    /// A child's fetch: answered on this context's queue with its own unsaved changes in, so the child sees what
+    /// it would see after this context's save.
+    public func fetch(_ request: Tributary_V1_FetchRequest) throws -> Tributary_V1_FetchReply {
+        try performAndWait {
+            let (objects, count) = try resolveFetch(request)
+            var reply = Tributary_V1_FetchReply()
+            reply.count = UInt64(count)
+            switch request.resultType {
+            case .count: break
+            case .ids:
+                reply.objects.entity = request.entity
+                for object in objects { object.objectID.uuid.append(to: &reply.objects.ids) }
+            case .objects, .UNRECOGNIZED:
+                // One request for every fault among them, not one per object.
+                let faults = objects.filter(\.isFault)
+                if !faults.isEmpty { try loadStoredValues(of: faults) }
+                reply.objects = ChangeSetBuilder.storedRows(of: try requireEntity(request.entity), objects)
+            }
+            return reply
+        }
+    }
+}

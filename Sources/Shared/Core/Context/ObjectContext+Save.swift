@@ -1,0 +1,124 @@
+import Foundation
+import TributaryProtocol
+
+extension ObjectContext {
+    /// Pushes the context's changes to its parent as one change set, and waits for the parent's answer.
+    ///
+    /// On success the inserted and changed objects count as saved, and inserts the root merged into existing
+    /// objects (uniqueness) take those objects' ids, relationships included. On failure the changes stay
+    /// pending, as in Core Data. Call it from outside the context's queue (it hops onto it).
+    /// - Returns: the parent's receipt; `seq` 0 when there was nothing to save.
+    @discardableResult
+    public func save() async throws -> SaveReceipt {
+        try await save(evenIfEmpty: false)
+    }
+
+    /// Saves, sending an empty change set when nothing changed (a job's completion must reach the root).
+    package func save(evenIfEmpty: Bool) async throws -> SaveReceipt {
+        guard let parent else {
+            throw ContextError(.noParent, "context '\(name)' has no parent to save to")
+        }
+        let pending = try await perform { context in context.takePendingChanges() }
+        if pending.changeSet.batches.isEmpty && !evenIfEmpty { return SaveReceipt(seq: 0) }
+        do {
+            let receipt = try await parent.save(pending.changeSet)
+            _ = try await perform { context in context.didSave(receipt, pending) }
+            return receipt
+        } catch {
+            _ = try await perform { context in context.restore(pending) }
+            throw error
+        }
+    }
+
+    /// The changes a save sends, taken off the context so that edits made while it is in flight count for the
+    /// next save; put back by ``restore(_:)`` if the save fails.
+    package struct PendingChanges: @unchecked Sendable {
+        // @unchecked: carries only ids and change flags between blocks on the same context queue.
+        package let changeSet: Tributary_V1_ChangeSet
+        let inserted: [UUID]
+        let updated: [(UUID, [Bool])]
+        let deleted: [(UUID, ManagedObject)]
+    }
+
+    package func takePendingChanges() -> PendingChanges {
+        assertOnQueue()
+        var builder = ChangeSetBuilder(policy: mergePolicy)
+        let inserted = insertedOrder.compactMap { registered[$0] }
+        let updated = updatedOrder.compactMap { registered[$0] }
+        for object in inserted { builder.addInsert(object) }
+        for object in updated { builder.addUpdate(object) }
+        var deleted: [(UUID, ManagedObject)] = []
+        for id in deletedOrder {
+            // Deleted objects are no longer registered; they are kept until the save.
+            guard let object = deletedObjects[id] else { continue }
+            builder.addDelete(id, entity: object.entity.name, version: object.version)
+            deleted.append((id, object))
+        }
+        let pending = PendingChanges(
+            changeSet: builder.build(), inserted: insertedOrder,
+            updated: updated.map { ($0.objectID.uuid, $0.changed) },
+            deleted: deleted)
+        for object in inserted {
+            object.isInserted = false
+            object.changed = Array(repeating: false, count: object.changed.count)
+        }
+        for object in updated { object.changed = Array(repeating: false, count: object.changed.count) }
+        insertedOrder.removeAll()
+        updatedOrder.removeAll()
+        updatedSet.removeAll()
+        deletedOrder.removeAll()
+        deletedObjects.removeAll()
+        return pending
+    }
+
+    func restore(_ pending: PendingChanges) {
+        assertOnQueue()
+        for id in pending.inserted.reversed() {
+            guard let object = registered[id] else { continue }
+            object.isInserted = true
+            insertedOrder.insert(id, at: 0)
+        }
+        for (id, changed) in pending.updated {
+            guard let object = registered[id] else { continue }
+            object.changed = zip(object.changed, changed).map { $0 || $1 }
+            registerUpdate(object)
+        }
+        for (id, object) in pending.deleted {
+            deletedOrder.append(id)
+            deletedObjects[id] = object
+        }
+    }
+
+    func didSave(_ receipt: SaveReceipt, _ pending: PendingChanges) {
+        assertOnQueue()
+        // What was saved is the new baseline for rollback (edits made while the save was in flight included).
+        for (id, _) in pending.updated { registered[id]?.committed = nil }
+        if receipt.seq != 0 {
+            // The commit wrote these objects: its sequence number is their version now. Inserts merged into an
+            // existing object may have changed nothing of it, so their version is not known.
+            for id in pending.inserted where receipt.remaps[id] == nil { registered[id]?.version = receipt.seq }
+            for (id, _) in pending.updated { registered[id]?.version = receipt.seq }
+        }
+        for batch in receipt.resolved {
+            // Conflicts the merge policy settled: the stored objects are the saved state now.
+            try? merge(batch, registeringNew: false, overridingChanges: true)
+        }
+        guard !receipt.remaps.isEmpty else { return }
+        for (from, to) in receipt.remaps {
+            guard let object = registered.removeValue(forKey: from) else { continue }
+            object.objectID = ObjectID(entity: object.entity.name, uuid: to)
+            registered[to] = object
+        }
+        for entity in uniqueIndex.keys {
+            uniqueIndex[entity] = uniqueIndex[entity]?.mapValues { receipt.remaps[$0] ?? $0 }
+        }
+        for object in registered.values {
+            for index in object.toOne.indices {
+                if let id = object.toOne[index], let to = receipt.remaps[id] { object.toOne[index] = to }
+            }
+            for index in object.toMany.indices where !object.toMany[index].isEmpty {
+                object.toMany[index] = object.toMany[index].map { receipt.remaps[$0] ?? $0 }
+            }
+        }
+    }
+}

@@ -1,0 +1,29 @@
+/// Helpers for building SQL from model names. Names are validated identifiers (see `Model.checkIdentifier`),
+/// and are quoted anyway; values are always bound, never spliced.
+package enum SQLText {
+    /// A quoted identifier: `"name"`.
+    package static func quote(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// The join table of a to-many relationship.
+    package static func joinTable(_ entity: String, _ relationship: String) -> String {
+        "\(entity)_\(relationship)"
+    }
+
+    /// `column + amount`, stopping at the largest 64-bit integer (SQLite would turn an overflow into a REAL).
+    package static func clampedAdd(_ column: String, _ amount: String) -> String {
+        "CASE WHEN \(amount) > 0 AND \(column) > 9223372036854775807 - \(amount) THEN 9223372036854775807 "
+            + "ELSE \(column) + \(amount) END"
+    }
+
+    /// `?, ?, ?` with `count` placeholders.
+    package static func placeholders(_ count: Int) -> String {
+        Array(repeating: "?", count: count).joined(separator: ", ")
+    }
+
+    /// `?N, ?N+1, …`: numbered placeholders from `first`, for statements that also number their others.
+    package static func placeholders(_ count: Int, from first: Int) -> String {
+        (first..<first + count).map { "?\($0)" }.joined(separator: ", ")
+    }
+}

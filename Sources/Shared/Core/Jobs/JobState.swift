@@ -1,0 +1,16 @@
+/// Where a job is in the coordinator's queue.
+public enum JobState: String, Sendable, Hashable, CaseIterable {
+    /// Waiting to be claimed (also while waiting for a retry or its `run_at`).
+    case queued
+    /// Leased to a worker's attempt.
+    case running
+    /// Completed: its last batch committed with the completion.
+    case done
+    /// Failed permanently, or on its last attempt; kept until retried or deleted.
+    case dead
+    /// Cancelled before it finished; the batches it committed stay.
+    case cancelled
+
+    /// Every state's name, sorted, for messages that list them.
+    public static let names = allCases.map(\.rawValue).sorted()
+}
