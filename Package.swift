@@ -132,7 +132,7 @@ let package = Package(
         .executableTarget(
             name: "triage-worker",
             dependencies: [
-                "TributaryClient", "TributaryCore", "TributaryProtocol",
+                "TributaryClient", "TributaryCore", "TributaryProtocol", "TributaryMessaging",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

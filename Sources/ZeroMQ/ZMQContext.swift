@@ -1,4 +1,5 @@
 import CZeroMQ
+import Foundation
 
 /// A libzmq context (`zmq_ctx_new(3)`): the container of I/O threads that every socket is created from.
 ///
@@ -43,5 +44,44 @@ public final class ZMQContext: @unchecked Sendable {
     }
 
     deinit { terminate() }
+
+    // MARK: - The process's context
+
+    private static let sharedLock = Lock()
+    nonisolated(unsafe) private static var sharedContext: ZMQContext?
+    // nonisolated(unsafe): read and written only under `sharedLock`.
+
+    /// The process's context, made on first use: ZeroMQ's advice is one context per process, whose I/O thread
+    /// serves every socket. Tributary's connections, feeds and the coordinator use it unless given another.
+    /// - Throws: ``ZMQError`` when libzmq cannot make a context (out of file descriptors).
+    public static func shared() throws -> ZMQContext {
+        try sharedLock.withLock {
+            if let sharedContext { return sharedContext }
+            let context = try ZMQContext()
+            sharedContext = context
+            return context
+        }
+    }
+
+    /// Terminates the process's context, if one was made, at the end of `main`: messages still queued on
+    /// sockets closed with a linger are sent (up to their linger) before it returns, and a socket loop still
+    /// running is woken (`ETERM`) and closes its sockets. A later ``shared()`` makes a new context.
+    ///
+    /// `zmq_ctx_term(3)` blocks, so it runs on a thread of its own, never on the cooperative pool.
+    public static func terminateShared() async {
+        let context = sharedLock.withLock {
+            defer { sharedContext = nil }
+            return sharedContext
+        }
+        guard let context else { return }
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let thread = Thread {
+                context.terminate()
+                done.resume()
+            }
+            thread.name = "tributary-zmq-term"
+            thread.start()
+        }
+    }
 
 }

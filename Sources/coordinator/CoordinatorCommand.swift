@@ -184,6 +184,6 @@ struct CoordinatorCommand: AsyncParsableCommand {
         let group = ServiceGroup(
             configuration: .init(
                 services: [.init(service: service)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
+        try await ServiceMain.run(group, logger: logger)
     }
 }

@@ -70,7 +70,6 @@ struct WorkerCommand: AsyncParsableCommand {
             configuration: .init(
                 services: [.init(service: WorkerService(configuration: configuration, logger: logger))],
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        guard let parentPid else { return try await group.run() }
-        try await ParentWatch.run(group, whileChildOf: parentPid, logger: logger)
+        try await ServiceMain.run(group, parentPid: parentPid, logger: logger)
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Logging
 import ServiceLifecycle
 import TributaryClient
+import TributaryMessaging
 
 /// `triage-worker`: a worker process with a job kind of its own ("triage", see ``TriageHandler``) next to the
 /// built-in import. Build it with `swift build --product triage-worker`; run it against a coordinator with
@@ -26,5 +27,6 @@ struct TriageWorker: AsyncParsableCommand {
             configuration: .init(
                 services: [.init(service: worker)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
+        await MessagingRuntime.shutDown()  // sends the worker's goodbye before the process exits
     }
 }

@@ -41,9 +41,10 @@ public final class CoordinatorConnection: Sendable {
     /// Connects to `endpoint`; the connection is made in the background.
     /// - Parameter curve: the peer's CURVE keys, for a coordinator that runs with CURVE; nil takes them from the
     ///   environment (`TRIBUTARY_CURVE_SECRET`, `TRIBUTARY_SERVER_KEY`), else connects without.
+    /// - Parameter context: the ZeroMQ context; nil uses the process's (`ZMQContext.shared()`).
     public init(endpoint: String, curve: CurveClientKeys? = nil, context: ZMQContext? = nil) throws {
         self.endpoint = endpoint
-        self.context = try context ?? ZMQContext()
+        self.context = try context ?? ZMQContext.shared()
         let socket = try self.context.makeSocket(.dealer)
         if let keys = try curve ?? CurveClientKeys.resolve(secretFile: nil, serverKeyFile: nil) {
             try keys.apply(to: socket)

@@ -69,13 +69,14 @@ public final class ChangeFeed: AsyncSequence, Sendable {
     /// Connects a SUB socket to `feed` (subscribing to the filter's entities and the `$commits` and
     /// `$heartbeat` topics) and a request socket to `jobs`. Nothing is read until iteration starts.
     /// - Parameter curve: the subscriber's CURVE keys (nil: from the environment, else none).
+    /// - Parameter context: the ZeroMQ context; nil uses the process's (`ZMQContext.shared()`).
     public init(
         feed: String, jobs: String, options: Options = Options(), curve: CurveClientKeys? = nil,
         context: ZMQContext? = nil
     ) throws {
         self.feedEndpoint = feed
         self.options = options
-        let context = try context ?? ZMQContext()
+        let context = try context ?? ZMQContext.shared()
         let socket = try context.makeSocket(.sub)
         let keys = try curve ?? CurveClientKeys.resolve(secretFile: nil, serverKeyFile: nil)
         if let keys { try keys.apply(to: socket) }

@@ -22,7 +22,7 @@ public struct CoordinatorService: Service {
     }
 
     public func run() async throws {
-        let context = try ZMQContext()
+        let context = try ZMQContext.shared()
         let server = try CoordinatorServer(configuration: configuration, logger: logger, context: context)
         let supervisor = try makeSupervisor(for: server)
         if let supervisor { await server.attach(supervisor) }
@@ -44,7 +44,6 @@ public struct CoordinatorService: Service {
         }
         // run() returns once the sockets close; the stop goes on to close the store: wait for it.
         await server.stop()
-        context.terminate()
         logger.info("stopped")
     }
 

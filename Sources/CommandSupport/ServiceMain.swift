@@ -1,0 +1,22 @@
+import Logging
+import ServiceLifecycle
+import TributaryMessaging
+
+/// How each executable runs its services: until they stop (for a pool worker, also until its parent is gone),
+/// then the process's ZeroMQ context ends, so messages queued on closed sockets still go out.
+public enum ServiceMain {
+    /// Runs `group`; with `parentPid`, cancels it as soon as this process is no longer that process's child.
+    public static func run(_ group: ServiceGroup, parentPid: Int32? = nil, logger: Logger) async throws {
+        do {
+            if let parentPid {
+                try await ParentWatch.run(group, whileChildOf: parentPid, logger: logger)
+            } else {
+                try await group.run()
+            }
+        } catch {
+            await MessagingRuntime.shutDown()
+            throw error
+        }
+        await MessagingRuntime.shutDown()
+    }
+}
