@@ -17,7 +17,8 @@ struct SubscribeCommand: AsyncParsableCommand {
             last commit) and keeps the history after it; `tributary subscribers` lists and deletes names.
             A gap in the live stream is filled from history. If the history after the position was pruned, the
             command fails with HISTORY_PRUNED (exit status 3), or with --snapshot prints a snapshot of the objects
-            first. A durable position is stored as events pause, and on SIGTERM or SIGINT before exiting 0.
+            first. A durable position (of the last event written to standard output) is stored as events pause,
+            and on SIGTERM or SIGINT before exiting 0 (exit 1 if that takes over 15 s).
             JSON lines: {"seq": N, "inserted": [{"entity": "...", "id": "..."}], "updated": [...], "deleted": [...]}
             """)
 

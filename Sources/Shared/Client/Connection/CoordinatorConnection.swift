@@ -29,7 +29,9 @@ public final class CoordinatorConnection: Sendable {
 
     private struct Pending {
         var waiters: [UInt64: Waiter] = [:]
-        var closed = false
+        /// Set once the connection takes no more requests: what each later one fails with.
+        var closedError: ProtocolError?
+        var closed: Bool { closedError != nil }
     }
 
     private let context: ZMQContext
@@ -90,19 +92,20 @@ public final class CoordinatorConnection: Sendable {
         -> Tributary_V1_Envelope
     {
         let requestID = nextRequestID.add(1, ordering: .relaxed).oldValue
-        let endpoint = self.endpoint
         let reply = try await withTaskCancellationHandler {
             // Unsafe rather than checked: each waiter is resumed once, by whoever takes it out of `pending`.
             try await withUnsafeThrowingContinuation { continuation in
-                let closed = pending.withLock { pending -> Bool in
-                    if pending.closed { return true }
+                let refusal = pending.withLock { pending -> (any Error)? in
+                    if let closedError = pending.closedError { return closedError }
+                    // A task cancelled before this ran its cancellation handler already, finding no waiter:
+                    // checked under the lock the handler takes, so one of the two sees the other.
+                    if Task.isCancelled { return CancellationError() }
                     pending.waiters[requestID] = Waiter(
                         continuation: continuation, deadline: .now + timeout, timeout: timeout)
-                    return false
+                    return nil
                 }
-                if closed {
-                    continuation.resume(
-                        throwing: ProtocolError(.shuttingDown, "the connection to \(endpoint) is closed"))
+                if let refusal {
+                    continuation.resume(throwing: refusal)
                     return
                 }
                 loop.send(Wire.frames(Wire.envelope(requestID, body)), on: 0)
@@ -135,6 +138,13 @@ public final class CoordinatorConnection: Sendable {
         }
         done.wait()
         return try outcome.withLock { $0 ?? .failure(CancellationError()) }.get()
+    }
+
+    /// Fails every request waiting for a reply, and every later one, with `SHUTTING_DOWN`; one-way messages
+    /// still go out. For a process that stops at once (a pool worker whose coordinator is gone): requests made
+    /// outside the cancelled task, such as a context's blocking fetch, would otherwise wait out their timeout.
+    package func abandonRequests(_ reason: String) {
+        failAll(ProtocolError(.shuttingDown, reason))
     }
 
     /// Ends ``messages`` for a consumer that takes no more (later ones are dropped); requests still get their
@@ -189,9 +199,9 @@ public final class CoordinatorConnection: Sendable {
         waiter.continuation.resume(throwing: error)
     }
 
-    private func failAll(_ error: any Error) {
+    private func failAll(_ error: ProtocolError) {
         let waiters = pending.withLock { pending in
-            pending.closed = true
+            if pending.closedError == nil { pending.closedError = error }
             defer { pending.waiters.removeAll() }
             return pending.waiters
         }

@@ -42,10 +42,15 @@ public struct WorkerService: Service {
         connection.send(.workerReady(.with { $0.credit = concurrency }))
         // On graceful shutdown the message stream ends (no new jobs) while saves still get their acks; this costs
         // nothing per message, where `cancelOnGracefulShutdown()` ran each one through a merged sequence's task.
-        try await withGracefulShutdownHandler {
-            try await runJobs(connection: connection, model: model, running: running)
-        } onGracefulShutdown: {
-            connection.finishMessages()
+        try await withTaskCancellationHandler {
+            try await withGracefulShutdownHandler {
+                try await runJobs(connection: connection, model: model, running: running)
+            } onGracefulShutdown: {
+                connection.finishMessages()
+            }
+        } onCancel: {
+            // Stopping at once (not gracefully): no reply is awaited any more, even by a fetch on a context's queue.
+            connection.abandonRequests("the worker is stopping")
         }
         connection.send(.workerBye(.init()))
         await connection.close()

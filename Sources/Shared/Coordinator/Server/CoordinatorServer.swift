@@ -163,16 +163,18 @@ public actor CoordinatorServer {
     /// Only a crash, found by the next start, counts the attempts it interrupted.
     /// A second call (the service returning after a signal's stop began) waits for the first to finish, so the
     /// process never exits with the store still open (its WAL not checkpointed into the file).
-    public func stop() async {
+    /// - Parameter drain: whether running jobs may finish first (false once nothing reads the sockets: the service
+    ///   was cancelled, so no save could arrive).
+    public func stop(drainingWorkers drain: Bool = true) async {
         if let stopTask { return await stopTask.value }
-        let task = Task { await closeEverything() }
+        let task = Task { await closeEverything(drainingWorkers: drain) }
         stopTask = task
         await task.value
     }
 
-    private func closeEverything() async {
+    private func closeEverything(drainingWorkers drain: Bool) async {
         stopping = true
-        await drainWorkers()
+        if drain { await drainWorkers() }
         await commitReceived()
         do {
             let released = try await store.releaseAllRunningJobs()

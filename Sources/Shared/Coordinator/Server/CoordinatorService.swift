@@ -42,8 +42,9 @@ public struct CoordinatorService: Service {
                 await server.stop()
             }
         }
-        // run() returns once the sockets close; the stop goes on to close the store: wait for it.
-        await server.stop()
+        // run() returns once the sockets close, and the stop goes on to close the store: wait for it. Cancelled
+        // instead, run() returned with nobody reading the sockets: stop without waiting for workers' saves.
+        await server.stop(drainingWorkers: !Task.isCancelled)
         logger.info("stopped")
     }
 
