@@ -57,12 +57,12 @@ extension CoordinatorServer {
         }
         openSnapshots[snapshotID] = (snapshot, .now)
         try serveOffActor(peer: peer, requestID: requestID) {
-            let page = try snapshot.nextPage(maxRows: rows)
+            let page = try await snapshot.nextPage(maxRows: rows)
             if page.done { await self.releaseSnapshot(snapshotID) }
             return .snapshotPage(
                 Tributary_V1_SnapshotPage.with {
                     $0.snapshotID = snapshotID
-                    $0.seq = snapshot.seq
+                    $0.seq = page.seq
                     $0.objects = page.objects
                     $0.done = page.done
                 })
@@ -150,7 +150,8 @@ extension CoordinatorServer {
     ) throws {
         try requireReadCapacity(for: peer)
         pendingReads[peer, default: 0] += 1
-        // Detached: the read runs on the cooperative pool, not on the actor.
+        // Detached: off the actor. `work` awaits its reads (GRDB's reader queues, ``BlockingWork``), so no thread
+        // of the cooperative pool blocks on SQLite.
         Task.detached { [self] in
             do {
                 reply(to: peer, requestID: requestID, try await work())

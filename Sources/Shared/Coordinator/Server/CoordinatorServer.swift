@@ -187,10 +187,12 @@ public actor CoordinatorServer {
         // Saves that came meanwhile are answered too (their jobs were handed back: refused as stale).
         await commitReceived()
         await loop.stop()
-        zap?.stop()
+        // Both wait on other threads (the ZAP thread's end, SQLite's last checkpoint): not on the cooperative pool.
+        if let zap { await BlockingWork.run { zap.stop() } }
         openSnapshots.removeAll()
+        let store = self.store
         do {
-            try store.close()
+            try await BlockingWork.run { try store.close() }
         } catch {
             logger.error("cannot close the store", metadata: ["error": "\(error)"])
         }
@@ -336,7 +338,7 @@ public actor CoordinatorServer {
             try await deleteSubscriber(request, from: peer, requestID: requestID)
         case .fetchRequest(let request):
             let store = self.store
-            try serveOffActor(peer: peer, requestID: requestID) { .fetchReply(try store.fetch(request)) }
+            try serveOffActor(peer: peer, requestID: requestID) { .fetchReply(try await store.fetch(request)) }
         case .welcome, .jobAssignment, .saveAck, .cancelJob, .drain, .pushReply, .statusReply, .batchStatusReply,
             .jobsReply, .jobInfo, .historyReply, .snapshotPage, .subscriberInfo, .subscribersReply, .fetchReply, .error:
             throw ProtocolError(

@@ -23,7 +23,11 @@ public struct CoordinatorService: Service {
 
     public func run() async throws {
         let context = try ZMQContext.shared()
-        let server = try CoordinatorServer(configuration: configuration, logger: logger, context: context)
+        // Opening the store runs SQLite (schema checks, migration, re-queueing): on a thread of its own.
+        let (configuration, logger) = (configuration, logger)
+        let server = try await BlockingWork.run {
+            try CoordinatorServer(configuration: configuration, logger: logger, context: context)
+        }
         let supervisor = try makeSupervisor(for: server)
         if let supervisor { await server.attach(supervisor) }
         // SIGHUP rereads the allow-list (with CURVE); without CURVE it is ignored rather than fatal.

@@ -16,12 +16,22 @@ extension RootStore {
     /// - Throws: ``StoreError``: `unknownEntity`; `invalidPredicate` naming what the predicate or sort got wrong;
     ///   `invalidRequest` for too many excluded ids or more than ``maximumFetchRows`` results without a limit.
     public func fetch(_ request: Tributary_V1_FetchRequest) throws -> Tributary_V1_FetchReply {
+        let query = try query(for: request)
+        return try pool.read { db in try query.run(in: db) }
+    }
+
+    /// ``fetch(_:)`` awaited: the read runs on one of GRDB's reader queues, not on the calling thread.
+    public func fetch(_ request: Tributary_V1_FetchRequest) async throws -> Tributary_V1_FetchReply {
+        let query = try query(for: request)
+        return try await pool.read { db in try query.run(in: db) }
+    }
+
+    private func query(for request: Tributary_V1_FetchRequest) throws -> FetchQuery {
         guard let entity = model.entity(named: request.entity) else {
             let known = model.entities.map(\.name).joined(separator: ", ")
             throw StoreError(.unknownEntity, "unknown entity '\(request.entity)' (the model has \(known))")
         }
-        let query = try FetchQuery(request, entity: entity)
-        return try pool.read { db in try query.run(in: db) }
+        return try FetchQuery(request, entity: entity)
     }
 }
 

@@ -6,35 +6,40 @@ import TributaryProtocol
 
 /// The current objects of some entities read at one consistent point (a read transaction held open, so commits
 /// made meanwhile do not show), handed out in pages of column-wise `INSERT` batches. A subscriber whose history
-/// position was pruned loads it and follows the feed after ``seq``.
+/// position was pruned loads it and follows the feed after the page's `seq`.
+///
+/// The read transaction opens with the first page (making one blocks, so it happens on a thread of its own, as
+/// every page's read does on the snapshot's GRDB queue); every page shows the store as it was then.
 public final class StoreSnapshot: Sendable {
-    /// The last commit the snapshot shows.
-    public let seq: UInt64
+    private let pool: DatabasePool
     private let entities: [Entity]
-    private let snapshot: DatabaseSnapshot
     private let cursor = Mutex(Cursor())
 
     private struct Cursor {
         var entity = 0
         var after: Data?
         var busy = false
+        /// The open read transaction and the last commit it shows, from the first page on.
+        var opened: (snapshot: DatabaseSnapshot, seq: UInt64)?
     }
 
-    /// Opens a snapshot of `entities` (every entity when empty).
+    /// A snapshot of `entities` (every entity when empty), opened by its first page.
     /// - Throws: ``StoreError`` `unknownEntity` naming an entity the model does not have.
     init(pool: DatabasePool, model: Model, entities: Set<String>) throws {
         for name in entities where model.entity(named: name) == nil {
             let known = model.entities.map(\.name).joined(separator: ", ")
             throw StoreError(.unknownEntity, "unknown entity '\(name)' (the model has \(known))")
         }
+        self.pool = pool
         self.entities = model.entities.filter { entities.isEmpty || entities.contains($0.name) }
-        snapshot = try pool.makeSnapshot()
-        seq = try snapshot.read { db in try RootStore.lastSequenceNumber(db) }
     }
 
-    /// The next page: at most `maxRows` objects, of one entity per batch. `done` tells that it is the last.
+    /// The next page: at most `maxRows` objects, of one entity per batch; `seq` is the last commit the snapshot
+    /// shows, `done` tells that it is the last page.
     /// - Throws: ``StoreError`` when a page of this snapshot is being read already.
-    public func nextPage(maxRows: Int) throws -> (objects: [Tributary_V1_EntityBatch], done: Bool) {
+    public func nextPage(maxRows: Int) async throws
+        -> (objects: [Tributary_V1_EntityBatch], seq: UInt64, done: Bool)
+    {
         var position = try cursor.withLock { cursor in
             guard !cursor.busy else {
                 throw StoreError(.constraint, "a page of this snapshot is being read; ask for one page at a time")
@@ -48,9 +53,18 @@ public final class StoreSnapshot: Sendable {
                 cursor.busy = false
             }
         }
-        var objects: [Tributary_V1_EntityBatch] = []
-        var rows = 0
-        try snapshot.read { db in
+        if position.opened == nil {
+            let pool = self.pool
+            let snapshot = try await BlockingWork.run { try pool.makeSnapshot() }
+            position.opened = (snapshot, try await snapshot.read { db in try RootStore.lastSequenceNumber(db) })
+        }
+        guard let (snapshot, seq) = position.opened else { preconditionFailure("opened above") }
+        let entities = self.entities
+        let start = position
+        let (objects, end) = try await snapshot.read { db in
+            var position = start
+            var objects: [Tributary_V1_EntityBatch] = []
+            var rows = 0
             while rows < maxRows && position.entity < entities.count {
                 let wanted = maxRows - rows
                 let batch = try Self.page(of: entities[position.entity], after: position.after, limit: wanted, in: db)
@@ -66,8 +80,10 @@ public final class StoreSnapshot: Sendable {
                     position.after = batch.ids.suffix(16)
                 }
             }
+            return (objects, position)
         }
-        return (objects, position.entity >= entities.count)
+        position = end
+        return (objects, seq, position.entity >= entities.count)
     }
 
     /// Up to `limit` objects of `entity` with ids above `after`, in id order.
