@@ -7,15 +7,12 @@ import TributaryMessaging
 public enum ServiceMain {
     /// Runs `group`; with `parentPid`, cancels it as soon as this process is no longer that process's child.
     public static func run(_ group: ServiceGroup, parentPid: Int32? = nil, logger: Logger) async throws {
-        do {
-            if let parentPid {
-                try await ParentWatch.run(group, whileChildOf: parentPid, logger: logger)
-            } else {
-                try await group.run()
-            }
-        } catch {
-            await MessagingRuntime.shutDown()
-            throw error
+        // On an error the process exits as it is: a service that failed may have left a socket open, and ending
+        // the context would wait for it for ever.
+        if let parentPid {
+            try await ParentWatch.run(group, whileChildOf: parentPid, logger: logger)
+        } else {
+            try await group.run()
         }
         await MessagingRuntime.shutDown()
     }

@@ -75,6 +75,7 @@ public final class SocketLoop: @unchecked Sendable {
 
     private struct State {
         var outbox: [Outgoing] = []
+        var started = false
         var stopping = false
         var stopped = false
         var stopWaiters: [CheckedContinuation<Void, Never>] = []
@@ -114,6 +115,12 @@ public final class SocketLoop: @unchecked Sendable {
 
     /// Starts the loop thread, which takes ownership of the sockets.
     public func start() {
+        guard
+            state.withLock({ state in
+                defer { state.started = true }
+                return !state.started && !state.stopping
+            })
+        else { return }
         let thread = Thread { [self] in run() }
         thread.name = name
         thread.start()
@@ -131,8 +138,15 @@ public final class SocketLoop: @unchecked Sendable {
         if wasEmpty { wakeup.raise() }
     }
 
-    /// Asks the loop to send what is queued, close its sockets and stop; returns once it has.
+    /// Asks the loop to send what is queued, close its sockets and stop; returns once it has. A loop that was
+    /// never started closes its sockets at once (queued messages are dropped: nothing was connected to send
+    /// them from).
     public func stop() async {
+        let neverStarted = state.withLock { state -> Bool in
+            defer { state.stopping = true }
+            return !state.started && !state.stopping
+        }
+        if neverStarted { return finish() }
         await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
             let alreadyStopped = state.withLock { state -> Bool in
                 state.stopping = true

@@ -22,9 +22,11 @@ struct RefusedStartTests {
     }
 
     static func startCoordinator(store: String, model: String) async throws -> (status: Int32, error: String) {
+        // A refusal is quick: a coordinator that does not exit within a minute hangs on its way out.
         let result = try await Binaries.run(
             "tributary-coordinator",
-            ["--store", store, "--model", model, "--listen", "tcp://127.0.0.1:*", "--feed", "tcp://127.0.0.1:*"])
+            ["--store", store, "--model", model, "--listen", "tcp://127.0.0.1:*", "--feed", "tcp://127.0.0.1:*"],
+            timeout: .seconds(60))
         return (result.status, result.error)
     }
 

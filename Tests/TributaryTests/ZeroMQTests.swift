@@ -123,3 +123,27 @@ struct ZeroMQTests {
         await dealerLoop.stop()
     }
 }
+
+extension ZeroMQTests {
+    @Test("a socket loop that never started stops at once and closes its sockets")
+    func stopWithoutStart() async throws {
+        let context = try ZMQContext()
+        let socket = try context.makeSocket(.pub)
+        _ = try socket.bind("tcp://127.0.0.1:*")
+        let loop = try SocketLoop(name: "never-started", sockets: [.init(socket, receives: false)])
+        // Polled rather than awaited: a stop that never returns fails the test instead of hanging it.
+        let stopped = Locked(false)
+        Task {
+            await loop.stop()
+            stopped.withLock { $0 = true }
+        }
+        try await waitUntil("the loop to stop", timeout: .seconds(10)) { stopped.value }
+        // Ending a context waits until every socket made from it is closed.
+        let terminated = Locked(false)
+        Thread {
+            context.terminate()
+            terminated.withLock { $0 = true }
+        }.start()
+        try await waitUntil("the context to end", timeout: .seconds(10)) { terminated.value }
+    }
+}

@@ -25,11 +25,13 @@ enum Binaries {
 
     /// Runs an executable to completion.
     /// - Returns: its exit status, standard output and standard error.
-    static func run(_ name: String, _ arguments: [String], environment: [String: String]? = nil) async throws
-        -> (status: Int32, output: String, error: String)
-    {
-        let (status, output, error) = try await StartedProcess.start(name, arguments, environment: environment)
-            .finish(timeout: .seconds(600))
+    /// - Throws: ``TimedOut`` if it has not exited within `timeout`.
+    static func run(
+        _ name: String, _ arguments: [String], environment: [String: String]? = nil, timeout: Duration = .seconds(600)
+    ) async throws -> (status: Int32, output: String, error: String) {
+        let started = try StartedProcess.start(name, arguments, environment: environment)
+        defer { started.kill() }
+        let (status, output, error) = try await started.finish(timeout: timeout)
         return (status, output.joined(separator: "\n"), error.joined(separator: "\n"))
     }
 }

@@ -44,7 +44,7 @@ extension CoordinatorServer {
             case .success(let applied):
                 acknowledge(member, applied.outcome)
                 // The job's progress as the commit left it, after the commit's didSave.
-                if let progress = applied.progress { publish(progress) }
+                if let progress = applied.progress { publisher.publish([progress]) }
             case .failure(let error):
                 logRefusal("save refused", error, peer: member.peer, metadata: ["job": "\(member.save.jobID)"])
                 replyOrGather(
@@ -59,11 +59,10 @@ extension CoordinatorServer {
         ack.batchIndex = member.save.batchIndex
         switch outcome {
         case .committed(let seq, let events, let remaps, let resolved):
-            lastSeq = seq
             ack.seq = seq
             ack.remaps = remaps
             ack.resolved = resolved
-            publish(events)
+            publisher.publish(events)
         case .committedEmpty(let remaps, let resolved):
             ack.seq = 0
             ack.remaps = remaps

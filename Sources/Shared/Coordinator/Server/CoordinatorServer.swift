@@ -13,7 +13,7 @@ import ZeroMQ
 public actor CoordinatorServer {
     /// The endpoints actually bound (a `*` port resolved).
     public nonisolated let listenEndpoint: String
-    public nonisolated let feedEndpoint: String
+    public nonisolated var feedEndpoint: String { publisher.endpoint }
     public nonisolated let store: RootStore
 
     let configuration: CoordinatorConfiguration
@@ -22,7 +22,6 @@ public actor CoordinatorServer {
     let modelJSON: String
     var workers = WorkerRegistry()
     let activity = PeerActivity()
-    var lastSeq: UInt64 = 0
     var stopping = false
     /// The stop under way, for a second caller to wait on.
     private var stopTask: Task<Void, Never>?
@@ -40,10 +39,8 @@ public actor CoordinatorServer {
     /// Writes queued on the store's writer and not answered yet, oldest first.
     var queuedWrites: [QueuedWrite] = []
     /// Snapshots being paged through by subscribers, with when a page was last asked for.
-    var openSnapshots: [UInt64: (snapshot: StoreSnapshot, lastUsed: ContinuousClock.Instant)] = [:]
-    var nextSnapshotID: UInt64 = 0
-    /// Reads served off the actor and not answered yet, per peer (bounded by the limits).
-    var pendingReads: [Data: Int] = [:]
+    /// Fetches, history and snapshot pages, answered from the store's readers.
+    nonisolated let readers: ReaderPool
     /// With CURVE: who may send what, and the ZAP handler that admits peers.
     let authorization: PeerAuthorization?
     private let zap: ZAPHandler?
@@ -54,16 +51,20 @@ public actor CoordinatorServer {
     /// Workers that read several envelopes in one message: what is queued for them is sent packed.
     nonisolated let batchingPeers = BatchingPeers()
     /// The topics the feed's subscribers asked for: nothing is built for a topic nobody gets.
-    nonisolated let feedSubscriptions = FeedSubscriptions()
+    /// The change feed, which this server hands each commit's didSave parts.
+    nonisolated let publisher: FeedPublisher
 
     static let routerSocket = 0
-    static let feedSocket = 1
 
-    /// Opens the store and binds the sockets; call ``run()`` to serve.
+    /// Opens the store and binds the jobs/control ROUTER; call ``run()`` to serve. Commits are published through
+    /// `publisher`, which owns the feed's socket.
     /// - Throws: ``ModelError``/``StoreError`` when the store cannot be opened for the model, ``ZMQError`` when an
     ///   endpoint cannot be bound (for example, the port is taken).
-    public init(configuration: CoordinatorConfiguration, logger: Logger, context: ZMQContext) throws {
+    public init(
+        configuration: CoordinatorConfiguration, logger: Logger, context: ZMQContext, publisher: FeedPublisher
+    ) throws {
         self.configuration = configuration
+        self.publisher = publisher
         self.logger = logger
         store = try RootStore.open(path: configuration.storePath, model: configuration.model)
         for left in store.jobsLeftRunning {
@@ -96,27 +97,15 @@ public actor CoordinatorServer {
         try router.setReceiveHighWaterMark(100_000)
         listenEndpoint = try router.bind(configuration.listen)
 
-        // XPUB rather than PUB: the same feed to subscribers, and it tells which topics they asked for.
-        let publisher = try context.makeSocket(.xpub)
-        if let curve = configuration.curve {
-            try publisher.setCurveServer(secretKey: curve.secretKey)
-            try publisher.setZAPDomain("tributary")
-        }
-        // A subscriber that stops reading costs at most this many queued messages; then PUB drops for it alone.
-        try publisher.setSendHighWaterMark(configuration.feedBuffer)
-        feedEndpoint = try publisher.bind(configuration.feed)
-
         let logger = logger
         let activity = self.activity
         let batchingPeers = self.batchingPeers
-        let feedSubscriptions = self.feedSubscriptions
-        loop = try SocketLoop(
+        let loop = try SocketLoop(
             name: "tributary-coordinator",
             sockets: [
                 .init(
                     router, receives: true, readsUserID: configuration.curve != nil,
-                    coalesce: { batchingPeers.coalesce($0) }),
-                .init(publisher, receives: true, consume: { feedSubscriptions.record($0) }),
+                    coalesce: { batchingPeers.coalesce($0) })
             ],
             onSendFailure: { error, socket in
                 // A peer that went away (EHOSTUNREACH) before its reply: nothing to deliver it to.
@@ -125,11 +114,16 @@ public actor CoordinatorServer {
             onReceive: { socket, frames in
                 if socket == Self.routerSocket, let peer = frames.first { activity.heard(peer) }
             })
+        self.loop = loop
+        readers = ReaderPool(
+            store: store, limitPerPeer: configuration.limits.maximumPendingRequestsPerPeer, logger: logger
+        ) { peer, requestID, body in
+            loop.send([peer] + Wire.frames(Wire.envelope(requestID, body)), on: Self.routerSocket)
+        }
     }
 
     /// Serves until ``stop()``; returns once the sockets are closed.
     public func run() async throws {
-        lastSeq = try await store.lastSequenceNumber()
         loop.start()
         logger.info(
             "serving",
@@ -189,7 +183,7 @@ public actor CoordinatorServer {
         await loop.stop()
         // Both wait on other threads (the ZAP thread's end, SQLite's last checkpoint): not on the cooperative pool.
         if let zap { await BlockingWork.run { zap.stop() } }
-        openSnapshots.removeAll()
+        readers.finish()
         let store = self.store
         do {
             try await BlockingWork.run { try store.close() }
@@ -338,7 +332,7 @@ public actor CoordinatorServer {
             try await deleteSubscriber(request, from: peer, requestID: requestID)
         case .fetchRequest(let request):
             let store = self.store
-            try serveOffActor(peer: peer, requestID: requestID) { .fetchReply(try await store.fetch(request)) }
+            try readers.submit(peer: peer, requestID: requestID) { .fetchReply(try await store.fetch(request)) }
         case .welcome, .jobAssignment, .saveAck, .cancelJob, .drain, .pushReply, .statusReply, .batchStatusReply,
             .jobsReply, .jobInfo, .historyReply, .snapshotPage, .subscriberInfo, .subscribersReply, .fetchReply, .error:
             throw ProtocolError(
@@ -370,25 +364,10 @@ public actor CoordinatorServer {
 
     // MARK: - Timers
 
+    /// What the server does with time rather than with a message (pruning is ``StoreMaintenance``'s).
     private func runTimers() async {
-        var nextPrune = ContinuousClock.now
-        var nextHistoryPrune = ContinuousClock.now
         while !Task.isCancelled && !stopping {
-            if ContinuousClock.now >= nextHistoryPrune {
-                // A full chunk means more is due: go on at the next tick rather than in a minute.
-                nextHistoryPrune = await pruneHistory() ? .now : .now + .seconds(60)
-                releaseIdleSnapshots()
-            }
-            if let retention = configuration.finishedJobRetention, ContinuousClock.now >= nextPrune {
-                nextPrune = .now + .seconds(60)
-                do {
-                    let pruned = try await store.pruneFinishedJobs(before: Date() - retention.seconds)
-                    if pruned > 0 { logger.info("finished jobs pruned", metadata: ["jobs": "\(pruned)"]) }
-                } catch {
-                    logger.error("cannot prune finished jobs", metadata: ["error": "\(error)"])
-                }
-            }
-            publishFeedHeartbeat()
+            readers.releaseIdleSnapshots()
             peerLog.flush(to: logger)
             await reapSilentWorkers()
             await expireTimedOutAttempts()

@@ -23,12 +23,28 @@ public struct CoordinatorService: Service {
 
     public func run() async throws {
         let context = try ZMQContext.shared()
+        let publisher = try FeedPublisher(configuration: configuration, context: context, logger: logger)
         // Opening the store runs SQLite (schema checks, migration, re-queueing): on a thread of its own.
         let (configuration, logger) = (configuration, logger)
-        let server = try await BlockingWork.run {
-            try CoordinatorServer(configuration: configuration, logger: logger, context: context)
+        let server: CoordinatorServer
+        do {
+            server = try await BlockingWork.run {
+                try CoordinatorServer(
+                    configuration: configuration, logger: logger, context: context, publisher: publisher)
+            }
+        } catch {
+            await publisher.stop()
+            throw error
         }
-        let supervisor = try makeSupervisor(for: server)
+        let supervisor: WorkerSupervisor?
+        do {
+            publisher.start(at: try await server.store.lastSequenceNumber())
+            supervisor = try makeSupervisor(for: server)
+        } catch {
+            await server.stop(drainingWorkers: false)
+            await publisher.stop()
+            throw error
+        }
         if let supervisor { await server.attach(supervisor) }
         // SIGHUP rereads the allow-list (with CURVE); without CURVE it is ignored rather than fatal.
         signal(SIGHUP, SIG_IGN)
@@ -37,18 +53,27 @@ public struct CoordinatorService: Service {
         hangup.resume()
         defer { hangup.cancel() }
         ready(server)
-        try await withGracefulShutdownHandler {
-            try await server.run()
-        } onGracefulShutdown: {
-            Task {
-                logger.info("shutting down")
-                await supervisor?.stop()
-                await server.stop()
+        // Beside the server: the feed, which outlives it (its last commits are published before the feed's socket
+        // closes), and the pruning, which stops at graceful shutdown.
+        let maintenance = StoreMaintenance(store: server.store, configuration: configuration, logger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { services in
+            services.addTask { try await publisher.run() }
+            services.addTask { try await maintenance.run() }
+            services.addTask { await server.readers.run() }
+            try await withGracefulShutdownHandler {
+                try await server.run()
+            } onGracefulShutdown: {
+                Task {
+                    logger.info("shutting down")
+                    await supervisor?.stop()
+                    await server.stop()
+                }
             }
+            // run() returns once the sockets close, and the stop goes on to close the store: wait for it.
+            // Cancelled instead, run() returned with nobody reading the sockets: stop without waiting for saves.
+            await server.stop(drainingWorkers: !Task.isCancelled)
+            services.cancelAll()
         }
-        // run() returns once the sockets close, and the stop goes on to close the store: wait for it. Cancelled
-        // instead, run() returned with nobody reading the sockets: stop without waiting for workers' saves.
-        await server.stop(drainingWorkers: !Task.isCancelled)
         logger.info("stopped")
     }
 

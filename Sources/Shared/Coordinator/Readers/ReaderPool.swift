@@ -1,0 +1,173 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+import TributaryCore
+import TributaryProtocol
+
+/// The coordinator's reads as a `Service`: fetches, history pages and snapshot pages, each answered from a reader
+/// connection of the store (GRDB's reader queues), so a subscriber catching up never delays a commit.
+///
+/// It owns what reads need between requests: how many of each peer's reads are in flight (at most
+/// ``CoordinatorLimits/maximumPendingRequestsPerPeer``) and the snapshots being paged through. The server hands
+/// it reads with ``submit(peer:requestID:_:)`` and ``snapshotPage(_:peer:requestID:)``, which refuse at once
+/// when the peer is at its limit; answers go straight to the peer through `reply`.
+final class ReaderPool: Service, Sendable {
+    /// Snapshots open at once; each holds a read transaction (and so keeps the WAL from being checkpointed).
+    static let maximumOpenSnapshots = 16
+    /// Rows per snapshot page when the request does not say, and the most it may ask for.
+    static let defaultSnapshotRows: UInt32 = 10_000
+    static let maximumSnapshotRows: UInt32 = 100_000
+    /// How long a snapshot nobody asks a page of stays open.
+    static let snapshotIdleTime: Duration = .seconds(60)
+
+    typealias Body = Tributary_V1_Envelope.OneOf_Body
+
+    private struct Read: Sendable {
+        let peer: Data
+        let requestID: UInt64
+        let work: @Sendable () async throws -> Body
+    }
+
+    private struct State {
+        var pending: [Data: Int] = [:]
+        var snapshots: [UInt64: (snapshot: StoreSnapshot, lastUsed: ContinuousClock.Instant)] = [:]
+        var nextSnapshotID: UInt64 = 0
+    }
+
+    private let store: RootStore
+    private let limitPerPeer: Int
+    private let logger: Logger
+    private let reply: @Sendable (Data, UInt64, Body) -> Void
+    private let state = Mutex(State())
+    private let reads: AsyncStream<Read>
+    private let input: AsyncStream<Read>.Continuation
+
+    /// - Parameter reply: sends an answer to a peer (thread-safe: the router's socket loop queues it).
+    init(
+        store: RootStore, limitPerPeer: Int, logger: Logger,
+        reply: @escaping @Sendable (_ peer: Data, _ requestID: UInt64, _ body: Body) -> Void
+    ) {
+        self.store = store
+        self.limitPerPeer = limitPerPeer
+        self.logger = logger
+        self.reply = reply
+        (reads, input) = AsyncStream.makeStream(of: Read.self)
+    }
+
+    /// Serves reads, each in a child task, until ``finish()``; then waits for the ones in flight.
+    func run() async {
+        await withDiscardingTaskGroup { group in
+            for await read in reads {
+                group.addTask { await self.serve(read) }
+            }
+        }
+    }
+
+    /// Takes no more reads; ``run()`` returns once those taken are answered. Open snapshots are released.
+    func finish() {
+        input.finish()
+        state.withLock { $0.snapshots.removeAll() }
+    }
+
+    // MARK: - Taking reads
+
+    /// Queues `work`, a read, to be answered to `peer`.
+    /// - Throws: ``ProtocolError`` `TOO_MANY_REQUESTS` naming the limit when the peer has as many reads in
+    ///   flight as it may.
+    func submit(peer: Data, requestID: UInt64, _ work: @escaping @Sendable () async throws -> Body) throws {
+        try state.withLock { state in try take(peer, in: &state) }
+        input.yield(Read(peer: peer, requestID: requestID, work: work))
+    }
+
+    /// Queues the next page of a snapshot (a new one when `request.snapshotID` is 0).
+    /// - Throws: ``ProtocolError``: `INVALID_REQUEST` for too many rows or too many open snapshots,
+    ///   `UNKNOWN_SNAPSHOT`, `TOO_MANY_REQUESTS`; ``StoreError`` `unknownEntity`.
+    func snapshotPage(_ request: Tributary_V1_SnapshotRequest, peer: Data, requestID: UInt64) throws {
+        guard request.maxRows <= Self.maximumSnapshotRows else {
+            throw ProtocolError(
+                .invalidRequest, "max_rows \(request.maxRows) is over the limit of \(Self.maximumSnapshotRows)")
+        }
+        let rows = Int(request.maxRows == 0 ? Self.defaultSnapshotRows : request.maxRows)
+        let fresh = request.snapshotID == 0 ? try store.makeSnapshot(entities: Set(request.entities)) : nil
+        let (snapshotID, snapshot) = try state.withLock { state -> (UInt64, StoreSnapshot) in
+            let opened: (UInt64, StoreSnapshot)
+            if let fresh {
+                guard state.snapshots.count < Self.maximumOpenSnapshots else {
+                    throw ProtocolError(
+                        .invalidRequest,
+                        "\(state.snapshots.count) snapshots are open, the most allowed; finish one or retry in a minute"
+                    )
+                }
+                state.nextSnapshotID += 1
+                opened = (state.nextSnapshotID, fresh)
+            } else {
+                guard let open = state.snapshots[request.snapshotID] else {
+                    throw ProtocolError(
+                        .unknownSnapshot,
+                        "snapshot \(request.snapshotID) is not open (it was finished, or released after 60 s unused)")
+                }
+                opened = (request.snapshotID, open.snapshot)
+            }
+            try take(peer, in: &state)
+            state.snapshots[opened.0] = (opened.1, .now)
+            return opened
+        }
+        input.yield(
+            Read(peer: peer, requestID: requestID) { [self] in
+                let page = try await snapshot.nextPage(maxRows: rows)
+                if page.done { state.withLock { _ = $0.snapshots.removeValue(forKey: snapshotID) } }
+                return .snapshotPage(
+                    .with {
+                        $0.snapshotID = snapshotID
+                        $0.seq = page.seq
+                        $0.objects = page.objects
+                        $0.done = page.done
+                    })
+            })
+    }
+
+    /// Releases the snapshots nobody asked a page of for ``snapshotIdleTime``.
+    func releaseIdleSnapshots() {
+        let cutoff = ContinuousClock.now - Self.snapshotIdleTime
+        let released = state.withLock { state -> [UInt64] in
+            let idle = state.snapshots.filter { $0.value.lastUsed < cutoff }.map(\.key)
+            for id in idle { state.snapshots.removeValue(forKey: id) }
+            return idle
+        }
+        for id in released { logger.info("idle snapshot released", metadata: ["snapshot": "\(id)"]) }
+    }
+
+    // MARK: - Serving
+
+    /// Counts one more read in flight for `peer`, or refuses it.
+    private func take(_ peer: Data, in state: inout State) throws {
+        guard state.pending[peer, default: 0] < limitPerPeer else {
+            throw ProtocolError(
+                .tooManyRequests,
+                "\(limitPerPeer) of this peer's reads are in flight, the limit (--max-pending-requests); wait for their answers"
+            )
+        }
+        state.pending[peer, default: 0] += 1
+    }
+
+    /// Answers one read with its result or the error it threw, then frees its place.
+    private func serve(_ read: Read) async {
+        let body: Body
+        do {
+            body = try await read.work()
+        } catch let error as ProtocolError {
+            body = .error(error.wire)
+        } catch let error as StoreError {
+            body = .error(ProtocolError(error).wire)
+        } catch {
+            logger.error("read failed", metadata: ["error": "\(error)"])
+            body = .error(ProtocolError(.internal, "\(error)").wire)
+        }
+        reply(read.peer, read.requestID, body)
+        state.withLock { state in
+            let left = state.pending[read.peer, default: 1] - 1
+            state.pending[read.peer] = left > 0 ? left : nil
+        }
+    }
+}
