@@ -58,18 +58,18 @@ public final class FeedPublisher: Service, Sendable {
         loop.start()
     }
 
-    /// Publishes a heartbeat every interval until cancelled, then closes the socket (after what was queued is
-    /// sent). Graceful shutdown does not end it: the server goes on committing while it drains, and its owner
-    /// (``CoordinatorService``) cancels it once the server has stopped.
+    /// Publishes a heartbeat every interval until cancelled. Graceful shutdown does not end it: the server goes
+    /// on committing while it drains. Its owner (``CoordinatorService``) calls ``stop()`` once the server has
+    /// stopped, then cancels it.
     public func run() async throws {
         while !Task.isCancelled {
             publishHeartbeat()
             try? await Task.sleep(for: heartbeatInterval)
         }
-        await loop.stop()
     }
 
-    /// Closes the socket (when the server could not start, so ``run()`` never runs).
+    /// Sends what is queued and closes the socket: after the last commit was handed over (or when the server
+    /// could not start). Later messages are dropped.
     public func stop() async {
         await loop.stop()
     }

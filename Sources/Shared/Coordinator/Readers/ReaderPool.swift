@@ -33,6 +33,12 @@ final class ReaderPool: Service, Sendable {
         var pending: [Data: Int] = [:]
         var snapshots: [UInt64: (snapshot: StoreSnapshot, lastUsed: ContinuousClock.Instant)] = [:]
         var nextSnapshotID: UInt64 = 0
+        /// Reads whose work is running now.
+        var running = 0
+        /// Set by ``finish()``: no read starts any more.
+        var closed = false
+        /// ``finish()`` callers waiting for the running reads.
+        var drained: [CheckedContinuation<Void, Never>] = []
     }
 
     private let store: RootStore
@@ -64,11 +70,25 @@ final class ReaderPool: Service, Sendable {
         }
     }
 
-    /// Takes no more reads; ``run()`` returns once those taken are answered. Open snapshots are released.
-    func finish() {
+    /// Takes no more reads and returns once the running ones are done, so the store can close: no read opens
+    /// a connection after. Reads queued and not started are answered `SHUTTING_DOWN`; open snapshots are
+    /// released.
+    func finish() async {
         input.finish()
-        state.withLock { $0.snapshots.removeAll() }
+        await withCheckedContinuation { (drained: CheckedContinuation<Void, Never>) in
+            let done = state.withLock { state -> Bool in
+                state.closed = true
+                state.snapshots.removeAll()
+                if state.running == 0 { return true }
+                state.drained.append(drained)
+                return false
+            }
+            if done { drained.resume() }
+        }
     }
+
+    /// Whether ``finish()`` was called: reads are refused.
+    var isFinishing: Bool { state.withLock { $0.closed } }
 
     // MARK: - Taking reads
 
@@ -142,6 +162,7 @@ final class ReaderPool: Service, Sendable {
 
     /// Counts one more read in flight for `peer`, or refuses it.
     private func take(_ peer: Data, in state: inout State) throws {
+        guard !state.closed else { throw Self.stopping }
         guard state.pending[peer, default: 0] < limitPerPeer else {
             throw ProtocolError(
                 .tooManyRequests,
@@ -151,10 +172,17 @@ final class ReaderPool: Service, Sendable {
         state.pending[peer, default: 0] += 1
     }
 
+    private static let stopping = ProtocolError(.shuttingDown, "the coordinator is stopping")
+
     /// Answers one read with its result or the error it threw, then frees its place.
     private func serve(_ read: Read) async {
+        let starts = state.withLock { state -> Bool in
+            if !state.closed { state.running += 1 }
+            return !state.closed
+        }
         let body: Body
         do {
+            guard starts else { throw Self.stopping }
             body = try await read.work()
         } catch let error as ProtocolError {
             body = .error(error.wire)
@@ -165,9 +193,15 @@ final class ReaderPool: Service, Sendable {
             body = .error(ProtocolError(.internal, "\(error)").wire)
         }
         reply(read.peer, read.requestID, body)
-        state.withLock { state in
+        let drained = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             let left = state.pending[read.peer, default: 1] - 1
             state.pending[read.peer] = left > 0 ? left : nil
+            guard starts else { return [] }
+            state.running -= 1
+            guard state.closed && state.running == 0 else { return [] }
+            defer { state.drained.removeAll() }
+            return state.drained
         }
+        for waiter in drained { waiter.resume() }
     }
 }

@@ -41,9 +41,8 @@ public actor CoordinatorServer {
     /// Snapshots being paged through by subscribers, with when a page was last asked for.
     /// Fetches, history and snapshot pages, answered from the store's readers.
     nonisolated let readers: ReaderPool
-    /// With CURVE: who may send what, and the ZAP handler that admits peers.
+    /// With CURVE: who may send what (the ZAP handler that admits peers is the service's).
     let authorization: PeerAuthorization?
-    private let zap: ZAPHandler?
     /// With CURVE: the key each peer last sent with, to drop it when the key is revoked.
     var peerKeys: [Data: String] = [:]
     /// Repeated complaints about one peer, thinned out (a peer sending bad frames in a loop).
@@ -60,8 +59,9 @@ public actor CoordinatorServer {
     /// `publisher`, which owns the feed's socket.
     /// - Throws: ``ModelError``/``StoreError`` when the store cannot be opened for the model, ``ZMQError`` when an
     ///   endpoint cannot be bound (for example, the port is taken).
-    public init(
-        configuration: CoordinatorConfiguration, logger: Logger, context: ZMQContext, publisher: FeedPublisher
+    init(
+        configuration: CoordinatorConfiguration, logger: Logger, context: ZMQContext, publisher: FeedPublisher,
+        admission: PeerAdmission?
     ) throws {
         self.configuration = configuration
         self.publisher = publisher
@@ -74,17 +74,7 @@ public actor CoordinatorServer {
         }
         modelJSON = String(decoding: configuration.model.encodedJSON(), as: UTF8.self)
 
-        if let curve = configuration.curve {
-            let authorization = PeerAuthorization(
-                allowList: try AllowList.load(directory: curve.allowDirectory), ownKey: curve.publicKey)
-            let zap = try ZAPHandler(context: context) { authorization.decide($0) }
-            zap.start()
-            self.authorization = authorization
-            self.zap = zap
-        } else {
-            authorization = nil
-            zap = nil
-        }
+        authorization = admission?.authorization
         let router = try context.makeSocket(.router)
         if let curve = configuration.curve {
             try router.setCurveServer(secretKey: curve.secretKey)
@@ -181,9 +171,9 @@ public actor CoordinatorServer {
         // Saves that came meanwhile are answered too (their jobs were handed back: refused as stale).
         await commitReceived()
         await loop.stop()
-        // Both wait on other threads (the ZAP thread's end, SQLite's last checkpoint): not on the cooperative pool.
-        if let zap { await BlockingWork.run { zap.stop() } }
-        readers.finish()
+        // Reads under way finish first: none may open a connection once the store is closed.
+        await readers.finish()
+        // SQLite's last checkpoint waits on the disk: not on the cooperative pool.
         let store = self.store
         do {
             try await BlockingWork.run { try store.close() }

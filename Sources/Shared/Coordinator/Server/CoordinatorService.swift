@@ -23,17 +23,26 @@ public struct CoordinatorService: Service {
 
     public func run() async throws {
         let context = try ZMQContext.shared()
-        let publisher = try FeedPublisher(configuration: configuration, context: context, logger: logger)
-        // Opening the store runs SQLite (schema checks, migration, re-queueing): on a thread of its own.
-        let (configuration, logger) = (configuration, logger)
+        // Admission first: no socket is bound before its peers are checked.
+        let admission = try PeerAdmission.start(configuration, context: context)
+        let publisher: FeedPublisher
         let server: CoordinatorServer
         do {
-            server = try await BlockingWork.run {
-                try CoordinatorServer(
-                    configuration: configuration, logger: logger, context: context, publisher: publisher)
+            publisher = try FeedPublisher(configuration: configuration, context: context, logger: logger)
+            // Opening the store runs SQLite (schema checks, migration, re-queueing): on a thread of its own.
+            let (configuration, logger) = (configuration, logger)
+            do {
+                server = try await BlockingWork.run {
+                    try CoordinatorServer(
+                        configuration: configuration, logger: logger, context: context, publisher: publisher,
+                        admission: admission)
+                }
+            } catch {
+                await publisher.stop()
+                throw error
             }
         } catch {
-            await publisher.stop()
+            await admission?.stop()
             throw error
         }
         let supervisor: WorkerSupervisor?
@@ -43,6 +52,7 @@ public struct CoordinatorService: Service {
         } catch {
             await server.stop(drainingWorkers: false)
             await publisher.stop()
+            await admission?.stop()
             throw error
         }
         if let supervisor { await server.attach(supervisor) }
@@ -72,6 +82,9 @@ public struct CoordinatorService: Service {
             // run() returns once the sockets close, and the stop goes on to close the store: wait for it.
             // Cancelled instead, run() returned with nobody reading the sockets: stop without waiting for saves.
             await server.stop(drainingWorkers: !Task.isCancelled)
+            // The feed closes after the server's last commits were handed to it; then admission ends.
+            await publisher.stop()
+            await admission?.stop()
             services.cancelAll()
         }
         logger.info("stopped")
