@@ -7,116 +7,53 @@ import TributaryProtocol
 public enum JSONOutput {
     /// `tributary status --json`.
     public static func status(_ reply: Tributary_V1_StatusReply) throws -> String {
-        try encode(StatusJSON(reply))
+        let counts = reply.jobs
+        return try encode([
+            "workers": reply.workers.map { worker -> [String: Any] in
+                [
+                    "workerId": worker.workerID, "name": worker.name, "pid": Int(worker.pid), "state": worker.state,
+                    "secondsSinceHeartbeat": worker.secondsSinceHeartbeat, "currentJobId": worker.currentJobID,
+                ]
+            },
+            "jobs": [
+                "queued": counts.queued, "running": counts.running, "done": counts.done, "dead": counts.dead,
+                "cancelled": counts.cancelled,
+            ],
+            "lastSeq": reply.lastSeq, "oldestHistorySeq": reply.oldestHistorySeq, "storePath": reply.storePath,
+            "pool": reply.pool.map { process -> [String: Any] in
+                [
+                    "name": process.name, "pid": Int(process.pid), "restarts": Int(process.restarts),
+                    "lastExitStatus": Int(process.lastExitStatus), "crashLooping": process.crashLooping,
+                ]
+            },
+            "running": reply.running.map(fields),
+        ])
     }
 
     /// `tributary jobs list --json`: `{"jobs": [...]}`.
     public static func jobs(_ jobs: [Tributary_V1_JobInfo]) throws -> String {
-        try encode(["jobs": jobs.map(JobJSON.init)])
+        try encode(["jobs": jobs.map(fields)])
     }
 
     /// `tributary jobs show ID --json`.
     public static func job(_ job: Tributary_V1_JobInfo) throws -> String {
-        try encode(JobJSON(job))
+        try encode(fields(of: job))
     }
 
-    private static func encode(_ value: some Encodable) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
-    }
-}
-
-struct StatusJSON: Encodable {
-    struct Worker: Encodable {
-        let workerId: String
-        let name: String
-        let pid: Int32
-        let state: String
-        let secondsSinceHeartbeat: Double
-        let currentJobId: UInt64
+    /// A job's fields; `workerId` is empty unless it runs, `runAt` 0 means at once.
+    private static func fields(of job: Tributary_V1_JobInfo) -> [String: Any] {
+        [
+            "jobId": job.jobID, "batch": job.batch, "kind": job.kind, "state": job.state, "attempt": Int(job.attempt),
+            "maxAttempts": Int(job.maxAttempts), "done": job.done, "total": job.total, "workerId": job.workerID,
+            "runAt": job.runAt, "createdAt": job.createdAt, "updatedAt": job.updatedAt,
+            "errors": job.errors.map {
+                ["attempt": Int($0.attempt), "at": $0.at, "message": $0.message] as [String: Any]
+            },
+            "arguments": job.arguments,
+        ]
     }
 
-    struct Counts: Encodable {
-        let queued, running, done, dead, cancelled: UInt64
-    }
-
-    struct PoolProcess: Encodable {
-        let name: String
-        let pid: Int32
-        let restarts: UInt32
-        let lastExitStatus: Int32
-        let crashLooping: Bool
-    }
-
-    let workers: [Worker]
-    let jobs: Counts
-    let lastSeq: UInt64
-    let oldestHistorySeq: UInt64
-    let storePath: String
-    let pool: [PoolProcess]
-    let running: [JobJSON]
-
-    init(_ reply: Tributary_V1_StatusReply) {
-        workers = reply.workers.map {
-            Worker(
-                workerId: $0.workerID, name: $0.name, pid: $0.pid, state: $0.state,
-                secondsSinceHeartbeat: $0.secondsSinceHeartbeat, currentJobId: $0.currentJobID)
-        }
-        let counts = reply.jobs
-        jobs = Counts(
-            queued: counts.queued, running: counts.running, done: counts.done, dead: counts.dead,
-            cancelled: counts.cancelled)
-        lastSeq = reply.lastSeq
-        oldestHistorySeq = reply.oldestHistorySeq
-        storePath = reply.storePath
-        pool = reply.pool.map {
-            PoolProcess(
-                name: $0.name, pid: $0.pid, restarts: $0.restarts, lastExitStatus: $0.lastExitStatus,
-                crashLooping: $0.crashLooping)
-        }
-        running = reply.running.map(JobJSON.init)
-    }
-}
-
-struct JobJSON: Encodable {
-    struct Failure: Encodable {
-        let attempt: UInt32
-        let at: Double
-        let message: String
-    }
-
-    let jobId: UInt64
-    let batch: String
-    let kind: String
-    let state: String
-    let attempt: UInt32
-    let maxAttempts: UInt32
-    let done: UInt64
-    let total: UInt64
-    /// Empty unless the job is running.
-    let workerId: String
-    /// 0: at once.
-    let runAt: Double
-    let createdAt: Double
-    let updatedAt: Double
-    let errors: [Failure]
-    let arguments: [String: String]
-
-    init(_ job: Tributary_V1_JobInfo) {
-        jobId = job.jobID
-        batch = job.batch
-        kind = job.kind
-        state = job.state
-        attempt = job.attempt
-        maxAttempts = job.maxAttempts
-        done = job.done
-        total = job.total
-        workerId = job.workerID
-        runAt = job.runAt
-        createdAt = job.createdAt
-        updatedAt = job.updatedAt
-        errors = job.errors.map { Failure(attempt: $0.attempt, at: $0.at, message: $0.message) }
-        arguments = job.arguments
+    private static func encode(_ object: [String: Any]) throws -> String {
+        String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
     }
 }

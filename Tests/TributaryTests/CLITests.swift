@@ -3,12 +3,8 @@ import Testing
 import TributaryCommandSupport
 import ZeroMQ
 
-@testable import TributaryClient
-@testable import TributaryCoordinator
-@testable import TributaryCore
 @testable import TributaryDemo
 @testable import TributaryMessaging
-@testable import TributaryProtocol
 
 /// The `tributary`, `tributary-coordinator` and `tributary-worker` executables as a user runs them.
 @Suite("Command line", .serialized)

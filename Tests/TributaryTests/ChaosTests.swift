@@ -5,10 +5,7 @@ import TributaryCommandSupport
 import ZeroMQ
 
 @testable import TributaryClient
-@testable import TributaryCoordinator
-@testable import TributaryCore
 @testable import TributaryDemo
-@testable import TributaryMessaging
 @testable import TributaryProtocol
 
 /// Real processes killed while they work: nothing acknowledged may be lost, nothing may apply twice.

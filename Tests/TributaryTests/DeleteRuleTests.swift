@@ -2,11 +2,8 @@ import Foundation
 import GRDB
 import Testing
 
-@testable import TributaryClient
 @testable import TributaryCoordinator
 @testable import TributaryCore
-@testable import TributaryDemo
-@testable import TributaryMessaging
 @testable import TributaryProtocol
 
 /// Delete rules applied by the root: cascade, nullify (the default) and deny.

@@ -2,11 +2,8 @@ import Foundation
 import Testing
 
 @testable import TributaryClient
-@testable import TributaryCoordinator
 @testable import TributaryCore
 @testable import TributaryDemo
-@testable import TributaryMessaging
-@testable import TributaryProtocol
 
 /// The change feed against real coordinator and worker processes: resume, catch-up, gap filling, pruning,
 /// filters and durable subscribers.

@@ -1,11 +1,8 @@
 import Foundation
 import Testing
 
-@testable import TributaryClient
 @testable import TributaryCoordinator
 @testable import TributaryCore
-@testable import TributaryDemo
-@testable import TributaryMessaging
 @testable import TributaryProtocol
 
 @Suite("Feed subscriptions: what the XPUB reports decides what is built")

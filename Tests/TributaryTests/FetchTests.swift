@@ -2,12 +2,8 @@ import Foundation
 import GRDB
 import Testing
 
-@testable import TributaryClient
 @testable import TributaryCoordinator
 @testable import TributaryCore
-@testable import TributaryDemo
-@testable import TributaryMessaging
-@testable import TributaryProtocol
 
 /// Fetch requests through contexts: the store's answer plus the context's (and its parents') unsaved changes,
 /// ordered and windowed together, in each result type; faults, refresh, and hostile predicate values.

@@ -1,13 +1,7 @@
 import Foundation
 import Testing
 
-@testable import TributaryClient
-@testable import TributaryCoordinator
-@testable import TributaryCore
-@testable import TributaryDemo
 @testable import TributaryFuzz
-@testable import TributaryMessaging
-@testable import TributaryProtocol
 
 /// Every input of the fuzz corpus (the seeds, and each crash `make fuzz` ever found, copied into
 /// Fuzz/corpus/<target>/) goes through its decoder again: none may crash.

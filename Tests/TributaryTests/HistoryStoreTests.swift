@@ -2,11 +2,8 @@ import Foundation
 import GRDB
 import Testing
 
-@testable import TributaryClient
 @testable import TributaryCoordinator
 @testable import TributaryCore
-@testable import TributaryDemo
-@testable import TributaryMessaging
 @testable import TributaryProtocol
 
 /// The history as the store keeps it: what a commit records, pages, pruning rules, durable positions, snapshots.

@@ -4,10 +4,8 @@ import Testing
 import ZeroMQ
 
 @testable import TributaryClient
-@testable import TributaryCoordinator
 @testable import TributaryCore
 @testable import TributaryDemo
-@testable import TributaryMessaging
 @testable import TributaryProtocol
 
 /// Real coordinator and worker processes on loopback; the store is checked with a separate SQLite connection.

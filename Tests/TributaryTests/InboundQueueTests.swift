@@ -1,12 +1,6 @@
 import Foundation
 import Testing
 
-@testable import TributaryClient
-@testable import TributaryCoordinator
-@testable import TributaryCore
-@testable import TributaryDemo
-@testable import TributaryMessaging
-@testable import TributaryProtocol
 @testable import ZeroMQ
 
 @Suite("Inbound queue: a slow consumer takes everything waiting at once")

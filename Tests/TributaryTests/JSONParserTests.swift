@@ -1,12 +1,7 @@
 import Foundation
 import Testing
 
-@testable import TributaryClient
-@testable import TributaryCoordinator
 @testable import TributaryCore
-@testable import TributaryDemo
-@testable import TributaryMessaging
-@testable import TributaryProtocol
 
 @Suite("NDJSON row parser")
 struct JSONParserTests {

@@ -8,7 +8,6 @@ import ZeroMQ
 @testable import TributaryCoordinator
 @testable import TributaryCore
 @testable import TributaryDemo
-@testable import TributaryMessaging
 @testable import TributaryProtocol
 
 /// A worker played by hand over a raw DEALER, so it can fall silent and come back as a zombie.

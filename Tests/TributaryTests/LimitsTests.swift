@@ -3,10 +3,7 @@ import GRDB
 import Testing
 
 @testable import TributaryClient
-@testable import TributaryCoordinator
-@testable import TributaryCore
 @testable import TributaryDemo
-@testable import TributaryMessaging
 @testable import TributaryProtocol
 
 /// Each limit on what peers send, exceeded against a real coordinator: answered with the error that names it, and

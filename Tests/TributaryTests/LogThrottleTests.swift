@@ -2,12 +2,7 @@ import Foundation
 import Logging
 import Testing
 
-@testable import TributaryClient
 @testable import TributaryCoordinator
-@testable import TributaryCore
-@testable import TributaryDemo
-@testable import TributaryMessaging
-@testable import TributaryProtocol
 
 @Suite("LogThrottle: one peer cannot flood the log")
 struct LogThrottleTests {

@@ -2,12 +2,8 @@ import Foundation
 import GRDB
 import Testing
 
-@testable import TributaryClient
 @testable import TributaryCoordinator
 @testable import TributaryCore
-@testable import TributaryDemo
-@testable import TributaryMessaging
-@testable import TributaryProtocol
 
 /// Optimistic locking at the root: two contexts change the same object; the second save meets the first and its
 /// context's merge policy decides, per property, who wins.

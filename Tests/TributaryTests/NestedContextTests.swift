@@ -2,12 +2,9 @@ import Foundation
 import GRDB
 import Testing
 
-@testable import TributaryClient
 @testable import TributaryCoordinator
 @testable import TributaryCore
 @testable import TributaryDemo
-@testable import TributaryMessaging
-@testable import TributaryProtocol
 
 /// Child contexts whose saves go into a parent context in memory, and on to the root only when the parent saves.
 @Suite("Nested contexts: child → parent in memory → root")

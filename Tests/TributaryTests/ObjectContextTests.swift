@@ -2,12 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import TributaryClient
-@testable import TributaryCoordinator
 @testable import TributaryCore
 @testable import TributaryDemo
-@testable import TributaryMessaging
-@testable import TributaryProtocol
 
 @Suite("ObjectContext queue semantics")
 struct ObjectContextTests {

@@ -2,12 +2,8 @@ import Foundation
 import GRDB
 import Testing
 
-@testable import TributaryClient
 @testable import TributaryCoordinator
 @testable import TributaryCore
-@testable import TributaryDemo
-@testable import TributaryMessaging
-@testable import TributaryProtocol
 
 @Suite("Predicate compilation to SQL and in-memory evaluation")
 struct PredicateSQLTests {

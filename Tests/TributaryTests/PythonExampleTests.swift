@@ -3,11 +3,7 @@ import Testing
 import TributaryCommandSupport
 
 @testable import TributaryClient
-@testable import TributaryCoordinator
-@testable import TributaryCore
 @testable import TributaryDemo
-@testable import TributaryMessaging
-@testable import TributaryProtocol
 
 /// The Python example client (examples/python: pyzmq and classes generated from the project's .proto) against a
 /// real coordinator. `make test` installs its packages and generates the classes first (`make python-example`).

@@ -2,7 +2,6 @@ import Foundation
 import Testing
 
 @testable import TributaryCoordinator
-@testable import TributaryCore
 @testable import TributaryDemo
 @testable import TributaryProtocol
 

@@ -3,11 +3,7 @@ import GRDB
 import Testing
 
 @testable import TributaryClient
-@testable import TributaryCoordinator
-@testable import TributaryCore
 @testable import TributaryDemo
-@testable import TributaryMessaging
-@testable import TributaryProtocol
 
 /// A coordinator that refuses its store leaves every file as it found it.
 @Suite("Integration: a refused start changes nothing on disk", .serialized)

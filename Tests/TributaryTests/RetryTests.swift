@@ -7,7 +7,6 @@ import Testing
 @testable import TributaryCoordinator
 @testable import TributaryCore
 @testable import TributaryDemo
-@testable import TributaryMessaging
 @testable import TributaryProtocol
 
 @Suite("Retries: backoff, dead jobs, lost workers")

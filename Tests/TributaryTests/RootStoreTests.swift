@@ -2,11 +2,9 @@ import Foundation
 import GRDB
 import Testing
 
-@testable import TributaryClient
 @testable import TributaryCoordinator
 @testable import TributaryCore
 @testable import TributaryDemo
-@testable import TributaryMessaging
 @testable import TributaryProtocol
 
 /// A model with every attribute type, for codec round trips.

@@ -3,8 +3,6 @@ import GRDB
 import Testing
 
 @testable import TributaryClient
-@testable import TributaryCoordinator
-@testable import TributaryCore
 @testable import TributaryDemo
 @testable import TributaryMessaging
 @testable import TributaryProtocol

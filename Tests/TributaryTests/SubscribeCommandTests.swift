@@ -2,11 +2,7 @@ import Foundation
 import Testing
 
 @testable import TributaryClient
-@testable import TributaryCoordinator
-@testable import TributaryCore
 @testable import TributaryDemo
-@testable import TributaryMessaging
-@testable import TributaryProtocol
 
 /// `tributary subscribe --durable`: the position the coordinator stores is the last event printed.
 @Suite("Integration: a durable subscriber's stored position", .serialized)

@@ -3,11 +3,7 @@ import GRDB
 import Testing
 
 @testable import TributaryClient
-@testable import TributaryCoordinator
-@testable import TributaryCore
 @testable import TributaryDemo
-@testable import TributaryMessaging
-@testable import TributaryProtocol
 
 @Suite("Integration: local worker pool supervision", .serialized)
 struct SupervisionIntegrationTests {

@@ -2,10 +2,8 @@ import Foundation
 import Testing
 
 @testable import TributaryClient
-@testable import TributaryCoordinator
 @testable import TributaryCore
 @testable import TributaryDemo
-@testable import TributaryMessaging
 @testable import TributaryProtocol
 
 /// The view context: a snapshot, then every commit merged from the feed; and the merge rules themselves.

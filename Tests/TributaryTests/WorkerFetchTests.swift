@@ -3,10 +3,8 @@ import GRDB
 import Testing
 
 @testable import TributaryClient
-@testable import TributaryCoordinator
 @testable import TributaryCore
 @testable import TributaryDemo
-@testable import TributaryMessaging
 @testable import TributaryProtocol
 
 /// Fetches in worker contexts, answered by a real coordinator process over ZeroMQ, and the sample custom worker

@@ -1,13 +1,6 @@
 import Foundation
 import Testing
 
-@testable import TributaryClient
-@testable import TributaryCoordinator
-@testable import TributaryCore
-@testable import TributaryDemo
-@testable import TributaryMessaging
-@testable import TributaryProtocol
-
 /// A worker process's own lifecycle: signals before it registered, and a coordinator that vanishes.
 @Suite("Integration: a worker's lifecycle", .serialized)
 struct WorkerLifecycleTests {

@@ -2,13 +2,6 @@ import Foundation
 import Testing
 import ZeroMQ
 
-@testable import TributaryClient
-@testable import TributaryCoordinator
-@testable import TributaryCore
-@testable import TributaryDemo
-@testable import TributaryMessaging
-@testable import TributaryProtocol
-
 @Suite("ZeroMQ wrapper")
 struct ZeroMQTests {
     let context: ZMQContext

@@ -1,11 +1,6 @@
 import Foundation
 import GRDB
 
-@testable import TributaryClient
-@testable import TributaryCoordinator
-@testable import TributaryCore
-@testable import TributaryDemo
-@testable import TributaryMessaging
 @testable import TributaryProtocol
 
 /// Checks on a store file that every object of an entity was written by exactly one commit.

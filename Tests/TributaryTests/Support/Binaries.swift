@@ -1,12 +1,7 @@
 import Foundation
 import TributaryCommandSupport
 
-@testable import TributaryClient
-@testable import TributaryCoordinator
-@testable import TributaryCore
 @testable import TributaryDemo
-@testable import TributaryMessaging
-@testable import TributaryProtocol
 
 /// The built executables (swift test builds them beside the test bundle) and ways to run them.
 enum Binaries {

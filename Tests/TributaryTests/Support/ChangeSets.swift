@@ -1,10 +1,5 @@
 import Foundation
 
-@testable import TributaryClient
-@testable import TributaryCoordinator
-@testable import TributaryCore
-@testable import TributaryDemo
-@testable import TributaryMessaging
 @testable import TributaryProtocol
 
 extension Tributary_V1_EntityBatch {

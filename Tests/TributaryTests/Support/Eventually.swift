@@ -1,12 +1,5 @@
 import Foundation
 
-@testable import TributaryClient
-@testable import TributaryCoordinator
-@testable import TributaryCore
-@testable import TributaryDemo
-@testable import TributaryMessaging
-@testable import TributaryProtocol
-
 /// A condition that did not become true in time.
 struct TimedOut: Error, CustomStringConvertible {
     let what: String

@@ -1,11 +1,7 @@
 import Logging
 
 @testable import TributaryClient
-@testable import TributaryCoordinator
-@testable import TributaryCore
-@testable import TributaryDemo
 @testable import TributaryMessaging
-@testable import TributaryProtocol
 
 /// A `WorkerService` running in the test process against a real coordinator, with handlers of the test's own.
 ///

@@ -1,12 +1,5 @@
 import Synchronization
 
-@testable import TributaryClient
-@testable import TributaryCoordinator
-@testable import TributaryCore
-@testable import TributaryDemo
-@testable import TributaryMessaging
-@testable import TributaryProtocol
-
 /// A value shared between test closures that run on several threads.
 final class Locked<Value: Sendable>: Sendable {
     private let mutex: Mutex<Value>

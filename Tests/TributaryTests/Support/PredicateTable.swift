@@ -1,12 +1,8 @@
 import Foundation
 import GRDB
 
-@testable import TributaryClient
 @testable import TributaryCoordinator
 @testable import TributaryCore
-@testable import TributaryDemo
-@testable import TributaryMessaging
-@testable import TributaryProtocol
 
 /// One object of the predicate tests' table: what SQLite holds, and what in-memory evaluation reads.
 struct PredicateRow: Sendable {

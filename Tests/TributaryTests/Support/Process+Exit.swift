@@ -1,12 +1,5 @@
 import Foundation
 
-@testable import TributaryClient
-@testable import TributaryCoordinator
-@testable import TributaryCore
-@testable import TributaryDemo
-@testable import TributaryMessaging
-@testable import TributaryProtocol
-
 extension Process {
     /// Waits for the process to exit without blocking a thread: `waitUntilExit()` would hold one of the few
     /// threads of the cooperative pool, on which other tests' in-process workers run, for as long as a graceful

@@ -1,12 +1,5 @@
 import Logging
 
-@testable import TributaryClient
-@testable import TributaryCoordinator
-@testable import TributaryCore
-@testable import TributaryDemo
-@testable import TributaryMessaging
-@testable import TributaryProtocol
-
 /// A log handler that keeps what is logged, for tests of what a component logs.
 struct RecordingLogHandler: LogHandler {
     /// One logged message.

@@ -1,13 +1,6 @@
 import Foundation
 import TributaryCommandSupport
 
-@testable import TributaryClient
-@testable import TributaryCoordinator
-@testable import TributaryCore
-@testable import TributaryDemo
-@testable import TributaryMessaging
-@testable import TributaryProtocol
-
 /// A built executable started for a test, with its standard error read line by line as it comes.
 struct StartedProcess {
     let process: Process

@@ -1,12 +1,5 @@
 import Foundation
 
-@testable import TributaryClient
-@testable import TributaryCoordinator
-@testable import TributaryCore
-@testable import TributaryDemo
-@testable import TributaryMessaging
-@testable import TributaryProtocol
-
 /// A directory of its own for one test, removed when the value is released.
 final class TemporaryDirectory: Sendable {
     let url: URL

@@ -1,11 +1,7 @@
 import Foundation
 
-@testable import TributaryClient
 @testable import TributaryCoordinator
 @testable import TributaryCore
-@testable import TributaryDemo
-@testable import TributaryMessaging
-@testable import TributaryProtocol
 
 /// A root store in a temporary folder, for a model given as JSON, and contexts that save to it in process.
 struct TemporaryStore {
