@@ -126,6 +126,7 @@ public final class CoordinatorConnection: Sendable {
     {
         let done = DispatchSemaphore(value: 0)
         let outcome = Mutex<Result<Tributary_V1_Envelope, any Error>?>(nil)
+        // Unstructured: the caller is a Dispatch thread blocked on the semaphore, outside Swift concurrency.
         Task {
             let result: Result<Tributary_V1_Envelope, any Error>
             do {

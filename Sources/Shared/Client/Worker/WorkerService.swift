@@ -27,14 +27,6 @@ public struct WorkerService: Service {
             logger.info("worker stopped before it registered")
             return
         }
-        let interval = configuration.heartbeatInterval
-        let heartbeats = Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
-                connection.send(.heartbeat(.init()))
-            }
-        }
-        defer { heartbeats.cancel() }
         // Credit is additive: the worker asks for as many jobs as it runs at once, then for one more as each
         // finishes, so jobs are already waiting here when a slot frees up (no idle round trip).
         let concurrency = UInt32(max(1, configuration.concurrency))
@@ -42,11 +34,21 @@ public struct WorkerService: Service {
         connection.send(.workerReady(.with { $0.credit = concurrency }))
         // On graceful shutdown the message stream ends (no new jobs) while saves still get their acks; this costs
         // nothing per message, where `cancelOnGracefulShutdown()` ran each one through a merged sequence's task.
+        let interval = configuration.heartbeatInterval
         try await withTaskCancellationHandler {
-            try await withGracefulShutdownHandler {
-                try await runJobs(connection: connection, model: model, running: running)
-            } onGracefulShutdown: {
-                connection.finishMessages()
+            try await withThrowingDiscardingTaskGroup { heartbeats in
+                heartbeats.addTask {
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: interval)
+                        connection.send(.heartbeat(.init()))
+                    }
+                }
+                try await withGracefulShutdownHandler {
+                    try await runJobs(connection: connection, model: model, running: running)
+                } onGracefulShutdown: {
+                    connection.finishMessages()
+                }
+                heartbeats.cancelAll()
             }
         } onCancel: {
             // Stopping at once (not gracefully): no reply is awaited any more, even by a fetch on a context's queue.
@@ -225,6 +227,8 @@ private final class RunningJobs: Sendable {
     /// credit in one `WorkerReady`, sent after the others had a turn to add theirs.
     func returnCredit(over connection: CoordinatorConnection) {
         guard owedCredit.add(1, ordering: .acquiringAndReleasing).oldValue == 0 else { return }
+        // Unstructured: it must run after the other jobs of the same group commit added their credit, which a
+        // child of this job's task could not wait for; it only sends, and owes nothing if lost at a stop.
         Task {
             await Task.yield()
             let credit = owedCredit.exchange(0, ordering: .acquiringAndReleasing)

@@ -50,6 +50,8 @@ extension CoordinatorServer {
     /// Queues a write on the writer behind the group commits, answered in turn (``advanceCommits()``).
     func queue(_ write: QueuedWrite) {
         queuedWrites.append(write)
+        // Unstructured: it wakes the actor when the write is done while no message does; the write itself is
+        // owned by the writer queue and by `queuedWrites`, which a stop waits for, so nothing is lost with it.
         Task {
             await write.written()
             self.advanceCommits()
@@ -115,6 +117,8 @@ extension CoordinatorServer {
 
     /// Hands back the jobs of a worker that left while they were claimed for it.
     private func releaseLater(jobsOf worker: WorkerRecord) {
+        // Unstructured: called while a group commit is answered, which must not wait for a write; if a stop
+        // comes first, the next start re-queues what this missed.
         Task {
             do {
                 try await store.releaseJobs(of: worker.id)

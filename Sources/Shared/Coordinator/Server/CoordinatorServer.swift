@@ -118,10 +118,12 @@ public actor CoordinatorServer {
         logger.info(
             "serving",
             metadata: ["jobs": "\(listenEndpoint)", "feed": "\(feedEndpoint)", "store": "\(store.path)"])
-        let timers = Task { await runTimers() }
-        defer { timers.cancel() }
-        for await batch in loop.inbound {
-            await handle(batch)
+        await withDiscardingTaskGroup { timers in
+            timers.addTask { await self.runTimers() }
+            for await batch in loop.inbound {
+                await handle(batch)
+            }
+            timers.cancelAll()
         }
     }
 

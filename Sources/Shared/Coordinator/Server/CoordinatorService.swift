@@ -59,6 +59,7 @@ public struct CoordinatorService: Service {
         // SIGHUP rereads the allow-list (with CURVE); without CURVE it is ignored rather than fatal.
         signal(SIGHUP, SIG_IGN)
         let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+        // Unstructured: a Dispatch signal handler cannot await; the reload is short and idempotent.
         hangup.setEventHandler { Task { await server.reloadAllowList() } }
         hangup.resume()
         defer { hangup.cancel() }
@@ -73,6 +74,7 @@ public struct CoordinatorService: Service {
             try await withGracefulShutdownHandler {
                 try await server.run()
             } onGracefulShutdown: {
+                // Unstructured: the handler is synchronous; the stop it starts is awaited below.
                 Task {
                     logger.info("shutting down")
                     await supervisor?.stop()

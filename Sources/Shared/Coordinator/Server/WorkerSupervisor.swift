@@ -117,6 +117,7 @@ public final class WorkerSupervisor: Sendable {
             return (state.stopping, delay)
         }
         let onExit = self.onExit
+        // Unstructured: started from a process's termination handler (a Foundation thread), which cannot await.
         Task {
             await onExit(pid, Self.poolName(index))
             guard !stopping else { return }
