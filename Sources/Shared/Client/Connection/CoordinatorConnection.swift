@@ -62,6 +62,8 @@ public final class CoordinatorConnection: Sendable {
         (messages, messagesContinuation) = AsyncStream.makeStream(of: [Tributary_V1_Envelope].self)
         loop.start()
         let inbound = loop.inbound
+        // Detached: these two live as long as the connection (until its loop stops), not as long as whichever
+        // task made it; the first ends when the loop's inbound queue finishes, the second once it is closed.
         Task.detached { [self] in
             for await batch in inbound {
                 for message in batch { deliver(message.frames) }

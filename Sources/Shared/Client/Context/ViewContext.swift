@@ -67,6 +67,7 @@ public final class ViewContext: Sendable {
         options.since = seq
         let changeFeed = try ChangeFeed(feed: feed, jobs: jobs, options: options, curve: curve)
         let (changes, continuation) = AsyncThrowingStream.makeStream(of: DidSave.self)
+        // Unstructured: the view outlives this call; the task is cancelled by `close()` (and ends with the feed).
         let follower = Task {
             do {
                 for try await event in changeFeed {

@@ -13,6 +13,7 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
         on context: ObjectContext, _ body: @escaping @Sendable (Element, ObjectContext) throws -> T
     ) -> AsyncThrowingStream<T, any Error> {
         AsyncThrowingStream { continuation in
+            // Unstructured: the stream's consumer drives it; its termination handler cancels the task.
             let task = Task {
                 do {
                     for try await element in self {
