@@ -11,7 +11,9 @@ struct WorkerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tributary-worker",
         abstract: "Run Tributary jobs (the built-in 'import' kind) for a coordinator.",
-        discussion: "SIGTERM or SIGINT: take no new job, finish the running ones, then exit 0.")
+        discussion:
+            "SIGTERM or SIGINT: take no new job, finish the running ones, then exit 0 (at once when not registered yet)."
+    )
 
     @Option(
         help: ArgumentHelp(
@@ -38,7 +40,10 @@ struct WorkerCommand: AsyncParsableCommand {
     @Option(help: "Jobs run at once, each in its own context (1 to 1,024).")
     var concurrency: Int = 4
 
-    @Option(help: "Stop (as on SIGTERM) when this process is no longer the parent (set by a coordinator's pool).")
+    @Option(
+        help:
+            "Stop at once, without finishing running jobs (the next coordinator runs them again), when this process is no longer the parent (set by a coordinator's pool)."
+    )
     var parentPid: Int32?
 
     @OptionGroup var logging: LoggingOptions
