@@ -91,13 +91,10 @@ public final class FeedPublisher: Service, Sendable {
         }
     }
 
-    /// Publishes jobs' progress and states on the `$jobs` topic.
-    func publish(_ progress: [Tributary_V1_JobProgress]) {
-        guard subscriptions.wants(Self.jobsTopic) else { return }
-        for job in progress {
-            guard let body = try? job.serializedData() else { continue }
-            loop.send([Self.jobsTopic, body], on: 0)
-        }
+    /// Publishes a job's progress and state on the `$jobs` topic, when some subscriber follows it.
+    func publish(_ progress: Tributary_V1_JobProgress) {
+        guard subscriptions.wants(Self.jobsTopic), let body = try? progress.serializedData() else { return }
+        loop.send([Self.jobsTopic, body], on: 0)
     }
 
     /// Publishes the last sequence number on `$heartbeat`, so subscribers know they are connected and can tell

@@ -7,7 +7,7 @@ extension CoordinatorServer {
     func publishProgress(ofJobs ids: [Int64]) async {
         guard !ids.isEmpty, publisher.wants(FeedPublisher.jobsTopic) else { return }
         do {
-            publisher.publish(try await store.progress(ofJobs: ids))
+            for progress in try await store.progress(ofJobs: ids) { publisher.publish(progress) }
         } catch {
             logger.error("cannot read job progress", metadata: ["error": "\(error)"])
         }

@@ -44,7 +44,7 @@ extension CoordinatorServer {
             case .success(let applied):
                 acknowledge(member, applied.outcome)
                 // The job's progress as the commit left it, after the commit's didSave.
-                if let progress = applied.progress { publisher.publish([progress]) }
+                if let progress = applied.progress { publisher.publish(progress) }
             case .failure(let error):
                 logRefusal("save refused", error, peer: member.peer, metadata: ["job": "\(member.save.jobID)"])
                 replyOrGather(
