@@ -3,43 +3,74 @@ import Logging
 import ServiceLifecycle
 import TributaryCore
 
-/// Pruning as a `Service`: finished jobs past their retention and change history past its retention or count,
-/// each on its own schedule, straight against the store (the writer serialises them with the commits). It
-/// holds no state of the server's and stops at graceful shutdown: nothing it does is owed before a stop.
+/// Upkeep as a `Service`, each kind on its own schedule, straight against the store (SQLite serialises it with
+/// the commits): attempts that outlived their job's timeout are failed (and the router told, to stop them on their
+/// workers), finished jobs past their retention and change history past its retention or count are pruned. It
+/// holds no state of the router's and stops at graceful shutdown: nothing it does is owed before a stop.
 public struct StoreMaintenance: Service {
     private let store: RootStore
     private let configuration: CoordinatorConfiguration
     private let logger: Logger
+    private let attemptsExpired: @Sendable ([RootStore.TimedOutAttempt]) -> Void
 
     /// How often each kind of pruning runs when it finds little to do.
     static let interval: Duration = .seconds(60)
     /// History commits deleted per transaction; a full chunk means more is due at once.
     static let historyChunk = 2_000
 
-    public init(store: RootStore, configuration: CoordinatorConfiguration, logger: Logger) {
+    /// How often attempts are checked against their job's timeout.
+    static let timeoutInterval: Duration = .seconds(1)
+
+    /// - Parameter attemptsExpired: told the attempts failed for outliving their timeout, to stop them.
+    public init(
+        store: RootStore, configuration: CoordinatorConfiguration, logger: Logger,
+        attemptsExpired: @escaping @Sendable ([RootStore.TimedOutAttempt]) -> Void = { _ in }
+    ) {
         self.store = store
         self.configuration = configuration
         self.logger = logger
+        self.attemptsExpired = attemptsExpired
     }
 
     public func run() async throws {
         await withDiscardingTaskGroup { schedules in
+            schedules.addTask {
+                await repeatUntilStopped(every: Self.timeoutInterval) { await expireTimedOutAttempts() }
+            }
             if configuration.historyRetention != nil || configuration.historyMaximumCommits != nil {
-                schedules.addTask { await repeatUntilStopped { await pruneHistory() } }
+                schedules.addTask { await repeatUntilStopped(every: Self.interval) { await pruneHistory() } }
             }
             if let retention = configuration.finishedJobRetention {
-                schedules.addTask { await repeatUntilStopped { await pruneFinishedJobs(olderThan: retention) } }
+                schedules.addTask {
+                    await repeatUntilStopped(every: Self.interval) { await pruneFinishedJobs(olderThan: retention) }
+                }
             }
         }
     }
 
-    /// Runs `step` now and again ``interval`` after each run, or at once when it says more is due, until
+    /// Runs `step` now and again `interval` after each run, or at once when it says more is due, until
     /// graceful shutdown or cancellation.
-    private func repeatUntilStopped(_ step: @escaping @Sendable () async -> Bool) async {
+    private func repeatUntilStopped(every interval: Duration, _ step: @escaping @Sendable () async -> Bool) async {
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             if await step() { continue }
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: Self.interval) }
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
         }
+    }
+
+    /// Fails attempts that outlived their job's timeout (retried or dead, per the job's policy).
+    /// - Returns: false: the next check is due after the interval.
+    private func expireTimedOutAttempts() async -> Bool {
+        do {
+            let expired = try await store.failTimedOutAttempts()
+            for attempt in expired {
+                logger.notice(
+                    "job attempt timed out", metadata: ["job": "\(attempt.jobID)", "outcome": "\(attempt.outcome)"])
+            }
+            if !expired.isEmpty { attemptsExpired(expired) }
+        } catch {
+            logger.error("cannot expire timed-out attempts", metadata: ["error": "\(error)"])
+        }
+        return false
     }
 
     /// Deletes one chunk of history past its retention or count.

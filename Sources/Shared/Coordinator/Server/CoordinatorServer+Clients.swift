@@ -15,34 +15,11 @@ extension CoordinatorServer {
         }
         if overflow { throw ProtocolError(.invalidRequest, "the jobs' totals add up to more than \(Int64.max)") }
         let batch = push.batch.isEmpty ? UUID().uuidString.lowercased() : push.batch
-        // Queued behind the group commits, and answered in turn; meanwhile saves go on gathering. The saves received
-        // before it go first (a push must not overtake them: one may finish a job whose unique key it reuses).
-        while queuedWrites.count >= Self.maximumQueuedWrites, let first = queuedWrites.first {
-            await first.written()
-            advanceCommits()
-        }
-        queuePendingSaves()
-        queue(
-            .push(
-                QueuedPush(
-                    peer: peer, requestID: requestID, batch: batch, write: store.queuePush(push.jobs, batch: batch))))
-    }
-
-    /// Answers a push once its jobs are enqueued; they may go out at once.
-    func answer(_ push: QueuedPush, _ result: Result<PushedJobs, any Error>) {
-        switch result {
-        case .success(let pushed):
-            reply(
-                to: push.peer, requestID: push.requestID,
-                .pushReply(
-                    Tributary_V1_PushReply.with {
-                        $0.batch = push.batch
-                        $0.jobIds = pushed.ids.map(UInt64.init)
-                        $0.duplicates = pushed.duplicates.map(UInt32.init)
-                    }))
-            needsDispatch = true
-        case .failure(let error):
-            refuse(push.requestID, from: push.peer, error)
+        // Behind the saves received before it (a push must not overtake them: one may finish a job whose unique
+        // key it reuses); answered once written, and meanwhile saves go on gathering.
+        await submit()
+        guard await writer.push(.init(peer: peer, requestID: requestID, batch: batch, specs: push.jobs)) else {
+            throw ProtocolError(.shuttingDown, "the coordinator is shutting down")
         }
     }
 

@@ -27,16 +27,6 @@ extension CoordinatorServer {
         addCredit(ready.credit, to: peer)
     }
 
-    /// Credit from a `WorkerReady` or a save: the worker may be sent that many more jobs.
-    func addCredit(_ credit: UInt32, to peer: Data) {
-        // Credit adds up; a worker holds at most 1,024 jobs it has not finished (a huge credit is a bug or an
-        // attack, not a request).
-        if let held = workers[peer]?.credit, workers[peer]?.leaving == false {
-            workers[peer]?.credit = UInt32(min(UInt64(held) + UInt64(credit), 1024))
-        }
-        needsDispatch = true
-    }
-
     /// Answers each save of a group commit: an ack (publishing its didSave) or the error that refused it alone.
     func answer(_ members: [SaveGroup.Member], _ results: [Result<AppliedSave, any Error>]) {
         for (member, result) in zip(members, results) {
@@ -138,12 +128,12 @@ extension CoordinatorServer {
         try await store.releaseJobs(of: worker.id)
         logger.info(
             "worker left", metadata: ["worker": "\(worker.id)", "reason": "\(reason)", "requeued": "\(requeued)"])
-        try await dispatch()
+        needsDispatch = true
     }
 
     /// A local pool process exited: its jobs go back at once rather than after its heartbeats lapse.
     /// Matched by pid and pool name, so a remote worker that happens to have the same pid is left alone.
-    public func workerProcessExited(pid: Int32, name: String) async {
+    func workerProcessExited(pid: Int32, name: String) async {
         guard let peer = workers.routingID(ofPID: pid, name: name) else { return }
         do {
             try await workerLeft(peer, reason: "process \(pid) exited")
@@ -152,24 +142,18 @@ extension CoordinatorServer {
         }
     }
 
-    /// Fails attempts that outlived their job's timeout and tells their workers to stop them.
-    func expireTimedOutAttempts() async {
-        do {
-            for expired in try await store.failTimedOutAttempts() {
-                logger.notice(
-                    "job attempt timed out", metadata: ["job": "\(expired.jobID)", "outcome": "\(expired.outcome)"])
-                guard let holder = workers.routingID(holding: expired.jobID) else { continue }
-                workers[holder]?.jobs.remove(expired.jobID)
-                reply(
-                    to: holder, requestID: 0,
-                    .cancelJob(
-                        .with {
-                            $0.jobID = UInt64(expired.jobID)
-                            $0.attempt = UInt32(clamping: expired.attempt)
-                        }))
-            }
-        } catch {
-            logger.error("cannot expire timed-out attempts", metadata: ["error": "\(error)"])
+    /// Tells the workers of attempts that timed out (maintenance failed them in the store) to stop them.
+    func stopAttempts(_ attempts: [RootStore.TimedOutAttempt]) {
+        for expired in attempts {
+            guard let holder = workers.routingID(holding: expired.jobID) else { continue }
+            workers[holder]?.jobs.remove(expired.jobID)
+            reply(
+                to: holder, requestID: 0,
+                .cancelJob(
+                    .with {
+                        $0.jobID = UInt64(expired.jobID)
+                        $0.attempt = UInt32(clamping: expired.attempt)
+                    }))
         }
     }
 

@@ -22,23 +22,24 @@ public actor CoordinatorServer {
     let modelJSON: String
     var workers = WorkerRegistry()
     let activity = PeerActivity()
+    /// Set once a stop begins: no new workers, pushes or claims.
     var stopping = false
     /// The stop under way, for a second caller to wait on.
     private var stopTask: Task<Void, Never>?
-    var dispatching = false
     /// The local pool, for `status`.
     var supervisor: WorkerSupervisor?
-    /// Set by messages that may let jobs go out (credit, new jobs); dispatch runs once per batch of messages, so
-    /// many jobs are claimed in one transaction.
+    /// Set by what may let jobs go out (credit, new jobs, a worker gone, time); the claims go to the writer with
+    /// the next saves (``submit()``), so many jobs are claimed in one transaction.
     var needsDispatch = false
-    var dispatchRequested = false
-    /// Saves gathered for the next group commit while the writer runs the last one (see ``advanceCommits()``).
-    var pendingSaves = SaveGroup()
+    /// The saves of the message being handled, for the writer once it is (``submit()``).
+    var gathered: [SaveGroup.Member] = []
     /// Replies gathered while a group commit is answered, sent together once it is.
     var replyBatch: ReplyBatch?
-    /// Writes queued on the store's writer and not answered yet, oldest first.
-    var queuedWrites: [QueuedWrite] = []
-    /// Snapshots being paged through by subscribers, with when a page was last asked for.
+    /// The only writer of saves, pushes and claims: group commits, answered here in turn.
+    nonisolated let writer: StoreWriter
+    /// What this router handles, one event at a time: messages, finished writes, ticks, other services' news.
+    private nonisolated let events: AsyncStream<RouterEvent>
+    private nonisolated let eventInput: AsyncStream<RouterEvent>.Continuation
     /// Fetches, history and snapshot pages, answered from the store's readers.
     nonisolated let readers: ReaderPool
     /// With CURVE: who may send what (the ZAP handler that admits peers is the service's).
@@ -49,7 +50,6 @@ public actor CoordinatorServer {
     var peerLog = LogThrottle()
     /// Workers that read several envelopes in one message: what is queued for them is sent packed.
     nonisolated let batchingPeers = BatchingPeers()
-    /// The topics the feed's subscribers asked for: nothing is built for a topic nobody gets.
     /// The change feed, which this server hands each commit's didSave parts.
     nonisolated let publisher: FeedPublisher
 
@@ -105,6 +105,9 @@ public actor CoordinatorServer {
                 if socket == Self.routerSocket, let peer = frames.first { activity.heard(peer) }
             })
         self.loop = loop
+        let (events, eventInput) = AsyncStream.makeStream(of: RouterEvent.self)
+        (self.events, self.eventInput) = (events, eventInput)
+        writer = StoreWriter(store: store, logger: logger) { eventInput.yield(.written) }
         readers = ReaderPool(
             store: store, limitPerPeer: configuration.limits.maximumPendingRequestsPerPeer, logger: logger
         ) { peer, requestID, body in
@@ -118,13 +121,61 @@ public actor CoordinatorServer {
         logger.info(
             "serving",
             metadata: ["jobs": "\(listenEndpoint)", "feed": "\(feedEndpoint)", "store": "\(store.path)"])
-        await withDiscardingTaskGroup { timers in
-            timers.addTask { await self.runTimers() }
-            for await batch in loop.inbound {
-                await handle(batch)
+        let (loop, eventInput, interval) = (self.loop, self.eventInput, configuration.feedHeartbeatInterval)
+        await withDiscardingTaskGroup { tasks in
+            tasks.addTask {
+                for await batch in loop.inbound { eventInput.yield(.received(batch)) }
+                // The sockets are closed: nothing more to route.
+                eventInput.finish()
             }
-            timers.cancelAll()
+            tasks.addTask {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: interval)
+                    eventInput.yield(.tick)
+                }
+            }
+            for await event in events {
+                await handle(event)
+                // What the event let go out (credit, new jobs, a claim that came back full) is claimed now.
+                await submit()
+            }
+            tasks.cancelAll()
         }
+    }
+
+    private func handle(_ event: RouterEvent) async {
+        switch event {
+        case .received(let batch): await handle(batch)
+        case .written: answer(await writer.takeAnswers())
+        case .tick: await tick()
+        case .attemptsExpired(let attempts): stopAttempts(attempts)
+        case .workerExited(let pid, let name): await workerProcessExited(pid: pid, name: name)
+        case .reloadAllowList: await reloadAllowListNow()
+        }
+    }
+
+    /// A local pool process exited: its jobs go back at once rather than after its heartbeats lapse.
+    public nonisolated func workerExited(pid: Int32, name: String) {
+        eventInput.yield(.workerExited(pid: pid, name: name))
+    }
+
+    /// Reads the allow-list again (on SIGHUP): see ``reloadAllowListNow()``.
+    public nonisolated func reloadAllowList() {
+        eventInput.yield(.reloadAllowList)
+    }
+
+    /// Attempts that outlived their job's timeout, failed by maintenance: their workers are told to stop them.
+    nonisolated func attemptsExpired(_ attempts: [RootStore.TimedOutAttempt]) {
+        eventInput.yield(.attemptsExpired(attempts))
+    }
+
+    /// What the router does with time rather than with a message.
+    private func tick() async {
+        readers.releaseIdleSnapshots()
+        peerLog.flush(to: logger)
+        await reapSilentWorkers()
+        // Retries and delayed jobs become due with time, not with a message: look for them each tick.
+        if workers.anyHasCredit { needsDispatch = true }
     }
 
     /// Tells every worker to drain, then lets their running jobs save until they finish or the grace period ends.
@@ -161,7 +212,7 @@ public actor CoordinatorServer {
     private func closeEverything(drainingWorkers drain: Bool) async {
         stopping = true
         if drain { await drainWorkers() }
-        await commitReceived()
+        await commitAll()
         do {
             let released = try await store.releaseAllRunningJobs()
             if released > 0 {
@@ -170,8 +221,10 @@ public actor CoordinatorServer {
         } catch {
             logger.error("cannot hand back running jobs", metadata: ["error": "\(error)"])
         }
-        // Saves that came meanwhile are answered too (their jobs were handed back: refused as stale).
-        await commitReceived()
+        // Saves that came meanwhile are answered too (their jobs were handed back: refused as stale); the writer
+        // takes nothing more.
+        await submit()
+        answer(await writer.stop())
         await loop.stop()
         // Reads under way finish first: none may open a connection once the store is closed.
         await readers.finish()
@@ -181,154 +234,6 @@ public actor CoordinatorServer {
             try await BlockingWork.run { try store.close() }
         } catch {
             logger.error("cannot close the store", metadata: ["error": "\(error)"])
-        }
-    }
-
-    // MARK: - Routing
-
-    /// Handles what one wake-up of the socket loop received, in order. Saves gather for the next group commit
-    /// (one transaction, a savepoint each; see ``advanceCommits()``); any other message that touches the store
-    /// first has every save before it committed and answered.
-    private func handle(_ batch: [SocketLoop.Inbound]) async {
-        for message in batch {
-            guard let (peer, envelopes) = decode(message) else { continue }
-            for decoded in envelopes {
-                switch decoded {
-                case .success(let sized): await handle(sized, of: message, from: peer)
-                case .failure(let error):
-                    logRefusal("malformed message from peer", error, peer: peer)
-                    reply(to: peer, requestID: 0, .error(error.wire))
-                }
-            }
-            advanceCommits()
-        }
-    }
-
-    /// Handles one envelope of a message: a save is gathered for the next group commit; anything else first has
-    /// the saves before it committed, unless it leaves the store alone.
-    private func handle(_ sized: SizedEnvelope, of message: SocketLoop.Inbound, from peer: Data) async {
-        let envelope = sized.envelope
-        if authorization != nil {
-            do {
-                try authorize(envelope, userID: message.userID, peer: peer)
-            } catch let error as ProtocolError {
-                reply(to: peer, requestID: envelope.requestID, .error(error.wire))
-                return
-            } catch {
-                return
-            }
-        }
-        workers[peer]?.lastSeen = .now
-        if case .saveChanges(let save) = envelope.body {
-            do {
-                let worker = try requireWorker(peer)
-                if save.credit > 0 { addCredit(save.credit, to: peer) }
-                try checkChangeSetLimits(save, messageBytes: sized.bytes)
-                try Self.requireInt64(save.jobID, "job_id")
-                try Self.requireProgress(save.progressDone, "progress_done")
-                await gather(save, from: peer, worker: worker.id, requestID: envelope.requestID)
-            } catch let error as ProtocolError {
-                reply(to: peer, requestID: envelope.requestID, .error(error.wire))
-            } catch {
-                reply(to: peer, requestID: envelope.requestID, .error(ProtocolError(.internal, "\(error)").wire))
-            }
-            return
-        }
-        // Credit and heartbeats do not touch the store, and a push's write queues behind the group commits (new
-        // jobs are nothing a save touches): the saves before them need not be committed first.
-        if !Self.leavesStoreAlone(envelope) && !Self.queuesBehindSaves(envelope) { await commitAll() }
-        await respond(to: envelope, from: peer)
-    }
-
-    private static func leavesStoreAlone(_ envelope: Tributary_V1_Envelope) -> Bool {
-        switch envelope.body {
-        case .workerReady, .heartbeat: true
-        default: false
-        }
-    }
-
-    private static func queuesBehindSaves(_ envelope: Tributary_V1_Envelope) -> Bool {
-        if case .pushJobs = envelope.body { return true }
-        return false
-    }
-
-    /// The routing id and envelopes of a message (an envelope of a batch that does not decode is answered in its
-    /// place), or nil after answering a malformed message.
-    private func decode(_ message: SocketLoop.Inbound) -> (Data, [Result<SizedEnvelope, ProtocolError>])? {
-        let frames = message.frames
-        guard let routingID = frames.first else { return nil }
-        do {
-            return (routingID, try Wire.decodeEach(frames.dropFirst()))
-        } catch let error as ProtocolError {
-            logRefusal("malformed message from peer", error, peer: routingID)
-            reply(to: routingID, requestID: 0, .error(error.wire))
-        } catch {
-            logRefusal("cannot decode a message", error, peer: routingID, level: .error)
-        }
-        return nil
-    }
-
-    private func respond(to envelope: Tributary_V1_Envelope, from routingID: Data) async {
-        do {
-            try await route(envelope, from: routingID)
-        } catch {
-            refuse(envelope.requestID, from: routingID, error)
-        }
-    }
-
-    /// Answers a request that failed with the error, as the protocol names it.
-    func refuse(_ requestID: UInt64, from peer: Data, _ error: any Error) {
-        switch error {
-        case let error as ProtocolError:
-            logRefusal("request refused", error, peer: peer)
-            reply(to: peer, requestID: requestID, .error(error.wire))
-        case let error as StoreError:
-            logRefusal("store refused a request", error, peer: peer)
-            reply(to: peer, requestID: requestID, .error(ProtocolError(error).wire))
-        default:
-            logRefusal("request failed", error, peer: peer, level: .error)
-            reply(to: peer, requestID: requestID, .error(ProtocolError(.internal, "\(error)").wire))
-        }
-    }
-
-    private func route(_ envelope: Tributary_V1_Envelope, from peer: Data) async throws {
-        guard let body = envelope.body else {
-            throw ProtocolError(
-                .unknownMessage, "the envelope has no message body (or one this coordinator does not know)")
-        }
-        let requestID = envelope.requestID
-        switch body {
-        case .workerHello(let hello): try await workerHello(hello, from: peer, requestID: requestID)
-        case .workerReady(let ready): try await workerReady(ready, from: peer)
-        case .heartbeat: try requireWorker(peer)
-        case .saveChanges(let save):
-            let worker = try requireWorker(peer).id
-            if save.credit > 0 { addCredit(save.credit, to: peer) }
-            await gather(save, from: peer, worker: worker, requestID: requestID)
-            await commitAll()
-        case .jobFailed(let failure): try await jobFailed(failure, from: peer)
-        case .workerBye: try await workerLeft(peer, reason: "said goodbye", handsBack: true)
-        case .pushJobs(let push): try await pushJobs(push, from: peer, requestID: requestID)
-        case .statusRequest: try await status(from: peer, requestID: requestID)
-        case .batchStatusRequest(let request): try await batchStatus(request, from: peer, requestID: requestID)
-        case .jobsRequest(let request): try await listJobs(request, from: peer, requestID: requestID)
-        case .jobRequest(let request): try await showJob(request.jobID, from: peer, requestID: requestID)
-        case .retryJobRequest(let request): try await retryJob(request.jobID, from: peer, requestID: requestID)
-        case .cancelJobRequest(let request): try await cancelJob(request.jobID, from: peer, requestID: requestID)
-        case .deleteJobRequest(let request): try await deleteJob(request.jobID, from: peer, requestID: requestID)
-        case .historyRequest(let request): try history(request, from: peer, requestID: requestID)
-        case .snapshotRequest(let request): try snapshot(request, from: peer, requestID: requestID)
-        case .subscriberUpdate(let update): try await subscriberUpdate(update, from: peer, requestID: requestID)
-        case .subscribersRequest: try await listSubscribers(from: peer, requestID: requestID)
-        case .deleteSubscriberRequest(let request):
-            try await deleteSubscriber(request, from: peer, requestID: requestID)
-        case .fetchRequest(let request):
-            let store = self.store
-            try readers.submit(peer: peer, requestID: requestID) { .fetchReply(try await store.fetch(request)) }
-        case .welcome, .jobAssignment, .saveAck, .cancelJob, .drain, .pushReply, .statusReply, .batchStatusReply,
-            .jobsReply, .jobInfo, .historyReply, .snapshotPage, .subscriberInfo, .subscribersReply, .fetchReply, .error:
-            throw ProtocolError(
-                .unknownMessage, "the coordinator sends \(Self.name(of: body)) messages; it does not take them")
         }
     }
 
@@ -351,27 +256,6 @@ public actor CoordinatorServer {
         let batchingPeers = self.batchingPeers
         for message in batch?.messages(batching: { batchingPeers.contains($0) }) ?? [] {
             loop.send(message, on: Self.routerSocket)
-        }
-    }
-
-    // MARK: - Timers
-
-    /// What the server does with time rather than with a message (pruning is ``StoreMaintenance``'s).
-    private func runTimers() async {
-        while !Task.isCancelled && !stopping {
-            readers.releaseIdleSnapshots()
-            peerLog.flush(to: logger)
-            await reapSilentWorkers()
-            await expireTimedOutAttempts()
-            // Retries and delayed jobs become due with time, not with a message: look for them each tick.
-            if workers.anyHasCredit {
-                do {
-                    try await dispatch()
-                } catch {
-                    logger.error("dispatch failed", metadata: ["error": "\(error)"])
-                }
-            }
-            try? await Task.sleep(for: configuration.feedHeartbeatInterval)
         }
     }
 

@@ -59,18 +59,20 @@ public struct CoordinatorService: Service {
         // SIGHUP rereads the allow-list (with CURVE); without CURVE it is ignored rather than fatal.
         signal(SIGHUP, SIG_IGN)
         let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
-        // Unstructured: a Dispatch signal handler cannot await; the reload is short and idempotent.
-        hangup.setEventHandler { Task { await server.reloadAllowList() } }
+        hangup.setEventHandler { server.reloadAllowList() }
         hangup.resume()
         defer { hangup.cancel() }
         ready(server)
         // Beside the server: the feed, which outlives it (its last commits are published before the feed's socket
         // closes), and the pruning, which stops at graceful shutdown.
-        let maintenance = StoreMaintenance(store: server.store, configuration: configuration, logger: logger)
+        let maintenance = StoreMaintenance(
+            store: server.store, configuration: configuration, logger: logger,
+            attemptsExpired: { server.attemptsExpired($0) })
         try await withThrowingTaskGroup(of: Void.self) { services in
             services.addTask { try await publisher.run() }
             services.addTask { try await maintenance.run() }
             services.addTask { await server.readers.run() }
+            services.addTask { await server.writer.run() }
             try await withGracefulShutdownHandler {
                 try await server.run()
             } onGracefulShutdown: {
@@ -100,7 +102,7 @@ public struct CoordinatorService: Service {
             let pool = WorkerSupervisor(
                 count: configuration.localWorkers, executable: executable,
                 arguments: ["--connect", server.listenEndpoint] + configuration.workerArguments, logger: logger,
-                onExit: { pid, name in await server.workerProcessExited(pid: pid, name: name) })
+                onExit: { pid, name in server.workerExited(pid: pid, name: name) })
             try pool.start()
             return pool
         }

@@ -82,7 +82,7 @@ extension CoordinatorServer {
 
     /// Reads the allow-list again (on SIGHUP): new keys are admitted from their next connection; workers whose key
     /// is gone are dropped, their running jobs released to the queue, and their further messages refused.
-    public func reloadAllowList() async {
+    func reloadAllowListNow() async {
         guard let authorization, let curve = configuration.curve else { return }
         do {
             authorization.replace(try AllowList.load(directory: curve.allowDirectory))

@@ -58,7 +58,7 @@ public struct ClaimedJob: Sendable {
 public struct ClaimRequest: Sendable {
     public let worker: String
     public let kinds: [String]
-    public let limit: Int
+    public var limit: Int
 
     public init(worker: String, kinds: [String], limit: Int) {
         self.worker = worker

@@ -1,0 +1,118 @@
+import Foundation
+import TributaryProtocol
+
+/// Handing saves and claims to the writer, and answering what it wrote.
+///
+/// A message's saves gather in ``gathered`` and go to the writer (``StoreWriter``) together once the message is
+/// handled, with a claim for each worker that has credit when a dispatch is due; the writer folds them into its
+/// next group commit. Its finished writes come back as ``WriterAnswer``s, answered here in the order written:
+/// acks and didSave events, then the assignments of the jobs claimed in the same transaction.
+extension CoordinatorServer {
+    /// Hands the saves gathered so far to the writer, with claims for workers' credit when a dispatch is due.
+    /// Saves the writer no longer takes (it stopped) are refused.
+    func submit() async {
+        var claims: [QueuedCommit.Claim] = []
+        if needsDispatch && !stopping {
+            needsDispatch = false
+            claims = takeCredit()
+        }
+        let saves = gathered
+        gathered = []
+        guard !saves.isEmpty || !claims.isEmpty else { return }
+        guard await writer.enqueue(saves, claims: claims) else {
+            for save in saves {
+                reply(
+                    to: save.peer, requestID: save.requestID,
+                    .error(
+                        ProtocolError(.shuttingDown, "the coordinator is shutting down", jobID: save.save.jobID).wire))
+            }
+            return
+        }
+    }
+
+    /// Commits and answers every save received so far: before a message that must see their effects.
+    func commitAll() async {
+        await submit()
+        answer(await writer.flush())
+    }
+
+    /// Answers finished writes, in the order they were written.
+    func answer(_ answers: [WriterAnswer]) {
+        for answer in answers {
+            switch answer {
+            case .committed(let commit, let result): answering { self.answer(commit, result) }
+            case .pushed(let push, let result): self.answer(push, result)
+            }
+        }
+    }
+
+    /// Answers a finished group commit: its saves, then its claims' assignments. A claim that came back full, for a
+    /// worker with credit left, may have more waiting: a dispatch is due again.
+    private func answer(_ commit: QueuedCommit, _ result: GroupCommitResult) {
+        answer(commit.members, result.saves)
+        for (claim, result) in zip(commit.claims, result.claims) {
+            switch result {
+            case .success(let jobs):
+                if !send(jobs, to: claim.peer, claimedFor: claim.worker, wanted: claim.request.limit) {
+                    releaseLater(jobsOf: claim.worker)
+                }
+                if jobs.count == claim.request.limit, (workers[claim.peer]?.credit ?? 0) > 0 { needsDispatch = true }
+            case .failure(let error):
+                // The worker asked for these jobs; it must not lose the credit because the store refused once.
+                giveBack(claim.request.limit, to: claim.peer, of: claim.worker)
+                logger.error("claim failed", metadata: ["worker": "\(claim.worker.id)", "error": "\(error)"])
+            }
+        }
+    }
+
+    /// Answers a push once its jobs are enqueued; they may go out at once.
+    private func answer(_ push: QueuedPush.Request, _ result: Result<PushedJobs, any Error>) {
+        switch result {
+        case .success(let pushed):
+            reply(
+                to: push.peer, requestID: push.requestID,
+                .pushReply(
+                    Tributary_V1_PushReply.with {
+                        $0.batch = push.batch
+                        $0.jobIds = pushed.ids.map(UInt64.init)
+                        $0.duplicates = pushed.duplicates.map(UInt32.init)
+                    }))
+            needsDispatch = true
+        case .failure(let error):
+            refuse(push.requestID, from: push.peer, error)
+        }
+    }
+
+    /// Sends claimed jobs to the worker they were claimed for and gives back the credit the claim left unused.
+    /// - Returns: false when the worker left (or registered anew) while the claim was written: nothing was sent,
+    ///   and its jobs are to go back to the queue.
+    private func send(_ jobs: [ClaimedJob], to peer: Data, claimedFor worker: WorkerRecord, wanted: Int) -> Bool {
+        giveBack(wanted - jobs.count, to: peer, of: worker)
+        guard !jobs.isEmpty else { return true }
+        guard workers[peer]?.id == worker.id else { return false }
+        for job in jobs {
+            workers[peer]?.jobs.insert(job.id)
+            let assignment = Tributary_V1_JobAssignment.with {
+                $0.jobID = UInt64(job.id)
+                $0.attempt = UInt32(clamping: job.attempt)
+                $0.spec = job.spec
+                $0.committedBatches = UInt32(clamping: job.committedBatches)
+            }
+            replyOrGather(to: peer, requestID: 0, .jobAssignment(assignment))
+        }
+        return true
+    }
+
+    /// Hands back the jobs of a worker that left while they were claimed for it.
+    private func releaseLater(jobsOf worker: WorkerRecord) {
+        // Unstructured: called while a group commit is answered, which must not wait for a write; if a stop
+        // comes first, the next start re-queues what this missed.
+        Task {
+            do {
+                try await store.releaseJobs(of: worker.id)
+            } catch {
+                logger.error("cannot hand back the jobs of a worker that left", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+import TributaryCore
+import TributaryProtocol
+import ZeroMQ
+
+/// Reading messages: each envelope decoded, authorized and routed to its handler, in arrival order.
+extension CoordinatorServer {
+    /// Handles what one wake-up of the socket loop received, in order. A message's saves go to the writer together
+    /// once it is handled (``submit()``); any other message that touches the store first has every save before it
+    /// committed and answered.
+    func handle(_ batch: [SocketLoop.Inbound]) async {
+        for message in batch {
+            guard let (peer, envelopes) = decode(message) else { continue }
+            for decoded in envelopes {
+                switch decoded {
+                case .success(let sized): await handle(sized, of: message, from: peer)
+                case .failure(let error):
+                    logRefusal("malformed message from peer", error, peer: peer)
+                    reply(to: peer, requestID: 0, .error(error.wire))
+                }
+            }
+            await submit()
+        }
+    }
+
+    /// Handles one envelope of a message: a save is gathered for the next group commit; anything else first has
+    /// the saves before it committed, unless it leaves the store alone.
+    func handle(_ sized: SizedEnvelope, of message: SocketLoop.Inbound, from peer: Data) async {
+        let envelope = sized.envelope
+        if authorization != nil {
+            do {
+                try authorize(envelope, userID: message.userID, peer: peer)
+            } catch let error as ProtocolError {
+                reply(to: peer, requestID: envelope.requestID, .error(error.wire))
+                return
+            } catch {
+                return
+            }
+        }
+        workers[peer]?.lastSeen = .now
+        if case .saveChanges(let save) = envelope.body {
+            do {
+                let worker = try requireWorker(peer)
+                if save.credit > 0 { addCredit(save.credit, to: peer) }
+                try checkChangeSetLimits(save, messageBytes: sized.bytes)
+                try Self.requireInt64(save.jobID, "job_id")
+                try Self.requireProgress(save.progressDone, "progress_done")
+                gathered.append(.init(save: save, peer: peer, worker: worker.id, requestID: envelope.requestID))
+            } catch let error as ProtocolError {
+                reply(to: peer, requestID: envelope.requestID, .error(error.wire))
+            } catch {
+                reply(to: peer, requestID: envelope.requestID, .error(ProtocolError(.internal, "\(error)").wire))
+            }
+            return
+        }
+        // Credit and heartbeats do not touch the store, and a push's write queues behind the group commits (new
+        // jobs are nothing a save touches): the saves before them need not be committed first.
+        if !Self.leavesStoreAlone(envelope) && !Self.queuesBehindSaves(envelope) { await commitAll() }
+        await respond(to: envelope, from: peer)
+    }
+
+    private static func leavesStoreAlone(_ envelope: Tributary_V1_Envelope) -> Bool {
+        switch envelope.body {
+        case .workerReady, .heartbeat: true
+        default: false
+        }
+    }
+
+    private static func queuesBehindSaves(_ envelope: Tributary_V1_Envelope) -> Bool {
+        if case .pushJobs = envelope.body { return true }
+        return false
+    }
+
+    /// The routing id and envelopes of a message (an envelope of a batch that does not decode is answered in its
+    /// place), or nil after answering a malformed message.
+    private func decode(_ message: SocketLoop.Inbound) -> (Data, [Result<SizedEnvelope, ProtocolError>])? {
+        let frames = message.frames
+        guard let routingID = frames.first else { return nil }
+        do {
+            return (routingID, try Wire.decodeEach(frames.dropFirst()))
+        } catch let error as ProtocolError {
+            logRefusal("malformed message from peer", error, peer: routingID)
+            reply(to: routingID, requestID: 0, .error(error.wire))
+        } catch {
+            logRefusal("cannot decode a message", error, peer: routingID, level: .error)
+        }
+        return nil
+    }
+
+    private func respond(to envelope: Tributary_V1_Envelope, from routingID: Data) async {
+        do {
+            try await route(envelope, from: routingID)
+        } catch {
+            refuse(envelope.requestID, from: routingID, error)
+        }
+    }
+
+    /// Answers a request that failed with the error, as the protocol names it.
+    func refuse(_ requestID: UInt64, from peer: Data, _ error: any Error) {
+        switch error {
+        case let error as ProtocolError:
+            logRefusal("request refused", error, peer: peer)
+            reply(to: peer, requestID: requestID, .error(error.wire))
+        case let error as StoreError:
+            logRefusal("store refused a request", error, peer: peer)
+            reply(to: peer, requestID: requestID, .error(ProtocolError(error).wire))
+        default:
+            logRefusal("request failed", error, peer: peer, level: .error)
+            reply(to: peer, requestID: requestID, .error(ProtocolError(.internal, "\(error)").wire))
+        }
+    }
+
+    private func route(_ envelope: Tributary_V1_Envelope, from peer: Data) async throws {
+        guard let body = envelope.body else {
+            throw ProtocolError(
+                .unknownMessage, "the envelope has no message body (or one this coordinator does not know)")
+        }
+        let requestID = envelope.requestID
+        switch body {
+        case .workerHello(let hello): try await workerHello(hello, from: peer, requestID: requestID)
+        case .workerReady(let ready): try await workerReady(ready, from: peer)
+        case .heartbeat: try requireWorker(peer)
+        case .saveChanges(let save):
+            let worker = try requireWorker(peer).id
+            if save.credit > 0 { addCredit(save.credit, to: peer) }
+            gathered.append(.init(save: save, peer: peer, worker: worker, requestID: requestID))
+            await commitAll()
+        case .jobFailed(let failure): try await jobFailed(failure, from: peer)
+        case .workerBye: try await workerLeft(peer, reason: "said goodbye", handsBack: true)
+        case .pushJobs(let push): try await pushJobs(push, from: peer, requestID: requestID)
+        case .statusRequest: try await status(from: peer, requestID: requestID)
+        case .batchStatusRequest(let request): try await batchStatus(request, from: peer, requestID: requestID)
+        case .jobsRequest(let request): try await listJobs(request, from: peer, requestID: requestID)
+        case .jobRequest(let request): try await showJob(request.jobID, from: peer, requestID: requestID)
+        case .retryJobRequest(let request): try await retryJob(request.jobID, from: peer, requestID: requestID)
+        case .cancelJobRequest(let request): try await cancelJob(request.jobID, from: peer, requestID: requestID)
+        case .deleteJobRequest(let request): try await deleteJob(request.jobID, from: peer, requestID: requestID)
+        case .historyRequest(let request): try history(request, from: peer, requestID: requestID)
+        case .snapshotRequest(let request): try snapshot(request, from: peer, requestID: requestID)
+        case .subscriberUpdate(let update): try await subscriberUpdate(update, from: peer, requestID: requestID)
+        case .subscribersRequest: try await listSubscribers(from: peer, requestID: requestID)
+        case .deleteSubscriberRequest(let request):
+            try await deleteSubscriber(request, from: peer, requestID: requestID)
+        case .fetchRequest(let request):
+            let store = self.store
+            try readers.submit(peer: peer, requestID: requestID) { .fetchReply(try await store.fetch(request)) }
+        case .welcome, .jobAssignment, .saveAck, .cancelJob, .drain, .pushReply, .statusReply, .batchStatusReply,
+            .jobsReply, .jobInfo, .historyReply, .snapshotPage, .subscriberInfo, .subscribersReply, .fetchReply, .error:
+            throw ProtocolError(
+                .unknownMessage, "the coordinator sends \(Self.name(of: body)) messages; it does not take them")
+        }
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import TributaryProtocol
+
+/// A write queued on the store and not answered yet. Writes run in the order queued and are answered in that
+/// order.
+enum QueuedWrite: Sendable {
+    case groupCommit(QueuedCommit)
+    case push(QueuedPush)
+
+    /// What to answer, once the store has run it; nil until then.
+    var answer: WriterAnswer? {
+        switch self {
+        case .groupCommit(let commit): commit.write.result.map { .committed(commit, $0) }
+        case .push(let push): push.write.result.map { .pushed(push.request, $0) }
+        }
+    }
+
+    /// Waits until the store has run it.
+    func written() async {
+        switch self {
+        case .groupCommit(let commit): _ = await commit.write.value
+        case .push(let push): _ = await push.write.value
+        }
+    }
+}
+
+/// A finished write, for the router to answer: a group commit's saves and claims, or a push.
+enum WriterAnswer: Sendable {
+    case committed(QueuedCommit, GroupCommitResult)
+    case pushed(QueuedPush.Request, Result<PushedJobs, any Error>)
+}
+
+/// A group commit: what to answer once it is written.
+struct QueuedCommit: Sendable {
+    /// Jobs to lease to a worker in the commit's transaction, for the credit the router took from it.
+    struct Claim: Sendable {
+        let peer: Data
+        let worker: WorkerRecord
+        var request: ClaimRequest
+    }
+
+    let members: [SaveGroup.Member]
+    let claims: [Claim]
+    let write: PendingWrite<GroupCommitResult>
+}
+
+/// A client's push: whom to answer once its jobs are enqueued.
+struct QueuedPush: Sendable {
+    /// A push as the router hands it to the writer.
+    struct Request: Sendable {
+        let peer: Data
+        let requestID: UInt64
+        let batch: String
+        let specs: [Tributary_V1_JobSpec]
+    }
+
+    let request: Request
+    let write: PendingWrite<Result<PushedJobs, any Error>>
+}
