@@ -58,14 +58,18 @@ public final class FeedPublisher: Service, Sendable {
         loop.start()
     }
 
-    /// Publishes a heartbeat every interval until cancelled. Graceful shutdown does not end it: the server goes
-    /// on committing while it drains. Its owner (``CoordinatorService``) calls ``stop()`` once the server has
-    /// stopped, then cancels it.
+    /// Publishes a heartbeat every interval until graceful shutdown (or cancellation), then sends what is queued
+    /// and closes the socket. In the coordinator's service group it shuts down after the router, whose last
+    /// commits it publishes.
     public func run() async throws {
-        while !Task.isCancelled {
-            publishHeartbeat()
-            try? await Task.sleep(for: heartbeatInterval)
+        let interval = heartbeatInterval
+        try? await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                self.publishHeartbeat()
+                try await Task.sleep(for: interval)
+            }
         }
+        await stop()
     }
 
     /// Sends what is queued and closes the socket: after the last commit was handed over (or when the server

@@ -62,11 +62,26 @@ final class ReaderPool: Service, Sendable {
     }
 
     /// Serves reads, each in a child task, until ``finish()``; then waits for the ones in flight.
+    /// Graceful shutdown closes it as ``finish()`` does.
     func run() async {
-        await withDiscardingTaskGroup { group in
-            for await read in reads {
-                group.addTask { await self.serve(read) }
+        await withGracefulShutdownHandler {
+            await withDiscardingTaskGroup { group in
+                for await read in reads {
+                    group.addTask { await self.serve(read) }
+                }
             }
+        } onGracefulShutdown: {
+            self.close()
+        }
+    }
+
+    /// Takes no more reads: those queued and not started are answered `SHUTTING_DOWN`; open snapshots are
+    /// released. Reads running go on (``finish()`` waits for them).
+    private func close() {
+        input.finish()
+        state.withLock { state in
+            state.closed = true
+            state.snapshots.removeAll()
         }
     }
 
@@ -74,11 +89,9 @@ final class ReaderPool: Service, Sendable {
     /// a connection after. Reads queued and not started are answered `SHUTTING_DOWN`; open snapshots are
     /// released.
     func finish() async {
-        input.finish()
+        close()
         await withCheckedContinuation { (drained: CheckedContinuation<Void, Never>) in
             let done = state.withLock { state -> Bool in
-                state.closed = true
-                state.snapshots.removeAll()
                 if state.running == 0 { return true }
                 state.drained.append(drained)
                 return false

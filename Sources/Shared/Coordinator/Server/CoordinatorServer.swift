@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ServiceLifecycle
 import TributaryCore
 import TributaryProtocol
 import ZeroMQ
@@ -10,7 +11,7 @@ import ZeroMQ
 /// GRDB's writer queue and network I/O on the socket loop's thread, so neither blocks the cooperative pool.
 /// A malformed or invalid message is answered with an ``ProtocolError`` to its sender, and the coordinator goes
 /// on serving everyone else.
-public actor CoordinatorServer {
+public actor CoordinatorServer: Service {
     /// The endpoints actually bound (a `*` port resolved).
     public nonisolated let listenEndpoint: String
     public nonisolated var feedEndpoint: String { publisher.endpoint }
@@ -115,7 +116,9 @@ public actor CoordinatorServer {
         }
     }
 
-    /// Serves until ``stop()``; returns once the sockets are closed.
+    /// Serves until graceful shutdown (or ``stop()``): then drains the workers, has the writer commit and answer
+    /// what came, hands back running jobs and closes the socket; returns once it is closed. Cancelled, it stops
+    /// the same way without waiting for workers (nothing reads their saves any more).
     public func run() async throws {
         loop.start()
         logger.info(
@@ -133,6 +136,12 @@ public actor CoordinatorServer {
                     try? await Task.sleep(for: interval)
                     eventInput.yield(.tick)
                 }
+            }
+            tasks.addTask {
+                // Cancelled instead (or the socket closed by a stop from elsewhere): no drain.
+                let graceful = (try? await gracefulShutdown()) != nil
+                self.logger.info("shutting down")
+                await self.stop(drainingWorkers: graceful)
             }
             for await event in events {
                 await handle(event)
@@ -194,12 +203,11 @@ public actor CoordinatorServer {
         self.supervisor = supervisor
     }
 
-    /// Stops taking work, closes the sockets and the store.
+    /// Stops taking work and closes the socket; the store is its owner's to close (after the readers finish).
     /// A graceful stop: no more dispatching; jobs still running (on workers outside the local pool, which was
     /// drained first) are handed back to the queue without counting an attempt, so a deploy costs no retries.
     /// Only a crash, found by the next start, counts the attempts it interrupted.
-    /// A second call (the service returning after a signal's stop began) waits for the first to finish, so the
-    /// process never exits with the store still open (its WAL not checkpointed into the file).
+    /// A second call waits for the first to finish.
     /// - Parameter drain: whether running jobs may finish first (false once nothing reads the sockets: the service
     ///   was cancelled, so no save could arrive).
     public func stop(drainingWorkers drain: Bool = true) async {
@@ -226,15 +234,6 @@ public actor CoordinatorServer {
         await submit()
         answer(await writer.stop())
         await loop.stop()
-        // Reads under way finish first: none may open a connection once the store is closed.
-        await readers.finish()
-        // SQLite's last checkpoint waits on the disk: not on the cooperative pool.
-        let store = self.store
-        do {
-            try await BlockingWork.run { try store.close() }
-        } catch {
-            logger.error("cannot close the store", metadata: ["error": "\(error)"])
-        }
     }
 
     nonisolated func reply(to peer: Data, requestID: UInt64, _ body: Tributary_V1_Envelope.OneOf_Body) {

@@ -3,8 +3,9 @@ import Logging
 import ServiceLifecycle
 import ZeroMQ
 
-/// The coordinator as a `Service`: serves until graceful shutdown (SIGTERM/SIGINT through a `ServiceGroup`),
-/// then stops its worker pool, its sockets and its store.
+/// The coordinator as a `Service`: its parts in one `ServiceGroup` — admission, the feed publisher, the reader
+/// pool, the writer, the router, maintenance and the local pool — serving until graceful shutdown (SIGTERM/SIGINT
+/// through the executable's group), then stopping in the reverse order; the store closes after all of them.
 public struct CoordinatorService: Service {
     private let configuration: CoordinatorConfiguration
     private let logger: Logger
@@ -52,6 +53,7 @@ public struct CoordinatorService: Service {
         } catch {
             await server.stop(drainingWorkers: false)
             await publisher.stop()
+            await close(server.store)
             await admission?.stop()
             throw error
         }
@@ -63,35 +65,50 @@ public struct CoordinatorService: Service {
         hangup.resume()
         defer { hangup.cancel() }
         ready(server)
-        // Beside the server: the feed, which outlives it (its last commits are published before the feed's socket
-        // closes), and the pruning, which stops at graceful shutdown.
         let maintenance = StoreMaintenance(
             store: server.store, configuration: configuration, logger: logger,
             attemptsExpired: { server.attemptsExpired($0) })
-        try await withThrowingTaskGroup(of: Void.self) { services in
-            services.addTask { try await publisher.run() }
-            services.addTask { try await maintenance.run() }
-            services.addTask { await server.readers.run() }
-            services.addTask { await server.writer.run() }
-            try await withGracefulShutdownHandler {
-                try await server.run()
-            } onGracefulShutdown: {
-                // Unstructured: the handler is synchronous; the stop it starts is awaited below.
-                Task {
-                    logger.info("shutting down")
-                    await supervisor?.stop()
-                    await server.stop()
-                }
-            }
-            // run() returns once the sockets close, and the stop goes on to close the store: wait for it.
-            // Cancelled instead, run() returned with nobody reading the sockets: stop without waiting for saves.
-            await server.stop(drainingWorkers: !Task.isCancelled)
-            // The feed closes after the server's last commits were handed to it; then admission ends.
-            await publisher.stop()
-            await admission?.stop()
-            services.cancelAll()
+        // Started in this order and shut down in the reverse (ServiceGroup's rule): the pool's workers drain while
+        // the router takes their saves; maintenance stops; the router drains the other workers, has the writer
+        // commit and answer what came and closes its socket; the writer's loop ends; the readers finish; the feed
+        // publishes the last commits and closes; admission ends once no socket needs it.
+        var services: [any Service] = []
+        if let admission { services.append(admission) }
+        services += [publisher, server.readers, server.writer, server, maintenance] as [any Service]
+        if let supervisor { services.append(supervisor) }
+        let group = ServiceGroup(
+            configuration: .init(
+                services: services.map {
+                    .init(
+                        service: $0, successTerminationBehavior: .gracefullyShutdownGroup,
+                        failureTerminationBehavior: .gracefullyShutdownGroup)
+                },
+                logger: logger))
+        do {
+            try await group.run()
+        } catch {
+            await close(server)
+            throw error
         }
+        await close(server)
         logger.info("stopped")
+    }
+
+    /// Closes the store once every service that uses it has returned: reads still running after a cancellation
+    /// finish first, as none may open a connection once it is closed.
+    private func close(_ server: CoordinatorServer) async {
+        await server.stop(drainingWorkers: false)
+        await server.readers.finish()
+        await close(server.store)
+    }
+
+    /// Closes the store: SQLite's last checkpoint waits on the disk, so not on the cooperative pool.
+    private func close(_ store: RootStore) async {
+        do {
+            try await BlockingWork.run { try store.close() }
+        } catch {
+            logger.error("cannot close the store", metadata: ["error": "\(error)"])
+        }
     }
 
     private func makeSupervisor(for server: CoordinatorServer) throws -> WorkerSupervisor? {

@@ -1,10 +1,14 @@
+import ServiceLifecycle
 import ZeroMQ
 
 /// CURVE admission for every socket of a coordinator: the allow-list and the ZAP handler that consults it.
 ///
 /// Started before any socket is bound, so that no peer connects unchecked: a CURVE socket with a ZAP domain but
 /// no handler bound yet admits any key (libzmq's default without the draft `ZMQ_ZAP_ENFORCE_DOMAIN`).
-struct PeerAdmission: Sendable {
+///
+/// As a `Service` it answers until graceful shutdown; in the coordinator's group it is the first started and the
+/// last to stop.
+struct PeerAdmission: Service {
     let authorization: PeerAuthorization
     let zap: ZAPHandler
 
@@ -17,6 +21,11 @@ struct PeerAdmission: Sendable {
         let zap = try ZAPHandler(context: context) { authorization.decide($0) }
         zap.start()
         return PeerAdmission(authorization: authorization, zap: zap)
+    }
+
+    func run() async {
+        try? await gracefulShutdown()
+        await stop()
     }
 
     /// Stops answering (once every socket it admitted for is closed).

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ServiceLifecycle
 import Synchronization
 import TributaryProtocol
 
@@ -7,7 +8,9 @@ import TributaryProtocol
 ///
 /// A worker that exits is reported (so its jobs return to the queue at once) and started again after a backoff
 /// that doubles from 1 s to 30 s while it keeps failing fast, and resets once it has run for a minute.
-public final class WorkerSupervisor: Sendable {
+/// As a `Service` (once started) it stops the pool at graceful shutdown: the first to stop in the coordinator's
+/// group, so the pool's workers drain while the router still takes their saves.
+public final class WorkerSupervisor: Service, Sendable {
     private struct Slot {
         var process: Process?
         var backoff: Duration = .seconds(1)
@@ -52,6 +55,11 @@ public final class WorkerSupervisor: Sendable {
     public func start() throws {
         let count = state.withLock { $0.slots.count }
         for index in 0..<count { try launch(index) }
+    }
+
+    public func run() async {
+        try? await gracefulShutdown()
+        await stop()
     }
 
     /// Sends SIGTERM to every worker and waits up to `timeout` for them to exit, then SIGKILLs the rest.

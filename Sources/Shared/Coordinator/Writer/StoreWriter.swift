@@ -33,8 +33,8 @@ actor StoreWriter: Service {
     private var answers: [WriterAnswer] = []
     private var stopped = false
     /// Each queued write, for ``run()`` to wait on in turn.
-    private let written: AsyncStream<QueuedWrite>
-    private let writtenInput: AsyncStream<QueuedWrite>.Continuation
+    private nonisolated let written: AsyncStream<QueuedWrite>
+    private nonisolated let writtenInput: AsyncStream<QueuedWrite>.Continuation
 
     init(store: RootStore, logger: Logger, answersWaiting: @escaping @Sendable () -> Void) {
         self.store = store
@@ -43,9 +43,18 @@ actor StoreWriter: Service {
         (written, writtenInput) = AsyncStream.makeStream()
     }
 
-    /// Follows the queued writes in order, collecting each as the store finishes it; returns after ``stop()``
-    /// once the last is collected.
-    func run() async {
+    /// Follows the queued writes in order, collecting each as the store finishes it, until graceful shutdown.
+    /// In the coordinator's group that comes after the router stopped, which stopped the writer (``stop()``)
+    /// and took its last answers; any write still queued is collected before this returns.
+    nonisolated func run() async {
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.follow() }
+            try? await gracefulShutdown()
+            writtenInput.finish()
+        }
+    }
+
+    private func follow() async {
         for await write in written {
             await write.written()
             collectWritten()
