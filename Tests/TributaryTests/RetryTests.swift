@@ -22,7 +22,7 @@ struct RetryTests {
                 #expect(delay >= full / 2 && delay <= full, "attempt \(attempt): \(delay)")
             }
         }
-        #expect(RetryPolicy(Tributary_V1_JobSpec()) == .default)
+        #expect(RetryPolicy(JobSpec(kind: "")) == .default)
     }
 
     func store(_ directory: TemporaryDirectory) throws -> RootStore {
@@ -68,7 +68,7 @@ struct RetryTests {
             return (row["state"] as String, row["errors"] as String)
         }
         #expect(state == "dead")
-        let history = try JSONDecoder().decode([JobErrorRecord].self, from: Data(errors.utf8))
+        let history = try JSONDecoder().decode([JobError].self, from: Data(errors.utf8))
         #expect(history.map(\.message) == ["boom 1", "boom 2"] && history.map(\.attempt) == [1, 2])
         #expect(try await store.batchStatus("b").deadJobs == 1)
         #expect(try await store.batchStatus("b").dead.first?.attempts == 2)
@@ -149,7 +149,7 @@ struct RetryIntegrationTests {
             let row = try #require(try Row.fetchOne(db, sql: "SELECT state, attempt, errors FROM tributary_jobs"))
             #expect(row["state"] as String == "done")
             #expect(row["attempt"] as Int == 3)
-            let history = try JSONDecoder().decode([JobErrorRecord].self, from: Data((row["errors"] as String).utf8))
+            let history = try JSONDecoder().decode([JobError].self, from: Data((row["errors"] as String).utf8))
             #expect(history.map(\.message) == ["transient failure on attempt 1", "transient failure on attempt 2"])
         }
     }
@@ -177,8 +177,8 @@ struct StoreRestartTests {
         let reopened = try RootStore.open(path: directory.path("store.sqlite"), model: DemoData.model)
         let last = try #require(try await reopened.job(id: ids[0]))
         let other = try #require(try await reopened.job(id: ids[1]))
-        #expect(last.state == "dead")
-        #expect(other.state == "queued" && other.errors.map(\.message) == ["attempt lost: the coordinator restarted"])
+        #expect(last.state == .dead)
+        #expect(other.state == .queued && other.errors.map(\.message) == ["attempt lost: the coordinator restarted"])
     }
 
     @Test("a store of another format is refused with a message, not misread")
@@ -265,10 +265,10 @@ struct CancellationTests {
             [Tributary_V1_JobSpec.with { $0.kind = "noop" }, Tributary_V1_JobSpec.with { $0.kind = "noop" }],
             batch: "b"
         ).ids
-        #expect(try await store.cancelJob(id: ids[0])?.state == "queued")
+        #expect(try await store.cancelJob(id: ids[0])?.state == .queued)
         let running = try #require(try await store.claimJob(for: "w1", kinds: ["noop"]))
         #expect(running.id == ids[1], "the cancelled job is passed over")
-        #expect(try await store.cancelJob(id: ids[1])?.state == "running")
+        #expect(try await store.cancelJob(id: ids[1])?.state == .running)
         var save = Tributary_V1_SaveChanges()
         save.jobID = UInt64(ids[1])
         save.attempt = UInt32(running.attempt)
@@ -360,7 +360,7 @@ struct GracefulStopTests {
 
         let store = try RootStore.open(path: coordinator.storePath, model: DemoData.model)
         let job = try #require(try await store.job(id: Int64(id)))
-        #expect(job.state == "queued")
+        #expect(job.state == .queued)
         #expect(job.attempt == 0 && job.errors.isEmpty, "a graceful stop costs the job no attempt")
     }
 }
@@ -385,9 +385,9 @@ struct RetentionTests {
         }
         #expect(try await store.pruneFinishedJobs(before: Date(timeIntervalSince1970: 2000)) == 1)
         #expect(try await store.job(id: ids[0]) == nil)
-        #expect(try await store.job(id: ids[1])?.state == "dead")
-        #expect(try await store.job(id: ids[2])?.state == "done")
-        #expect(try await store.job(id: ids[3])?.state == "queued")
+        #expect(try await store.job(id: ids[1])?.state == .dead)
+        #expect(try await store.job(id: ids[2])?.state == .done)
+        #expect(try await store.job(id: ids[3])?.state == .queued)
         let payloads = try await store.pool.read {
             try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM tributary_payloads")
         }
@@ -439,8 +439,52 @@ struct BriefHandler: JobHandler {
     }
 }
 
+/// Saves one empty batch after another until it is stopped: a job that outlives any grace period.
+struct SavingForeverHandler: JobHandler {
+    let kind = "saving-forever"
+    let saves: Locked<Int>
+
+    func run(_ job: JobRun) async throws {
+        var done: UInt64 = 0
+        while true {
+            done += 1
+            _ = try await job.save(job.makeContext(), progress: done)
+            saves.withLock { $0 += 1 }
+        }
+    }
+}
+
 @Suite("Integration: draining on a graceful stop", .serialized)
 struct DrainTests {
+    @Test(
+        "jobs that keep saving past the grace period do not hold up a SIGTERM: the coordinator exits 0 and hands them back without counting an attempt"
+    )
+    func drainEndsWhileWorkersSave() async throws {
+        let directory = try TemporaryDirectory()
+        let saves = Locked(0)
+        let coordinator = try await TestCoordinator.start(
+            in: directory, workers: 0, arguments: ["--drain-seconds", "1"])
+        let worker = InProcessWorker.start(
+            endpoint: coordinator.process.listenEndpoint, handlers: [SavingForeverHandler(saves: saves)])
+        defer { worker.cancel() }
+        let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+        let ids = try await client.push(
+            (0..<4).map { _ in Tributary_V1_JobSpec.with { $0.kind = "saving-forever" } }
+        ).jobIds
+        try await waitUntil("the jobs to save") { saves.value >= 100 }
+        await client.close()
+        let process = coordinator.process
+        let status = try await withTimeout("the coordinator to stop while its workers go on saving", .seconds(30)) {
+            await process.stop()
+        }
+        #expect(status == 0)
+        let store = try RootStore.open(path: coordinator.storePath, model: DemoData.model)
+        for id in ids {
+            let job = try #require(try await store.job(id: Int64(id)))
+            #expect(job.state == .queued && job.attempt == 0, "handed back for the next start, no attempt counted")
+        }
+    }
+
     @Test("SIGTERM to the coordinator lets a running job finish and commit within the grace period, then exits 0")
     func drainLetsJobsFinish() async throws {
         let directory = try TemporaryDirectory()
@@ -460,6 +504,6 @@ struct DrainTests {
         #expect(await coordinator.process.stop() == 0)
         let store = try RootStore.open(path: coordinator.storePath, model: DemoData.model)
         let job = try #require(try await store.job(id: Int64(id)))
-        #expect(job.state == "done", "the job finished during the drain")
+        #expect(job.state == .done, "the job finished during the drain")
     }
 }

@@ -296,8 +296,8 @@ struct JobFencingTests {
         #expect(results.map { (try? $0.get()) != nil } == [true, false, true, false])
         let status = try await store.batchStatus("b")
         #expect(status.doneJobs == 2 && status.doneRows == 20)
-        #expect(try await store.job(id: jobs[1].id)?.state == "running")
-        #expect(try await store.job(id: jobs[3].id)?.state == "running")
+        #expect(try await store.job(id: jobs[1].id)?.state == .running)
+        #expect(try await store.job(id: jobs[3].id)?.state == .running)
         let logins = try await store.pool.read { try String.fetchAll($0, sql: "SELECT login FROM User") }
         #expect(logins == ["kept"], "the refused save's insert was undone with it")
     }
@@ -412,9 +412,9 @@ struct JobFencingTests {
         #expect(leaseError(5)?.isCancelled == true)
         #expect(leaseError(6)?.isUnknownJob == true)
         #expect(leaseError(7)?.message.contains("no longer holds its lease") == true)
-        var states: [String?] = []
+        var states: [JobState?] = []
         for index in [1, 2, 3, 5] { states.append(try await store.job(id: jobs[index].id)?.state) }
-        #expect(states == ["done", "running", "done", "running"])
+        #expect(states == [.done, .running, .done, .running])
         #expect(try await store.job(id: jobs[3].id)?.done == 2, "both of its saves applied, in order")
         #expect(try await store.batchStatus("b").doneJobs == 3)
     }

@@ -96,8 +96,8 @@ public final class FeedPublisher: Service, Sendable {
     }
 
     /// Publishes a job's progress and state on the `$jobs` topic, when some subscriber follows it.
-    func publish(_ progress: Tributary_V1_JobProgress) {
-        guard subscriptions.wants(Self.jobsTopic), let body = try? progress.serializedData() else { return }
+    func publish(_ progress: JobProgress) {
+        guard subscriptions.wants(Self.jobsTopic), let body = try? progress.wire.serializedData() else { return }
         loop.send([Self.jobsTopic, body], on: 0)
     }
 

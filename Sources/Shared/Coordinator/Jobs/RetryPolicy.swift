@@ -1,6 +1,5 @@
 import Foundation
 import TributaryCore
-import TributaryProtocol
 
 /// When a failed job runs again: exponential backoff with jitter, up to a number of attempts, after which the job
 /// is dead (kept, with its error history, for inspection).
@@ -25,12 +24,12 @@ public struct RetryPolicy: Sendable, Equatable {
     }
 
     /// The policy a job asked for, with the defaults where it left a field 0.
-    public init(_ spec: Tributary_V1_JobSpec) {
+    public init(_ spec: JobSpec) {
         let defaults = Self.default
         self.init(
             maxAttempts: spec.maxAttempts == 0 ? defaults.maxAttempts : Int(spec.maxAttempts),
-            base: spec.backoffBaseMs == 0 ? defaults.base : .milliseconds(Int64(spec.backoffBaseMs)),
-            cap: spec.backoffCapMs == 0 ? defaults.cap : .milliseconds(Int64(spec.backoffCapMs)))
+            base: spec.backoffBase == .zero ? defaults.base : spec.backoffBase,
+            cap: spec.backoffCap == .zero ? defaults.cap : spec.backoffCap)
     }
 
     /// The delay after failed attempt `attempt` (1-based), with jitter drawn from `random`.

@@ -19,12 +19,12 @@ public struct StoreMaintenance: Service {
     static let historyChunk = 2_000
 
     /// How often attempts are checked against their job's timeout.
-    static let timeoutInterval: Duration = .seconds(1)
+    static let timeoutInterval: Duration = .milliseconds(500)
 
     /// - Parameter attemptsExpired: told the attempts failed for outliving their timeout, to stop them.
     public init(
         store: RootStore, configuration: CoordinatorConfiguration, logger: Logger,
-        attemptsExpired: @escaping @Sendable ([RootStore.TimedOutAttempt]) -> Void = { _ in }
+        attemptsExpired: @escaping @Sendable ([RootStore.TimedOutAttempt]) -> Void
     ) {
         self.store = store
         self.configuration = configuration

@@ -91,11 +91,11 @@ extension CoordinatorServer {
         guard !jobs.isEmpty else { return true }
         guard workers[peer]?.id == worker.id else { return false }
         for job in jobs {
-            workers[peer]?.jobs.insert(job.id)
+            workers[peer]?.jobs[job.id] = job.attempt
             let assignment = Tributary_V1_JobAssignment.with {
                 $0.jobID = UInt64(job.id)
                 $0.attempt = UInt32(clamping: job.attempt)
-                $0.spec = job.spec
+                $0.spec = job.spec.wire
                 $0.committedBatches = UInt32(clamping: job.committedBatches)
             }
             replyOrGather(to: peer, requestID: 0, .jobAssignment(assignment))

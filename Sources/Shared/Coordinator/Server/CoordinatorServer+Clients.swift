@@ -18,7 +18,9 @@ extension CoordinatorServer {
         // Behind the saves received before it (a push must not overtake them: one may finish a job whose unique
         // key it reuses); answered once written, and meanwhile saves go on gathering.
         await submit()
-        guard await writer.push(.init(peer: peer, requestID: requestID, batch: batch, specs: push.jobs)) else {
+        guard
+            await writer.push(.init(peer: peer, requestID: requestID, batch: batch, specs: push.jobs.map(JobSpec.init)))
+        else {
             throw ProtocolError(.shuttingDown, "the coordinator is shutting down")
         }
     }
@@ -64,12 +66,12 @@ extension CoordinatorServer {
         let oldestHistorySeq = try await store.oldestKeptSequenceNumber()
         let now = ContinuousClock.now
         let reply = Tributary_V1_StatusReply.with { reply in
-            reply.jobs = counts
+            reply.jobs = counts.wire
             reply.lastSeq = lastSeq
             reply.oldestHistorySeq = oldestHistorySeq
             reply.storePath = store.path
             reply.pool = supervisor?.processes ?? []
-            reply.running = running
+            reply.running = running.map(\.wire)
             reply.workers = workers.workers.values.sorted {
                 $0.id.count == $1.id.count ? $0.id < $1.id : $0.id.count < $1.id.count
             }
@@ -82,7 +84,7 @@ extension CoordinatorServer {
                     let silence = now - worker.lastSeen
                     $0.secondsSinceHeartbeat =
                         silence.seconds
-                    $0.currentJobID = UInt64(worker.jobs.min() ?? 0)
+                    $0.currentJobID = UInt64(worker.jobs.keys.min() ?? 0)
                 }
             }
         }
@@ -95,6 +97,6 @@ extension CoordinatorServer {
         guard status.totalJobs > 0 else {
             throw ProtocolError(.unknownJob, "no jobs were pushed as batch '\(request.batch)'")
         }
-        reply(to: peer, requestID: requestID, .batchStatusReply(status))
+        reply(to: peer, requestID: requestID, .batchStatusReply(status.wire))
     }
 }

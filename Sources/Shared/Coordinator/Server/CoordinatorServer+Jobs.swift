@@ -5,16 +5,13 @@ import TributaryProtocol
 /// Requests that look at jobs or put dead ones back.
 extension CoordinatorServer {
     func listJobs(_ request: Tributary_V1_JobsRequest, from peer: Data, requestID: UInt64) async throws {
-        if !request.state.isEmpty && !RootStore.jobStates.contains(request.state) {
-            let states = RootStore.jobStates.sorted().joined(separator: ", ")
-            throw ProtocolError(.invalidRequest, "unknown job state '\(request.state)' (one of \(states))")
-        }
+        let state = request.state.isEmpty ? nil : try JobState(wire: request.state)
         try Self.requireInt64(request.beforeID, "before_id")
         let limit = request.limit == 0 ? 50 : min(Int(request.limit), 1_000)
         let jobs = try await store.jobs(
-            state: request.state.isEmpty ? nil : request.state, batch: request.batch.isEmpty ? nil : request.batch,
+            state: state, batch: request.batch.isEmpty ? nil : request.batch,
             limit: limit, before: request.beforeID == 0 ? nil : Int64(request.beforeID))
-        reply(to: peer, requestID: requestID, .jobsReply(.with { $0.jobs = jobs }))
+        reply(to: peer, requestID: requestID, .jobsReply(.with { $0.jobs = jobs.map(\.wire) }))
     }
 
     func showJob(_ id: UInt64, from peer: Data, requestID: UInt64) async throws {
@@ -22,12 +19,12 @@ extension CoordinatorServer {
         guard let job = try await store.job(id: Int64(id)) else {
             throw ProtocolError(.unknownJob, "job \(id) does not exist", jobID: id)
         }
-        reply(to: peer, requestID: requestID, .jobInfo(job))
+        reply(to: peer, requestID: requestID, .jobInfo(job.wire))
     }
 
     func retryJob(_ id: UInt64, from peer: Data, requestID: UInt64) async throws {
         try Self.requireInt64(id, "job_id")
-        let job: Tributary_V1_JobInfo?
+        let job: JobInfo?
         do {
             job = try await store.retryJob(id: Int64(id))
         } catch let error as StoreError where error.code == .constraint {
@@ -35,47 +32,47 @@ extension CoordinatorServer {
         }
         guard let job else { throw ProtocolError(.unknownJob, "job \(id) does not exist", jobID: id) }
         logger.info("dead job retried", metadata: ["job": "\(id)"])
-        reply(to: peer, requestID: requestID, .jobInfo(job))
+        reply(to: peer, requestID: requestID, .jobInfo(job.wire))
         needsDispatch = true
     }
 
     func cancelJob(_ id: UInt64, from peer: Data, requestID: UInt64) async throws {
         try Self.requireInt64(id, "job_id")
-        let before: Tributary_V1_JobInfo?
+        let before: JobInfo?
         do {
             before = try await store.cancelJob(id: Int64(id))
         } catch let error as StoreError where error.code == .constraint {
             throw ProtocolError(.invalidRequest, error.message, jobID: id)
         }
         guard let before else { throw ProtocolError(.unknownJob, "job \(id) does not exist", jobID: id) }
-        if before.state == "running", let holder = workers.routingID(holding: Int64(id)) {
-            workers[holder]?.jobs.remove(Int64(id))
+        if before.state == .running, let holder = workers.routingID(holding: Int64(id)) {
+            workers[holder]?.jobs[Int64(id)] = nil
             reply(
                 to: holder, requestID: 0,
                 .cancelJob(
                     .with {
                         $0.jobID = id
-                        $0.attempt = before.attempt
+                        $0.attempt = UInt32(clamping: before.attempt)
                     }))
         }
-        logger.info("job cancelled", metadata: ["job": "\(id)", "was": "\(before.state)"])
+        logger.info("job cancelled", metadata: ["job": "\(id)", "was": "\(before.state.rawValue)"])
         await publishProgress(ofJobs: [Int64(id)])
         var after = before
-        after.state = "cancelled"
-        after.workerID = ""
-        reply(to: peer, requestID: requestID, .jobInfo(after))
+        after.state = .cancelled
+        after.worker = nil
+        reply(to: peer, requestID: requestID, .jobInfo(after.wire))
     }
 
     func deleteJob(_ id: UInt64, from peer: Data, requestID: UInt64) async throws {
         try Self.requireInt64(id, "job_id")
-        let job: Tributary_V1_JobInfo?
+        let job: JobInfo?
         do {
             job = try await store.deleteJob(id: Int64(id))
         } catch let error as StoreError where error.code == .constraint {
             throw ProtocolError(.invalidRequest, error.message, jobID: id)
         }
         guard let job else { throw ProtocolError(.unknownJob, "job \(id) does not exist", jobID: id) }
-        logger.info("job deleted", metadata: ["job": "\(id)", "state": "\(job.state)"])
-        reply(to: peer, requestID: requestID, .jobInfo(job))
+        logger.info("job deleted", metadata: ["job": "\(id)", "state": "\(job.state.rawValue)"])
+        reply(to: peer, requestID: requestID, .jobInfo(job.wire))
     }
 }

@@ -62,7 +62,7 @@ extension CoordinatorServer {
             ack.duplicate = true
         }
         if member.save.completesJob, workers[member.peer]?.id == member.worker {
-            workers[member.peer]?.jobs.remove(Int64(member.save.jobID))
+            workers[member.peer]?.jobs[Int64(member.save.jobID)] = nil
         }
         replyOrGather(to: member.peer, requestID: member.requestID, .saveAck(ack))
     }
@@ -94,7 +94,7 @@ extension CoordinatorServer {
             logger.notice("job attempt failed", metadata: ["job": "\(failure.jobID)", "outcome": "\(outcome)"])
             await publishProgress(ofJobs: [Int64(failure.jobID)])
         }
-        workers[peer]?.jobs.remove(Int64(failure.jobID))
+        workers[peer]?.jobs[Int64(failure.jobID)] = nil
     }
 
     /// Forgets a worker and returns its jobs to the queue.
@@ -113,7 +113,8 @@ extension CoordinatorServer {
                 handsBack
                 ? try await store.releaseJobs(of: worker.id)
                 : try await store.requeueJobs(
-                    of: worker.id, started: worker.jobs, reason: "attempt lost: worker \(worker.id) \(reason)")
+                    of: worker.id, started: Set(worker.jobs.keys), reason: "attempt lost: worker \(worker.id) \(reason)"
+                )
         } catch {
             if workers[peer]?.id == worker.id { workers[peer]?.leaving = false }
             throw error
@@ -145,8 +146,11 @@ extension CoordinatorServer {
     /// Tells the workers of attempts that timed out (maintenance failed them in the store) to stop them.
     func stopAttempts(_ attempts: [RootStore.TimedOutAttempt]) {
         for expired in attempts {
-            guard let holder = workers.routingID(holding: expired.jobID) else { continue }
-            workers[holder]?.jobs.remove(expired.jobID)
+            // Only the attempt that timed out: by now the job may have been retried and leased again.
+            guard let holder = workers.routingID(holding: expired.jobID),
+                workers[holder]?.jobs[expired.jobID] == expired.attempt
+            else { continue }
+            workers[holder]?.jobs[expired.jobID] = nil
             reply(
                 to: holder, requestID: 0,
                 .cancelJob(

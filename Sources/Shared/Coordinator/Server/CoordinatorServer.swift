@@ -182,6 +182,9 @@ public actor CoordinatorServer: Service {
     private func tick() async {
         readers.releaseIdleSnapshots()
         peerLog.flush(to: logger)
+        // While stopping, a worker gone quiet is not taken for dead: the stop hands its jobs back without counting
+        // an attempt.
+        guard !stopping else { return }
         await reapSilentWorkers()
         // Retries and delayed jobs become due with time, not with a message: look for them each tick.
         if workers.anyHasCredit { needsDispatch = true }

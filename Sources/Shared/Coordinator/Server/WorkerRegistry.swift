@@ -13,8 +13,8 @@ struct WorkerRecord {
     var lastSeen: ContinuousClock.Instant
     /// Jobs the worker asked for and has not been given yet.
     var credit: UInt32 = 0
-    /// Jobs leased to the worker.
-    var jobs: Set<Int64> = []
+    /// Jobs leased to the worker, with the attempt each was leased for.
+    var jobs: [Int64: Int] = [:]
     /// Set while its jobs are handed back (it left or is taken for dead): it gets no more credit.
     var leaving = false
 
@@ -74,7 +74,7 @@ struct WorkerRegistry {
 
     /// The worker holding a job, if any.
     func routingID(holding job: Int64) -> Data? {
-        workers.values.first { $0.jobs.contains(job) }?.routingID
+        workers.values.first { $0.jobs[job] != nil }?.routingID
     }
 
     /// Whether some worker could take a job now.

@@ -70,7 +70,7 @@ extension RootStore {
                 update.bind(first, Int64(save.jobID))
                 update.bind(first + 1, Int64(save.progressDone))
                 update.bind(first + 2, Int64(save.batchIndex) + 1)
-                update.bind(first + 3, save.completesJob ? "done" : "running")
+                update.bind(first + 3, (save.completesJob ? JobState.done : .running).rawValue)
                 update.bind(first + 4, Int64(save.completesJob ? 1 : 0))
             }
             try update.execute()

@@ -5,12 +5,8 @@ import TributaryProtocol
 
 /// Looking at jobs and putting dead ones back: what `tributary jobs list|show|retry` asks for.
 extension RootStore {
-    /// The job states a listing may filter on.
-    public static let jobStates = Set(JobState.allCases.map(\.rawValue))
-
     /// Jobs, newest first, filtered by state and batch when given.
-    public func jobs(state: String?, batch: String?, limit: Int, before: Int64?) async throws -> [Tributary_V1_JobInfo]
-    {
+    public func jobs(state: JobState?, batch: String?, limit: Int, before: Int64?) async throws -> [JobInfo] {
         try await pool.read { db in
             var conditions: [String] = []
             var arguments: [any DatabaseValueConvertible] = []
@@ -36,7 +32,7 @@ extension RootStore {
     }
 
     /// The progress of some jobs, for the feed's `$jobs` topic.
-    public func progress(ofJobs ids: [Int64]) async throws -> [Tributary_V1_JobProgress] {
+    public func progress(ofJobs ids: [Int64]) async throws -> [JobProgress] {
         guard !ids.isEmpty else { return [] }
         return try await pool.read { db in
             try Row.fetchAll(
@@ -46,21 +42,17 @@ extension RootStore {
                     WHERE id IN (\(SQLText.placeholders(ids.count))) ORDER BY id
                     """, arguments: StatementArguments(ids)
             ).map { row in
-                Tributary_V1_JobProgress.with {
-                    $0.jobID = UInt64(max(0, row["id"] as Int64))
-                    $0.batch = row["batch"]
-                    $0.state = row["state"]
-                    $0.done = UInt64(max(0, row["done"] as Int64))
-                    $0.total = UInt64(max(0, row["total"] as Int64))
-                    $0.attempt = UInt32(clamping: row["attempt"] as Int64)
-                }
+                JobProgress(
+                    id: row["id"], batch: row["batch"], state: try Self.state(row),
+                    done: UInt64(max(0, row["done"] as Int64)), total: UInt64(max(0, row["total"] as Int64)),
+                    attempt: Int(row["attempt"] as Int64))
             }
         }
     }
 
     /// The running jobs (at most `limit`), with their progress, for `status`.
-    public func runningJobs(limit: Int = 50) async throws -> [Tributary_V1_JobInfo] {
-        try await jobs(state: "running", batch: nil, limit: limit, before: nil).map { job in
+    public func runningJobs(limit: Int = 50) async throws -> [JobInfo] {
+        try await jobs(state: .running, batch: nil, limit: limit, before: nil).map { job in
             var job = job
             job.errors = []
             return job
@@ -68,7 +60,7 @@ extension RootStore {
     }
 
     /// One job, or nil when there is none with that id.
-    public func job(id: Int64) async throws -> Tributary_V1_JobInfo? {
+    public func job(id: Int64) async throws -> JobInfo? {
         try await pool.read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM tributary_jobs WHERE id = ?", arguments: [id]).map(Self.jobInfo)
         }
@@ -77,20 +69,20 @@ extension RootStore {
     /// Puts a dead job back in the queue, its attempts reset and its error history kept.
     /// - Throws: ``StoreError`` naming the job's state when it is not dead.
     /// - Returns: the job as it is now, or nil when there is none with that id.
-    public func retryJob(id: Int64) async throws -> Tributary_V1_JobInfo? {
+    public func retryJob(id: Int64) async throws -> JobInfo? {
         let now = Date().timeIntervalSince1970
         return try await pool.write { db in
             guard
                 let row = try Row.fetchOne(
                     db, sql: "SELECT state, batch FROM tributary_jobs WHERE id = ?", arguments: [id])
             else { return nil }
-            let state: String = row["state"]
-            guard state == "dead" else {
-                throw StoreError(.constraint, "job \(id) is \(state); only dead jobs can be retried")
+            let state = try Self.state(row)
+            guard state == .dead else {
+                throw StoreError(.constraint, "job \(id) is \(state.rawValue); only dead jobs can be retried")
             }
             try db.execute(
                 sql: """
-                    UPDATE tributary_jobs SET state = 'queued', attempt = 0, run_at = 0, updated_at = ? WHERE id = ?
+                    UPDATE tributary_jobs SET state = \(JobState.queued.sql), attempt = 0, run_at = 0, updated_at = ? WHERE id = ?
                     """, arguments: [now, id])
             try db.execute(
                 sql: "UPDATE tributary_batches SET dead_jobs = dead_jobs - 1 WHERE batch = ?",
@@ -103,13 +95,13 @@ extension RootStore {
     /// Deletes a finished job (done, dead or cancelled) and its payload. Batch counters keep their totals.
     /// - Throws: ``StoreError`` naming the job's state when it is queued or running.
     /// - Returns: the job as it was, or nil when there is none.
-    public func deleteJob(id: Int64) async throws -> Tributary_V1_JobInfo? {
+    public func deleteJob(id: Int64) async throws -> JobInfo? {
         try await pool.write { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM tributary_jobs WHERE id = ?", arguments: [id])
             else { return nil }
-            let job = Self.jobInfo(row)
-            guard ["done", "dead", "cancelled"].contains(job.state) else {
-                throw StoreError(.constraint, "job \(id) is \(job.state); cancel it before deleting it")
+            let job = try Self.jobInfo(row)
+            guard [.done, .dead, .cancelled].contains(job.state) else {
+                throw StoreError(.constraint, "job \(id) is \(job.state.rawValue); cancel it before deleting it")
             }
             try db.execute(sql: "DELETE FROM tributary_payloads WHERE job_id = ?", arguments: [id])
             try db.execute(sql: "DELETE FROM tributary_jobs WHERE id = ?", arguments: [id])
@@ -120,17 +112,19 @@ extension RootStore {
     /// Cancels a queued or running job; a running one keeps the batches it committed.
     /// - Throws: ``StoreError`` naming the job's state when it is already finished.
     /// - Returns: the job as it was before (its worker and attempt tell who to stop), or nil when there is none.
-    public func cancelJob(id: Int64) async throws -> Tributary_V1_JobInfo? {
+    public func cancelJob(id: Int64) async throws -> JobInfo? {
         let now = Date().timeIntervalSince1970
         return try await pool.write { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM tributary_jobs WHERE id = ?", arguments: [id])
             else { return nil }
-            let job = Self.jobInfo(row)
-            guard job.state == "queued" || job.state == "running" else {
-                throw StoreError(.constraint, "job \(id) is \(job.state); only queued or running jobs can be cancelled")
+            let job = try Self.jobInfo(row)
+            guard job.state == .queued || job.state == .running else {
+                throw StoreError(
+                    .constraint, "job \(id) is \(job.state.rawValue); only queued or running jobs can be cancelled")
             }
             try db.execute(
-                sql: "UPDATE tributary_jobs SET state = 'cancelled', worker = NULL, updated_at = ? WHERE id = ?",
+                sql:
+                    "UPDATE tributary_jobs SET state = \(JobState.cancelled.sql), worker = NULL, updated_at = ? WHERE id = ?",
                 arguments: [now, id])
             try db.execute(
                 sql: "UPDATE tributary_batches SET cancelled_jobs = cancelled_jobs + 1 WHERE batch = ?",
@@ -139,29 +133,25 @@ extension RootStore {
         }
     }
 
-    private static func jobInfo(_ row: Row) -> Tributary_V1_JobInfo {
-        Tributary_V1_JobInfo.with {
-            $0.jobID = UInt64(max(0, row["id"] as Int64))
-            $0.batch = row["batch"]
-            $0.kind = row["kind"]
-            $0.state = row["state"]
-            $0.attempt = UInt32(clamping: row["attempt"] as Int64)
-            $0.maxAttempts = UInt32(clamping: row["max_attempts"] as Int64)
-            $0.done = UInt64(max(0, row["done"] as Int64))
-            $0.total = UInt64(max(0, row["total"] as Int64))
-            $0.workerID = row["worker"] ?? ""
-            $0.runAt = row["run_at"]
-            $0.createdAt = row["created_at"]
-            $0.updatedAt = row["updated_at"]
-            $0.arguments = decodeArguments(row["arguments"])
-            let history = (try? JSONDecoder().decode([JobErrorRecord].self, from: Data((row["errors"] as String).utf8)))
-            $0.errors = (history ?? []).map { record in
-                Tributary_V1_JobError.with {
-                    $0.attempt = UInt32(clamping: record.attempt)
-                    $0.at = record.at
-                    $0.message = record.message
-                }
-            }
+    private static func jobInfo(_ row: Row) throws -> JobInfo {
+        let history = (try? JSONDecoder().decode([JobError].self, from: Data((row["errors"] as String).utf8)))
+        let runAt: Double = row["run_at"]
+        return JobInfo(
+            id: row["id"], batch: row["batch"], kind: row["kind"], state: try state(row), attempt: row["attempt"],
+            maxAttempts: row["max_attempts"], done: UInt64(max(0, row["done"] as Int64)),
+            total: UInt64(max(0, row["total"] as Int64)), worker: row["worker"],
+            runAt: runAt == 0 ? nil : Date(timeIntervalSince1970: runAt),
+            createdAt: Date(timeIntervalSince1970: row["created_at"]),
+            updatedAt: Date(timeIntervalSince1970: row["updated_at"]), arguments: decodeArguments(row["arguments"]),
+            errors: history ?? [])
+    }
+
+    /// A job row's state; a name this version does not know is refused rather than guessed.
+    static func state(_ row: Row) throws -> JobState {
+        let name: String = row["state"]
+        guard let state = JobState(rawValue: name) else {
+            throw StoreError(.incompatibleStore, "a job is in the unknown state '\(name)'")
         }
+        return state
     }
 }

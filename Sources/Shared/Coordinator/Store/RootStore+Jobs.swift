@@ -31,14 +31,6 @@ public struct JobsLeftRunning: Sendable, Equatable {
     }
 }
 
-/// One failed attempt in a job's error history (`tributary_jobs.errors`, a JSON array).
-public struct JobErrorRecord: Codable, Sendable, Equatable {
-    public let attempt: Int
-    /// Seconds since 1970.
-    public let at: Double
-    public let message: String
-}
-
 /// What a push did: an id per pushed job (for a duplicate, the id of the job that has its unique key), and the
 /// indexes of the jobs that were not enqueued because of that job.
 public struct PushedJobs: Sendable, Equatable {
@@ -50,7 +42,7 @@ public struct PushedJobs: Sendable, Equatable {
 public struct ClaimedJob: Sendable {
     public let id: Int64
     public let attempt: Int
-    public var spec: Tributary_V1_JobSpec
+    public var spec: JobSpec
     public let committedBatches: Int
 }
 
@@ -70,7 +62,7 @@ public struct ClaimRequest: Sendable {
 extension RootStore {
     /// Enqueues jobs durably.
     /// - Returns: their ids, in order.
-    public func pushJobs(_ specs: [Tributary_V1_JobSpec], batch: String) async throws -> PushedJobs {
+    public func pushJobs(_ specs: [JobSpec], batch: String) async throws -> PushedJobs {
         let now = Date().timeIntervalSince1970
         return try await pool.writeWithoutTransaction { db in
             try self.writer.statements.transaction(db) { try self.pushJobs(specs, batch: batch, now: now, in: db) }
@@ -78,8 +70,7 @@ extension RootStore {
     }
 
     /// Queues a push on the writer (see ``pushJobs(_:batch:)``) and returns at once; writes run in the order queued.
-    public func queuePush(_ specs: [Tributary_V1_JobSpec], batch: String) -> PendingWrite<Result<PushedJobs, any Error>>
-    {
+    public func queuePush(_ specs: [JobSpec], batch: String) -> PendingWrite<Result<PushedJobs, any Error>> {
         let now = Date().timeIntervalSince1970
         let pending = PendingWrite<Result<PushedJobs, any Error>>()
         pool.asyncWriteWithoutTransaction { db in
@@ -93,7 +84,7 @@ extension RootStore {
         return pending
     }
 
-    private func pushJobs(_ specs: [Tributary_V1_JobSpec], batch: String, now: Double, in db: Database) throws
+    private func pushJobs(_ specs: [JobSpec], batch: String, now: Double, in db: Database) throws
         -> PushedJobs
     {
         let statements = writer.statements
@@ -107,14 +98,16 @@ extension RootStore {
         let insertPayload = try statements.statement(
             db, "INSERT INTO tributary_payloads (job_id, payload) VALUES (?, ?)")
         let findUnique = try statements.statement(
-            db, "SELECT id FROM tributary_jobs WHERE unique_key = ? AND state IN ('queued', 'running')")
+            db,
+            "SELECT id FROM tributary_jobs WHERE unique_key = ? AND state IN (\(JobState.queued.sql), \(JobState.running.sql))"
+        )
         var pushed = PushedJobs()
         pushed.ids.reserveCapacity(specs.count)
         var enqueuedJobs = 0
         var enqueuedRows: Int64 = 0
         for (index, spec) in specs.enumerated() {
-            if !spec.uniqueKey.isEmpty {
-                findUnique.bind(1, spec.uniqueKey)
+            if let uniqueKey = spec.uniqueKey, !uniqueKey.isEmpty {
+                findUnique.bind(1, uniqueKey)
                 defer { findUnique.reset() }
                 if try findUnique.step() {
                     pushed.ids.append(findUnique.int64(column: 0))
@@ -132,9 +125,9 @@ extension RootStore {
             insert.bind(7, Int64(policy.base.seconds * 1000))
             insert.bind(8, Int64(policy.cap.seconds * 1000))
             insert.bind(9, Int64(spec.priority))
-            insert.bind(10, spec.runAt)
-            insert.bind(11, spec.uniqueKey.isEmpty ? nil : spec.uniqueKey)
-            insert.bind(12, Int64(spec.timeoutMs))
+            insert.bind(10, spec.runAt?.timeIntervalSince1970 ?? 0)
+            insert.bind(11, spec.uniqueKey?.isEmpty == false ? spec.uniqueKey : nil)
+            insert.bind(12, spec.timeout.map { Int64(($0.seconds * 1000).rounded()) } ?? 0)
             try insert.execute()
             let id = db.lastInsertedRowID
             if !spec.payload.isEmpty {
@@ -182,9 +175,9 @@ extension RootStore {
         let claim = try statements.statement(
             db,
             """
-            UPDATE tributary_jobs SET state = 'running', attempt = attempt + 1, worker = ?1, updated_at = ?2,
+            UPDATE tributary_jobs SET state = \(JobState.running.sql), attempt = attempt + 1, worker = ?1, updated_at = ?2,
                 leased_at = ?2
-            WHERE id IN (SELECT id FROM tributary_jobs WHERE state = 'queued' AND run_at <= ?2
+            WHERE id IN (SELECT id FROM tributary_jobs WHERE state = \(JobState.queued.sql) AND run_at <= ?2
                          AND kind IN (\(SQLText.placeholders(kinds.count, from: 4))) ORDER BY priority DESC, id LIMIT ?3)
             RETURNING id, attempt, kind, arguments, total, committed_batches
             """)
@@ -196,10 +189,9 @@ extension RootStore {
         do {
             defer { claim.reset() }
             while try claim.step() {
-                var spec = Tributary_V1_JobSpec()
-                spec.kind = claim.text(column: 2) ?? ""
-                spec.arguments = Self.decodeArguments(claim.text(column: 3) ?? "{}")
-                spec.total = UInt64(max(0, claim.int64(column: 4)))
+                let spec = JobSpec(
+                    kind: claim.text(column: 2) ?? "", arguments: Self.decodeArguments(claim.text(column: 3) ?? "{}"),
+                    total: UInt64(max(0, claim.int64(column: 4))))
                 jobs.append(
                     ClaimedJob(
                         id: claim.int64(column: 0), attempt: Int(claim.int64(column: 1)), spec: spec,
@@ -253,7 +245,7 @@ extension RootStore {
                     db,
                     sql: """
                         SELECT batch, errors, max_attempts, backoff_base_ms, backoff_cap_ms FROM tributary_jobs
-                        WHERE id = ? AND attempt = ? AND worker = ? AND state = 'running'
+                        WHERE id = ? AND attempt = ? AND worker = ? AND state = \(JobState.running.sql)
                         """, arguments: [id, attempt, worker])
             else { return nil }
             return try Self.recordFailure(
@@ -273,7 +265,7 @@ extension RootStore {
                 db,
                 sql: """
                     SELECT id, attempt, batch, errors, max_attempts, backoff_base_ms, backoff_cap_ms
-                    FROM tributary_jobs WHERE state = 'running' AND worker = ?
+                    FROM tributary_jobs WHERE state = \(JobState.running.sql) AND worker = ?
                     """, arguments: [worker])
             var requeued = 0
             for job in jobs {
@@ -283,7 +275,7 @@ extension RootStore {
                     // Claimed for the worker but never sent to it: back without counting the attempt.
                     try db.execute(
                         sql: """
-                            UPDATE tributary_jobs SET state = 'queued', worker = NULL, attempt = MAX(attempt - 1, 0)
+                            UPDATE tributary_jobs SET state = \(JobState.queued.sql), worker = NULL, attempt = MAX(attempt - 1, 0)
                             WHERE id = ?
                             """, arguments: [id])
                     requeued += 1
@@ -305,8 +297,8 @@ extension RootStore {
         try await pool.write { db in
             try db.execute(
                 sql: """
-                    UPDATE tributary_jobs SET state = 'queued', worker = NULL, attempt = MAX(attempt - 1, 0)
-                    WHERE state = 'running' AND worker = ?
+                    UPDATE tributary_jobs SET state = \(JobState.queued.sql), worker = NULL, attempt = MAX(attempt - 1, 0)
+                    WHERE state = \(JobState.running.sql) AND worker = ?
                     """, arguments: [worker])
             return db.changesCount
         }
@@ -319,7 +311,7 @@ extension RootStore {
             db,
             sql: """
                 SELECT id, attempt, batch, errors, max_attempts, backoff_base_ms, backoff_cap_ms
-                FROM tributary_jobs WHERE state = 'running'
+                FROM tributary_jobs WHERE state = \(JobState.running.sql)
                 """)
         var byBatch: [String: JobsLeftRunning] = [:]
         for job in jobs {
@@ -338,7 +330,7 @@ extension RootStore {
     @discardableResult
     public func pruneFinishedJobs(before cutoff: Date) async throws -> Int {
         try await pool.write { db in
-            let condition = "state IN ('done', 'cancelled') AND updated_at < ?"
+            let condition = "state IN (\(JobState.done.sql), \(JobState.cancelled.sql)) AND updated_at < ?"
             let arguments: StatementArguments = [cutoff.timeIntervalSince1970]
             try db.execute(
                 sql:
@@ -366,7 +358,7 @@ extension RootStore {
                 sql: """
                     SELECT id, attempt, worker, batch, errors, max_attempts, backoff_base_ms, backoff_cap_ms, timeout_ms
                     FROM tributary_jobs
-                    WHERE state = 'running' AND timeout_ms > 0 AND leased_at + timeout_ms / 1000.0 < ?
+                    WHERE state = \(JobState.running.sql) AND timeout_ms > 0 AND leased_at + timeout_ms / 1000.0 < ?
                     """, arguments: [now.timeIntervalSince1970])
             return try jobs.map { job in
                 let timeout = Double(job["timeout_ms"] as Int64) / 1000
@@ -385,8 +377,8 @@ extension RootStore {
         try await pool.write { db in
             try db.execute(
                 sql: """
-                    UPDATE tributary_jobs SET state = 'queued', worker = NULL, attempt = MAX(attempt - 1, 0)
-                    WHERE state = 'running'
+                    UPDATE tributary_jobs SET state = \(JobState.queued.sql), worker = NULL, attempt = MAX(attempt - 1, 0)
+                    WHERE state = \(JobState.running.sql)
                     """)
             return db.changesCount
         }
@@ -399,8 +391,8 @@ extension RootStore {
     ) throws -> JobFailureOutcome {
         let now = Date().timeIntervalSince1970
         var errors =
-            (try? JSONDecoder().decode([JobErrorRecord].self, from: Data((job["errors"] as String).utf8))) ?? []
-        errors.append(JobErrorRecord(attempt: attempt, at: now, message: message))
+            (try? JSONDecoder().decode([JobError].self, from: Data((job["errors"] as String).utf8))) ?? []
+        errors.append(JobError(attempt: attempt, at: now, message: message))
         let history = String(decoding: (try? JSONEncoder().encode(errors)) ?? Data("[]".utf8), as: UTF8.self)
         let policy = RetryPolicy(
             maxAttempts: job["max_attempts"], base: .milliseconds(job["backoff_base_ms"] as Int64),
@@ -408,7 +400,7 @@ extension RootStore {
         if permanent || attempt >= policy.maxAttempts {
             try db.execute(
                 sql: """
-                    UPDATE tributary_jobs SET state = 'dead', error = ?, errors = ?, worker = NULL, updated_at = ?
+                    UPDATE tributary_jobs SET state = \(JobState.dead.sql), error = ?, errors = ?, worker = NULL, updated_at = ?
                     WHERE id = ?
                     """, arguments: [message, history, now, id])
             try db.execute(
@@ -420,7 +412,7 @@ extension RootStore {
         let runAt = retryAt ?? now + policy.delay(afterAttempt: attempt, using: &random).seconds
         try db.execute(
             sql: """
-                UPDATE tributary_jobs SET state = 'queued', error = ?, errors = ?, worker = NULL, run_at = ?,
+                UPDATE tributary_jobs SET state = \(JobState.queued.sql), error = ?, errors = ?, worker = NULL, run_at = ?,
                     updated_at = ?
                 WHERE id = ?
                 """, arguments: [message, history, runAt, now, id])

@@ -26,7 +26,7 @@ public enum SaveOutcome: Sendable {
 /// topic; nil for a save outside a job or one applied before).
 public struct AppliedSave: Sendable {
     public let outcome: SaveOutcome
-    public let progress: Tributary_V1_JobProgress?
+    public let progress: JobProgress?
     /// What the save adds to its batch's counters, written once per batch at the end of the group.
     var batchProgress: BatchProgress? = nil
 }
@@ -271,7 +271,8 @@ extension RootStore {
         /// The columns read, in the order the initializer takes them.
         static let columns = "state, attempt, worker, committed_batches, batch, done, total"
 
-        let state: String
+        /// Nil for a state this version does not know (refused like any state that holds no lease).
+        let state: JobState?
         let attempt: Int64
         let worker: String?
         let committedBatches: Int64
@@ -281,7 +282,7 @@ extension RootStore {
 
         /// Reads ``columns`` from the statement's row, starting at column `first`.
         init(_ row: SQLiteStatement, from first: Int32 = 0) {
-            state = row.text(column: first) ?? ""
+            state = row.text(column: first).flatMap(JobState.init(rawValue:))
             attempt = row.int64(column: first + 1)
             worker = row.text(column: first + 2)
             committedBatches = row.int64(column: first + 3)
@@ -310,20 +311,20 @@ extension RootStore {
         }
         let state = row.state
         let committed = row.committedBatches
-        if state == "done" || Int64(save.batchIndex) < committed {
+        if state == .done || Int64(save.batchIndex) < committed {
             // Applied before (`committed_batches` moves in the commit that records a batch's history).
             return .appliedBefore
         }
-        if state == "cancelled" {
+        if state == .cancelled {
             return .refused(
                 LeaseError(jobID: jobID, message: "job \(jobID) was cancelled", isUnknownJob: false, isCancelled: true))
         }
-        guard state == "running", row.attempt == Int64(save.attempt), row.worker == worker else {
+        guard state == .running, row.attempt == Int64(save.attempt), row.worker == worker else {
             return .refused(
                 LeaseError(
                     jobID: jobID,
                     message:
-                        "job \(jobID) attempt \(save.attempt) no longer holds its lease (job is \(state), attempt \(row.attempt))",
+                        "job \(jobID) attempt \(save.attempt) no longer holds its lease (job is \(state?.rawValue ?? "in an unknown state"), attempt \(row.attempt))",
                     isUnknownJob: false))
         }
         // Batches commit in order, so `committed_batches` is always where a retry resumes.
@@ -363,14 +364,9 @@ extension RootStore {
 
     /// The job's progress and counters after a save its attempt held: what ``AppliedSave`` carries for it.
     static func applied(_ save: Tributary_V1_SaveChanges, _ outcome: SaveOutcome, lease: HeldLease) -> AppliedSave {
-        let progress = Tributary_V1_JobProgress.with {
-            $0.jobID = save.jobID
-            $0.batch = lease.batch
-            $0.state = save.completesJob ? "done" : "running"
-            $0.done = save.progressDone
-            $0.total = lease.total
-            $0.attempt = save.attempt
-        }
+        let progress = JobProgress(
+            id: Int64(save.jobID), batch: lease.batch, state: save.completesJob ? .done : .running,
+            done: save.progressDone, total: lease.total, attempt: Int(save.attempt))
         return AppliedSave(
             outcome: outcome, progress: progress,
             batchProgress: BatchProgress(

@@ -1,32 +1,23 @@
 import Foundation
 import GRDB
-import TributaryProtocol
+import TributaryCore
 
 extension RootStore {
     /// Jobs by state and the last sequence number, read without waiting on the writer.
-    public func jobCounts() async throws -> (counts: Tributary_V1_JobCounts, lastSeq: UInt64) {
+    public func jobCounts() async throws -> (counts: [JobState: UInt64], lastSeq: UInt64) {
         try await pool.read { db in
-            var counts = Tributary_V1_JobCounts()
+            var counts: [JobState: UInt64] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT state, COUNT(*) AS n FROM tributary_jobs GROUP BY state") {
-                let count = UInt64(row["n"] as Int64)
-                switch row["state"] as String {
-                case "queued": counts.queued = count
-                case "running": counts.running = count
-                case "done": counts.done = count
-                case "dead": counts.dead = count
-                case "cancelled": counts.cancelled = count
-                default: break
-                }
+                counts[try Self.state(row)] = UInt64(row["n"] as Int64)
             }
             return (counts, try Self.lastSequenceNumber(db))
         }
     }
 
     /// Progress of the jobs pushed together as `batch`.
-    public func batchStatus(_ batch: String) async throws -> Tributary_V1_BatchStatusReply {
+    public func batchStatus(_ batch: String) async throws -> BatchStatus {
         try await pool.read { db in
-            var reply = Tributary_V1_BatchStatusReply()
-            reply.batch = batch
+            var reply = BatchStatus(batch: batch)
             if let row = try Row.fetchOne(
                 db,
                 sql: """
@@ -42,11 +33,7 @@ extension RootStore {
                 reply.doneRows = Self.count(row, "done_rows")
             }
             reply.dead = try Row.fetchAll(db, sql: Self.deadJobsOfBatchSQL, arguments: [batch]).map { row in
-                Tributary_V1_DeadJob.with {
-                    $0.jobID = UInt64(row["id"] as Int64)
-                    $0.message = row["error"] ?? ""
-                    $0.attempts = UInt32(clamping: row["attempt"] as Int64)
-                }
+                BatchStatus.DeadJob(id: row["id"], message: row["error"] ?? "", attempts: row["attempt"])
             }
             return reply
         }
@@ -54,7 +41,7 @@ extension RootStore {
 
     /// The first 50 dead jobs of a batch (answered from the `tributary_jobs_dead` partial index).
     static let deadJobsOfBatchSQL =
-        "SELECT id, error, attempt FROM tributary_jobs WHERE batch = ? AND state = 'dead' ORDER BY id LIMIT 50"
+        "SELECT id, error, attempt FROM tributary_jobs WHERE batch = ? AND state = \(JobState.dead.sql) ORDER BY id LIMIT 50"
 
     /// A counter column as a non-negative number, whatever SQLite holds (a REAL left by an old overflow included).
     static func count(_ row: Row, _ column: String) -> UInt64 {

@@ -22,7 +22,7 @@ enum Schema {
                     arguments TEXT NOT NULL,
                     total INTEGER NOT NULL DEFAULT 0,
                     done INTEGER NOT NULL DEFAULT 0,
-                    state TEXT NOT NULL DEFAULT 'queued',
+                    state TEXT NOT NULL DEFAULT \(JobState.queued.sql),
                     attempt INTEGER NOT NULL DEFAULT 0,
                     committed_batches INTEGER NOT NULL DEFAULT 0,
                     worker TEXT,
@@ -43,17 +43,17 @@ enum Schema {
                 -- running one (measured: the jobs benchmark's SQL per job drops by a third).
                 DROP INDEX IF EXISTS tributary_jobs_queue;
                 CREATE INDEX IF NOT EXISTS tributary_jobs_queued ON tributary_jobs(priority DESC, id)
-                    WHERE state = 'queued';
-                CREATE INDEX IF NOT EXISTS tributary_jobs_running ON tributary_jobs(worker) WHERE state = 'running';
+                    WHERE state = \(JobState.queued.sql);
+                CREATE INDEX IF NOT EXISTS tributary_jobs_running ON tributary_jobs(worker) WHERE state = \(JobState.running.sql);
                 -- At most one queued or running job per unique key (pushes check first; this is the backstop).
                 CREATE UNIQUE INDEX IF NOT EXISTS tributary_jobs_unique_key ON tributary_jobs(unique_key)
-                    WHERE unique_key IS NOT NULL AND state IN ('queued', 'running');
+                    WHERE unique_key IS NOT NULL AND state IN (\(JobState.queued.sql), \(JobState.running.sql));
                 DROP INDEX IF EXISTS tributary_jobs_by_batch;
                 DROP INDEX IF EXISTS tributary_jobs_by_batch_state;
                 CREATE INDEX IF NOT EXISTS tributary_jobs_of_batch ON tributary_jobs(batch);
                 -- A batch's dead jobs, for its status (polled while a client waits): without it, each poll read
                 -- every job of the batch.
-                CREATE INDEX IF NOT EXISTS tributary_jobs_dead ON tributary_jobs(batch, id) WHERE state = 'dead';
+                CREATE INDEX IF NOT EXISTS tributary_jobs_dead ON tributary_jobs(batch, id) WHERE state = \(JobState.dead.sql);
                 -- Per-batch counters, kept in the same transactions as the jobs, so progress is one row to read.
                 CREATE TABLE IF NOT EXISTS tributary_batches (
                     batch TEXT PRIMARY KEY NOT NULL,

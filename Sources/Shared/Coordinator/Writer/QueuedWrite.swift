@@ -1,5 +1,5 @@
 import Foundation
-import TributaryProtocol
+import TributaryCore
 
 /// A write queued on the store and not answered yet. Writes run in the order queued and are answered in that
 /// order.
@@ -51,7 +51,7 @@ struct QueuedPush: Sendable {
         let peer: Data
         let requestID: UInt64
         let batch: String
-        let specs: [Tributary_V1_JobSpec]
+        let specs: [JobSpec]
     }
 
     let request: Request

@@ -25,7 +25,8 @@ actor StoreWriter: Service {
     private let answersWaiting: @Sendable () -> Void
     /// Saves gathered for the next group commit.
     private var pendingSaves = SaveGroup()
-    /// Claims for the next group commit, one per worker (credit given meanwhile adds to its claim).
+    /// Claims for the next group commit, one per worker (credit taken meanwhile adds to its claim, up to the
+    /// worker's credit: at most 1,024 jobs).
     private var pendingClaims: [QueuedCommit.Claim] = []
     /// Writes queued on the store and not collected yet, oldest first.
     private var queued: [QueuedWrite] = []
@@ -91,11 +92,13 @@ actor StoreWriter: Service {
     }
 
     /// Queues what gathered, even while the store is busy, waits until every write handed over so far is done,
-    /// and returns every answer not taken yet: for a message that must see the saves before it.
+    /// and returns every answer not taken yet: for a message that must see the saves before it. Saves handed
+    /// over meanwhile are not waited for, so a stop ends even while workers go on saving.
     func flush() async -> [WriterAnswer] {
         queuePending()
-        while let last = queued.last {
+        if let last = queued.last {
             await last.written()
+            // Writes finish in the order queued: every one up to `last` is collected here.
             collectWritten()
         }
         return takeAnswers()
@@ -110,8 +113,8 @@ actor StoreWriter: Service {
     /// Writes what was handed over, then takes nothing more; returns the answers not taken yet. Saves and claims
     /// handed over afterwards are refused (``enqueue(_:claims:)`` returns false).
     func stop() async -> [WriterAnswer] {
-        let last = await flush()
         stopped = true
+        let last = await flush()
         writtenInput.finish()
         return last
     }

@@ -1,0 +1,14 @@
+import GRDB
+import TributaryCore
+
+/// Job states in `tributary_jobs.state` (TEXT, the state's name).
+extension JobState: DatabaseValueConvertible {
+    public var databaseValue: DatabaseValue { rawValue.databaseValue }
+
+    public static func fromDatabaseValue(_ dbValue: DatabaseValue) -> JobState? {
+        String.fromDatabaseValue(dbValue).flatMap(JobState.init(rawValue:))
+    }
+
+    /// The state as an SQL literal, for statements that name a state (`state = 'queued'`).
+    var sql: String { "'\(rawValue)'" }
+}

@@ -1,0 +1,134 @@
+import Foundation
+import TributaryProtocol
+
+// The conversions between the jobs' domain types and their messages on the wire (docs/protocol.md).
+
+extension JobSpec {
+    /// The spec a `PushJobs` or `JobAssignment` carries.
+    public init(_ wire: Tributary_V1_JobSpec) {
+        self.init(
+            kind: wire.kind, payload: wire.payload, arguments: wire.arguments, total: wire.total,
+            maxAttempts: wire.maxAttempts, backoffBase: .milliseconds(Int64(wire.backoffBaseMs)),
+            backoffCap: .milliseconds(Int64(wire.backoffCapMs)), priority: wire.priority,
+            runAt: wire.runAt == 0 ? nil : Date(timeIntervalSince1970: wire.runAt),
+            uniqueKey: wire.uniqueKey.isEmpty ? nil : wire.uniqueKey,
+            timeout: wire.timeoutMs == 0 ? nil : .milliseconds(Int64(wire.timeoutMs)))
+    }
+
+    public var wire: Tributary_V1_JobSpec {
+        Tributary_V1_JobSpec.with {
+            $0.kind = kind
+            $0.payload = payload
+            $0.arguments = arguments
+            $0.total = total
+            $0.maxAttempts = maxAttempts
+            $0.backoffBaseMs = Self.milliseconds(backoffBase)
+            $0.backoffCapMs = Self.milliseconds(backoffCap)
+            $0.priority = priority
+            $0.runAt = runAt?.timeIntervalSince1970 ?? 0
+            $0.uniqueKey = uniqueKey ?? ""
+            $0.timeoutMs = timeout.map(Self.milliseconds) ?? 0
+        }
+    }
+
+    private static func milliseconds(_ duration: Duration) -> UInt32 {
+        UInt32(clamping: max(0, Int64((duration.seconds * 1000).rounded())))
+    }
+}
+
+extension JobInfo {
+    /// - Throws: ``ProtocolError`` for a state this version does not know.
+    public init(_ wire: Tributary_V1_JobInfo) throws {
+        self.init(
+            id: Int64(clamping: wire.jobID), batch: wire.batch, kind: wire.kind, state: try JobState(wire: wire.state),
+            attempt: Int(wire.attempt), maxAttempts: Int(wire.maxAttempts), done: wire.done, total: wire.total,
+            worker: wire.workerID.isEmpty ? nil : wire.workerID,
+            runAt: wire.runAt == 0 ? nil : Date(timeIntervalSince1970: wire.runAt),
+            createdAt: Date(timeIntervalSince1970: wire.createdAt),
+            updatedAt: Date(timeIntervalSince1970: wire.updatedAt), arguments: wire.arguments,
+            errors: wire.errors.map { JobError(attempt: Int($0.attempt), at: $0.at, message: $0.message) })
+    }
+
+    public var wire: Tributary_V1_JobInfo {
+        Tributary_V1_JobInfo.with {
+            $0.jobID = UInt64(max(0, id))
+            $0.batch = batch
+            $0.kind = kind
+            $0.state = state.rawValue
+            $0.attempt = UInt32(clamping: attempt)
+            $0.maxAttempts = UInt32(clamping: maxAttempts)
+            $0.done = done
+            $0.total = total
+            $0.workerID = worker ?? ""
+            $0.runAt = runAt?.timeIntervalSince1970 ?? 0
+            $0.createdAt = createdAt.timeIntervalSince1970
+            $0.updatedAt = updatedAt.timeIntervalSince1970
+            $0.arguments = arguments
+            $0.errors = errors.map { error in
+                Tributary_V1_JobError.with {
+                    $0.attempt = UInt32(clamping: error.attempt)
+                    $0.at = error.at
+                    $0.message = error.message
+                }
+            }
+        }
+    }
+}
+
+extension JobProgress {
+    public var wire: Tributary_V1_JobProgress {
+        Tributary_V1_JobProgress.with {
+            $0.jobID = UInt64(max(0, id))
+            $0.batch = batch
+            $0.state = state.rawValue
+            $0.done = done
+            $0.total = total
+            $0.attempt = UInt32(clamping: attempt)
+        }
+    }
+}
+
+extension BatchStatus {
+    public var wire: Tributary_V1_BatchStatusReply {
+        Tributary_V1_BatchStatusReply.with {
+            $0.batch = batch
+            $0.totalJobs = totalJobs
+            $0.doneJobs = doneJobs
+            $0.deadJobs = deadJobs
+            $0.cancelledJobs = cancelledJobs
+            $0.totalRows = totalRows
+            $0.doneRows = doneRows
+            $0.dead = dead.map { job in
+                Tributary_V1_DeadJob.with {
+                    $0.jobID = UInt64(max(0, job.id))
+                    $0.message = job.message
+                    $0.attempts = UInt32(clamping: job.attempts)
+                }
+            }
+        }
+    }
+}
+
+extension JobState {
+    /// - Throws: ``ProtocolError`` naming the states this version knows.
+    public init(wire name: String) throws {
+        guard let state = JobState(rawValue: name) else {
+            throw ProtocolError(
+                .invalidRequest, "unknown job state '\(name)' (one of \(JobState.names.joined(separator: ", ")))")
+        }
+        self = state
+    }
+}
+
+extension [JobState: UInt64] {
+    /// Jobs by state, as `StatusReply` counts them.
+    public var wire: Tributary_V1_JobCounts {
+        Tributary_V1_JobCounts.with {
+            $0.queued = self[.queued] ?? 0
+            $0.running = self[.running] ?? 0
+            $0.done = self[.done] ?? 0
+            $0.dead = self[.dead] ?? 0
+            $0.cancelled = self[.cancelled] ?? 0
+        }
+    }
+}
