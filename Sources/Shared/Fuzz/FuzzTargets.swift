@@ -54,8 +54,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// Merges a change set into the fuzz store and rolls it back, so every input starts from the same store.
     private static func apply(_ changes: Tributary_V1_ChangeSet) {
         guard let store = fuzzStore else { return }
-        var save = Tributary_V1_SaveChanges()
-        save.changes = changes
+        let save = SaveRequest(changes: changes)
         store.pool.writeWithoutTransaction { db in
             try? db.inSavepoint {
                 _ = try? RootStore.apply(save, from: "fuzz", in: db, writer: store.writer, model: store.model)

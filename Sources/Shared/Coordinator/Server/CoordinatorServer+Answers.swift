@@ -24,7 +24,8 @@ extension CoordinatorServer {
                 reply(
                     to: save.peer, requestID: save.requestID,
                     .error(
-                        ProtocolError(.shuttingDown, "the coordinator is shutting down", jobID: save.save.jobID).wire))
+                        ProtocolError(.shuttingDown, "the coordinator is shutting down", jobID: UInt64(save.save.jobID))
+                            .wire))
             }
             return
         }

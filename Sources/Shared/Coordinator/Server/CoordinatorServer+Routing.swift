@@ -45,7 +45,8 @@ extension CoordinatorServer {
                 try checkChangeSetLimits(save, messageBytes: sized.bytes)
                 try Self.requireInt64(save.jobID, "job_id")
                 try Self.requireProgress(save.progressDone, "progress_done")
-                gathered.append(.init(save: save, peer: peer, worker: worker.id, requestID: envelope.requestID))
+                gathered.append(
+                    .init(save: SaveRequest(save), peer: peer, worker: worker.id, requestID: envelope.requestID))
             } catch let error as ProtocolError {
                 reply(to: peer, requestID: envelope.requestID, .error(error.wire))
             } catch {
@@ -123,7 +124,7 @@ extension CoordinatorServer {
         case .saveChanges(let save):
             let worker = try requireWorker(peer).id
             if save.credit > 0 { addCredit(save.credit, to: peer) }
-            gathered.append(.init(save: save, peer: peer, worker: worker, requestID: requestID))
+            gathered.append(.init(save: SaveRequest(save), peer: peer, worker: worker, requestID: requestID))
             await commitAll()
         case .jobFailed(let failure): try await jobFailed(failure, from: peer)
         case .workerBye: try await workerLeft(peer, reason: "said goodbye", handsBack: true)

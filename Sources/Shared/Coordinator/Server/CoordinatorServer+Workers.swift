@@ -45,8 +45,8 @@ extension CoordinatorServer {
 
     private func acknowledge(_ member: SaveGroup.Member, _ outcome: SaveOutcome) {
         var ack = Tributary_V1_SaveAck()
-        ack.jobID = member.save.jobID
-        ack.batchIndex = member.save.batchIndex
+        ack.jobID = UInt64(member.save.jobID)
+        ack.batchIndex = UInt32(clamping: member.save.batchIndex)
         switch outcome {
         case .committed(let seq, let events, let remaps, let resolved):
             ack.seq = seq
@@ -62,22 +62,22 @@ extension CoordinatorServer {
             ack.duplicate = true
         }
         if member.save.completesJob, workers[member.peer]?.id == member.worker {
-            workers[member.peer]?.jobs[Int64(member.save.jobID)] = nil
+            workers[member.peer]?.jobs[member.save.jobID] = nil
         }
         replyOrGather(to: member.peer, requestID: member.requestID, .saveAck(ack))
     }
 
-    private static func wireError(_ error: any Error, save: Tributary_V1_SaveChanges) -> Tributary_V1_Error {
+    private static func wireError(_ error: any Error, save: SaveRequest) -> Tributary_V1_Error {
         switch error {
         case let error as LeaseError:
             let code: Tributary_V1_ErrorCode =
                 error.isUnknownJob
                 ? .unknownJob : error.isCancelled ? .jobCancelled : error.isOutOfOrder ? .invalidRequest : .staleLease
-            return ProtocolError(code, error.message, jobID: save.jobID).wire
+            return ProtocolError(code, error.message, jobID: UInt64(save.jobID)).wire
         case let error as StoreError:
-            return ProtocolError(error, jobID: save.jobID).wire
+            return ProtocolError(error, jobID: UInt64(save.jobID)).wire
         default:
-            return ProtocolError(.internal, "\(error)", jobID: save.jobID).wire
+            return ProtocolError(.internal, "\(error)", jobID: UInt64(save.jobID)).wire
         }
     }
 

@@ -15,8 +15,7 @@ public struct LocalRootParent: ChangeSetParent {
     }
 
     public func save(_ changes: Tributary_V1_ChangeSet) async throws -> SaveReceipt {
-        var save = Tributary_V1_SaveChanges()
-        save.changes = changes
+        let save = SaveRequest(changes: changes)
         let outcome: SaveOutcome
         do {
             outcome = try await store.applySave(save, from: "local")

@@ -12,8 +12,8 @@ extension RootStore {
 
     /// Which of a group's saves take the batched path: those without changes whose job no other save of the group
     /// names (its saves then apply in order, one by one).
-    static func batchable(_ saves: [(save: Tributary_V1_SaveChanges, worker: String)]) -> [Bool] {
-        var saveCounts: [UInt64: Int] = [:]
+    static func batchable(_ saves: [(save: SaveRequest, worker: String)]) -> [Bool] {
+        var saveCounts: [Int64: Int] = [:]
         for (save, _) in saves where save.jobID != 0 { saveCounts[save.jobID, default: 0] += 1 }
         return saves.map { save, _ in
             save.jobID != 0 && save.changes.batches.isEmpty && saveCounts[save.jobID] == 1
@@ -51,7 +51,7 @@ extension RootStore {
     /// Records the progress (or completion) of saves whose attempts held their jobs, ``completionChunk`` rows per
     /// statement. The one-by-one path writes its save's row through it too, so both write the same columns.
     static func writeProgress(
-        of saves: [Tributary_V1_SaveChanges], now: Double, in db: Database, statements: WriterStatements
+        of saves: [SaveRequest], now: Double, in db: Database, statements: WriterStatements
     ) throws {
         guard !saves.isEmpty else { return }
         try statements.requireTransaction(db)
@@ -80,8 +80,8 @@ extension RootStore {
     /// Applies a batchable save from its job's lease row: refused, applied before (answered by the one-by-one path,
     /// which finds its sequence number), or held, when its row's write joins `held`.
     static func applyBatched(
-        _ save: Tributary_V1_SaveChanges, from worker: String, lease row: LeaseRow?,
-        held: inout [Tributary_V1_SaveChanges],
+        _ save: SaveRequest, from worker: String, lease row: LeaseRow?,
+        held: inout [SaveRequest],
         in db: Database, writer: WriterState, model: Model
     ) throws -> AppliedSave {
         let jobID = Int64(save.jobID)

@@ -71,14 +71,14 @@ extension RootStore {
     /// Merges a worker's change set and records the job's progress (or completion) in one transaction.
     /// - Throws: ``LeaseError`` when the job is unknown or its lease belongs to another attempt or worker;
     ///   ``StoreError`` when the change set does not fit the model or the store's constraints.
-    public func applySave(_ save: Tributary_V1_SaveChanges, from worker: String) async throws -> SaveOutcome {
+    public func applySave(_ save: SaveRequest, from worker: String) async throws -> SaveOutcome {
         try await applySaves([(save, worker)])[0].get().outcome
     }
 
     /// Group commit: applies several saves in one transaction (one WAL commit), each in a savepoint of its own,
     /// so a save that fails is rolled back alone and the others still commit.
     /// - Returns: one result per save, in order; sequence numbers follow that order.
-    public func applySaves(_ saves: [(save: Tributary_V1_SaveChanges, worker: String)]) async throws
+    public func applySaves(_ saves: [(save: SaveRequest, worker: String)]) async throws
         -> [Result<AppliedSave, any Error>]
     {
         try await pool.writeWithoutTransaction { db in
@@ -92,7 +92,7 @@ extension RootStore {
     /// that fails leaves the others standing, and a failure of the whole transaction (the commit itself, say) comes
     /// back as every save's and claim's error.
     public func queueGroupCommit(
-        _ saves: [(save: Tributary_V1_SaveChanges, worker: String)], thenClaim claims: [ClaimRequest]
+        _ saves: [(save: SaveRequest, worker: String)], thenClaim claims: [ClaimRequest]
     ) -> PendingWrite<GroupCommitResult> {
         let pending = PendingWrite<GroupCommitResult>()
         pool.asyncWriteWithoutTransaction { db in
@@ -124,7 +124,7 @@ extension RootStore {
     /// The group commit's work inside the writer's transaction. Each batch's counters are written once, after
     /// the saves, with what the saves that applied added to them.
     /// - Throws: when the counters cannot be written (the transaction then fails as a whole).
-    func applySaves(_ saves: [(save: Tributary_V1_SaveChanges, worker: String)], in db: Database) throws
+    func applySaves(_ saves: [(save: SaveRequest, worker: String)], in db: Database) throws
         -> [Result<AppliedSave, any Error>]
     {
         var results: [Result<AppliedSave, any Error>] = []
@@ -133,7 +133,7 @@ extension RootStore {
         let batchable = Self.batchable(saves)
         let leases = try leaseRows(
             ofJobs: saves.indices.filter { batchable[$0] }.map { Int64(saves[$0].save.jobID) }, in: db)
-        var held: [Tributary_V1_SaveChanges] = []
+        var held: [SaveRequest] = []
         for (index, (save, worker)) in saves.enumerated() {
             let result = Result {
                 if batchable[index] {
@@ -184,7 +184,7 @@ extension RootStore {
     }
 
     package static func apply(
-        _ save: Tributary_V1_SaveChanges, from worker: String, in db: Database, writer: WriterState, model: Model
+        _ save: SaveRequest, from worker: String, in db: Database, writer: WriterState, model: Model
     ) throws -> AppliedSave {
         let jobID = Int64(save.jobID)
         let statements = writer.statements
@@ -224,9 +224,9 @@ extension RootStore {
         if result.entities.contains(where: { !$0.changes.isEmpty }) {
             let origin = Tributary_V1_Origin.with {
                 $0.workerID = worker
-                $0.jobID = save.jobID
-                $0.attempt = save.attempt
-                $0.batchIndex = save.batchIndex
+                $0.jobID = UInt64(save.jobID)
+                $0.attempt = UInt32(clamping: save.attempt)
+                $0.batchIndex = UInt32(clamping: save.batchIndex)
             }
             let events = try CommitEvents.make(
                 seq: seq, at: now, origin: origin, changeSet: save.changes, result: result, resolved: resolved,
@@ -303,7 +303,7 @@ extension RootStore {
     }
 
     /// Judges a save's lease from its job's row, or from its absence.
-    static func leaseVerdict(_ row: LeaseRow?, save: Tributary_V1_SaveChanges, jobID: Int64, worker: String)
+    static func leaseVerdict(_ row: LeaseRow?, save: SaveRequest, jobID: Int64, worker: String)
         -> LeaseVerdict
     {
         guard let row else {
@@ -341,7 +341,7 @@ extension RootStore {
 
     /// Checks that the save's attempt holds the job, or finds that the batch was applied before.
     private static func checkLease(
-        _ db: Database, _ statements: WriterStatements, save: Tributary_V1_SaveChanges, jobID: Int64, worker: String
+        _ db: Database, _ statements: WriterStatements, save: SaveRequest, jobID: Int64, worker: String
     ) throws -> LeaseCheck {
         let select = try statements.statement(db, "SELECT \(LeaseRow.columns) FROM tributary_jobs WHERE id = ?")
         select.bind(1, jobID)
@@ -363,7 +363,7 @@ extension RootStore {
     }
 
     /// The job's progress and counters after a save its attempt held: what ``AppliedSave`` carries for it.
-    static func applied(_ save: Tributary_V1_SaveChanges, _ outcome: SaveOutcome, lease: HeldLease) -> AppliedSave {
+    static func applied(_ save: SaveRequest, _ outcome: SaveOutcome, lease: HeldLease) -> AppliedSave {
         let progress = JobProgress(
             id: Int64(save.jobID), batch: lease.batch, state: save.completesJob ? .done : .running,
             done: save.progressDone, total: lease.total, attempt: Int(save.attempt))

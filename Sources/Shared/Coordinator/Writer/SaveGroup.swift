@@ -1,11 +1,11 @@
 import Foundation
-import TributaryProtocol
+import TributaryCore
 
 /// Saves gathered for one group commit, in arrival order, with whom to answer.
 struct SaveGroup {
     /// One save and whom to answer.
     struct Member: Sendable {
-        let save: Tributary_V1_SaveChanges
+        let save: SaveRequest
         let peer: Data
         let worker: String
         let requestID: UInt64
