@@ -70,7 +70,7 @@ extension CoordinatorServer {
             reply.lastSeq = lastSeq
             reply.oldestHistorySeq = oldestHistorySeq
             reply.storePath = store.path
-            reply.pool = supervisor?.processes ?? []
+            reply.pool = (supervisor?.processes ?? []).map(\.wire)
             reply.running = running.map(\.wire)
             reply.workers = workers.workers.values.sorted {
                 $0.id.count == $1.id.count ? $0.id < $1.id : $0.id.count < $1.id.count

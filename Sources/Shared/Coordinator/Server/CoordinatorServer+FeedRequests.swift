@@ -33,19 +33,20 @@ extension CoordinatorServer {
         try Self.requireInt64(update.position, "position")
         let info = try await store.updateSubscriber(
             name: update.name, position: update.position, registerOnly: update.registerOnly)
-        reply(to: peer, requestID: requestID, .subscriberInfo(info))
+        reply(to: peer, requestID: requestID, .subscriberInfo(info.wire))
     }
 
     func listSubscribers(from peer: Data, requestID: UInt64) async throws {
         let subscribers = try await store.subscribers()
-        reply(to: peer, requestID: requestID, .subscribersReply(.with { $0.subscribers = subscribers }))
+        reply(to: peer, requestID: requestID, .subscribersReply(.with { $0.subscribers = subscribers.map(\.wire) }))
     }
 
     func deleteSubscriber(_ request: Tributary_V1_DeleteSubscriberRequest, from peer: Data, requestID: UInt64)
         async throws
     {
         try Self.requireSubscriberName(request.name)
-        reply(to: peer, requestID: requestID, .subscriberInfo(try await store.deleteSubscriber(name: request.name)))
+        reply(
+            to: peer, requestID: requestID, .subscriberInfo(try await store.deleteSubscriber(name: request.name).wire))
     }
 
     private func feedFilter(entities: [String], attributes: [String]) throws -> FeedFilter {

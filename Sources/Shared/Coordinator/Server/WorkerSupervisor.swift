@@ -77,16 +77,14 @@ public final class WorkerSupervisor: Service, Sendable {
     }
 
     /// Each pool process as `tributary status` shows it: crash looping when its last 3 runs were all short.
-    public var processes: [Tributary_V1_PoolProcess] {
+    public var processes: [PoolProcess] {
         state.withLock { state in
             state.slots.enumerated().map { index, slot in
-                Tributary_V1_PoolProcess.with {
-                    $0.name = Self.poolName(index)
-                    $0.pid = slot.process?.isRunning == true ? slot.process?.processIdentifier ?? 0 : 0
-                    $0.restarts = UInt32(clamping: slot.restarts)
-                    $0.lastExitStatus = slot.lastExitStatus
-                    $0.crashLooping = slot.recentRuns.count == 3 && slot.recentRuns.allSatisfy { $0 < Self.shortRun }
-                }
+                PoolProcess(
+                    name: Self.poolName(index),
+                    pid: slot.process?.isRunning == true ? slot.process?.processIdentifier ?? 0 : 0,
+                    restarts: slot.restarts, lastExitStatus: slot.lastExitStatus,
+                    crashLooping: slot.recentRuns.count == 3 && slot.recentRuns.allSatisfy { $0 < Self.shortRun })
             }
         }
     }
@@ -136,6 +134,29 @@ public final class WorkerSupervisor: Service, Sendable {
             do { try self.launch(index) } catch {
                 self.logger.error("cannot restart worker", metadata: ["error": "\(error)"])
             }
+        }
+    }
+}
+
+/// A local pool process as `tributary status` shows it.
+public struct PoolProcess: Sendable, Equatable {
+    /// `pool-1`, `pool-2`, …
+    public let name: String
+    /// 0 while it waits to be started again.
+    public let pid: Int32
+    public let restarts: Int
+    public let lastExitStatus: Int32
+    /// Its last 3 runs each ended within 10 s.
+    public let crashLooping: Bool
+
+    /// As `StatusReply` carries it.
+    var wire: Tributary_V1_PoolProcess {
+        Tributary_V1_PoolProcess.with {
+            $0.name = name
+            $0.pid = pid
+            $0.restarts = UInt32(clamping: restarts)
+            $0.lastExitStatus = lastExitStatus
+            $0.crashLooping = crashLooping
         }
     }
 }

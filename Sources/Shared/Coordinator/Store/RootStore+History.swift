@@ -128,7 +128,7 @@ extension RootStore {
     /// keeps its position.
     /// - Throws: ``StoreError`` `historyPruned` when `position` is older than the history kept.
     public func updateSubscriber(name: String, position: UInt64, registerOnly: Bool) async throws
-        -> Tributary_V1_SubscriberInfo
+        -> DurableSubscriber
     {
         let now = Date().timeIntervalSince1970
         return try await pool.write { db in
@@ -142,16 +142,12 @@ extension RootStore {
             try db.execute(
                 sql: "INSERT OR REPLACE INTO tributary_subscribers (name, position, updated_at) VALUES (?, ?, ?)",
                 arguments: [name, Int64(position), now])
-            return Tributary_V1_SubscriberInfo.with {
-                $0.name = name
-                $0.position = position
-                $0.updatedAt = now
-            }
+            return DurableSubscriber(name: name, position: position, updatedAt: Date(timeIntervalSince1970: now))
         }
     }
 
     /// The durable subscribers, by name.
-    public func subscribers() async throws -> [Tributary_V1_SubscriberInfo] {
+    public func subscribers() async throws -> [DurableSubscriber] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM tributary_subscribers ORDER BY name").map(Self.subscriberInfo)
         }
@@ -160,7 +156,7 @@ extension RootStore {
     /// Forgets a durable subscriber.
     /// - Throws: ``StoreError`` `unknownSubscriber` when there is none of that name.
     /// - Returns: the subscriber as it was.
-    public func deleteSubscriber(name: String) async throws -> Tributary_V1_SubscriberInfo {
+    public func deleteSubscriber(name: String) async throws -> DurableSubscriber {
         try await pool.write { db in
             guard let subscriber = try Self.subscriber(name, in: db) else {
                 throw StoreError(.unknownSubscriber, "no durable subscriber is named '\(name)'")
@@ -170,16 +166,14 @@ extension RootStore {
         }
     }
 
-    private static func subscriber(_ name: String, in db: Database) throws -> Tributary_V1_SubscriberInfo? {
+    private static func subscriber(_ name: String, in db: Database) throws -> DurableSubscriber? {
         try Row.fetchOne(db, sql: "SELECT * FROM tributary_subscribers WHERE name = ?", arguments: [name])
             .map(subscriberInfo)
     }
 
-    private static func subscriberInfo(_ row: Row) -> Tributary_V1_SubscriberInfo {
-        Tributary_V1_SubscriberInfo.with {
-            $0.name = row["name"]
-            $0.position = UInt64(max(0, row["position"] as Int64))
-            $0.updatedAt = row["updated_at"]
-        }
+    private static func subscriberInfo(_ row: Row) -> DurableSubscriber {
+        DurableSubscriber(
+            name: row["name"], position: UInt64(max(0, row["position"] as Int64)),
+            updatedAt: Date(timeIntervalSince1970: row["updated_at"]))
     }
 }

@@ -1,0 +1,25 @@
+import Foundation
+import TributaryProtocol
+
+/// A durable subscriber the store keeps a position for: it resumes after `position` when it comes back.
+public struct DurableSubscriber: Sendable, Equatable {
+    public var name: String
+    /// The last sequence number it acknowledged.
+    public var position: UInt64
+    public var updatedAt: Date
+
+    public init(name: String, position: UInt64, updatedAt: Date) {
+        self.name = name
+        self.position = position
+        self.updatedAt = updatedAt
+    }
+
+    /// As `SubscriberInfo` carries it.
+    public var wire: Tributary_V1_SubscriberInfo {
+        Tributary_V1_SubscriberInfo.with {
+            $0.name = name
+            $0.position = position
+            $0.updatedAt = updatedAt.timeIntervalSince1970
+        }
+    }
+}
