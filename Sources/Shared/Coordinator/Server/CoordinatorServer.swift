@@ -155,7 +155,7 @@ public actor CoordinatorServer: Service {
     private func handle(_ event: RouterEvent) async {
         switch event {
         case .received(let batch): await handle(batch)
-        case .written: answer(await writer.takeAnswers())
+        case .written: answer(writer.takeAnswers())
         case .tick: await tick()
         case .attemptsExpired(let attempts): stopAttempts(attempts)
         case .workerExited(let pid, let name): await workerProcessExited(pid: pid, name: name)

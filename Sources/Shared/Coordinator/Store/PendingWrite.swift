@@ -6,11 +6,11 @@ import Synchronization
 /// instead of waiting for each commit before reading on (writes still run one at a time, in the order queued).
 public final class PendingWrite<Value: Sendable>: Sendable {
     private enum State {
-        case waiting([UnsafeContinuation<Value, Never>])
+        case waiting([UnsafeContinuation<Value, Never>], [@Sendable (Value) -> Void])
         case written(Value)
     }
 
-    private let state = Mutex(State.waiting([]))
+    private let state = Mutex(State.waiting([], []))
 
     init() {}
 
@@ -22,9 +22,9 @@ public final class PendingWrite<Value: Sendable>: Sendable {
                 let value = state.withLock { state -> Value? in
                     switch state {
                     case .written(let value): return value
-                    case .waiting(var waiters):
+                    case .waiting(var waiters, let callbacks):
                         waiters.append(continuation)
-                        state = .waiting(waiters)
+                        state = .waiting(waiters, callbacks)
                         return nil
                     }
                 }
@@ -41,13 +41,31 @@ public final class PendingWrite<Value: Sendable>: Sendable {
         }
     }
 
-    /// Records the result and wakes whoever awaits it. Called once, by the writer.
-    func fulfil(_ value: Value) {
-        let waiters = state.withLock { state -> [UnsafeContinuation<Value, Never>] in
-            guard case .waiting(let waiters) = state else { return [] }
-            state = .written(value)
-            return waiters
+    /// Calls `body` with the result once the writer has run the write: on the writer's thread, right after the
+    /// commit (keep it short, and never wait in it), or at once on this thread when it has run already.
+    func whenWritten(_ body: @escaping @Sendable (Value) -> Void) {
+        let value = state.withLock { state -> Value? in
+            switch state {
+            case .written(let value): return value
+            case .waiting(let waiters, var callbacks):
+                callbacks.append(body)
+                state = .waiting(waiters, callbacks)
+                return nil
+            }
         }
+        if let value { body(value) }
+    }
+
+    /// Records the result, calls the ``whenWritten(_:)`` callbacks and wakes whoever awaits it. Called once, by
+    /// the writer.
+    func fulfil(_ value: Value) {
+        let (waiters, callbacks) = state.withLock {
+            state -> ([UnsafeContinuation<Value, Never>], [@Sendable (Value) -> Void]) in
+            guard case .waiting(let waiters, let callbacks) = state else { return ([], []) }
+            state = .written(value)
+            return (waiters, callbacks)
+        }
+        for callback in callbacks { callback(value) }
         for waiter in waiters { waiter.resume(returning: value) }
     }
 }

@@ -15,6 +15,14 @@ enum QueuedWrite: Sendable {
         }
     }
 
+    /// Calls `body` once the store has run it (see ``PendingWrite/whenWritten(_:)``).
+    func whenWritten(_ body: @escaping @Sendable () -> Void) {
+        switch self {
+        case .groupCommit(let commit): commit.write.whenWritten { _ in body() }
+        case .push(let push): push.write.whenWritten { _ in body() }
+        }
+    }
+
     /// Waits until the store has run it.
     func written() async {
         switch self {

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 /// The store's writer: the only owner of the group-commit pipeline and the one path by which jobs are leased.
 ///
@@ -10,149 +11,212 @@ import ServiceLifecycle
 /// and the lease of the job that takes its slot commit together), and only then is the finished one handed to the
 /// router, in order, as a ``WriterAnswer`` (``takeAnswers()``): the store works while the router answers.
 ///
-/// Its loop (``run()``) follows the writes in the order they were queued; ``stop()`` writes what was handed to it
-/// and then takes nothing more.
-actor StoreWriter: Service {
+/// Its state is behind one lock rather than in an actor: handing it saves costs the router no hop, and a finished
+/// write is collected on GRDB's writer thread right after its commit (``PendingWrite/whenWritten(_:)``), which
+/// queues the next group at once and tells the router. Nothing under the lock waits: queueing a write on the
+/// store only schedules it. ``stop()`` writes what was handed over and then takes nothing more.
+final class StoreWriter: Service, Sendable {
     /// The most saves that gather while the store is busy; the next message's saves wait for it.
     static let maximumPendingSaves = 1024
 
     /// The most writes queued on the store (pushes queue behind group commits); the next push waits.
     static let maximumQueuedWrites = 8
 
+    private struct State: ~Copyable {
+        /// Saves gathered for the next group commit.
+        var pendingSaves = SaveGroup()
+        /// Claims for the next group commit, one per worker (credit taken meanwhile adds to its claim, up to the
+        /// worker's credit: at most 1,024 jobs).
+        var pendingClaims: [QueuedCommit.Claim] = []
+        /// Writes queued on the store and not collected yet, oldest first.
+        var queued: [QueuedWrite] = []
+        /// Writes done and not yet taken by the router, oldest first.
+        var answers: [WriterAnswer] = []
+        var stopped = false
+        /// Callers waiting for room (too many saves gathered, or too many writes queued); woken by each write
+        /// collected, and by ``stop()``.
+        var waitingForRoom: [CheckedContinuation<Void, Never>] = []
+        /// How many times writes were collected: a caller that found no room waits only if none was since.
+        var collections = 0
+    }
+
     private let store: RootStore
     private let logger: Logger
-    /// Tells the router that answers wait (``takeAnswers()``); called from this actor, never awaited.
+    /// Tells the router that answers wait (``takeAnswers()``); called on the writer's thread, never waits.
     private let answersWaiting: @Sendable () -> Void
-    /// Saves gathered for the next group commit.
-    private var pendingSaves = SaveGroup()
-    /// Claims for the next group commit, one per worker (credit taken meanwhile adds to its claim, up to the
-    /// worker's credit: at most 1,024 jobs).
-    private var pendingClaims: [QueuedCommit.Claim] = []
-    /// Writes queued on the store and not collected yet, oldest first.
-    private var queued: [QueuedWrite] = []
-    /// Writes done and not yet taken by the router, oldest first.
-    private var answers: [WriterAnswer] = []
-    private var stopped = false
-    /// Each queued write, for ``run()`` to wait on in turn.
-    private nonisolated let written: AsyncStream<QueuedWrite>
-    private nonisolated let writtenInput: AsyncStream<QueuedWrite>.Continuation
+    private let state = Mutex(State())
 
     init(store: RootStore, logger: Logger, answersWaiting: @escaping @Sendable () -> Void) {
         self.store = store
         self.logger = logger
         self.answersWaiting = answersWaiting
-        (written, writtenInput) = AsyncStream.makeStream()
     }
 
-    /// Follows the queued writes in order, collecting each as the store finishes it, until graceful shutdown.
-    /// In the coordinator's group that comes after the router stopped, which stopped the writer (``stop()``)
-    /// and took its last answers; any write still queued is collected before this returns.
-    nonisolated func run() async {
-        await withDiscardingTaskGroup { group in
-            group.addTask { await self.follow() }
-            try? await gracefulShutdown()
-            writtenInput.finish()
-        }
-    }
-
-    private func follow() async {
-        for await write in written {
-            await write.written()
-            collectWritten()
+    /// Runs until graceful shutdown, which in the coordinator's group comes after the router stopped the writer
+    /// (``stop()``) and took its last answers; a writer still running is stopped then.
+    func run() async {
+        try? await gracefulShutdown()
+        let left = await stop()
+        if !left.isEmpty {
+            logger.warning("writes answered to nobody at shutdown", metadata: ["writes": "\(left.count)"])
         }
     }
 
     /// Gathers a message's saves and claims for the next group commit, and queues it at once when the store is
     /// idle. Waits while too many saves gathered, so a flood of saves slows its senders instead of growing.
     /// - Returns: false when the writer has stopped: nothing was taken (the saves are to be refused).
-    func enqueue(_ saves: [SaveGroup.Member], claims: [QueuedCommit.Claim]) async -> Bool {
-        while !stopped, pendingSaves.count >= Self.maximumPendingSaves, let first = queued.first {
-            await first.written()
-            collectWritten()
+    nonisolated(nonsending) func enqueue(_ saves: [SaveGroup.Member], claims: [QueuedCommit.Claim]) async -> Bool {
+        await whenThereIsRoom { state in
+            guard state.pendingSaves.count < Self.maximumPendingSaves || state.queued.isEmpty else { return .noRoom }
+            for save in saves { state.pendingSaves.append(save) }
+            for claim in claims { Self.add(claim, to: &state) }
+            return .taken(state.queued.isEmpty ? self.queuePending(&state) : [])
         }
-        guard !stopped else { return false }
-        for save in saves { pendingSaves.append(save) }
-        for claim in claims { add(claim) }
-        if queued.isEmpty { queuePending() }
-        return true
     }
 
     /// Queues a push behind the saves gathered before it (a push must not overtake them: one may finish a job
     /// whose unique key it reuses). Waits while the store has many writes queued.
     /// - Returns: false when the writer has stopped.
-    func push(_ push: QueuedPush.Request) async -> Bool {
-        while !stopped, queued.count >= Self.maximumQueuedWrites, let first = queued.first {
-            await first.written()
-            collectWritten()
+    nonisolated(nonsending) func push(_ push: QueuedPush.Request) async -> Bool {
+        await whenThereIsRoom { state in
+            guard state.queued.count < Self.maximumQueuedWrites else { return .noRoom }
+            let commit = self.queuePending(&state)
+            let write = QueuedWrite.push(
+                QueuedPush(request: push, write: self.store.queuePush(push.specs, batch: push.batch)))
+            state.queued.append(write)
+            return .taken(commit + [write])
         }
-        guard !stopped else { return false }
-        queuePending()
-        queue(.push(QueuedPush(request: push, write: store.queuePush(push.specs, batch: push.batch))))
-        return true
     }
 
     /// Queues what gathered, even while the store is busy, waits until every write handed over so far is done,
     /// and returns every answer not taken yet: for a message that must see the saves before it. Saves handed
     /// over meanwhile are not waited for, so a stop ends even while workers go on saving.
-    func flush() async -> [WriterAnswer] {
-        queuePending()
-        if let last = queued.last {
+    nonisolated(nonsending) func flush() async -> [WriterAnswer] {
+        let (queued, last) = state.withLock { state in (queuePending(&state), state.queued.last) }
+        follow(queued)
+        if let last {
             await last.written()
-            // Writes finish in the order queued: every one up to `last` is collected here.
+            // Writes finish in the order queued: every one up to `last` is collected here (again, harmlessly,
+            // if its callback came first).
             collectWritten()
         }
         return takeAnswers()
     }
 
+    /// How many callers wait for room (for tests).
+    var waitingForRoomCount: Int { state.withLock { $0.waitingForRoom.count } }
+
     /// The answers of the writes done since the last call, in the order the writes were queued.
     func takeAnswers() -> [WriterAnswer] {
-        defer { answers = [] }
-        return answers
+        state.withLock { state in
+            defer { state.answers = [] }
+            return state.answers
+        }
     }
 
     /// Writes what was handed over, then takes nothing more; returns the answers not taken yet. Saves and claims
     /// handed over afterwards are refused (``enqueue(_:claims:)`` returns false).
-    func stop() async -> [WriterAnswer] {
-        stopped = true
-        let last = await flush()
-        writtenInput.finish()
-        return last
+    nonisolated(nonsending) func stop() async -> [WriterAnswer] {
+        let waiting = state.withLock { state in
+            state.stopped = true
+            defer { state.waitingForRoom = [] }
+            return state.waitingForRoom
+        }
+        for waiter in waiting { waiter.resume() }
+        return await flush()
     }
 
-    private func add(_ claim: QueuedCommit.Claim) {
-        if let index = pendingClaims.firstIndex(where: { $0.peer == claim.peer && $0.worker.id == claim.worker.id }) {
-            pendingClaims[index].request.limit += claim.request.limit
+    /// What a caller did under the lock: found no room, or took its part (and queued these writes).
+    private enum Take {
+        case noRoom
+        case taken([QueuedWrite])
+    }
+
+    /// Runs `take` under the lock once it finds room, then has the writes it queued followed.
+    /// - Returns: false when the writer has stopped.
+    private nonisolated(nonsending) func whenThereIsRoom(_ take: (inout State) -> Take) async -> Bool {
+        while true {
+            let (outcome, collections) = state.withLock { state -> (Take?, Int) in
+                (state.stopped ? nil : take(&state), state.collections)
+            }
+            switch outcome {
+            case .taken(let queued):
+                follow(queued)
+                return true
+            case nil:
+                return false
+            case .noRoom:
+                await waitForRoom(after: collections)
+            }
+        }
+    }
+
+    /// Waits until a write is collected or the writer stops; returns at once when either happened since the
+    /// caller found no room (`collections` is what it saw then).
+    private nonisolated(nonsending) func waitForRoom(after collections: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state -> Bool in
+                if state.stopped || state.collections != collections { return true }
+                state.waitingForRoom.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    private static func add(_ claim: QueuedCommit.Claim, to state: inout State) {
+        if let index = state.pendingClaims.firstIndex(where: {
+            $0.peer == claim.peer && $0.worker.id == claim.worker.id
+        }) {
+            state.pendingClaims[index].request.limit += claim.request.limit
         } else {
-            pendingClaims.append(claim)
+            state.pendingClaims.append(claim)
         }
     }
 
-    /// Queues the gathered saves and claims on the store as one group commit.
-    private func queuePending() {
-        guard !pendingSaves.isEmpty || !pendingClaims.isEmpty else { return }
-        let members = pendingSaves.members
-        let claims = pendingClaims
-        pendingSaves = SaveGroup()
-        pendingClaims = []
-        let write = store.queueGroupCommit(members.map { ($0.save, $0.worker) }, thenClaim: claims.map(\.request))
-        queue(.groupCommit(QueuedCommit(members: members, claims: claims, write: write)))
+    /// Queues the gathered saves and claims on the store as one group commit (under the lock: queueing only
+    /// schedules the write). The caller has it followed once the lock is released.
+    /// - Returns: the write queued; none when nothing gathered.
+    private func queuePending(_ state: inout State) -> [QueuedWrite] {
+        guard !state.pendingSaves.isEmpty || !state.pendingClaims.isEmpty else { return [] }
+        let members = state.pendingSaves.members
+        let claims = state.pendingClaims
+        state.pendingSaves = SaveGroup()
+        state.pendingClaims = []
+        let write = QueuedWrite.groupCommit(
+            QueuedCommit(
+                members: members, claims: claims,
+                write: store.queueGroupCommit(members.map { ($0.save, $0.worker) }, thenClaim: claims.map(\.request))))
+        state.queued.append(write)
+        return [write]
     }
 
-    private func queue(_ write: QueuedWrite) {
-        queued.append(write)
-        writtenInput.yield(write)
+    /// Collects each write when the store has run it (outside the lock: a write already run calls back at once).
+    private func follow(_ writes: [QueuedWrite]) {
+        for write in writes { write.whenWritten { [self] in collectWritten() } }
     }
 
-    /// Moves each write the store finished, in order, to the answers; the store takes the next group before the
-    /// router answers this one, and works on it meanwhile.
+    /// Moves each write the store finished, in order, to the answers, queueing the next group as soon as the
+    /// store is idle (it works on it while the router answers this one); wakes those waiting for room and tells
+    /// the router.
     private func collectWritten() {
-        var collected = false
-        while let first = queued.first, let answer = first.answer {
-            queued.removeFirst()
-            if queued.isEmpty { queuePending() }
-            answers.append(answer)
-            collected = true
+        let (collected, queued, waiting) = state.withLock {
+            state -> (Bool, [QueuedWrite], [CheckedContinuation<Void, Never>]) in
+            var collected = false
+            var queued: [QueuedWrite] = []
+            while let first = state.queued.first, let answer = first.answer {
+                state.queued.removeFirst()
+                if state.queued.isEmpty { queued += queuePending(&state) }
+                state.answers.append(answer)
+                collected = true
+            }
+            guard collected else { return (false, [], []) }
+            state.collections += 1
+            defer { state.waitingForRoom = [] }
+            return (true, queued, state.waitingForRoom)
         }
+        follow(queued)
+        for waiter in waiting { waiter.resume() }
         if collected { answersWaiting() }
     }
 }
