@@ -15,6 +15,8 @@ public final class InboundQueue: AsyncSequence, Sendable {
         var waiter: CheckedContinuation<[SocketLoop.Inbound]?, Never>?
         var finished = false
         var dropped = 0
+        /// ``wake()`` was called while the consumer was not waiting: its next wait returns at once.
+        var woken = false
     }
 
     private let state = Mutex(State())
@@ -46,6 +48,20 @@ public final class InboundQueue: AsyncSequence, Sendable {
         if let (waiter, messages) = handOver { waiter.resume(returning: messages) }
     }
 
+    /// Wakes the consumer with an empty batch, or makes its next wait return at once when it is not waiting: for
+    /// a consumer that serves other events beside the socket's (it looks at them on each step).
+    public func wake() {
+        let waiter = state.withLock { state -> CheckedContinuation<Element?, Never>? in
+            guard let waiter = state.waiter else {
+                state.woken = true
+                return nil
+            }
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume(returning: [])
+    }
+
     /// Ends iteration once what is queued was taken (the loop stopped).
     func finish() {
         let waiter = state.withLock { state -> CheckedContinuation<Element?, Never>? in
@@ -56,12 +72,14 @@ public final class InboundQueue: AsyncSequence, Sendable {
         waiter?.resume(returning: nil)
     }
 
-    /// Everything queued, waiting for a message if there is none; nil at the end or when the task is cancelled.
+    /// Everything queued, waiting for a message if there is none (or for ``wake()``, which gives an empty batch);
+    /// nil at the end or when the task is cancelled.
     func next() async -> Element? {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (waiter: CheckedContinuation<Element?, Never>) in
                 let ready = state.withLock { state -> Element?? in
-                    if !state.messages.isEmpty {
+                    if !state.messages.isEmpty || state.woken {
+                        state.woken = false
                         defer { state.messages = [] }
                         return .some(state.messages)
                     }

@@ -36,6 +36,28 @@ struct InboundQueueTests {
         #expect(await consumer.value == ["m0", "m1"])
     }
 
+    @Test(
+        "wake() gives a waiting consumer an empty batch, makes the next wait of one not waiting return at once, and never loses messages"
+    )
+    func wake() async {
+        let queue = InboundQueue(limit: nil)
+        let consumer = Task {
+            var iterator = queue.makeAsyncIterator()
+            return await iterator.next()
+        }
+        // Whether the consumer waits yet or not, the wake ends its wait with an empty batch.
+        queue.wake()
+        #expect(await consumer.value?.isEmpty == true)
+        var iterator = queue.makeAsyncIterator()
+        queue.wake()
+        #expect(await iterator.next()?.isEmpty == true, "a wake before the wait is not lost")
+        queue.append(Self.messages(0..<2))
+        queue.wake()
+        #expect(Self.names(await iterator.next()) == ["m0", "m1"], "messages come with the wake")
+        queue.append(Self.messages(2..<3))
+        #expect(Self.names(await iterator.next()) == ["m2"], "the wake was used up by the step that took m0 and m1")
+    }
+
     @Test("beyond the limit, later messages are dropped and counted until the consumer takes what is held")
     func limit() async {
         let queue = InboundQueue(limit: 4)

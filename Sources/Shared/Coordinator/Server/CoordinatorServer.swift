@@ -38,9 +38,9 @@ public actor CoordinatorServer: Service {
     var replyBatch: ReplyBatch?
     /// The only writer of saves, pushes and claims: group commits, answered here in turn.
     nonisolated let writer: StoreWriter
-    /// What this router handles, one event at a time: messages, finished writes, ticks, other services' news.
-    private nonisolated let events: AsyncStream<RouterEvent>
-    private nonisolated let eventInput: AsyncStream<RouterEvent>.Continuation
+    /// What this router handles besides messages: finished writes, ticks, other services' news; emptied at each
+    /// step of its loop (``post(_:)``).
+    private nonisolated let mailbox: RouterMailbox
     /// Fetches, history and snapshot pages, answered from the store's readers.
     nonisolated let readers: ReaderPool
     /// With CURVE: who may send what (the ZAP handler that admits peers is the service's).
@@ -106,9 +106,9 @@ public actor CoordinatorServer: Service {
                 if socket == Self.routerSocket, let peer = frames.first { activity.heard(peer) }
             })
         self.loop = loop
-        let (events, eventInput) = AsyncStream.makeStream(of: RouterEvent.self)
-        (self.events, self.eventInput) = (events, eventInput)
-        writer = StoreWriter(store: store, logger: logger) { eventInput.yield(.written) }
+        let mailbox = RouterMailbox(waking: loop.inbound)
+        self.mailbox = mailbox
+        writer = StoreWriter(store: store, logger: logger) { mailbox.post(.written) }
         readers = ReaderPool(
             store: store, limitPerPeer: configuration.limits.maximumPendingRequestsPerPeer, logger: logger
         ) { peer, requestID, body in
@@ -124,17 +124,12 @@ public actor CoordinatorServer: Service {
         logger.info(
             "serving",
             metadata: ["jobs": "\(listenEndpoint)", "feed": "\(feedEndpoint)", "store": "\(store.path)"])
-        let (loop, eventInput, interval) = (self.loop, self.eventInput, configuration.feedHeartbeatInterval)
+        let interval = configuration.feedHeartbeatInterval
         await withDiscardingTaskGroup { tasks in
-            tasks.addTask {
-                for await batch in loop.inbound { eventInput.yield(.received(batch)) }
-                // The sockets are closed: nothing more to route.
-                eventInput.finish()
-            }
             tasks.addTask {
                 while !Task.isCancelled {
                     try? await Task.sleep(for: interval)
-                    eventInput.yield(.tick)
+                    self.post(.tick)
                 }
             }
             tasks.addTask {
@@ -143,10 +138,18 @@ public actor CoordinatorServer: Service {
                 self.logger.info("shutting down")
                 await self.stop(drainingWorkers: graceful)
             }
-            for await event in events {
-                await handle(event)
-                // What the event let go out (credit, new jobs, a claim that came back full) is claimed now.
-                await submit()
+            // One step per wake-up of the socket loop (or ``post(_:)``): the mailbox's events, then every message
+            // received since the last step. Ends when the socket is closed.
+            for await batch in loop.inbound {
+                for event in mailbox.take() {
+                    await handle(event)
+                    // What the event let go out (credit, a claim that came back full, a worker gone) is claimed now.
+                    await submit()
+                }
+                if !batch.isEmpty {
+                    await handle(batch)
+                    await submit()
+                }
             }
             tasks.cancelAll()
         }
@@ -154,7 +157,6 @@ public actor CoordinatorServer: Service {
 
     private func handle(_ event: RouterEvent) async {
         switch event {
-        case .received(let batch): await handle(batch)
         case .written: answer(writer.takeAnswers())
         case .tick: await tick()
         case .attemptsExpired(let attempts): stopAttempts(attempts)
@@ -163,19 +165,24 @@ public actor CoordinatorServer: Service {
         }
     }
 
+    /// Posts an event to the router's mailbox and wakes its loop.
+    nonisolated func post(_ event: RouterEvent) {
+        mailbox.post(event)
+    }
+
     /// A local pool process exited: its jobs go back at once rather than after its heartbeats lapse.
     public nonisolated func workerExited(pid: Int32, name: String) {
-        eventInput.yield(.workerExited(pid: pid, name: name))
+        post(.workerExited(pid: pid, name: name))
     }
 
     /// Reads the allow-list again (on SIGHUP): see ``reloadAllowListNow()``.
     public nonisolated func reloadAllowList() {
-        eventInput.yield(.reloadAllowList)
+        post(.reloadAllowList)
     }
 
     /// Attempts that outlived their job's timeout, failed by maintenance: their workers are told to stop them.
     nonisolated func attemptsExpired(_ attempts: [RootStore.TimedOutAttempt]) {
-        eventInput.yield(.attemptsExpired(attempts))
+        post(.attemptsExpired(attempts))
     }
 
     /// What the router does with time rather than with a message.

@@ -1,11 +1,11 @@
 import Foundation
+import Synchronization
 import ZeroMQ
 
-/// What the router (``CoordinatorServer``) handles, one at a time and in order, from its inbox: messages from
-/// the socket, the writer's finished writes, its own timer, and what other services tell it.
+/// What the router (``CoordinatorServer``) handles besides the socket's messages, one at a time and in order:
+/// the writer's finished writes, its own timer, and what other services tell it. Posted to its mailbox, which it
+/// empties at each step of its loop, before the messages received meanwhile (``CoordinatorServer/post(_:)``).
 enum RouterEvent: Sendable {
-    /// What one wake-up of the socket loop received.
-    case received([SocketLoop.Inbound])
     /// The writer has finished writes to answer (``StoreWriter/takeAnswers()``).
     case written
     /// Time to reap silent workers and look for jobs that became due.
@@ -16,4 +16,29 @@ enum RouterEvent: Sendable {
     case workerExited(pid: Int32, name: String)
     /// SIGHUP: the allow-list is to be read again.
     case reloadAllowList
+}
+
+/// The router's mailbox: events posted from any thread, taken all at once by the router's loop, which the poster
+/// wakes through the socket loop's inbound queue (so the loop waits on one thing).
+final class RouterMailbox: Sendable {
+    private let events = Mutex<[RouterEvent]>([])
+    private let inbound: InboundQueue
+
+    init(waking inbound: InboundQueue) {
+        self.inbound = inbound
+    }
+
+    /// Posts an event and wakes the router's loop.
+    func post(_ event: RouterEvent) {
+        events.withLock { $0.append(event) }
+        inbound.wake()
+    }
+
+    /// The events posted since the last call, oldest first.
+    func take() -> [RouterEvent] {
+        events.withLock { events in
+            defer { events.removeAll(keepingCapacity: true) }
+            return events
+        }
+    }
 }
