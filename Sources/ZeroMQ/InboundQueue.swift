@@ -74,18 +74,19 @@ public final class InboundQueue: AsyncSequence, Sendable {
 
     /// Everything queued, waiting for a message if there is none (or for ``wake()``, which gives an empty batch);
     /// nil at the end or when the task is cancelled.
-    func next() async -> Element? {
+    nonisolated(nonsending) func next() async -> Element? {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (waiter: CheckedContinuation<Element?, Never>) in
                 let ready = state.withLock { state -> Element?? in
+                    // Checked under the lock that the cancellation handler takes: either it sees this waiter, or
+                    // this sees the cancellation. A cancelled consumer takes nothing more.
+                    if state.finished && state.messages.isEmpty || Task.isCancelled { return .some(nil) }
                     if !state.messages.isEmpty || state.woken {
                         state.woken = false
                         defer { state.messages = [] }
                         return .some(state.messages)
                     }
-                    // Checked under the lock that the cancellation handler takes: either it sees this waiter, or
-                    // this sees the cancellation.
-                    if state.finished || Task.isCancelled { return .some(nil) }
+                    if state.finished { return .some(nil) }
                     precondition(state.waiter == nil, "an InboundQueue is iterated by one task")
                     state.waiter = waiter
                     return .none
@@ -106,6 +107,11 @@ public final class InboundQueue: AsyncSequence, Sendable {
         var ended = false
 
         public mutating func next() async -> Element? {
+            await next(isolation: nil)
+        }
+
+        /// Waits on the caller's actor, so an actor iterating the queue does not hop off it at each step.
+        public mutating func next(isolation actor: isolated (any Actor)?) async -> Element? {
             guard !ended else { return nil }
             guard let batch = await queue.next() else {
                 ended = true

@@ -138,16 +138,18 @@ public actor CoordinatorServer: Service {
                 self.logger.info("shutting down")
                 await self.stop(drainingWorkers: graceful)
             }
-            // One step per wake-up of the socket loop (or ``post(_:)``): the mailbox's events, then every message
-            // received since the last step. Ends when the socket is closed.
+            // One step per wake-up of the socket loop (or ``post(_:)``): every message received since the last
+            // step, then the events posted before it began (so a pool worker's last save, received before its exit
+            // was posted, is handled before its exit). Ends when the socket is closed.
             for await batch in loop.inbound {
-                for event in mailbox.take() {
-                    await handle(event)
-                    // What the event let go out (credit, a claim that came back full, a worker gone) is claimed now.
-                    await submit()
-                }
+                let events = mailbox.take()
                 if !batch.isEmpty {
                     await handle(batch)
+                    await submit()
+                }
+                for event in events {
+                    await handle(event)
+                    // What the event let go out (credit, a claim that came back full, a worker gone) is claimed now.
                     await submit()
                 }
             }

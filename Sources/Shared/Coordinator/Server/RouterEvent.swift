@@ -4,7 +4,7 @@ import ZeroMQ
 
 /// What the router (``CoordinatorServer``) handles besides the socket's messages, one at a time and in order:
 /// the writer's finished writes, its own timer, and what other services tell it. Posted to its mailbox, which it
-/// empties at each step of its loop, before the messages received meanwhile (``CoordinatorServer/post(_:)``).
+/// takes at each step of its loop and handles after the messages received by then (``CoordinatorServer/post(_:)``).
 enum RouterEvent: Sendable {
     /// The writer has finished writes to answer (``StoreWriter/takeAnswers()``).
     case written

@@ -15,7 +15,7 @@ public final class PendingWrite<Value: Sendable>: Sendable {
     init() {}
 
     /// The write's result, once the writer has run it.
-    public var value: Value {
+    public nonisolated(nonsending) var value: Value {
         get async {
             if let value = result { return value }
             return await withUnsafeContinuation { continuation in

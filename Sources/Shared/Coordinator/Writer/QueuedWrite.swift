@@ -24,7 +24,7 @@ enum QueuedWrite: Sendable {
     }
 
     /// Waits until the store has run it.
-    func written() async {
+    nonisolated(nonsending) func written() async {
         switch self {
         case .groupCommit(let commit): _ = await commit.write.value
         case .push(let push): _ = await push.write.value

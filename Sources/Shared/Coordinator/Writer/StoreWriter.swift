@@ -79,7 +79,9 @@ final class StoreWriter: Service, Sendable {
     /// - Returns: false when the writer has stopped.
     nonisolated(nonsending) func push(_ push: QueuedPush.Request) async -> Bool {
         await whenThereIsRoom { state in
-            guard state.queued.count < Self.maximumQueuedWrites else { return .noRoom }
+            // The gathered saves go first, as a write of their own.
+            let writes = state.queued.count + (state.pendingSaves.isEmpty && state.pendingClaims.isEmpty ? 1 : 2)
+            guard writes <= Self.maximumQueuedWrites || state.queued.isEmpty else { return .noRoom }
             let commit = self.queuePending(&state)
             let write = QueuedWrite.push(
                 QueuedPush(request: push, write: self.store.queuePush(push.specs, batch: push.batch)))
