@@ -224,6 +224,8 @@ public actor CoordinatorServer: Service {
     ///   was cancelled, so no save could arrive).
     public func stop(drainingWorkers drain: Bool = true) async {
         if let stopTask { return await stopTask.value }
+        // Unstructured: the stop is shared by every caller (the graceful-shutdown child, the service closing the
+        // store) and must run to its end even when the caller that started it is cancelled.
         let task = Task { await closeEverything(drainingWorkers: drain) }
         stopTask = task
         await task.value
