@@ -14,7 +14,7 @@ public final class JobRun: ChangeSetParent {
     /// The attempt number, from 1.
     public let attempt: UInt32
     /// The job as pushed.
-    public let spec: Tributary_V1_JobSpec
+    public let spec: JobSpec
     /// Batches committed by earlier attempts: resume after them.
     public let committedBatches: UInt32
     /// The store's model.
@@ -59,7 +59,7 @@ public final class JobRun: ChangeSetParent {
         self.asksForNextJob = asksForNextJob
         jobID = assignment.jobID
         attempt = assignment.attempt
-        spec = assignment.spec
+        spec = JobSpec(assignment.spec)
         committedBatches = assignment.committedBatches
         self.model = model
         self.connection = connection
