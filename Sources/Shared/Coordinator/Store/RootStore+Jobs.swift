@@ -122,12 +122,12 @@ extension RootStore {
             insert.bind(4, Int64(spec.total))
             insert.bind(5, now)
             insert.bind(6, Int64(policy.maxAttempts))
-            insert.bind(7, Int64(policy.base.seconds * 1000))
-            insert.bind(8, Int64(policy.cap.seconds * 1000))
+            insert.bind(7, policy.base.wholeMilliseconds)
+            insert.bind(8, policy.cap.wholeMilliseconds)
             insert.bind(9, Int64(spec.priority))
             insert.bind(10, spec.runAt?.timeIntervalSince1970 ?? 0)
             insert.bind(11, spec.uniqueKey?.isEmpty == false ? spec.uniqueKey : nil)
-            insert.bind(12, spec.timeout.map { Int64(($0.seconds * 1000).rounded()) } ?? 0)
+            insert.bind(12, spec.timeout?.wholeMilliseconds ?? 0)
             try insert.execute()
             let id = db.lastInsertedRowID
             if !spec.payload.isEmpty {

@@ -26,7 +26,4 @@ public struct BatchStatus: Sendable, Equatable {
     public init(batch: String) {
         self.batch = batch
     }
-
-    /// Every job of the batch done, dead or cancelled.
-    public var isFinished: Bool { doneJobs + deadJobs + cancelledJobs >= totalJobs }
 }

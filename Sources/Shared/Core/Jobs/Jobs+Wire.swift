@@ -22,33 +22,17 @@ extension JobSpec {
             $0.arguments = arguments
             $0.total = total
             $0.maxAttempts = maxAttempts
-            $0.backoffBaseMs = Self.milliseconds(backoffBase)
-            $0.backoffCapMs = Self.milliseconds(backoffCap)
+            $0.backoffBaseMs = UInt32(clamping: max(0, backoffBase.wholeMilliseconds))
+            $0.backoffCapMs = UInt32(clamping: max(0, backoffCap.wholeMilliseconds))
             $0.priority = priority
             $0.runAt = runAt?.timeIntervalSince1970 ?? 0
             $0.uniqueKey = uniqueKey ?? ""
-            $0.timeoutMs = timeout.map(Self.milliseconds) ?? 0
+            $0.timeoutMs = UInt32(clamping: max(0, timeout?.wholeMilliseconds ?? 0))
         }
-    }
-
-    private static func milliseconds(_ duration: Duration) -> UInt32 {
-        UInt32(clamping: max(0, Int64((duration.seconds * 1000).rounded())))
     }
 }
 
 extension JobInfo {
-    /// - Throws: ``ProtocolError`` for a state this version does not know.
-    public init(_ wire: Tributary_V1_JobInfo) throws {
-        self.init(
-            id: Int64(clamping: wire.jobID), batch: wire.batch, kind: wire.kind, state: try JobState(wire: wire.state),
-            attempt: Int(wire.attempt), maxAttempts: Int(wire.maxAttempts), done: wire.done, total: wire.total,
-            worker: wire.workerID.isEmpty ? nil : wire.workerID,
-            runAt: wire.runAt == 0 ? nil : Date(timeIntervalSince1970: wire.runAt),
-            createdAt: Date(timeIntervalSince1970: wire.createdAt),
-            updatedAt: Date(timeIntervalSince1970: wire.updatedAt), arguments: wire.arguments,
-            errors: wire.errors.map { JobError(attempt: Int($0.attempt), at: $0.at, message: $0.message) })
-    }
-
     public var wire: Tributary_V1_JobInfo {
         Tributary_V1_JobInfo.with {
             $0.jobID = UInt64(max(0, id))
