@@ -114,17 +114,29 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     private func runImport(rows: Int, users: Int, selected: Set<Benchmark>, directory: URL) async throws {
-        let benchmark = ImportBenchmark(
-            input: DemoData.pullRequests(count: rows, users: users), rows: rows, workers: workers,
-            directory: directory)
+        let input = DemoData.pullRequests(count: rows, users: users)
+        let benchmark = ImportBenchmark(input: input, rows: rows, workers: workers, directory: directory)
         let plain = try await benchmark.run(stalledSubscriber: false)
         if selected.contains(.import) {
-            let baseline = try SQLiteBaseline(
-                pullRequests: DemoData.pullRequestValues(count: rows, users: users), users: users,
-                path: directory.appendingPathComponent("baseline.sqlite").path
+            let values = DemoData.pullRequestValues(count: rows, users: users)
+            let sameSchema = try SQLiteBaseline(
+                pullRequests: values, users: users, path: directory.appendingPathComponent("baseline.sqlite").path
             ).run()
-            Terminal.line(
-                Figure(name: "import", tributary: plain.rowsPerSecond, baseline: baseline, unit: "rows/s").line)
+            let limit = try SQLiteBaseline(
+                pullRequests: values, users: users, path: directory.appendingPathComponent("limit.sqlite").path,
+                layout: .integerKeys, rowsPerTransaction: 50_000, cacheSize: -262_144
+            ).run()
+            let peer = try PeerBaseline(input: input, directory: directory).run()
+            for (name, baseline, note) in [
+                ("import", sameSchema, "baseline: raw SQLite, the store's schema, 1,000-row transactions"),
+                ("import vs the limit", limit, "baseline: C API, integer keys, 50,000-row transactions, 256 MiB"),
+                ("import vs the peer", peer, "baseline: one Python process, json + sqlite3, integer keys"),
+            ] {
+                Terminal.line(
+                    Figure(
+                        name: name, tributary: plain.rowsPerSecond, baseline: baseline, unit: "rows/s", note: note
+                    ).line)
+            }
         }
         if selected.contains(.memory) {
             let stalled = try await benchmark.run(stalledSubscriber: true)

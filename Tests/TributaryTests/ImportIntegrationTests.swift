@@ -37,7 +37,7 @@ struct ImportIntegrationTests {
             let users = abs(stored.count - logins.count) + Set(stored).symmetricDifference(logins).count
             var authors = 0
             for row in try Row.fetchAll(
-                db, sql: "SELECT p.number, u.login FROM PullRequest p LEFT JOIN User u ON u.id = p.author")
+                db, sql: "SELECT p.number, u.login FROM PullRequest p LEFT JOIN User u ON u._rowid = p.author")
             where authorByNumber[row["number"]] != row["login"] {
                 authors += 1
             }
@@ -46,7 +46,7 @@ struct ImportIntegrationTests {
                 db,
                 sql: """
                     SELECT p.number, u.login FROM PullRequest_reviewers r
-                    JOIN PullRequest p ON p.id = r.source JOIN User u ON u.id = r.destination
+                    JOIN PullRequest p ON p._rowid = r.source JOIN User u ON u._rowid = r.destination
                     """)
             {
                 storedReviewers[row["number"], default: []].insert(row["login"])

@@ -20,7 +20,10 @@ struct PredicateSQLTests {
             "?", "(", ")", ",", "=", "<>", "<", "<=", ">", ">=", "0", "1", "IS", "NOT", "NULL", "AND", "OR", "IN",
             "CAST", "AS", "TEXT", "BLOB", PredicateSQLFunction.foldKey, PredicateSQLFunction.beginsWith,
             PredicateSQLFunction.endsWith, PredicateSQLFunction.contains, PredicateSQLFunction.like,
+            // A to-one relationship's destination id, or the rows whose key is a destination's.
+            "SELECT", "FROM", "WHERE", ".", "\"id\"", "\"_rowid\"", "\"tributary_d\"",
         ]
+        for entity in PredicateTable.model.entities { tokens.insert(SQLText.quote(entity.name)) }
         for attribute in PredicateTable.pullRequest.attributes { tokens.insert(SQLText.quote(attribute.name)) }
         for relationship in PredicateTable.pullRequest.relationships { tokens.insert(SQLText.quote(relationship.name)) }
         return tokens
@@ -98,7 +101,7 @@ struct PredicateSQLTests {
         #expect(compiled.sql == #"("state" IS ? AND ("additions" IS NOT NULL AND "additions" > ?))"#)
         #expect(compiled.arguments.map(\.databaseValue) == ["open".databaseValue, 10.databaseValue])
         compiled = try compile("state != 'open' OR title == nil OR author != nil")
-        #expect(compiled.sql == #"("state" IS NOT ? OR "title" IS NULL OR "author" IS NOT NULL)"#)
+        #expect(compiled.sql == #"("state" IS NOT ? OR "title" IS NULL OR "PullRequest"."author" IS NOT NULL)"#)
         // NOT is pushed down to the comparisons, so the SQL nests only where AND and OR alternate.
         compiled = try compile("NOT (state == 'a' OR NOT (additions < 3 AND title == nil))")
         #expect(
@@ -414,7 +417,10 @@ struct PredicateSQLTests {
     @Test("sort SQL names the columns and ends with the id; bad sort keys are refused")
     func sortSQL() throws {
         #expect(try [FetchSort("created", ascending: false)].compile(for: entity).sql == #""created" DESC, "id""#)
-        #expect(try [FetchSort("title"), FetchSort("author")].compile(for: entity).sql == #""title", "author", "id""#)
+        // A to-one relationship sorts by its destination's id.
+        let author = SQLText.toOneID(table: "PullRequest", relationship: "author", destination: "User")
+        #expect(
+            try [FetchSort("title"), FetchSort("author")].compile(for: entity).sql == "\"title\", \(author), \"id\"")
         #expect(try [FetchSort]().compile(for: entity).sql == #""id""#)
         let unknown = #expect(throws: FetchPredicateError.self) { try [FetchSort("nope")].compile(for: entity) }
         #expect(unknown?.kind == .unknownKey)

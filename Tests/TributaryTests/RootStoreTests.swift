@@ -73,11 +73,17 @@ struct RootStoreTests {
         #expect(row["blob"] == Data([0, 1, 2, 255]))
         #expect(row["token"] == token.bytes)
         #expect(row["note"] as DatabaseValue == .null)
-        #expect(row["primary"] == ids[1].bytes)
+        #expect(
+            try await reader().read { db in
+                try Data.fetchOne(db, sql: "SELECT t.id FROM Thing h JOIN Tag t ON t._rowid = h.\"primary\"")
+            } == ids[1].bytes)
         let tags = try await reader().read { db in
             try Data.fetchAll(
-                db, sql: "SELECT destination FROM Thing_tags WHERE source = ? ORDER BY destination",
-                arguments: [ids[0].bytes])
+                db,
+                sql: """
+                    SELECT d.id FROM Thing_tags j JOIN Thing s ON s._rowid = j.source JOIN Tag d ON d._rowid = j.destination
+                    WHERE s.id = ?
+                    """, arguments: [ids[0].bytes])
         }
         #expect(Set(tags) == Set([ids[1].bytes, ids[2].bytes]))
     }
@@ -104,9 +110,13 @@ struct RootStoreTests {
         let (tags, primary, joined) = try await reader().read { db in
             (
                 try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM Tag")!,
-                try Data.fetchOne(db, sql: "SELECT \"primary\" FROM Thing")!,
+                try Data.fetchOne(db, sql: "SELECT t.id FROM Thing h JOIN Tag t ON t._rowid = h.\"primary\"")!,
                 try Data.fetchOne(
-                    db, sql: "SELECT destination FROM Thing_tags WHERE source = ?", arguments: [thing.bytes])!
+                    db,
+                    sql: """
+                        SELECT d.id FROM Thing_tags j JOIN Thing s ON s._rowid = j.source
+                        JOIN Tag d ON d._rowid = j.destination WHERE s.id = ?
+                        """, arguments: [thing.bytes])!
             )
         }
         #expect(tags == 1)
@@ -209,6 +219,18 @@ struct RootStoreTests {
         await #expect(throws: LeaseError.self) { try await store.applySave(save, from: "w1") }
         save.attempt = 1
         await #expect(throws: LeaseError.self) { try await store.applySave(save, from: "w2") }
+    }
+
+    @Test("an existing store opens by a path relative to the working directory")
+    func relativePath() throws {
+        try store.close()
+        var relative = directory.path("store.sqlite")
+        let here = FileManager.default.currentDirectoryPath
+        relative =
+            String(repeating: "../", count: URL(fileURLWithPath: here).pathComponents.count - 1)
+            + relative.dropFirst()
+        let reopened = try RootStore.open(path: relative, model: model)
+        try reopened.close()
     }
 
     @Test("reopening with an incompatible model is refused, naming the difference")

@@ -113,8 +113,8 @@ struct WorkerFetchTests {
                     db,
                     sql: """
                         SELECT COUNT(*) FROM PullRequest p
-                        JOIN PullRequest_reviewers r ON r.source = p.id
-                        JOIN User u ON u.id = r.destination AND u.login = 'triage-bot'
+                        JOIN PullRequest_reviewers r ON r.source = p._rowid
+                        JOIN User u ON u._rowid = r.destination AND u.login = 'triage-bot'
                         WHERE p.merged = 0 AND p.additions >= ? AND abs(p.score - p.additions / 100.0) < 1e-9
                         """, arguments: [minimum])
                 #expect((expected ?? 0) > 0)
@@ -122,8 +122,8 @@ struct WorkerFetchTests {
                 let wrongly = try Int.fetchOne(
                     db,
                     sql: """
-                        SELECT COUNT(*) FROM PullRequest p JOIN PullRequest_reviewers r ON r.source = p.id
-                        JOIN User u ON u.id = r.destination AND u.login = 'triage-bot'
+                        SELECT COUNT(*) FROM PullRequest p JOIN PullRequest_reviewers r ON r.source = p._rowid
+                        JOIN User u ON u._rowid = r.destination AND u.login = 'triage-bot'
                         WHERE p.merged = 1 OR p.additions < 200
                         """)
                 #expect(wrongly == 0)

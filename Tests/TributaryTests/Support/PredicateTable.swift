@@ -51,12 +51,18 @@ struct PredicateTable {
         self.rows = rows
         try database.write { db in
             for entity in Self.model.entities { try Schema.create(entity, in: db) }
+            for (index, user) in PredicateSamples.users.enumerated() {
+                try db.execute(
+                    sql: "INSERT INTO \"User\" (\"id\", \"login\") VALUES (?, ?)",
+                    arguments: [user.bytes, "user\(index)"])
+            }
             for row in rows { try Self.insert(row, into: db) }
         }
     }
 
     /// Inserts a row as the store writes it: strings with every byte (NUL included), dates as seconds since 1970,
-    /// bools as 0/1, uuids as 16-byte blobs.
+    /// bools as 0/1, uuids as 16-byte blobs, to-one relationships as their destination's row key (the sample
+    /// users are in the `User` table).
     static func insert(_ row: PredicateRow, into db: Database) throws {
         let entity = pullRequest
         var names = [SQLText.quote("id")]
@@ -69,8 +75,9 @@ struct PredicateTable {
             arguments.append(value)
         }
         for (index, relationship) in entity.relationships.enumerated() where !relationship.isToMany {
+            // The column holds the destination's row key.
             names.append(SQLText.quote(relationship.name))
-            operands.append("?")
+            operands.append("(SELECT \"_rowid\" FROM \(SQLText.quote(relationship.destination)) WHERE \"id\" = ?)")
             let id = index < row.toOne.count ? row.toOne[index] : nil
             arguments.append(id.map { $0.bytes.databaseValue } ?? .null)
         }

@@ -68,6 +68,16 @@ public actor CoordinatorServer: Service {
         self.publisher = publisher
         self.logger = logger
         store = try RootStore.open(path: configuration.storePath, model: configuration.model)
+        if let upgrade = store.upgrade {
+            logger.notice(
+                "store upgraded to format \(Schema.format)",
+                metadata: [
+                    "from": "\(upgrade.fromFormat)", "objects": "\(upgrade.objects)",
+                    "references": "\(upgrade.references)",
+                    "dangling_cleared": "\(upgrade.danglingReferencesCleared)",
+                    "seconds": "\(String(format: "%.2f", upgrade.duration.seconds))",
+                ])
+        }
         for left in store.jobsLeftRunning {
             logger.notice(
                 "jobs left running by the previous coordinator: their attempt counts as lost",

@@ -94,14 +94,16 @@ extension ChangeSetMerger {
         _ batch: EntityBatchReader, row: Int, id: UUID, columns: [ColumnReader], connection: OpaquePointer
     ) throws {
         let update = try statement(connection, Self.updateSQL(batch.entity, columns: columns.map(\.name)))
-        var index: Int32 = 1
-        for column in columns {
-            bindScalar(column, row: row, into: update, at: index, result: MergeResult())
-            index += 1
-        }
+        let unresolved = try bindScalars(batch, row: row, into: update, from: 1, result: MergeResult(), only: columns)
+        let index = Int32(columns.count + 1)
         update.bind(index, version)
         update.bind(index + 1, uuid: id)
         try update.execute()
+        for (relationship, destination) in unresolved {
+            pendingReferences.append(
+                PendingReference(entity: batch.entity, source: id, relationship: relationship, destination: destination)
+            )
+        }
     }
 
     /// The stored values of the batch's scalar columns for object `id`, on the merge's connection.
@@ -109,7 +111,11 @@ extension ChangeSetMerger {
         -> [AttributeValue?]
     {
         guard !batch.scalarColumns.isEmpty else { return [] }
-        let names = batch.scalarColumns.map { SQLText.quote($0.name) }.joined(separator: ", ")
+        let table = batch.entity.name
+        let names = batch.scalarColumns.map { column in
+            guard case .toOne(let relationship) = column.target else { return SQLText.quote(column.name) }
+            return SQLText.toOneID(table: table, relationship: relationship.name, destination: relationship.destination)
+        }.joined(separator: ", ")
         let select = try statement(
             connection, "SELECT \(names) FROM \(SQLText.quote(batch.entity.name)) WHERE \"id\" = ?")
         defer { select.reset() }

@@ -22,6 +22,12 @@ final class ChangeSetMerger {
     var policy = MergePolicy.error
     /// The change set's rows in conflict: by batch position, row → the stored version (0: deleted in the store).
     var conflicts: [Int: [Int: UInt64]] = [:]
+    /// Row keys known while one change set is applied, by entity and id (see ChangeSetMerger+RowKeys.swift).
+    var rowKeys: [String: [UUID: Int64]] = [:]
+    /// The statement finding an object's row key, by entity.
+    var rowKeyStatements: [String: SQLiteStatement] = [:]
+    /// References written before their destination was (see ``PendingReference``), set after the inserts.
+    var pendingReferences: [PendingReference] = []
 
     /// The SQL of deleting an object of one entity, built once: the row, the references to clear, and a query per
     /// relationship whose delete rule is not nullify.
@@ -43,6 +49,7 @@ final class ChangeSetMerger {
         for statement in statements.values { statement.finalize() }
         statements.removeAll()
         joinStatements.removeAll()
+        rowKeyStatements.removeAll()
     }
 
     /// Applies `changeSet` in `db`'s open transaction, giving each object it writes `version`.
@@ -62,7 +69,12 @@ final class ChangeSetMerger {
             batches.append((position, try EntityBatchReader(batch, model: model)))
         }
         conflicts = try findConflicts(batches, connection: connection)
-        defer { conflicts = [:] }
+        // Row keys are known for this change set only: one that fails is rolled back, and its keys may be reused.
+        defer {
+            conflicts = [:]
+            rowKeys = [:]
+            pendingReferences = []
+        }
         if !conflicts.isEmpty && policy == .error {
             let described = try describeConflicts(batches, in: db)
             throw StoreError(
@@ -75,13 +87,19 @@ final class ChangeSetMerger {
             return left < right
         }
         var result = MergeResult()
+        var referencesSet = false
         for (position, batch) in batches {
+            if batch.operation == .delete && !referencesSet {
+                try setPendingReferences(result: result, connection: connection)
+                referencesSet = true
+            }
             switch batch.operation {
             case .insert: try insert(batch, position: position, connection: connection, result: &result)
             case .update: try update(batch, position: position, connection: connection, result: &result)
             case .delete: try delete(batch, position: position, connection: connection, result: &result)
             }
         }
+        if !referencesSet { try setPendingReferences(result: result, connection: connection) }
         return result
     }
 
@@ -103,7 +121,9 @@ final class ChangeSetMerger {
         var changes = MergeResult.EntityChanges()
         for row in 0..<batch.rows {
             let proposed = batch.id(row)
-            if let existing = try lookUp(row, with: lookups, result: result), existing != proposed {
+            if let existing = try lookUp(row, with: lookups, entity: entity.name, result: result),
+                existing != proposed
+            {
                 result.remap(proposed, to: existing, entity: entity.name)
                 result.unchangedRows[position, default: []].append(row)
                 for column in toMany {
@@ -115,15 +135,22 @@ final class ChangeSetMerger {
             }
             statement.bind(1, uuid: proposed)
             statement.bind(2, version)
-            try bindScalars(batch, row: row, into: statement, from: 3, result: result)
+            let unresolved = try bindScalars(batch, row: row, into: statement, from: 3, result: result)
             guard try statement.step() else {
                 statement.reset()
                 throw StoreError(.sqlite, "upsert into '\(entity.name)' returned no row", sql: statement.sql)
             }
-            let returned = statement.uuid(column: 0)
+            let key = statement.int64(column: 0)
+            let returned = statement.uuid(column: 1)
             statement.reset()
             guard let storedID = returned else {
                 throw StoreError(.sqlite, "'\(entity.name)' holds an id that is not 16 bytes", sql: statement.sql)
+            }
+            rowKeys[entity.name, default: [:]][storedID] = key
+            for (relationship, destination) in unresolved {
+                pendingReferences.append(
+                    PendingReference(
+                        entity: entity, source: storedID, relationship: relationship, destination: destination))
             }
             if storedID == proposed {
                 proposed.append(to: &changes.inserted)
@@ -160,20 +187,28 @@ final class ChangeSetMerger {
             let columns = constraint.compactMap { name in batch.scalarColumns.first { $0.name == name } }
             guard !columns.isEmpty, columns.count == constraint.count else { return nil }
             let condition = constraint.map { "\(SQLText.quote($0)) = ?" }.joined(separator: " AND ")
-            return (try statement(connection, "SELECT \"id\" FROM \(table) WHERE \(condition) LIMIT 1"), columns)
+            return (
+                try statement(
+                    connection, "SELECT \(SQLText.rowKey), \"id\" FROM \(table) WHERE \(condition) LIMIT 1"),
+                columns
+            )
         }
     }
 
     /// The id of the stored object with row `row`'s key, from the first lookup that finds one.
     private func lookUp(
-        _ row: Int, with lookups: [(statement: SQLiteStatement, columns: [ColumnReader])], result: MergeResult
+        _ row: Int, with lookups: [(statement: SQLiteStatement, columns: [ColumnReader])], entity: String,
+        result: MergeResult
     ) throws -> UUID? {
         for (statement, columns) in lookups {
             for (offset, column) in columns.enumerated() {
-                bindScalar(column, row: row, into: statement, at: Int32(offset + 1), result: result)
+                _ = try bindScalar(column, row: row, into: statement, at: Int32(offset + 1), result: result)
             }
             defer { statement.reset() }
-            if try statement.step(), let id = statement.uuid(column: 0) { return id }
+            if try statement.step(), let id = statement.uuid(column: 1) {
+                rowKeys[entity, default: [:]][id] = statement.int64(column: 0)
+                return id
+            }
         }
         return nil
     }
@@ -202,7 +237,7 @@ final class ChangeSetMerger {
             names.map { "\(SQLText.quote($0)) = excluded.\(SQLText.quote($0))" } + [
                 "\"_version\" = excluded.\"_version\""
             ]
-        sql += " ON CONFLICT (\"id\") DO UPDATE SET \(all.joined(separator: ", ")) RETURNING \"id\""
+        sql += " ON CONFLICT (\"id\") DO UPDATE SET \(all.joined(separator: ", ")) RETURNING \(SQLText.rowKey), \"id\""
         return sql
     }
 
@@ -232,13 +267,18 @@ final class ChangeSetMerger {
                     }
                 }
             } else {
-                try bindScalars(batch, row: row, into: statement, from: 1, result: result)
+                let unresolved = try bindScalars(batch, row: row, into: statement, from: 1, result: result)
                 statement.bind(versionIndex, version)
                 statement.bind(versionIndex + 1, uuid: id)
                 try statement.execute()
                 guard statement.changes > 0 else {
                     throw StoreError(
                         .constraint, "update of \(ObjectID(entity: entity.name, uuid: id)), which does not exist")
+                }
+                for (relationship, destination) in unresolved {
+                    pendingReferences.append(
+                        PendingReference(
+                            entity: entity, source: id, relationship: relationship, destination: destination))
                 }
             }
             for column in batch.toManyColumns {
@@ -314,9 +354,14 @@ final class ChangeSetMerger {
         let plan = deletePlan(of: entity)
         let deleteRow = try statement(connection, plan.deleteRow)
         deleteRow.bind(1, uuid: id)
-        try deleteRow.execute()
-        guard deleteRow.changes > 0 else { return false }
-        for sql in plan.clearReferences { try execute(try statement(connection, sql), id) }
+        // RETURNING: the row is deleted by the first step.
+        guard try deleteRow.step() else {
+            deleteRow.reset()
+            return false
+        }
+        let key = deleteRow.int64(column: 0)
+        deleteRow.reset()
+        for sql in plan.clearReferences { try execute(try statement(connection, sql), key) }
         return true
     }
 
@@ -327,10 +372,19 @@ final class ChangeSetMerger {
         for relationship in entity.relationships where relationship.deleteRule != .nullify {
             guard let destination = model.entity(named: relationship.destination) else { continue }
             let column = SQLText.quote(relationship.name)
+            let table = SQLText.quote(entity.name)
+            let target = "\(SQLText.quote(destination.name)) AS \"tributary_d\""
             let sql =
                 relationship.isToMany
-                ? "SELECT destination FROM \(SQLText.quote(SQLText.joinTable(entity.name, relationship.name))) WHERE source = ?"
-                : "SELECT \(column) FROM \(SQLText.quote(entity.name)) WHERE id = ? AND \(column) IS NOT NULL"
+                ? """
+                SELECT "tributary_d"."id" FROM \(SQLText.quote(SQLText.joinTable(entity.name, relationship.name))) AS "tributary_j"
+                JOIN \(target) ON "tributary_d".\(SQLText.rowKey) = "tributary_j".destination
+                WHERE "tributary_j".source = (SELECT \(SQLText.rowKey) FROM \(table) WHERE "id" = ?)
+                """
+                : """
+                SELECT "tributary_d"."id" FROM \(table) AS "tributary_s"
+                JOIN \(target) ON "tributary_d".\(SQLText.rowKey) = "tributary_s".\(column) WHERE "tributary_s"."id" = ?
+                """
             ruled.append((relationship, destination, sql))
         }
         var clear: [String] = []
@@ -352,38 +406,50 @@ final class ChangeSetMerger {
             }
         }
         let plan = DeletePlan(
-            deleteRow: "DELETE FROM \(SQLText.quote(entity.name)) WHERE \"id\" = ?", clearReferences: clear,
+            deleteRow: "DELETE FROM \(SQLText.quote(entity.name)) WHERE \"id\" = ? RETURNING \(SQLText.rowKey)",
+            clearReferences: clear,
             ruled: ruled)
         deletePlans[entity.name] = plan
         return plan
     }
 
-    private func execute(_ statement: SQLiteStatement, _ id: UUID) throws {
-        statement.bind(1, uuid: id)
+    /// Runs a statement of a delete plan for the deleted object's row key.
+    private func execute(_ statement: SQLiteStatement, _ key: Int64) throws {
+        statement.bind(1, key)
         if statement.parameterCount >= 2 { statement.bind(2, version) }
         try statement.execute()
     }
 
     // MARK: - Binding
 
-    private func bindScalars(
+    /// Binds row `row`'s attributes and to-one relationships from parameter `first` on.
+    /// - Returns: the to-one destinations not stored yet (bound as NULL), to set once the inserts are done.
+    func bindScalars(
         _ batch: EntityBatchReader, row: Int, into statement: SQLiteStatement, from first: Int32,
-        result: MergeResult
-    ) throws {
+        result: MergeResult, only columns: [ColumnReader]? = nil
+    ) throws -> [(Relationship, UUID)] {
         var index = first
-        for column in batch.scalarColumns {
-            bindScalar(column, row: row, into: statement, at: index, result: result)
+        var unresolved: [(Relationship, UUID)] = []
+        for column in columns ?? batch.scalarColumns {
+            if let destination = try bindScalar(column, row: row, into: statement, at: index, result: result),
+                case .toOne(let relationship) = column.target
+            {
+                unresolved.append((relationship, destination))
+            }
             index += 1
         }
+        return unresolved
     }
 
-    /// Binds row `row` of an attribute or to-one column (relationship targets follow this change set's remaps).
+    /// Binds row `row` of an attribute or to-one column. A to-one binds its destination's row key (following
+    /// this change set's remaps).
+    /// - Returns: the destination's id when it is not stored yet (NULL was bound).
     func bindScalar(
         _ column: ColumnReader, row: Int, into statement: SQLiteStatement, at index: Int32, result: MergeResult
-    ) {
+    ) throws -> UUID? {
         if column.isNull(row) {
             statement.bindNull(index)
-            return
+            return nil
         }
         switch column.values {
         case .ints(let values): statement.bind(index, values[row])
@@ -392,30 +458,50 @@ final class ChangeSetMerger {
         case .blobs(let values): statement.bind(index, bytes: values[row])
         case .fixed16(let values):
             let id = UUID(bytes: values, at: values.startIndex + row * 16)
-            if case .toOne = column.target {
-                statement.bind(index, uuid: result.resolve(id))
+            if case .toOne(let relationship) = column.target {
+                let destination = result.resolve(id)
+                guard
+                    let key = try rowKey(
+                        of: destination, in: relationship.destination, connection: statement.connection)
+                else {
+                    statement.bindNull(index)
+                    return destination
+                }
+                statement.bind(index, key)
             } else {
                 statement.bind(index, uuid: id)
             }
         case .toMany:
             preconditionFailure("to-many columns are not scalar")
         }
+        return nil
     }
 
     private func replaceToMany(
         _ column: ColumnReader, of entity: Entity, row: Int, source: UUID, isNew: Bool,
         connection: OpaquePointer, result: MergeResult
     ) throws {
-        guard case .toMany(_, let ids, let offsets) = column.values else { return }
+        guard case .toMany(_, let ids, let offsets) = column.values, case .toMany(let relationship) = column.target
+        else { return }
+        guard let sourceKey = try rowKey(of: source, in: entity.name, connection: connection) else {
+            throw StoreError(.sqlite, "\(ObjectID(entity: entity.name, uuid: source)) has no row key after its write")
+        }
         let (clear, add) = try joinStatements(entity.name, column.name, connection: connection)
         if !isNew {
-            clear.bind(1, uuid: source)
+            clear.bind(1, sourceKey)
             try clear.execute()
         }
         guard !column.isNull(row) else { return }
         for position in offsets[row]..<offsets[row + 1] {
-            add.bind(1, uuid: source)
-            add.bind(2, uuid: result.resolve(UUID(bytes: ids, at: ids.startIndex + position * 16)))
+            let destination = result.resolve(UUID(bytes: ids, at: ids.startIndex + position * 16))
+            guard let key = try rowKey(of: destination, in: relationship.destination, connection: connection) else {
+                pendingReferences.append(
+                    PendingReference(
+                        entity: entity, source: source, relationship: relationship, destination: destination))
+                continue
+            }
+            add.bind(1, sourceKey)
+            add.bind(2, key)
             try add.execute()
         }
     }

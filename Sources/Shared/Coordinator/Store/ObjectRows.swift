@@ -20,7 +20,9 @@ enum ObjectRows {
         let attributes = entity.attributes.map { attribute in
             attribute.type == .string ? "CAST(\(SQLText.quote(attribute.name)) AS BLOB)" : SQLText.quote(attribute.name)
         }
-        let selected = ["\"id\"", "\"_version\""] + attributes + toOne.map { SQLText.quote($0.name) }
+        let selected =
+            ["\"id\"", "\"_version\""] + attributes
+            + toOne.map { SQLText.toOneID(table: entity.name, relationship: $0.name, destination: $0.destination) }
         var sql = """
             SELECT \(selected.joined(separator: ", ")) FROM \(SQLText.quote(entity.name))
             WHERE \(condition) ORDER BY \(order)
@@ -78,7 +80,15 @@ enum ObjectRows {
     private static func toMany(
         _ relationship: Relationship, of entity: Entity, ids: Data, idOrdered: Bool, in db: Database
     ) throws -> Tributary_V1_Column {
-        let join = SQLText.quote(SQLText.joinTable(entity.name, relationship.name))
+        // Row keys back to ids: the join table's rows with their source's and destination's ids.
+        let join = """
+            \(SQLText.quote(SQLText.joinTable(entity.name, relationship.name))) AS "tributary_j"
+            JOIN \(SQLText.quote(entity.name)) AS "tributary_s" ON "tributary_s".\(SQLText.rowKey) = "tributary_j".source
+            JOIN \(SQLText.quote(relationship.destination)) AS "tributary_d"
+                ON "tributary_d".\(SQLText.rowKey) = "tributary_j".destination
+            """
+        let select = "SELECT \"tributary_s\".\"id\", \"tributary_d\".\"id\" FROM \(join)"
+        let order = "ORDER BY \"tributary_s\".\"id\", \"tributary_d\".\"id\""
         var targets: [Data: Data] = [:]
         var counts: [Data: UInt32] = [:]
         func collect(_ rows: RowCursor) throws {
@@ -92,8 +102,7 @@ enum ObjectRows {
             try collect(
                 Row.fetchCursor(
                     db,
-                    sql:
-                        "SELECT source, destination FROM \(join) WHERE source >= ? AND source <= ? ORDER BY source, destination",
+                    sql: "\(select) WHERE \"tributary_s\".\"id\" >= ? AND \"tributary_s\".\"id\" <= ? \(order)",
                     arguments: [ids.prefix(16), ids.suffix(16)]))
         } else {
             var sources: [DatabaseValue] = []
@@ -107,10 +116,8 @@ enum ObjectRows {
                 try collect(
                     Row.fetchCursor(
                         db,
-                        sql: """
-                            SELECT source, destination FROM \(join) WHERE source IN (\(SQLText.placeholders(chunk.count)))
-                            ORDER BY source, destination
-                            """,
+                        sql:
+                            "\(select) WHERE \"tributary_s\".\"id\" IN (\(SQLText.placeholders(chunk.count))) \(order)",
                         arguments: StatementArguments(chunk)))
             }
         }

@@ -27,12 +27,15 @@ public final class RootStore: Sendable {
     /// The jobs the previous coordinator left running, per batch: put back in the queue (or dead, after their
     /// last attempt) when this store opened.
     public let jobsLeftRunning: [JobsLeftRunning]
+    /// What opening upgraded, when the file was of an earlier store format.
+    public let upgrade: StoreUpgrade.Report?
 
     private init(
-        path: String, model: Model, pool: DatabasePool, lock: StoreLock, jobsLeftRunning: [JobsLeftRunning]
+        path: String, model: Model, pool: DatabasePool, lock: StoreLock, opened: OpenedSchema
     ) {
         self.path = path
-        self.jobsLeftRunning = jobsLeftRunning
+        self.jobsLeftRunning = opened.jobsLeftRunning
+        self.upgrade = opened.upgrade
         self.model = model
         self.pool = pool
         self.lock = lock
@@ -67,8 +70,8 @@ public final class RootStore: Sendable {
         } catch {
             throw StoreError(.sqlite, "cannot open store \(path): \(error)")
         }
-        let jobsLeftRunning = try prepareSchema(of: pool, path: path, model: model)
-        return RootStore(path: path, model: model, pool: pool, lock: lock, jobsLeftRunning: jobsLeftRunning)
+        let opened = try prepareSchema(of: pool, path: path, model: model)
+        return RootStore(path: path, model: model, pool: pool, lock: lock, opened: opened)
     }
 
     /// The `cache_size` pragma of the writer connection: -65536 is 64 MiB. The benchmark's baseline uses it too.
@@ -95,29 +98,41 @@ public final class RootStore: Sendable {
         lock.release()
     }
 
-    /// Creates or migrates the schema for `model`, and puts back the jobs a previous coordinator left running.
-    private static func prepareSchema(of pool: DatabasePool, path: String, model: Model) throws
-        -> [JobsLeftRunning]
-    {
+    /// What preparing the schema found and did.
+    private struct OpenedSchema {
+        let jobsLeftRunning: [JobsLeftRunning]
+        let upgrade: StoreUpgrade.Report?
+    }
+
+    /// Creates, upgrades or migrates the schema for `model`, and puts back the jobs a previous coordinator left
+    /// running: one transaction, so a failure changes nothing.
+    private static func prepareSchema(of pool: DatabasePool, path: String, model: Model) throws -> OpenedSchema {
         try pool.write { db in
             let plan = try StoreCompatibility.plan(for: model, in: db, path: path)
             try Schema.createSystemTables(db)
-            switch plan {
-            case .create:
-                for entity in model.entities { try Schema.create(entity, in: db) }
-            case .migrate(let additions):
+            var upgrade: StoreUpgrade.Report?
+            func add(_ additions: ModelAdditions) throws {
                 for entity in additions.entities { try Schema.create(entity, in: db) }
                 for (entity, attribute) in additions.attributes { try Schema.add(attribute, to: entity, in: db) }
                 for (entity, relationship) in additions.relationships {
                     try Schema.add(relationship, to: entity, in: db)
                 }
             }
+            switch plan {
+            case .create:
+                for entity in model.entities { try Schema.create(entity, in: db) }
+            case .migrate(let additions):
+                try add(additions)
+            case .upgrade(let format, let stored, let additions):
+                upgrade = try StoreUpgrade.run(from: format, model: stored, in: db)
+                try add(additions)
+            }
             try db.execute(
                 sql: "INSERT OR REPLACE INTO tributary_meta (key, value) VALUES ('model', ?), ('format', ?)",
                 arguments: [model.encodedJSON(), Schema.format])
             // A new coordinator cannot vouch for leases granted by the previous one: run those jobs again,
             // resuming after their committed batches.
-            return try requeueAfterRestart(db)
+            return OpenedSchema(jobsLeftRunning: try requeueAfterRestart(db), upgrade: upgrade)
         }
     }
 

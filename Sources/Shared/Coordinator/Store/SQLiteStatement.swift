@@ -11,7 +11,7 @@ import TributaryCore
 /// closures; call ``finalize()`` before the connection closes.
 final class SQLiteStatement {
     private var handle: OpaquePointer?
-    private let connection: OpaquePointer
+    let connection: OpaquePointer
     let sql: String
 
     init(connection: OpaquePointer, sql: String) throws {

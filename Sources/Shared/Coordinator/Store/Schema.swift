@@ -3,13 +3,17 @@ import TributaryCore
 
 /// Creates the SQLite tables for a model's entities and Tributary's own bookkeeping.
 ///
-/// Each entity is a `WITHOUT ROWID` table keyed by its 16-byte time-ordered id, with a `_version` column, one
-/// column per attribute and per to-one relationship, and a unique index per uniqueness constraint. Each to-many
-/// relationship is a join table `<Entity>_<relationship>(source, destination)`.
+/// Each entity is a table keyed by an integer row key (`_rowid`, its `INTEGER PRIMARY KEY`), with its 16-byte
+/// time-ordered id unique beside it, a `_version` column, one column per attribute and one per to-one relationship
+/// (the destination's row key), and a unique index per uniqueness constraint. Each to-many relationship is a join
+/// table `<Entity>_<relationship>(source, destination)` of row keys. Relationship indexes thus hold small integers
+/// rather than pairs of 16-byte ids: measured, that is what an import's commits spend their time rewriting. Row
+/// keys never leave the store; reads turn them back into ids.
 enum Schema {
-    /// The layout of Tributary's own tables, kept in `tributary_meta` under `format`. A store of another format
-    /// is refused with a message rather than misread.
-    static let format = 5
+    /// The layout of Tributary's own tables, kept in `tributary_meta` under `format`. A store of format 5 (16-byte
+    /// keys in relationships) is upgraded on open (``StoreUpgrade``); another format is refused with a message
+    /// rather than misread.
+    static let format = 6
 
     static func createSystemTables(_ db: Database) throws {
         try db.execute(
@@ -86,18 +90,35 @@ enum Schema {
     }
 
     static func create(_ entity: Entity, in db: Database) throws {
+        try createTable(entity, in: db)
+        try createIndexes(entity, in: db)
+    }
+
+    /// The entity's table and its join tables, without their secondary indexes (an upgrade fills them first).
+    static func createTable(_ entity: Entity, in db: Database) throws {
         let table = SQLText.quote(entity.name)
-        var columns = ["\"id\" BLOB PRIMARY KEY NOT NULL", "\"_version\" INTEGER NOT NULL DEFAULT 1"]
+        var columns = [
+            "\(SQLText.rowKey) INTEGER PRIMARY KEY", "\"id\" BLOB NOT NULL UNIQUE",
+            "\"_version\" INTEGER NOT NULL DEFAULT 1",
+        ]
         columns += entity.attributes.map(columnDefinition)
-        columns += entity.relationships.filter { !$0.isToMany }.map { "\(SQLText.quote($0.name)) BLOB" }
-        try db.execute(sql: "CREATE TABLE \(table) (\(columns.joined(separator: ", "))) WITHOUT ROWID")
+        columns += entity.relationships.filter { !$0.isToMany }.map { "\(SQLText.quote($0.name)) INTEGER" }
+        try db.execute(sql: "CREATE TABLE \(table) (\(columns.joined(separator: ", ")))")
+        for relationship in entity.relationships where relationship.isToMany {
+            try createJoinTable(relationship, of: entity, in: db)
+        }
+    }
+
+    /// The entity's uniqueness and relationship indexes.
+    static func createIndexes(_ entity: Entity, in db: Database) throws {
+        let table = SQLText.quote(entity.name)
         for (index, constraint) in entity.uniqueness.enumerated() {
             let names = constraint.map(SQLText.quote).joined(separator: ", ")
             try db.execute(
                 sql: "CREATE UNIQUE INDEX \(SQLText.quote("\(entity.name)_unique_\(index)")) ON \(table)(\(names))")
         }
         for relationship in entity.relationships {
-            try create(relationship, of: entity, in: db)
+            try createIndex(relationship, of: entity, in: db)
         }
     }
 
@@ -106,22 +127,30 @@ enum Schema {
     }
 
     static func add(_ relationship: Relationship, to entity: Entity, in db: Database) throws {
-        if !relationship.isToMany {
+        if relationship.isToMany {
+            try createJoinTable(relationship, of: entity, in: db)
+        } else {
             try db.execute(
-                sql: "ALTER TABLE \(SQLText.quote(entity.name)) ADD COLUMN \(SQLText.quote(relationship.name)) BLOB")
+                sql: "ALTER TABLE \(SQLText.quote(entity.name)) ADD COLUMN \(SQLText.quote(relationship.name)) INTEGER")
         }
-        try create(relationship, of: entity, in: db)
+        try createIndex(relationship, of: entity, in: db)
     }
 
-    private static func create(_ relationship: Relationship, of entity: Entity, in db: Database) throws {
+    private static func createJoinTable(_ relationship: Relationship, of entity: Entity, in db: Database) throws {
+        let join = SQLText.quote(SQLText.joinTable(entity.name, relationship.name))
+        try db.execute(
+            sql: """
+                CREATE TABLE \(join) (source INTEGER NOT NULL, destination INTEGER NOT NULL,
+                    PRIMARY KEY (source, destination)) WITHOUT ROWID
+                """)
+    }
+
+    /// A to-one relationship's index on its column, or a to-many one's reverse index (destination → source).
+    private static func createIndex(_ relationship: Relationship, of entity: Entity, in db: Database) throws {
         if relationship.isToMany {
             let join = SQLText.joinTable(entity.name, relationship.name)
             try db.execute(
-                sql: """
-                    CREATE TABLE \(SQLText.quote(join)) (source BLOB NOT NULL, destination BLOB NOT NULL,
-                        PRIMARY KEY (source, destination)) WITHOUT ROWID;
-                    CREATE INDEX \(SQLText.quote(join + "_by_destination")) ON \(SQLText.quote(join))(destination);
-                    """)
+                sql: "CREATE INDEX \(SQLText.quote(join + "_by_destination")) ON \(SQLText.quote(join))(destination)")
         } else {
             let index = "\(entity.name)_by_\(relationship.name)"
             try db.execute(

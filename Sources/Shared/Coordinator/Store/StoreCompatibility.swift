@@ -15,6 +15,9 @@ enum StoreCompatibility {
         case create
         /// A Tributary store: the model's additions over the stored model are applied.
         case migrate(ModelAdditions)
+        /// A Tributary store of an earlier format: its tables (those of `stored`, the model it was written with)
+        /// are upgraded (``StoreUpgrade``), then the model's additions applied.
+        case upgrade(fromFormat: Int, stored: Model, additions: ModelAdditions)
     }
 
     /// What a file says about itself: its tables and, for a Tributary store, its format and model.
@@ -46,15 +49,18 @@ enum StoreCompatibility {
             return .create
         }
         let format = stored.format ?? 1
-        guard format == Schema.format else {
+        guard format == Schema.format || StoreUpgrade.upgradable.contains(format) else {
             throw StoreError(
                 .incompatibleStore,
-                "\(path) has store format \(format), this Tributary reads format \(Schema.format) "
-                    + "(format 1 came from development builds before the first release; create the store anew)")
+                "\(path) has store format \(format), this Tributary reads format \(Schema.format) and upgrades "
+                    + "format \(StoreUpgrade.upgradable.sorted().map(String.init).joined(separator: ", ")) "
+                    + "(formats 1 to 4 came from development builds before the first release; create the store anew)")
         }
         guard let storedJSON = stored.modelJSON else { return .create }
         let storedModel = try Model.decode(storedJSON, source: "the model stored in \(path)")
-        return .migrate(try model.additions(over: storedModel))
+        let additions = try model.additions(over: storedModel)
+        return format == Schema.format
+            ? .migrate(additions) : .upgrade(fromFormat: format, stored: storedModel, additions: additions)
     }
 
     /// ``plan(for:stored:path:)`` for the store open in `db`.
@@ -86,7 +92,9 @@ enum StoreCompatibility {
     /// SQLite's usual read-only open, which reads it (those files exist already).
     private static func readWithoutWriting(_ path: String) throws -> StoredSchema {
         let hasJournal = ["-wal", "-journal"].contains { FileManager.default.fileExists(atPath: path + $0) }
-        var location = URLComponents(url: URL(fileURLWithPath: path), resolvingAgainstBaseURL: false)
+        // Resolved against the working directory: a relative URI without `file:` would be read as a file name,
+        // query and all.
+        var location = URLComponents(url: URL(fileURLWithPath: path), resolvingAgainstBaseURL: true)
         location?.queryItems = [hasJournal ? .init(name: "mode", value: "ro") : .init(name: "immutable", value: "1")]
         var connection: OpaquePointer?
         let flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX

@@ -65,9 +65,10 @@ struct PredicateCompiler {
 
     private mutating func compile(_ comparison: FetchPredicate.Comparison) throws -> (String, Node) {
         let column = try entity.column(forKey: comparison.key, use: "compared")
-        let name = column.sql
         let op = comparison.op
         if comparison.value == .null {
+            // A to-one's key column is NULL exactly when its destination is: tested without reading the destination.
+            let name = column.isToOne ? "\(SQLText.quote(entity.name)).\(column.columnSQL)" : column.sql
             switch op {
             case .equal: return ("\(name) IS NULL", .test(column, .isNull(true)))
             case .notEqual: return ("\(name) IS NOT NULL", .test(column, .isNull(false)))
@@ -77,6 +78,7 @@ struct PredicateCompiler {
                     "\(describe(column)) can only be compared with nil using == or !=, not \(op.formatSymbol)")
             }
         }
+        let name = column.sql
         let foldCase = comparison.caseInsensitive
         if foldCase && !column.isString {
             throw FetchPredicateError(.wrongType, "[c] needs a string attribute; \(describe(column)) is not one")
@@ -130,6 +132,14 @@ struct PredicateCompiler {
         }
         let operand = bind(value)
         let test = CompiledPredicate.Test.compare(op, value, foldCase: false)
+        if case .toOne(_, let destination) = column.source, op == .equal || op == .notEqual {
+            // Through the column's index: the rows whose key is the destination's (none when it does not exist).
+            let key = "\(SQLText.quote(entity.name)).\(column.columnSQL)"
+            let sql =
+                "(\(key) IS NOT NULL AND \(key) IN (SELECT \(SQLText.rowKey) FROM \(SQLText.quote(destination)) "
+                + "WHERE \"id\" = \(operand)))"
+            return (op == .equal ? sql : "NOT \(sql)", .test(column, test))
+        }
         switch op {
         case .equal: return ("\(name) IS \(operand)", .test(column, test))
         case .notEqual: return ("\(name) IS NOT \(operand)", .test(column, test))

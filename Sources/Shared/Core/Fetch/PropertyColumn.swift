@@ -5,16 +5,33 @@ struct PropertyColumn: Sendable, Hashable {
     enum Source: Sendable, Hashable {
         /// An attribute: its index in `Entity.attributes` and its type.
         case attribute(index: Int, type: AttributeType)
-        /// A to-one relationship: its index in `Entity.relationships`.
-        case toOne(index: Int)
+        /// A to-one relationship: its index in `Entity.relationships` and its destination entity.
+        case toOne(index: Int, destination: String)
     }
 
+    /// The entity's name (its table's).
+    let table: String
     /// The property's name, from the model.
     let name: String
     let source: Source
 
-    /// The quoted column name, from the model's (validated) name, never from the input.
-    var sql: String { SQLText.quote(name) }
+    /// The property's value in SQL, from the model's (validated) names, never from the input: the quoted column of
+    /// an attribute; for a to-one relationship, the destination's 16-byte id (the column holds its row key).
+    var sql: String {
+        switch source {
+        case .attribute: SQLText.quote(name)
+        case .toOne(_, let destination): SQLText.toOneID(table: table, relationship: name, destination: destination)
+        }
+    }
+
+    /// The quoted column itself: for a to-one relationship, the one holding its destination's row key.
+    var columnSQL: String { SQLText.quote(name) }
+
+    /// Whether the property is a to-one relationship.
+    var isToOne: Bool {
+        if case .toOne = source { return true }
+        return false
+    }
 
     /// Whether the column holds strings.
     var isString: Bool {
@@ -36,7 +53,7 @@ struct PropertyColumn: Sendable, Hashable {
         switch source {
         case .attribute(let index, let type):
             return values.indices.contains(index) ? SQLValue(values[index], columnType: type) : .null
-        case .toOne(let index):
+        case .toOne(let index, _):
             return toOne.indices.contains(index) ? SQLValue(toOne[index]) : .null
         }
     }
@@ -49,7 +66,8 @@ extension Entity {
     func column(forKey key: String, use: String) throws -> PropertyColumn {
         if let index = attributes.firstIndex(where: { $0.name == key }) {
             return PropertyColumn(
-                name: attributes[index].name, source: .attribute(index: index, type: attributes[index].type))
+                table: name, name: attributes[index].name,
+                source: .attribute(index: index, type: attributes[index].type))
         }
         if let index = relationships.firstIndex(where: { $0.name == key }) {
             guard !relationships[index].isToMany else {
@@ -58,7 +76,9 @@ extension Entity {
                     "'\(name).\(key)' is a to-many relationship and cannot be \(use); only attributes and to-one "
                         + "relationships can")
             }
-            return PropertyColumn(name: relationships[index].name, source: .toOne(index: index))
+            return PropertyColumn(
+                table: name, name: relationships[index].name,
+                source: .toOne(index: index, destination: relationships[index].destination))
         }
         if key.contains(".") {
             throw FetchPredicateError(

@@ -11,6 +11,18 @@ package enum SQLText {
         "\(entity)_\(relationship)"
     }
 
+    /// The integer key column of every entity table (`INTEGER PRIMARY KEY`): to-one columns and join tables hold
+    /// it, so relationship indexes are small. It never leaves the store: objects are known by their 16-byte id.
+    package static let rowKey = "\"_rowid\""
+
+    /// The 16-byte id of the destination of to-one column `relationship` of `table`'s current row: a correlated
+    /// subquery (NULL when the column is), for reads and predicates. `table` must be named so, unaliased, in the
+    /// enclosing query.
+    package static func toOneID(table: String, relationship: String, destination: String) -> String {
+        "(SELECT \"tributary_d\".\"id\" FROM \(quote(destination)) AS \"tributary_d\" "
+            + "WHERE \"tributary_d\".\(rowKey) = \(quote(table)).\(quote(relationship)))"
+    }
+
     /// `column + amount`, stopping at the largest 64-bit integer (SQLite would turn an overflow into a REAL).
     package static func clampedAdd(_ column: String, _ amount: String) -> String {
         "CASE WHEN \(amount) > 0 AND \(column) > 9223372036854775807 - \(amount) THEN 9223372036854775807 "

@@ -1,6 +1,6 @@
 extension Model {
     /// Names that the store keeps for itself on every table.
-    static let reservedNames: Set<String> = ["id", "_version", "source", "destination"]
+    static let reservedNames: Set<String> = ["id", "_version", "_rowid", "source", "destination"]
 
     func validate() throws {
         guard !entities.isEmpty else { throw ModelError(.empty, "the model has no entities") }

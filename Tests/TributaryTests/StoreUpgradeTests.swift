@@ -1,0 +1,168 @@
+import Foundation
+import GRDB
+import Testing
+
+@testable import TributaryClient
+@testable import TributaryCoordinator
+@testable import TributaryCore
+@testable import TributaryDemo
+
+/// Stores written before integer row keys (format 5) open upgraded, with every object, relationship and history
+/// record. The fixture was written by a real coordinator of format 5 (Tests/Fixtures/store-format-5/make.sh).
+@Suite("Store upgrade: format 5 → 6")
+struct StoreUpgradeTests {
+    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Fixtures/store-format-5")
+
+    static func fixtureModelJSON() throws -> String {
+        try String(contentsOf: fixture.appendingPathComponent("model.json"), encoding: .utf8)
+    }
+
+    /// A copy of the fixture store as `store.sqlite` in `directory`.
+    static func copyFixture(into directory: TemporaryDirectory) throws -> String {
+        let path = directory.path("store.sqlite")
+        try FileManager.default.copyItem(atPath: fixture.appendingPathComponent("store.sqlite").path, toPath: path)
+        return path
+    }
+
+    static func readOnly(_ path: String) throws -> DatabaseQueue {
+        var configuration = Configuration()
+        configuration.readonly = true
+        return try DatabaseQueue(path: path, configuration: configuration)
+    }
+
+    /// What the store holds, read with SQL of the layout `rowKey` names: `id` for format 5 (relationships hold
+    /// ids), `_rowid` for format 6 (relationships hold row keys).
+    struct Contents: Equatable {
+        var users: [String] = []
+        var authors: [String] = []
+        var reviewers: [String] = []
+        var versions: [String] = []
+        var history: [String] = []
+        var jobs: [String] = []
+
+        static func read(_ path: String, rowKey: String) throws -> Contents {
+            try readOnly(path).read { db in
+                var contents = Contents()
+                contents.users = try String.fetchAll(
+                    db,
+                    sql: """
+                        SELECT u.login || '|' || coalesce(u.name, '-') || '|' || coalesce(m.login, '-')
+                        FROM User u LEFT JOIN User m ON m.\(rowKey) = u.mentor ORDER BY u.login
+                        """)
+                contents.authors = try String.fetchAll(
+                    db,
+                    sql: """
+                        SELECT p.number || '|' || p.title || '|' || p.merged || '|' || p.additions || '|'
+                            || coalesce(p.score, '-') || '|' || p.createdAt || '|' || u.login
+                        FROM PullRequest p JOIN User u ON u.\(rowKey) = p.author ORDER BY p.number
+                        """)
+                contents.reviewers = try String.fetchAll(
+                    db,
+                    sql: """
+                        SELECT p.number || '|' || u.login FROM PullRequest_reviewers r
+                        JOIN PullRequest p ON p.\(rowKey) = r.source JOIN User u ON u.\(rowKey) = r.destination
+                        ORDER BY p.number, u.login
+                        """)
+                contents.versions = try String.fetchAll(
+                    db,
+                    sql: """
+                        SELECT hex(id) || '|' || _version FROM User UNION ALL
+                        SELECT hex(id) || '|' || _version FROM PullRequest ORDER BY 1
+                        """)
+                contents.history = try String.fetchAll(
+                    db,
+                    sql: """
+                        SELECT seq || '|' || job_id || '|' || batch_index || '|' || hex(record)
+                        FROM tributary_history ORDER BY seq
+                        """)
+                contents.jobs = try String.fetchAll(
+                    db, sql: "SELECT id || '|' || state || '|' || done || '|' || batch FROM tributary_jobs ORDER BY id")
+                return contents
+            }
+        }
+    }
+
+    @Test("a store written by the previous format opens upgraded: every object, version, relationship and record")
+    func upgradeKeepsEverything() throws {
+        let directory = try TemporaryDirectory()
+        let path = try Self.copyFixture(into: directory)
+        let before = try Contents.read(path, rowKey: "id")
+        // The fixture holds what format 5 held: 350 users (44 mentors pointing to no stored user), 2,500 pull
+        // requests, 3,703 reviewer rows, 13 commits.
+        #expect(before.users.count == 350 && before.authors.count == 2500 && before.reviewers.count == 3703)
+        #expect(before.history.count == 13)
+        let dangling = try Self.readOnly(path).read { db in
+            try Int.fetchOne(
+                db,
+                sql:
+                    "SELECT count(*) FROM User o WHERE mentor IS NOT NULL AND NOT EXISTS (SELECT 1 FROM User u WHERE u.id = o.mentor)"
+            )
+        }
+        #expect(dangling == 44)
+
+        let model = try Model.decode(Data(try Self.fixtureModelJSON().utf8))
+        let store = try RootStore.open(path: path, model: model)
+        let report = try #require(store.upgrade)
+        #expect(report.fromFormat == 5)
+        #expect(report.objects == 2850)
+        #expect(report.danglingReferencesCleared == 44)
+        #expect(report.references == 225 - 44 + 2500 + 3703)
+        try store.close()
+
+        let after = try Contents.read(path, rowKey: "_rowid")
+        #expect(after == before)
+        try Self.readOnly(path).read { db in
+            #expect(try String.fetchOne(db, sql: "SELECT value FROM tributary_meta WHERE key = 'format'") == "6")
+            let columns = try Row.fetchAll(db, sql: "PRAGMA table_info(PullRequest)").map {
+                "\($0["name"] as String) \($0["type"] as String)"
+            }
+            #expect(columns.contains("_rowid INTEGER") && columns.contains("author INTEGER"), "\(columns)")
+            #expect(
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE name LIKE 'tributary_upgrade%'")
+                    == 0)
+            #expect(try String.fetchOne(db, sql: "PRAGMA integrity_check") == "ok")
+        }
+        // Opened again, it is of the current format: nothing more to upgrade.
+        let again = try RootStore.open(path: path, model: model)
+        #expect(again.upgrade == nil)
+        try again.close()
+    }
+
+    @Test("a coordinator upgrades the store on start, and an import then adds to it: every row once, seq going on")
+    func coordinatorUpgradesAndImports() async throws {
+        let directory = try TemporaryDirectory()
+        _ = try Self.copyFixture(into: directory)
+        let (coordinator, stopped) = try await TestCoordinator.with(
+            in: directory, workers: 1, modelJSON: try Self.fixtureModelJSON()
+        ) { coordinator in
+            let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+            let status = try await client.finish(
+                try await client.pushImport(
+                    DemoData.pullRequests(count: 600, users: 400, startingAt: 3001), rowsPerJob: 200
+                ).batch)
+            await client.close()
+            #expect(status.doneRows == 600 && status.deadJobs == 0)
+            return coordinator
+        }
+        #expect(stopped == 0)
+        let log = try String(contentsOfFile: coordinator.logPath, encoding: .utf8)
+        #expect(log.contains("store upgraded to format 6"), "\(log)")
+        let counts = try await Self.readOnly(coordinator.storePath).read { db throws -> [Int?] in
+            [
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM PullRequest"),
+                try Int.fetchOne(db, sql: "SELECT count(DISTINCT number) FROM PullRequest"),
+                // Every new pull request has its author.
+                try Int.fetchOne(
+                    db,
+                    sql: "SELECT count(*) FROM PullRequest p JOIN User u ON u._rowid = p.author WHERE p.number > 3000"),
+                // The users it names are found or created once each.
+                try Int.fetchOne(db, sql: "SELECT count(*) - count(DISTINCT login) FROM User"),
+                // The history goes on after the upgraded store's 13 commits, which stay.
+                try Int.fetchOne(db, sql: "SELECT min(seq) FROM tributary_history WHERE seq > 13"),
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM tributary_history WHERE seq <= 13"),
+            ]
+        }
+        #expect(counts == [3100, 3100, 600, 0, 14, 13])
+    }
+}
