@@ -35,6 +35,9 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Local worker processes.")
     var workers = 2
 
+    @Option(help: "Import jobs each worker runs at once (its --concurrency; default: the worker's).")
+    var importConcurrency: Int?
+
     @Option(help: "Empty jobs for the jobs benchmark.")
     var jobs = 100_000
 
@@ -115,7 +118,8 @@ struct BenchCommand: AsyncParsableCommand {
 
     private func runImport(rows: Int, users: Int, selected: Set<Benchmark>, directory: URL) async throws {
         let input = DemoData.pullRequests(count: rows, users: users)
-        let benchmark = ImportBenchmark(input: input, rows: rows, workers: workers, directory: directory)
+        let benchmark = ImportBenchmark(
+            input: input, rows: rows, workers: workers, concurrency: importConcurrency, directory: directory)
         let plain = try await benchmark.run(stalledSubscriber: false)
         if selected.contains(.import) {
             let values = DemoData.pullRequestValues(count: rows, users: users)

@@ -15,13 +15,16 @@ struct ImportBenchmark {
     let input: Data
     let rows: Int
     let workers: Int
+    /// Jobs each worker runs at once; nil: the worker's default.
+    let concurrency: Int?
     let directory: URL
 
     /// - Parameter stalledSubscriber: connect a subscriber that never reads, to show what it costs.
     func run(stalledSubscriber: Bool) async throws -> Result {
         let started = try await CoordinatorProcess.startDemoStore(
             in: directory.appendingPathComponent(stalledSubscriber ? "import-stalled" : "import"),
-            arguments: ["--workers", String(workers), "--log-level", "warning"])
+            arguments: ["--workers", String(workers), "--log-level", "warning"]
+                + (concurrency.map { ["--worker-concurrency", String($0)] } ?? []))
         let coordinator = started.process
         let log = started.logPath
         let context = try ZMQContext()

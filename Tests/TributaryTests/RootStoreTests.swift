@@ -290,6 +290,37 @@ struct JobFencingTests {
         try store.close()
     }
 
+    @Test("a save of a group that fails after writing is undone alone: the saves around it commit")
+    func failedSaveUndoneAlone() async throws {
+        func inserting(_ label: String) -> Tributary_V1_EntityBatch { .inserting("User", "login", label) }
+        let missing = Tributary_V1_EntityBatch.with {
+            $0.entity = "User"
+            $0.operation = .update
+            $0.ids = UUID().bytes
+            $0.columns = [
+                .with {
+                    $0.name = "login"; $0.strings = ["x"]
+                }
+            ]
+        }
+        func save(_ batches: [Tributary_V1_EntityBatch]) -> Tributary_V1_SaveChanges {
+            .with { $0.changes = .with { $0.batches = batches } }
+        }
+        // The middle save inserts "b", then fails on an update of an object that does not exist.
+        let results = try await store.applySaves([
+            (save([inserting("a")]), "w1"), (save([inserting("b"), missing]), "w1"), (save([inserting("c")]), "w1"),
+        ])
+        #expect(results.map { (try? $0.get()) != nil } == [true, false, true])
+        let labels = try await store.pool.read { db in
+            try String.fetchAll(db, sql: "SELECT login FROM User ORDER BY login")
+        }
+        #expect(labels == ["a", "c"])
+        let seqs = try await store.pool.read { db in
+            try Int.fetchAll(db, sql: "SELECT seq FROM tributary_history ORDER BY seq")
+        }
+        #expect(seqs == [1, 2])
+    }
+
     @Test("a group's batch counters take the saves that applied, once each; a refused save changes nothing")
     func groupCountsAppliedSaves() async throws {
         let spec = Tributary_V1_JobSpec.with {
