@@ -23,7 +23,7 @@ struct BenchCommand: AsyncParsableCommand {
             """)
 
     enum Benchmark: String, ExpressibleByArgument, CaseIterable {
-        case `import`, memory, jobs, latency, restart
+        case `import`, memory, scaling, jobs, latency, restart
     }
 
     @Option(help: "Pull requests to import.")
@@ -38,6 +38,12 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Import jobs each worker runs at once (its --concurrency; default: the worker's).")
     var importConcurrency: Int?
 
+    @Option(help: "The coordinator's --commit-rows for the import (default: the coordinator's).")
+    var commitRows: Int?
+
+    @Flag(help: "Import without the baselines (for tuning runs).")
+    var noBaselines = false
+
     @Option(help: "Empty jobs for the jobs benchmark.")
     var jobs = 100_000
 
@@ -47,7 +53,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Saves per latency measurement.")
     var saves = 5_000
 
-    @Option(help: "Run only these benchmarks (repeatable): import, memory, jobs, latency, restart.")
+    @Option(help: "Run only these benchmarks (repeatable): import, memory, scaling, jobs, latency, restart.")
     var only: [Benchmark] = []
 
     @Flag(help: "A quick run: 100,000 rows, 10,000 jobs, 1,000 saves.")
@@ -70,7 +76,7 @@ struct BenchCommand: AsyncParsableCommand {
         defer { try? FileManager.default.removeItem(at: directory) }
         Terminal.error("bench: \(rows) pull requests by \(users) users, \(workers) workers, in \(directory.path)")
 
-        if selected.contains(.import) || selected.contains(.memory) {
+        if selected.contains(.import) || selected.contains(.memory) || selected.contains(.scaling) {
             try await runImport(rows: rows, users: users, selected: selected, directory: directory)
         }
         if selected.contains(.jobs) {
@@ -119,9 +125,17 @@ struct BenchCommand: AsyncParsableCommand {
     private func runImport(rows: Int, users: Int, selected: Set<Benchmark>, directory: URL) async throws {
         let input = DemoData.pullRequests(count: rows, users: users)
         let benchmark = ImportBenchmark(
-            input: input, rows: rows, workers: workers, concurrency: importConcurrency, directory: directory)
+            input: input, rows: rows, workers: workers,
+            extraArguments: (importConcurrency.map { ["--worker-concurrency", String($0)] } ?? [])
+                + (commitRows.map { ["--commit-rows", String($0)] } ?? []),
+            directory: directory)
         let plain = try await benchmark.run(stalledSubscriber: false)
-        if selected.contains(.import) {
+        if let footprint = plain.footprint {
+            Terminal.line("store on disk           \(footprint.summary(rows: rows))")
+        }
+        if selected.contains(.import) && noBaselines {
+            Terminal.line("import                 tributary \(Figure.format(plain.rowsPerSecond)) rows/s")
+        } else if selected.contains(.import) {
             let values = DemoData.pullRequestValues(count: rows, users: users)
             let sameSchema = try SQLiteBaseline(
                 pullRequests: values, users: users, path: directory.appendingPathComponent("baseline.sqlite").path
@@ -142,6 +156,9 @@ struct BenchCommand: AsyncParsableCommand {
                     ).line)
             }
         }
+        if selected.contains(.scaling) {
+            try await runScaling(rows: rows, users: users, at: plain.rowsPerSecond, directory: directory)
+        }
         if selected.contains(.memory) {
             let stalled = try await benchmark.run(stalledSubscriber: true)
             Terminal.line(
@@ -154,6 +171,38 @@ struct BenchCommand: AsyncParsableCommand {
                 Figure(
                     name: "import (stalled sub)", tributary: stalled.rowsPerSecond, baseline: plain.rowsPerSecond,
                     unit: "rows/s", note: "baseline: the same import with no subscriber"
+                ).line)
+        }
+    }
+
+    /// Rows/s at 100,000 and 5,000,000 rows against the main figure (`rows`), and with 1 and 4 workers (at a fifth
+    /// of `rows`) against 2: the cost of a row should not grow with the store, and workers should add speed.
+    private func runScaling(rows: Int, users: Int, at main: Double, directory: URL) async throws {
+        func importing(_ count: Int, workers: Int) async throws -> Double {
+            let users = self.users ?? max(1, count / 50)
+            let benchmark = ImportBenchmark(
+                input: DemoData.pullRequests(count: count, users: users), rows: count, workers: workers,
+                extraArguments: (importConcurrency.map { ["--worker-concurrency", String($0)] } ?? [])
+                    + (commitRows.map { ["--commit-rows", String($0)] } ?? []),
+                directory: directory)
+            return try await benchmark.run(stalledSubscriber: false, name: "scaling-\(count)-\(workers)").rowsPerSecond
+        }
+        for count in quick ? [10_000, 300_000] : [100_000, 5_000_000] {
+            let measured = try await importing(count, workers: workers)
+            Terminal.line(
+                Figure(
+                    name: "import at \(count.formatted()) rows", tributary: measured, baseline: main, unit: "rows/s",
+                    note: "baseline: the import at \(rows.formatted()) rows"
+                ).line)
+        }
+        let smaller = max(10_000, rows / 5)
+        let reference = try await importing(smaller, workers: workers)
+        for count in [1, 4] where count != workers {
+            let measured = try await importing(smaller, workers: count)
+            Terminal.line(
+                Figure(
+                    name: "import, \(count) worker\(count == 1 ? "" : "s")", tributary: measured, baseline: reference,
+                    unit: "rows/s", note: "baseline: \(workers) workers, both at \(smaller.formatted()) rows"
                 ).line)
         }
     }

@@ -10,21 +10,25 @@ struct ImportBenchmark {
     struct Result {
         let rowsPerSecond: Double
         let coordinatorPeakBytes: Double
+        /// The store on disk after the coordinator stopped.
+        let footprint: StoreFootprint?
     }
 
     let input: Data
     let rows: Int
     let workers: Int
-    /// Jobs each worker runs at once; nil: the worker's default.
-    let concurrency: Int?
+    /// More arguments for the coordinator (its worker concurrency, its commit budget).
+    let extraArguments: [String]
     let directory: URL
 
     /// - Parameter stalledSubscriber: connect a subscriber that never reads, to show what it costs.
-    func run(stalledSubscriber: Bool) async throws -> Result {
+    /// - Parameter name: the folder of this run's store, removed once measured.
+    func run(stalledSubscriber: Bool, name: String? = nil) async throws -> Result {
+        let folder = directory.appendingPathComponent(name ?? (stalledSubscriber ? "import-stalled" : "import"))
+        defer { try? FileManager.default.removeItem(at: folder) }
         let started = try await CoordinatorProcess.startDemoStore(
-            in: directory.appendingPathComponent(stalledSubscriber ? "import-stalled" : "import"),
-            arguments: ["--workers", String(workers), "--log-level", "warning"]
-                + (concurrency.map { ["--worker-concurrency", String($0)] } ?? []))
+            in: folder,
+            arguments: ["--workers", String(workers), "--log-level", "warning"] + extraArguments)
         let coordinator = started.process
         let log = started.logPath
         let context = try ZMQContext()
@@ -54,7 +58,9 @@ struct ImportBenchmark {
             stalled = nil
             await coordinator.stop()
             context.terminate()
-            return Result(rowsPerSecond: Double(rows) / elapsed.seconds, coordinatorPeakBytes: peak)
+            return Result(
+                rowsPerSecond: Double(rows) / elapsed.seconds, coordinatorPeakBytes: peak,
+                footprint: try? StoreFootprint(path: folder.appendingPathComponent("store.sqlite").path))
         } catch {
             stalled?.close()
             await coordinator.stop()

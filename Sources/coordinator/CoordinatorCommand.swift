@@ -53,6 +53,12 @@ struct CoordinatorCommand: AsyncParsableCommand {
     var feedBuffer: Int32 = 200
 
     @Option(
+        help:
+            "Most rows (objects written) one group commit takes; saves arriving while the store writes wait for the next."
+    )
+    var commitRows: Int = CoordinatorConfiguration.defaultCommitRows
+
+    @Option(
         help: ArgumentHelp(
             "The coordinator's CURVE secret key file: encrypt every socket and admit only keys in --allow.",
             valueName: "path"))
@@ -102,6 +108,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
         }
         guard historyHours >= 0 && historyHours.isFinite else {
             throw ValidationError("--history-hours must be 0 (keep) or more")
+        }
+        guard (1...10_000_000).contains(commitRows) else {
+            throw ValidationError("--commit-rows must be between 1 and 10000000")
         }
         guard (1...1_000_000).contains(feedBuffer) else {
             throw ValidationError("--feed-buffer must be between 1 and 1000000")
@@ -154,6 +163,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
         configuration.historyRetention = historyHours > 0 ? .seconds(historyHours * 3600) : nil
         configuration.historyMaximumCommits = historyCommits > 0 ? historyCommits : nil
         configuration.feedBuffer = feedBuffer
+        configuration.commitRows = commitRows
         if let curveSecret, let allow {
             let curve = try CoordinatorCurve(secretFile: curveSecret, allowDirectory: allow)
             configuration.curve = curve

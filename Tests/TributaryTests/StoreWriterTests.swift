@@ -57,6 +57,48 @@ struct StoreWriterTests {
         #expect(groups.flatMap { $0 } == Array(1...1026), "each save answered once, in the order handed over")
     }
 
+    @Test("a group commit takes the gathered saves up to its row budget; the rest go in the next, in order")
+    func rowBudget() async throws {
+        let writer = StoreWriter(store: store.store, logger: Logger(label: "test"), groupRows: 5, answersWaiting: {})
+        /// A save inserting `rows` users.
+        func inserting(_ rows: Int, id: UInt64) -> SaveGroup.Member {
+            let batch = Tributary_V1_EntityBatch.with {
+                $0.entity = "User"
+                $0.operation = .insert
+                $0.ids = Data((0..<rows).flatMap { _ in UUID().bytes })
+                $0.columns = [
+                    .with {
+                        $0.name = "login"; $0.strings = (0..<rows).map { "user\(id)-\($0)" }
+                    }
+                ]
+            }
+            return .init(
+                save: SaveRequest(changes: .with { $0.batches = [batch] }), peer: Data([1]), worker: "w1",
+                requestID: id)
+        }
+        let release = blockTheStore()
+        var released = false
+        defer { if !released { release.signal() } }
+        #expect(await writer.enqueue([inserting(1, id: 1)], claims: []))  // queued at once, behind the block
+        // Gathered while the store is busy: 2 + 2 + 2 + 7 + 1 rows, behind budgets of 5.
+        let gathered = [inserting(2, id: 2), inserting(2, id: 3), inserting(2, id: 4), inserting(7, id: 5)]
+        #expect(await writer.enqueue(gathered + [inserting(1, id: 6)], claims: []))
+        release.signal()
+        released = true
+        var groups: [[UInt64]] = []
+        while groups.flatMap({ $0 }).count < 6 {
+            for answer in await writer.flush() {
+                guard case .committed(let commit, let result) = answer else { continue }
+                #expect(result.saves.allSatisfy { if case .success = $0 { true } else { false } })
+                groups.append(commit.members.map(\.requestID))
+            }
+        }
+        // At least one save per group, and a save larger than the budget goes alone.
+        #expect(groups == [[1], [2, 3], [4], [5], [6]])
+        let users = try await store.store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM User") }
+        #expect(users == 15)
+    }
+
     @Test("a stopped writer refuses saves and pushes, and what was handed over before is answered by the stop")
     func stopRefusesLaterWork() async throws {
         let writer = makeWriter()

@@ -33,6 +33,11 @@ public struct CoordinatorConfiguration: Sendable {
     /// The most feed messages queued for one subscriber (the PUB high-water mark); beyond it, that subscriber's
     /// messages are dropped (it fills the gap from history).
     public var feedBuffer: Int32 = 200
+    /// The most rows (objects written) one group commit takes: saves gather while the store writes, and the next
+    /// commit takes them up to this budget. Larger commits rewrite each index page once for more rows.
+    public var commitRows: Int = Self.defaultCommitRows
+    /// The default of ``commitRows``, measured in docs/benchmarks.md.
+    public static let defaultCommitRows = 50_000
     /// CURVE encryption and the allow-list of peers' keys; nil serves plain TCP (loopback only, unless insecure).
     public var curve: CoordinatorCurve?
     /// The bounds on what peers send.

@@ -118,7 +118,9 @@ public actor CoordinatorServer: Service {
         self.loop = loop
         let mailbox = RouterMailbox(waking: loop.inbound)
         self.mailbox = mailbox
-        writer = StoreWriter(store: store, logger: logger) { mailbox.post(.written) }
+        writer = StoreWriter(store: store, logger: logger, groupRows: configuration.commitRows) {
+            mailbox.post(.written)
+        }
         readers = ReaderPool(
             store: store, limitPerPeer: configuration.limits.maximumPendingRequestsPerPeer, logger: logger
         ) { peer, requestID, body in

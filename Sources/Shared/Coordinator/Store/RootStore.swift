@@ -62,6 +62,7 @@ public final class RootStore: Sendable {
             if !db.configuration.readonly {
                 try db.execute(sql: "PRAGMA cache_size = \(RootStore.cacheSizePragma)")
                 try db.execute(sql: "PRAGMA wal_autocheckpoint = \(WALCheckpointer.writerThresholdPages)")
+                try db.execute(sql: "PRAGMA journal_size_limit = \(WALCheckpointer.journalSizeLimit)")
             }
         }
         let pool: DatabasePool

@@ -1,7 +1,7 @@
 import Foundation
 import TributaryCore
 
-/// Saves gathered for one group commit, in arrival order, with whom to answer.
+/// Saves gathered for group commits, in arrival order, with whom to answer.
 struct SaveGroup {
     /// One save and whom to answer.
     struct Member: Sendable {
@@ -9,14 +9,43 @@ struct SaveGroup {
         let peer: Data
         let worker: String
         let requestID: UInt64
+        /// The objects its change set writes (rows of its batches), counted once.
+        let rows: Int
+
+        init(save: SaveRequest, peer: Data, worker: String, requestID: UInt64) {
+            self.save = save
+            self.peer = peer
+            self.worker = worker
+            self.requestID = requestID
+            rows = save.changes.batches.reduce(0) { $0 + $1.ids.count / 16 }
+        }
     }
 
     private(set) var members: [Member] = []
+    /// The rows of every member.
+    private(set) var rows = 0
 
     var isEmpty: Bool { members.isEmpty }
     var count: Int { members.count }
 
     mutating func append(_ member: Member) {
         members.append(member)
+        rows += member.rows
+    }
+
+    /// Takes the first members, in order, up to `budget` rows: at least one, and no more once the budget is
+    /// reached (a save larger than the budget goes alone).
+    mutating func take(rowBudget budget: Int) -> [Member] {
+        var taken = 0
+        var end = 0
+        while end < members.count && (end == 0 || taken + members[end].rows <= budget) {
+            taken += members[end].rows
+            end += 1
+        }
+        defer {
+            members.removeFirst(end)
+            rows -= taken
+        }
+        return Array(members[..<end])
     }
 }

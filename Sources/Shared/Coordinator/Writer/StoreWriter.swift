@@ -22,6 +22,9 @@ final class StoreWriter: Service, Sendable {
     /// The most writes queued on the store (pushes queue behind group commits); the next push waits.
     static let maximumQueuedWrites = 8
 
+    /// The default row budget of one group commit (``init(store:logger:groupRows:answersWaiting:)``).
+    static let defaultGroupRows = CoordinatorConfiguration.defaultCommitRows
+
     private struct State: ~Copyable {
         /// Saves gathered for the next group commit.
         var pendingSaves = SaveGroup()
@@ -42,13 +45,21 @@ final class StoreWriter: Service, Sendable {
 
     private let store: RootStore
     private let logger: Logger
+    /// The most rows (objects written) one group commit takes; the saves beyond wait for the next.
+    private let groupRows: Int
     /// Tells the router that answers wait (``takeAnswers()``); called on the writer's thread, never waits.
     private let answersWaiting: @Sendable () -> Void
     private let state = Mutex(State())
 
-    init(store: RootStore, logger: Logger, answersWaiting: @escaping @Sendable () -> Void) {
+    /// - Parameter groupRows: the row budget of a group commit. Larger transactions write each index page once for
+    ///   more rows (measured in docs/benchmarks.md); the budget bounds a commit's duration and memory.
+    init(
+        store: RootStore, logger: Logger, groupRows: Int = StoreWriter.defaultGroupRows,
+        answersWaiting: @escaping @Sendable () -> Void
+    ) {
         self.store = store
         self.logger = logger
+        self.groupRows = max(1, groupRows)
         self.answersWaiting = answersWaiting
     }
 
@@ -82,7 +93,7 @@ final class StoreWriter: Service, Sendable {
             // The gathered saves go first, as a write of their own.
             let writes = state.queued.count + (state.pendingSaves.isEmpty && state.pendingClaims.isEmpty ? 1 : 2)
             guard writes <= Self.maximumQueuedWrites || state.queued.isEmpty else { return .noRoom }
-            let commit = self.queuePending(&state)
+            let commit = self.queueAllPending(&state)
             let write = QueuedWrite.push(
                 QueuedPush(request: push, write: self.store.queuePush(push.specs, batch: push.batch)))
             state.queued.append(write)
@@ -94,7 +105,7 @@ final class StoreWriter: Service, Sendable {
     /// and returns every answer not taken yet: for a message that must see the saves before it. Saves handed
     /// over meanwhile are not waited for, so a stop ends even while workers go on saving.
     nonisolated(nonsending) func flush() async -> [WriterAnswer] {
-        let (queued, last) = state.withLock { state in (queuePending(&state), state.queued.last) }
+        let (queued, last) = state.withLock { state in (queueAllPending(&state), state.queued.last) }
         follow(queued)
         if let last {
             await last.written()
@@ -176,14 +187,20 @@ final class StoreWriter: Service, Sendable {
         }
     }
 
-    /// Queues the gathered saves and claims on the store as one group commit (under the lock: queueing only
-    /// schedules the write). The caller has it followed once the lock is released.
+    /// Queues every gathered save, as many group commits as the row budget makes.
+    private func queueAllPending(_ state: inout State) -> [QueuedWrite] {
+        var queued = queuePending(&state)
+        while !state.pendingSaves.isEmpty { queued += queuePending(&state) }
+        return queued
+    }
+
+    /// Queues the gathered saves, up to the row budget, and the claims on the store as one group commit (under the
+    /// lock: queueing only schedules the write). The caller has it followed once the lock is released.
     /// - Returns: the write queued; none when nothing gathered.
     private func queuePending(_ state: inout State) -> [QueuedWrite] {
         guard !state.pendingSaves.isEmpty || !state.pendingClaims.isEmpty else { return [] }
-        let members = state.pendingSaves.members
+        let members = state.pendingSaves.take(rowBudget: groupRows)
         let claims = state.pendingClaims
-        state.pendingSaves = SaveGroup()
         state.pendingClaims = []
         let write = QueuedWrite.groupCommit(
             QueuedCommit(
