@@ -191,7 +191,7 @@ struct BenchCommand: AsyncParsableCommand {
             let measured = try await importing(count, workers: workers)
             Terminal.line(
                 Figure(
-                    name: "import at \(count.formatted()) rows", tributary: measured, baseline: main, unit: "rows/s",
+                    name: "import, \(count.formatted()) rows", tributary: measured, baseline: main, unit: "rows/s",
                     note: "baseline: the import at \(rows.formatted()) rows"
                 ).line)
         }

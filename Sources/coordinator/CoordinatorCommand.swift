@@ -40,7 +40,10 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "Jobs each local worker runs at once (its --concurrency, 1 to 1,024).")
     var workerConcurrency: Int?
 
-    @Option(help: "Hours to keep finished (done or cancelled) jobs and their payloads; 0 keeps them. Dead jobs stay.")
+    @Option(
+        help:
+            "Hours to keep finished (done or cancelled) jobs; 0 keeps them. Dead jobs stay; a done job's payload goes at once."
+    )
     var retentionHours: Double = 168
 
     @Option(help: "Hours to keep the change history; 0 keeps it. History a durable subscriber has not read stays.")

@@ -388,6 +388,32 @@ struct JobFencingTests {
         #expect(job.spec.payload == payload)
     }
 
+    @Test("a done job's payload is deleted when it completes; a dead job keeps its payload, and runs again with it")
+    func payloadsOfFinishedJobs() async throws {
+        let spec = Tributary_V1_JobSpec.with {
+            $0.kind = "noop"
+            $0.payload = Data(repeating: 7, count: 5_000)
+            $0.maxAttempts = 1
+        }
+        _ = try await store.pushJobs([spec, spec], batch: "b")
+        let done = try #require(try await store.claimJob(for: "w1", kinds: ["noop"]))
+        let dead = try #require(try await store.claimJob(for: "w1", kinds: ["noop"]))
+        _ = try await store.applySave(
+            .with {
+                $0.jobID = UInt64(done.id)
+                $0.attempt = UInt32(done.attempt)
+                $0.completesJob = true
+            }, from: "w1")
+        _ = try await store.failJob(id: dead.id, attempt: dead.attempt, worker: "w1", message: "boom", permanent: true)
+        let payloads = try await store.pool.read { db in
+            try Int64.fetchAll(db, sql: "SELECT job_id FROM tributary_payloads ORDER BY job_id")
+        }
+        #expect(payloads == [dead.id])
+        _ = try await store.retryJob(id: dead.id)
+        let again = try #require(try await store.claimJob(for: "w1", kinds: ["noop"]))
+        #expect(again.id == dead.id && again.spec.payload == spec.payload)
+    }
+
     @Test("a claim gives each job its own payload, among jobs pushed without one, whether their ids lie close or far")
     func payloadsAmongJobsWithout() async throws {
         func spec(_ payload: String?, priority: Int32 = 0) -> Tributary_V1_JobSpec {

@@ -13,9 +13,10 @@ public struct WorkerConfiguration: Sendable {
     public var heartbeatInterval: Duration = .seconds(1)
     /// How many jobs run at once, each in its own context. More than the cores the worker has pays even for
     /// CPU-bound import jobs: a job's save waits for a group commit, and the next job's leasing for the one after,
-    /// so jobs in flight keep the worker busy and the commits large (measured: 4 → 16 took a 1M-row import from
-    /// 23,000–25,000 to 28,000 rows/s; docs/benchmarks.md).
-    public var concurrency = 16
+    /// so jobs in flight keep the worker busy and the commits large (measured on a 1M-row import: 4 → 23,000–25,000
+    /// rows/s, 8 and 16 → 22,800–28,000 alike; 16 took the coordinator's peak RSS from 173 to 212 MB, as each job
+    /// in flight holds its change set there; docs/benchmarks.md).
+    public var concurrency = 8
     /// The job handlers, by kind. The built-in `import` and `noop` handlers are always there.
     public var handlers: [any JobHandler] = [ImportJobHandler(), NoopJobHandler()]
 

@@ -75,6 +75,26 @@ extension RootStore {
             }
             try update.execute()
         }
+        try deletePayloads(ofJobs: saves.filter(\.completesJob).map { Int64($0.jobID) }, in: db, statements: statements)
+    }
+
+    /// Deletes the payloads of jobs that are done, ``completionChunk`` per statement: only a dead job runs again
+    /// (`jobs retry`), so a done job's payload has served its purpose. Kept, it was the largest table of an imported
+    /// store (the NDJSON of every row, measured with `dbstat`: `make bench` prints the store's largest tables).
+    static func deletePayloads(ofJobs ids: [Int64], in db: Database, statements: WriterStatements) throws {
+        guard !ids.isEmpty else { return }
+        let delete = try statements.statement(
+            db,
+            "DELETE FROM tributary_payloads WHERE job_id IN (\(Array(repeating: "?", count: completionChunk).joined(separator: ", ")))"
+        )
+        for start in stride(from: 0, to: ids.count, by: completionChunk) {
+            for offset in 0..<completionChunk {
+                let index = start + offset
+                // Ids are never negative: -1 fills the chunk.
+                delete.bind(Int32(offset + 1), index < ids.count ? ids[index] : -1)
+            }
+            try delete.execute()
+        }
     }
 
     /// Applies a batchable save from its job's lease row: refused, applied before (answered by the one-by-one path,
