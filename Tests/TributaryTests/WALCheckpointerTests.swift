@@ -29,6 +29,27 @@ struct WALCheckpointerTests {
         }
     }
 
+    @Test("the checkpointer goes on at once only while it makes progress, not while a reader holds frames back")
+    func goesOnOnlyWithProgress() {
+        // Frames left, some copied since the last call: again at once.
+        #expect(
+            WALCheckpointer.goesOnAtOnce((logFrames: 900, checkpointed: 400), after: (logFrames: 500, checkpointed: 0)))
+        // Frames left, none copied since (a reader holds them): wait, or the thread would spin.
+        #expect(
+            !WALCheckpointer.goesOnAtOnce(
+                (logFrames: 900, checkpointed: 400), after: (logFrames: 900, checkpointed: 400)))
+        // Everything copied, or no WAL (-1 from SQLite): wait.
+        #expect(
+            !WALCheckpointer.goesOnAtOnce((logFrames: 900, checkpointed: 900), after: (logFrames: 500, checkpointed: 0))
+        )
+        #expect(
+            !WALCheckpointer.goesOnAtOnce((logFrames: -1, checkpointed: -1), after: (logFrames: 0, checkpointed: 0)))
+        // The log started over (fewer frames than before) with frames left: progress.
+        #expect(
+            WALCheckpointer.goesOnAtOnce(
+                (logFrames: 300, checkpointed: 100), after: (logFrames: 900, checkpointed: 900)))
+    }
+
     private static func fileSize(_ path: String) throws -> Int {
         (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
     }

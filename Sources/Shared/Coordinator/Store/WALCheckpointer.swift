@@ -48,23 +48,32 @@ final class WALCheckpointer: Sendable {
     }
 
     private func run() {
-        var last: (logFrames: Int32, checkpointed: Int32) = (0, 0)
+        var previous: (logFrames: Int32, checkpointed: Int32) = (0, 0)
         while true {
-            let done = state.withLock { state -> Bool in
-                guard !state.stopped, let connection = state.connection else { return true }
+            let outcome = state.withLock { state -> (logFrames: Int32, checkpointed: Int32)? in
+                guard !state.stopped, let connection = state.connection else { return nil }
                 var logFrames: Int32 = 0
                 var checkpointed: Int32 = 0
                 sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_PASSIVE, &logFrames, &checkpointed)
-                defer { last = (logFrames, checkpointed) }
-                // Frames left and progress made (the writer appended more meanwhile): go on at once. Without
-                // progress (a reader holds the frames back) or with nothing left, wait.
-                return false
+                return (logFrames, checkpointed)
             }
-            if done { break }
-            if last.checkpointed < last.logFrames && last.checkpointed > 0 { continue }
+            guard let outcome else { break }
+            defer { previous = outcome }
+            // Frames left and this checkpoint copied some (the writer appended more meanwhile): go on at once.
+            // With nothing left, or no progress (a reader holds the frames back), wait.
+            if Self.goesOnAtOnce(outcome, after: previous) { continue }
             _ = wake.wait(timeout: .now() + Self.interval)
         }
         stopped.signal()
+    }
+
+    /// Whether a checkpoint that left `outcome` (frames in the log, frames copied) should be followed by another at
+    /// once: frames are left, and it copied some since `previous` (a log started over counts as progress).
+    static func goesOnAtOnce(
+        _ outcome: (logFrames: Int32, checkpointed: Int32), after previous: (logFrames: Int32, checkpointed: Int32)
+    ) -> Bool {
+        guard outcome.checkpointed >= 0, outcome.checkpointed < outcome.logFrames else { return false }
+        return outcome.checkpointed > previous.checkpointed || outcome.logFrames < previous.logFrames
     }
 
     /// Opens and closes a read-write connection to `path`: the last connection to close checkpoints the WAL
