@@ -99,6 +99,12 @@ struct BenchCommand: AsyncParsableCommand {
         }
     }
 
+    /// The import's coordinator options this run sets: its workers' concurrency and its commit budget.
+    private var coordinatorArguments: [String] {
+        (importConcurrency.map { ["--worker-concurrency", String($0)] } ?? [])
+            + (commitRows.map { ["--commit-rows", String($0)] } ?? [])
+    }
+
     private func runLatency(saves: Int, directory: URL) async throws {
         var logger = Logger(label: "tributary.bench")
         logger.logLevel = .warning
@@ -126,9 +132,7 @@ struct BenchCommand: AsyncParsableCommand {
         let input = DemoData.pullRequests(count: rows, users: users)
         let benchmark = ImportBenchmark(
             input: input, rows: rows, workers: workers,
-            extraArguments: (importConcurrency.map { ["--worker-concurrency", String($0)] } ?? [])
-                + (commitRows.map { ["--commit-rows", String($0)] } ?? []),
-            directory: directory)
+            extraArguments: coordinatorArguments, directory: directory)
         let plain = try await benchmark.run(stalledSubscriber: false)
         if let footprint = plain.footprint {
             Terminal.line("store on disk           \(footprint.summary(rows: rows))")
@@ -182,9 +186,7 @@ struct BenchCommand: AsyncParsableCommand {
             let users = self.users ?? max(1, count / 50)
             let benchmark = ImportBenchmark(
                 input: DemoData.pullRequests(count: count, users: users), rows: count, workers: workers,
-                extraArguments: (importConcurrency.map { ["--worker-concurrency", String($0)] } ?? [])
-                    + (commitRows.map { ["--commit-rows", String($0)] } ?? []),
-                directory: directory)
+                extraArguments: coordinatorArguments, directory: directory)
             return try await benchmark.run(stalledSubscriber: false, name: "scaling-\(count)-\(workers)").rowsPerSecond
         }
         for count in quick ? [10_000, 300_000] : [100_000, 5_000_000] {

@@ -35,6 +35,15 @@ extension ChangeSetMerger {
         return key
     }
 
+    /// The row key of an object this change set has just written.
+    /// - Throws: ``StoreError`` when there is none, which would be a bug in the merge.
+    func writtenRowKey(of id: UUID, in entity: String, connection: OpaquePointer) throws -> Int64 {
+        guard let key = try rowKey(of: id, in: entity, connection: connection) else {
+            throw StoreError(.sqlite, "\(ObjectID(entity: entity, uuid: id)) has no row key after its write")
+        }
+        return key
+    }
+
     /// Sets the references whose destinations were not stored when their rows were written, following the change
     /// set's remaps: a destination found by its uniqueness key later in the same batch is the object it merged into.
     /// - Throws: ``StoreError`` (`constraint`) naming the relationship and the missing object, as Core Data refuses
@@ -54,11 +63,8 @@ extension ChangeSetMerger {
                         + "which does not exist")
             }
             if relationship.isToMany {
-                guard let source = try rowKey(of: reference.source, in: entity.name, connection: connection) else {
-                    continue
-                }
-                let join = SQLText.quote(SQLText.joinTable(entity.name, relationship.name))
-                let add = try statement(connection, "INSERT OR IGNORE INTO \(join) (source, destination) VALUES (?, ?)")
+                let source = try writtenRowKey(of: reference.source, in: entity.name, connection: connection)
+                let add = try joinStatements(entity.name, relationship.name, connection: connection).add
                 add.bind(1, source)
                 add.bind(2, key)
                 try add.execute()

@@ -483,9 +483,7 @@ final class ChangeSetMerger {
     ) throws {
         guard case .toMany(_, let ids, let offsets) = column.values, case .toMany(let relationship) = column.target
         else { return }
-        guard let sourceKey = try rowKey(of: source, in: entity.name, connection: connection) else {
-            throw StoreError(.sqlite, "\(ObjectID(entity: entity.name, uuid: source)) has no row key after its write")
-        }
+        let sourceKey = try writtenRowKey(of: source, in: entity.name, connection: connection)
         let (clear, add) = try joinStatements(entity.name, column.name, connection: connection)
         if !isNew {
             clear.bind(1, sourceKey)
@@ -508,7 +506,7 @@ final class ChangeSetMerger {
 
     /// The statements that clear and add a to-many relationship's rows, found without building their SQL (this
     /// runs once per inserted row: quoting the join table's name each time was 4% of the import's merge).
-    private func joinStatements(_ entity: String, _ relationship: String, connection: OpaquePointer) throws
+    func joinStatements(_ entity: String, _ relationship: String, connection: OpaquePointer) throws
         -> (clear: SQLiteStatement, add: SQLiteStatement)
     {
         if let cached = joinStatements[entity]?[relationship] { return cached }

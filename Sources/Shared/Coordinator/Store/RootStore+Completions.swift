@@ -28,11 +28,7 @@ extension RootStore {
         var rows: [Int64: LeaseRow] = [:]
         rows.reserveCapacity(ids.count)
         for start in stride(from: 0, to: ids.count, by: Self.completionChunk) {
-            for offset in 0..<Self.completionChunk {
-                let index = start + offset
-                // Ids are never negative: -1 fills the chunk.
-                select.bind(Int32(offset + 1), index < ids.count ? ids[index] : -1)
-            }
+            Self.bindChunk(of: ids, from: start, into: select)
             defer { select.reset() }
             while try select.step() { rows[select.int64(column: 0)] = LeaseRow(select, from: 1) }
         }
@@ -88,12 +84,17 @@ extension RootStore {
             "DELETE FROM tributary_payloads WHERE job_id IN (\(Array(repeating: "?", count: completionChunk).joined(separator: ", ")))"
         )
         for start in stride(from: 0, to: ids.count, by: completionChunk) {
-            for offset in 0..<completionChunk {
-                let index = start + offset
-                // Ids are never negative: -1 fills the chunk.
-                delete.bind(Int32(offset + 1), index < ids.count ? ids[index] : -1)
-            }
+            bindChunk(of: ids, from: start, into: delete)
             try delete.execute()
+        }
+    }
+
+    /// Binds ``completionChunk`` ids from `start` to a statement's `IN (?, …)` list; ids are never negative, so -1
+    /// fills the chunk past the end.
+    private static func bindChunk(of ids: [Int64], from start: Int, into statement: SQLiteStatement) {
+        for offset in 0..<completionChunk {
+            let index = start + offset
+            statement.bind(Int32(offset + 1), index < ids.count ? ids[index] : -1)
         }
     }
 

@@ -22,15 +22,12 @@ struct SaveGroup {
     }
 
     private(set) var members: [Member] = []
-    /// The rows of every member.
-    private(set) var rows = 0
 
     var isEmpty: Bool { members.isEmpty }
     var count: Int { members.count }
 
     mutating func append(_ member: Member) {
         members.append(member)
-        rows += member.rows
     }
 
     /// Takes the first members, in order, up to `budget` rows: at least one, and no more once the budget is
@@ -42,10 +39,7 @@ struct SaveGroup {
             taken += members[end].rows
             end += 1
         }
-        defer {
-            members.removeFirst(end)
-            rows -= taken
-        }
+        defer { members.removeFirst(end) }
         return Array(members[..<end])
     }
 }

@@ -22,9 +22,6 @@ final class StoreWriter: Service, Sendable {
     /// The most writes queued on the store (pushes queue behind group commits); the next push waits.
     static let maximumQueuedWrites = 8
 
-    /// The default row budget of one group commit (``init(store:logger:groupRows:answersWaiting:)``).
-    static let defaultGroupRows = CoordinatorConfiguration.defaultCommitRows
-
     private struct State: ~Copyable {
         /// Saves gathered for the next group commit.
         var pendingSaves = SaveGroup()
@@ -54,7 +51,7 @@ final class StoreWriter: Service, Sendable {
     /// - Parameter groupRows: the row budget of a group commit. Larger transactions write each index page once for
     ///   more rows (measured in docs/benchmarks.md); the budget bounds a commit's duration and memory.
     init(
-        store: RootStore, logger: Logger, groupRows: Int = StoreWriter.defaultGroupRows,
+        store: RootStore, logger: Logger, groupRows: Int = CoordinatorConfiguration.defaultCommitRows,
         answersWaiting: @escaping @Sendable () -> Void
     ) {
         self.store = store

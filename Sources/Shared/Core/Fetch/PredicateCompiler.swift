@@ -68,7 +68,7 @@ struct PredicateCompiler {
         let op = comparison.op
         if comparison.value == .null {
             // A to-one's key column is NULL exactly when its destination is: tested without reading the destination.
-            let name = column.isToOne ? "\(SQLText.quote(entity.name)).\(column.columnSQL)" : column.sql
+            let name = column.isToOne ? column.columnSQL : column.sql
             switch op {
             case .equal: return ("\(name) IS NULL", .test(column, .isNull(true)))
             case .notEqual: return ("\(name) IS NOT NULL", .test(column, .isNull(false)))
@@ -134,7 +134,7 @@ struct PredicateCompiler {
         let test = CompiledPredicate.Test.compare(op, value, foldCase: false)
         if case .toOne(_, let destination) = column.source, op == .equal || op == .notEqual {
             // Through the column's index: the rows whose key is the destination's (none when it does not exist).
-            let key = "\(SQLText.quote(entity.name)).\(column.columnSQL)"
+            let key = column.columnSQL
             let sql =
                 "(\(key) IS NOT NULL AND \(key) IN (SELECT \(SQLText.rowKey) FROM \(SQLText.quote(destination)) "
                 + "WHERE \"id\" = \(operand)))"

@@ -24,8 +24,9 @@ struct PropertyColumn: Sendable, Hashable {
         }
     }
 
-    /// The quoted column itself: for a to-one relationship, the one holding its destination's row key.
-    var columnSQL: String { SQLText.quote(name) }
+    /// The column itself, qualified by its table: for a to-one relationship, the one holding its destination's
+    /// row key.
+    var columnSQL: String { "\(SQLText.quote(table)).\(SQLText.quote(name))" }
 
     /// Whether the property is a to-one relationship.
     var isToOne: Bool {
