@@ -66,17 +66,16 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     private static func importRows(_ input: Data) {
         guard let entity = fuzzModel.entity(named: "PullRequest") else { return }
         let decoder = ImportRowDecoder(entity: entity, model: fuzzModel)
-        let context = ObjectContext(model: fuzzModel, parent: nil, name: "fuzz")
+        var batch = ImportBatch(model: fuzzModel)
         let lines = ImportJob.lines(of: input)
-        _ = try? context.performAndWait {
-            input.withUnsafeBytes { raw in
-                let bytes = raw.bindMemory(to: UInt8.self)
-                for line in lines.prefix(1_000) {
-                    let slice = UnsafeBufferPointer(rebasing: bytes[line.range])
-                    try? decoder.apply(slice, number: line.number, to: context)
-                }
+        input.withUnsafeBytes { raw in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            for line in lines.prefix(1_000) {
+                let slice = UnsafeBufferPointer(rebasing: bytes[line.range])
+                try? decoder.apply(slice, number: line.number, to: &batch)
             }
         }
+        apply(batch.changeSet())
     }
 
     private static func predicate(_ input: Data) {

@@ -2,8 +2,12 @@ import Foundation
 import TributaryCore
 import TributaryProtocol
 
-/// Runs `import` jobs: parses the rows, upserts them in a slave context, and saves every `batch_size` rows.
-/// A retried attempt resumes after the batches earlier attempts committed.
+/// Runs `import` jobs: parses the rows and saves every `batch_size` rows as a change set of upserts, building each
+/// batch while the previous one is on the wire. A retried attempt resumes after the batches earlier attempts
+/// committed.
+///
+/// The rows go straight into the change set's columns (``ImportBatch``), without a context: each batch upserts
+/// its objects by their uniqueness keys at the root, as rows of different jobs do.
 public struct ImportJobHandler: JobHandler {
     public let kind = ImportJob.kind
 
@@ -22,26 +26,34 @@ public struct ImportJobHandler: JobHandler {
         }
         let lines = ImportJob.lines(of: job.spec.payload)
         let decoder = ImportRowDecoder(entity: entity, model: job.model)
-        let context = job.makeContext()
-        var start = min(Int(job.committedBatches) * batchSize, lines.count)
-        while start < lines.count {
-            try job.checkCancellation()
-            let end = min(start + batchSize, lines.count)
-            let batch = Array(lines[start..<end])
-            let payload = job.spec.payload
-            try await context.perform { context in
-                try payload.withUnsafeBytes { raw in
-                    let bytes = raw.bindMemory(to: UInt8.self)
-                    for line in batch {
-                        try decoder.apply(
-                            UnsafeBufferPointer(rebasing: bytes[line.range]), number: line.number, to: context)
-                    }
+        let payload = job.spec.payload
+        let model = job.model
+        func build(_ range: Range<Int>) throws -> Tributary_V1_ChangeSet {
+            var batch = ImportBatch(model: model)
+            try payload.withUnsafeBytes { raw in
+                let bytes = raw.bindMemory(to: UInt8.self)
+                for line in lines[range] {
+                    try decoder.apply(UnsafeBufferPointer(rebasing: bytes[line.range]), number: line.number, to: &batch)
                 }
             }
-            if end == lines.count { break }
-            try await job.save(context, progress: UInt64(end))
-            start = end
+            return batch.changeSet()
         }
-        try await job.complete(context, progress: UInt64(lines.count))
+        let start = min(Int(job.committedBatches) * batchSize, lines.count)
+        var end = min(start + batchSize, lines.count)
+        var changes = try build(start..<end)
+        while end < lines.count {
+            try job.checkCancellation()
+            // The next batch is built while this one is on the wire; it is sent once this one is acknowledged,
+            // so batches commit in order and a failed one stops the job before the next is sent.
+            let sending = changes
+            let done = UInt64(end)
+            async let sent = job.save(sending, progress: done)
+            let next = min(end + batchSize, lines.count)
+            let built = Result { try build(end..<next) }
+            _ = try await sent
+            changes = try built.get()
+            end = next
+        }
+        try await job.complete(changes, progress: UInt64(lines.count))
     }
 }

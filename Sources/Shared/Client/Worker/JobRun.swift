@@ -94,6 +94,20 @@ public final class JobRun: ChangeSetParent {
         try await completing(progress: done) { try await save(Tributary_V1_ChangeSet()) }
     }
 
+    /// Sends `changes` as the job's next batch, recording `progress` units done (a handler that builds its change
+    /// sets without a context: the import).
+    @discardableResult
+    package func save(_ changes: Tributary_V1_ChangeSet, progress done: UInt64) async throws -> SaveReceipt {
+        progress.withLock { $0.done = done }
+        return try await save(changes)
+    }
+
+    /// Sends `changes` as the job's last batch, completing the job in the same commit.
+    @discardableResult
+    package func complete(_ changes: Tributary_V1_ChangeSet, progress done: UInt64) async throws -> SaveReceipt {
+        try await completing(progress: done) { try await save(changes) }
+    }
+
     /// Sends the save `body` makes as the job's completion, recording `done` units of progress.
     private func completing(progress done: UInt64, _ body: () async throws -> SaveReceipt) async throws
         -> SaveReceipt

@@ -123,93 +123,22 @@ struct ChangeSetBuilder {
     private static func attributeColumn(
         _ attribute: Attribute, index: Int, objects: [ManagedObject], original: Bool = false
     ) -> Tributary_V1_Column {
-        let read: (ManagedObject) -> AttributeValue? =
-            original
-            ? { ($0.committed?.values ?? $0.values)[index] } : { $0.values[index] }
-        var column = Tributary_V1_Column()
-        column.name = attribute.name
-        var nulls = NullBitmap(rows: objects.count)
-        switch attribute.type {
-        case .int, .bool:
-            column.ints = objects.enumerated().map { row, object in
-                switch read(object) {
-                case .int(let value): return value
-                case .bool(let value): return value ? 1 : 0
-                default:
-                    nulls.set(row)
-                    return 0
-                }
-            }
-        case .double, .date:
-            column.doubles = objects.enumerated().map { row, object in
-                switch read(object) {
-                case .double(let value): return value
-                case .date(let value): return value.timeIntervalSince1970
-                default:
-                    nulls.set(row)
-                    return 0
-                }
-            }
-        case .string:
-            column.strings = objects.enumerated().map { row, object in
-                if case .string(let value) = read(object) { return value }
-                nulls.set(row)
-                return ""
-            }
-        case .data:
-            column.blobs = objects.enumerated().map { row, object in
-                if case .data(let value) = read(object) { return value }
-                nulls.set(row)
-                return Data()
-            }
-        case .uuid:
-            column.fixed16 = fixed16(objects, nulls: &nulls) { object in
-                if case .uuid(let value) = read(object) { return value }
-                return nil
-            }
+        ChangeSetColumns.attribute(attribute, rows: objects.count) { row in
+            let object = objects[row]
+            return original ? (object.committed?.values ?? object.values)[index] : object.values[index]
         }
-        column.nulls = nulls.data
-        return column
     }
 
     private static func relationshipColumn(
         _ relationship: Relationship, index: Int, objects: [ManagedObject], original: Bool = false
     ) -> Tributary_V1_Column {
-        var column = Tributary_V1_Column()
-        column.name = relationship.name
-        var bytes = Data()
-        var nulls = NullBitmap(rows: objects.count)
         if relationship.isToMany {
-            column.counts = objects.map { object in
-                for id in object.toMany[index] { id.append(to: &bytes) }
-                return UInt32(object.toMany[index].count)
-            }
-        } else {
-            bytes = fixed16(objects, nulls: &nulls) {
-                original ? ($0.committed?.toOne ?? $0.toOne)[index] : $0.toOne[index]
-            }
+            return ChangeSetColumns.toMany(relationship.name, rows: objects.count) { objects[$0].toMany[index] }
         }
-        column.fixed16 = bytes
-        column.nulls = nulls.data
-        return column
-    }
-}
-
-extension ChangeSetBuilder {
-    /// 16 bytes per object (a null row as 16 zero bytes, marked in `nulls`).
-    fileprivate static func fixed16(
-        _ objects: [ManagedObject], nulls: inout NullBitmap, _ value: (ManagedObject) -> UUID?
-    ) -> Data {
-        var bytes = Data(capacity: objects.count * 16)
-        for (row, object) in objects.enumerated() {
-            if let id = value(object) {
-                id.append(to: &bytes)
-            } else {
-                nulls.set(row)
-                bytes.append(contentsOf: NullBitmap.zeroID)
-            }
+        return ChangeSetColumns.toOne(relationship.name, rows: objects.count) { row in
+            let object = objects[row]
+            return original ? (object.committed?.toOne ?? object.toOne)[index] : object.toOne[index]
         }
-        return bytes
     }
 }
 

@@ -1,21 +1,50 @@
 import Foundation
 
-/// Applies NDJSON rows of one entity to a context: attributes by name, a to-one relationship as a nested object
-/// holding the destination's unique attributes (find-or-create), a to-many as an array of such objects. A row
-/// whose entity has a uniqueness constraint upserts the object with those values.
+/// Applies NDJSON rows of one entity to an ``ImportBatch``: attributes by name, a to-one relationship as a nested
+/// object holding the destination's unique attributes (find-or-create), a to-many as an array of such objects. A
+/// row whose entity has a uniqueness constraint upserts the object with those values.
 package struct ImportRowDecoder {
-    let entity: Entity
-    let model: Model
+    /// What a row's key names in an entity.
+    private enum Field {
+        case attribute(Int)
+        case relationship(Int, destination: Int)
+    }
+
+    /// An entity's fields by name, its first uniqueness constraint's attributes and its required attributes,
+    /// looked up once rather than per row.
+    private struct Plan {
+        let entity: Entity
+        let fields: [String: Field]
+        let key: [Int]?
+        let required: [Int]
+    }
+
+    private let plans: [Plan]
+    private let root: Int
     private static let isoWithFraction = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
     private static let iso = Date.ISO8601FormatStyle()
 
     package init(entity: Entity, model: Model) {
-        self.entity = entity
-        self.model = model
+        let indices = Dictionary(
+            model.entities.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+        plans = model.entities.map { entity in
+            var fields: [String: Field] = [:]
+            for (index, attribute) in entity.attributes.enumerated() { fields[attribute.name] = .attribute(index) }
+            for (index, relationship) in entity.relationships.enumerated() {
+                // A model is validated on load: every destination is one of its entities.
+                fields[relationship.name] = .relationship(index, destination: indices[relationship.destination] ?? 0)
+            }
+            let key = entity.primaryUniqueness.map { names in
+                names.compactMap { name in entity.attributes.firstIndex { $0.name == name } }
+            }
+            let required = entity.attributes.indices.filter { !entity.attributes[$0].isOptional }
+            return Plan(entity: entity, fields: fields, key: key, required: required)
+        }
+        root = indices[entity.name] ?? 0
     }
 
-    /// Parses one line and applies it to `context`.
-    package func apply(_ line: UnsafeBufferPointer<UInt8>, number: Int, to context: ObjectContext) throws {
+    /// Parses one line and applies it to `batch`.
+    package func apply(_ line: UnsafeBufferPointer<UInt8>, number: Int, to batch: inout ImportBatch) throws {
         let row: [String: JSONValue]
         switch Result(catching: { () throws(JSONParser.SyntaxError) in try JSONParser.parse(line) }) {
         case .success(.object(let object)): row = object
@@ -23,9 +52,7 @@ package struct ImportRowDecoder {
         case .failure(let error): throw ImportError(line: number, "not valid JSON: \(error)")
         }
         do {
-            try apply(row, of: entity, to: context)
-        } catch let error as ContextError {
-            throw ImportError(line: number, error.message)
+            try apply(row, of: root, to: &batch)
         } catch let error as FieldError {
             throw ImportError(line: number, error.message)
         }
@@ -36,68 +63,75 @@ package struct ImportRowDecoder {
     }
 
     @discardableResult
-    private func apply(_ row: [String: JSONValue], of entity: Entity, to context: ObjectContext) throws
-        -> ManagedObject
-    {
-        for key in row.keys where entity.attribute(named: key) == nil && entity.relationship(named: key) == nil {
+    private func apply(_ row: [String: JSONValue], of entityIndex: Int, to batch: inout ImportBatch) throws -> Int {
+        let plan = plans[entityIndex]
+        let entity = plan.entity
+        for key in row.keys where plan.fields[key] == nil {
             throw FieldError(message: "entity '\(entity.name)' has no attribute or relationship '\(key)'")
         }
-        let object: ManagedObject
-        if let constraint = entity.primaryUniqueness {
-            var key: [String: AttributeValue] = [:]
-            for name in constraint {
-                guard let attribute = entity.attribute(named: name), let json = row[name], json != .null else {
+        let object: Int
+        if let constraint = plan.key {
+            var key: [AttributeValue] = []
+            key.reserveCapacity(constraint.count)
+            for index in constraint {
+                let attribute = entity.attributes[index]
+                guard let json = row[attribute.name], json != .null else {
+                    let names = entity.primaryUniqueness ?? []
                     throw FieldError(
                         message:
-                            "'\(entity.name)' rows need '\(name)' (its uniqueness constraint is \(constraint.joined(separator: ", ")))"
+                            "'\(entity.name)' rows need '\(attribute.name)' (its uniqueness constraint is \(names.joined(separator: ", ")))"
                     )
                 }
-                key[name] = try value(json, for: attribute, in: entity)
+                key.append(try value(json, for: attribute, in: entity))
             }
-            object = try context.findOrCreate(entity.name, matching: key)
+            object = batch.findOrCreate(entityIndex, key: key.count == 1 ? .one(key[0]) : .many(key))
         } else {
-            object = try context.insert(entity.name)
+            object = batch.insert(entityIndex)
         }
         for (index, attribute) in entity.attributes.enumerated() {
             guard let json = row[attribute.name] else { continue }
-            try object.setValue(json == .null ? nil : value(json, for: attribute, in: entity), at: index)
+            batch.setValue(
+                json == .null ? nil : try value(json, for: attribute, in: entity), of: object, attribute: index)
         }
-        for relationship in entity.relationships {
-            guard let json = row[relationship.name] else { continue }
-            try applyRelationship(relationship, json, of: entity, to: object, in: context)
+        for (index, relationship) in entity.relationships.enumerated() {
+            guard let json = row[relationship.name],
+                case .relationship(_, let destination) = plan.fields[relationship.name]
+            else { continue }
+            try applyRelationship(
+                relationship, index: index, destination: destination, json, of: entity, to: object, in: &batch)
         }
-        if object.isInserted {
-            for (index, attribute) in entity.attributes.enumerated()
-            where !attribute.isOptional && object.values[index] == nil {
-                throw FieldError(message: "'\(entity.name)' is missing required attribute '\(attribute.name)'")
-            }
+        for index in plan.required where batch.value(of: object, attribute: index) == nil {
+            throw FieldError(
+                message: "'\(entity.name)' is missing required attribute '\(entity.attributes[index].name)'")
         }
         return object
     }
 
     private func applyRelationship(
-        _ relationship: Relationship, _ json: JSONValue, of entity: Entity, to object: ManagedObject,
-        in context: ObjectContext
+        _ relationship: Relationship, index: Int, destination: Int, _ json: JSONValue, of entity: Entity,
+        to object: Int, in batch: inout ImportBatch
     ) throws {
-        let destination = try model.requireEntity(named: relationship.destination)
         let label = "'\(entity.name).\(relationship.name)'"
         if relationship.isToMany {
             guard case .array(let items) = json else {
                 throw FieldError(
                     message: "\(label) is a to-many relationship: expected an array of objects, got \(json.kindName)")
             }
-            let targets = try items.map { item in
+            var targets: [Int] = []
+            targets.reserveCapacity(items.count)
+            for item in items {
                 guard case .object(let fields) = item else {
                     throw FieldError(message: "\(label) items must be objects, got \(item.kindName)")
                 }
-                return try apply(fields, of: destination, to: context)
+                targets.append(try apply(fields, of: destination, to: &batch))
             }
-            try object.setDestinations(targets, for: relationship.name)
+            batch.setDestinations(targets, of: object, relationship: index)
         } else {
             switch json {
-            case .null: try object.setDestination(nil, for: relationship.name)
+            case .null: batch.setDestination(nil, of: object, relationship: index)
             case .object(let fields):
-                try object.setDestination(apply(fields, of: destination, to: context), for: relationship.name)
+                let target = try apply(fields, of: destination, to: &batch)
+                batch.setDestination(target, of: object, relationship: index)
             default:
                 throw FieldError(message: "\(label) is a to-one relationship: expected an object, got \(json.kindName)")
             }

@@ -1,0 +1,137 @@
+import Foundation
+import Testing
+import TributaryDemo
+import TributaryProtocol
+
+@testable import TributaryCore
+
+@Suite("Import batches: rows straight into a change set")
+struct ImportBatchTests {
+    let model = DemoData.model
+    let createdAt = "2024-05-01T12:00:00Z"
+
+    func batch(_ rows: [String]) throws -> ImportBatch {
+        let decoder = try ImportRowDecoder(entity: #require(model.entity(named: "PullRequest")), model: model)
+        var batch = ImportBatch(model: model)
+        for (index, row) in rows.enumerated() {
+            try Array(row.utf8).withUnsafeBufferPointer { line in
+                try decoder.apply(line, number: index + 1, to: &batch)
+            }
+        }
+        return batch
+    }
+
+    /// The change set with every object id replaced by its order of first appearance, so that two change sets
+    /// made with different random ids compare equal when they hold the same objects in the same places.
+    func canonical(_ changeSet: Tributary_V1_ChangeSet) -> Tributary_V1_ChangeSet {
+        var numbers: [Data: UInt64] = [:]
+        func renumber(_ bytes: Data) -> Data {
+            var out = Data()
+            for start in stride(from: 0, to: bytes.count, by: 16) {
+                let id = bytes.subdata(in: (bytes.startIndex + start)..<(bytes.startIndex + start + 16))
+                if id == Data(NullBitmap.zeroID) {
+                    out.append(id)
+                    continue
+                }
+                let number = numbers[id] ?? UInt64(numbers.count + 1)
+                numbers[id] = number
+                withUnsafeBytes(of: number.bigEndian) { out.append(Data(repeating: 0, count: 8) + $0) }
+            }
+            return out
+        }
+        var result = changeSet
+        for index in result.batches.indices {
+            result.batches[index].ids = renumber(result.batches[index].ids)
+            for column in result.batches[index].columns.indices {
+                let bytes = result.batches[index].columns[column].fixed16
+                result.batches[index].columns[column].fixed16 = renumber(bytes)
+            }
+        }
+        return result
+    }
+
+    @Test("rows build the change set a context holding the same find-or-created objects would send")
+    func sameAsContext() throws {
+        let rows = [
+            #"{"number": 1, "title": "a", "merged": false, "additions": 3, "score": 1.5, "createdAt": "\#(createdAt)", "author": {"login": "u1"}, "reviewers": [{"login": "u2"}, {"login": "u1"}, {"login": "u2"}]}"#,
+            #"{"number": 2, "title": "b", "merged": true, "additions": 4, "score": null, "createdAt": "\#(createdAt)", "author": {"login": "u3", "name": "Three"}, "reviewers": []}"#,
+            #"{"number": 1, "title": "a again", "merged": true, "additions": 5, "createdAt": "\#(createdAt)", "author": null}"#,
+            #"{"number": 3, "title": "c", "merged": false, "additions": 6, "createdAt": "\#(createdAt)", "author": {"login": "u2"}, "reviewers": [{"login": "u4"}]}"#,
+        ]
+        let date = try Date.ISO8601FormatStyle().parse(createdAt)
+        let context = ObjectContext(model: model, parent: nil, name: "reference")
+        let expected = try context.performAndWait {
+            func pullRequest(
+                _ number: Int, _ title: String, _ merged: Bool, _ additions: Int, score: AttributeValue?? = .none
+            ) throws -> ManagedObject {
+                let object = try context.findOrCreate("PullRequest", matching: ["number": .int(Int64(number))])
+                try object.setValue(.int(Int64(number)), for: "number")
+                try object.setValue(.string(title), for: "title")
+                try object.setValue(.bool(merged), for: "merged")
+                try object.setValue(.int(Int64(additions)), for: "additions")
+                if case .some(let score) = score { try object.setValue(score, for: "score") }
+                try object.setValue(.date(date), for: "createdAt")
+                return object
+            }
+            func user(_ login: String) throws -> ManagedObject {
+                try context.findOrCreate("User", matching: ["login": .string(login)])
+            }
+            let first = try pullRequest(1, "a", false, 3, score: .some(.double(1.5)))
+            try first.setDestination(user("u1"), for: "author")
+            try first.setDestinations([user("u2"), user("u1"), user("u2")], for: "reviewers")
+            let second = try pullRequest(2, "b", true, 4, score: .some(nil))
+            let three = try user("u3")
+            try three.setValue(.string("Three"), for: "name")
+            try second.setDestination(three, for: "author")
+            try second.setDestinations([], for: "reviewers")
+            let again = try pullRequest(1, "a again", true, 5)
+            try again.setDestination(nil, for: "author")
+            let third = try pullRequest(3, "c", false, 6)
+            try third.setDestination(user("u2"), for: "author")
+            try third.setDestinations([user("u4")], for: "reviewers")
+            return context.takePendingChanges().changeSet
+        }
+        let built = try batch(rows).changeSet()
+        #expect(canonical(built) == canonical(expected))
+        // Three shapes of pull request (with and without score, author or reviewers) and two of user.
+        #expect(built.batches.map(\.entity) == ["PullRequest", "User", "PullRequest", "User", "PullRequest"])
+    }
+
+    @Test("a key repeated in a batch is one object with the last row's values; a to-many lists each object once")
+    func repeatedKeys() throws {
+        let built = try batch([
+            #"{"number": 7, "title": "old", "merged": false, "additions": 1, "createdAt": "\#(createdAt)", "reviewers": [{"login": "x"}, {"login": "x"}]}"#,
+            #"{"number": 7, "title": "new", "merged": false, "additions": 2, "createdAt": "\#(createdAt)", "reviewers": [{"login": "x"}, {"login": "y"}, {"login": "x"}]}"#,
+        ]).changeSet()
+        let pullRequests = built.batches.filter { $0.entity == "PullRequest" }
+        #expect(pullRequests.count == 1)
+        #expect(pullRequests.first?.ids.count == 16)
+        #expect(pullRequests.first?.columns.first { $0.name == "title" }?.strings == ["new"])
+        #expect(pullRequests.first?.columns.first { $0.name == "reviewers" }?.counts == [2])
+        #expect(built.batches.filter { $0.entity == "User" }.map { $0.ids.count / 16 } == [2])
+    }
+
+    @Test("a bad row is refused naming its line and the field at fault")
+    func errors() throws {
+        let valid = #""number": 1, "title": "t", "merged": false, "additions": 1, "createdAt": "\#(createdAt)""#
+        let cases: [(String, String)] = [
+            (#"{\#(valid), "colour": "red"}"#, "entity 'PullRequest' has no attribute or relationship 'colour'"),
+            (#"{"title": "t"}"#, "'PullRequest' rows need 'number'"),
+            (#"{"number": 2, "title": "t"}"#, "'PullRequest' is missing required attribute 'merged'"),
+            (#"{\#(valid), "author": {"name": "no login"}}"#, "'User' rows need 'login'"),
+            (#"{\#(valid), "reviewers": {"login": "x"}}"#, "'PullRequest.reviewers' is a to-many relationship"),
+            (#"{\#(valid), "author": [{"login": "x"}]}"#, "'PullRequest.author' is a to-one relationship"),
+            (#"{"number": "1"}"#, "'PullRequest.number' is int: expected an integer, got a string"),
+            (#"[1]"#, "a row must be a JSON object"),
+        ]
+        for (row, message) in cases {
+            do {
+                _ = try batch([#"{\#(valid)}"#, row])
+                Issue.record("accepted: \(row)")
+            } catch let error as ImportError {
+                #expect(error.line == 2, "\(row)")
+                #expect(error.message.contains(message), "\(error.message)")
+            }
+        }
+    }
+}
