@@ -60,6 +60,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
                 _ = try? RootStore.apply(save, from: "fuzz", in: db, writer: store.writer, model: store.model)
                 return .rollback
             }
+            // Outside a group commit: what the merger learned in the rolled-back savepoint is gone.
+            store.writer.changesRolledBack()
         }
     }
 

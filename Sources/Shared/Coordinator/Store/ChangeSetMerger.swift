@@ -28,6 +28,8 @@ final class ChangeSetMerger {
     var rowKeyStatements: [String: SQLiteStatement] = [:]
     /// References written before their destination was (see ``PendingReference``), set after the inserts.
     var pendingReferences: [PendingReference] = []
+    /// Objects found or created by their uniqueness keys in earlier change sets (see ``KnownKeys``).
+    var knownKeys = KnownKeys()
 
     /// The SQL of deleting an object of one entity, built once: the row, the references to clear, and a query per
     /// relationship whose delete rule is not nullify.
@@ -68,6 +70,30 @@ final class ChangeSetMerger {
         for (position, batch) in changeSet.batches.enumerated() {
             batches.append((position, try EntityBatchReader(batch, model: model)))
         }
+        forgetKeys(changedBy: batches.map(\.reader))
+        do {
+            return try apply(batches, connection: connection, in: db)
+        } catch {
+            knownKeys.transactionRolledBack()
+            throw error
+        }
+    }
+
+    /// Drops the known keys a change set's batches may change (see ``KnownKeys``).
+    private func forgetKeys(changedBy batches: [EntityBatchReader]) {
+        for batch in batches {
+            switch batch.operation {
+            case .delete: knownKeys.forgetAll()
+            case .update: knownKeys.forget(batch.entity.name)
+            case .insert: if batch.hasNonKeyColumns { knownKeys.forget(batch.entity.name) }
+            }
+        }
+    }
+
+    private func apply(
+        _ batches: [(position: Int, reader: EntityBatchReader)], connection: OpaquePointer, in db: Database
+    ) throws -> MergeResult {
+        var batches = batches
         conflicts = try findConflicts(batches, connection: connection)
         // Row keys are known for this change set only: one that fails is rolled back, and its keys may be reused.
         defer {
@@ -119,11 +145,22 @@ final class ChangeSetMerger {
         let lookups = try keyLookups(batch, connection: connection)
         let toMany = batch.toManyColumns
         var changes = MergeResult.EntityChanges()
+        // One constraint covered: keys found or created are remembered for later change sets.
+        let remembered = lookups.count == 1 ? lookups[0].columns : nil
         for row in 0..<batch.rows {
             let proposed = batch.id(row)
-            if let existing = try lookUp(row, with: lookups, entity: entity.name, result: result),
-                existing != proposed
-            {
+            let uniqueKey = remembered.flatMap { Self.key(of: row, in: $0) }
+            let existing: UUID?
+            if let uniqueKey, let known = knownKeys.find(uniqueKey, of: entity.name) {
+                rowKeys[entity.name, default: [:]][known.id] = known.rowKey
+                existing = known.id
+            } else {
+                existing = try lookUp(row, with: lookups, entity: entity.name, result: result)
+                if let uniqueKey, let existing, let rowKey = rowKeys[entity.name]?[existing] {
+                    knownKeys.learn(uniqueKey, of: entity.name, KnownKeys.Entry(rowKey: rowKey, id: existing))
+                }
+            }
+            if let existing, existing != proposed {
                 result.remap(proposed, to: existing, entity: entity.name)
                 result.unchangedRows[position, default: []].append(row)
                 for column in toMany {
@@ -147,6 +184,9 @@ final class ChangeSetMerger {
                 throw StoreError(.sqlite, "'\(entity.name)' holds an id that is not 16 bytes", sql: statement.sql)
             }
             rowKeys[entity.name, default: [:]][storedID] = key
+            if let uniqueKey {
+                knownKeys.learn(uniqueKey, of: entity.name, KnownKeys.Entry(rowKey: key, id: storedID))
+            }
             for (relationship, destination) in unresolved {
                 pendingReferences.append(
                     PendingReference(
@@ -193,6 +233,17 @@ final class ChangeSetMerger {
                 columns
             )
         }
+    }
+
+    /// Row `row`'s values of a uniqueness constraint's columns, or nil when one is null (it finds nothing).
+    private static func key(of row: Int, in columns: [ColumnReader]) -> KnownKeys.Key? {
+        if columns.count == 1 { return columns[0].value(row).map { .one($0) } }
+        var values: [AttributeValue] = []
+        for column in columns {
+            guard let value = column.value(row) else { return nil }
+            values.append(value)
+        }
+        return .many(values)
     }
 
     /// The id of the stored object with row `row`'s key, from the first lookup that finds one.

@@ -95,9 +95,22 @@ extension RootStore {
     /// again: those writes were more than a third of the coordinator's time. Saves rarely fail, and one that does
     /// costs its group a second pass.
     func groupTransaction<T>(_ db: Database, _ body: (_ isolated: Bool) throws -> T) throws -> T {
+        let merger = writer.merger
+        do {
+            let value = try groupTransactionAttempts(db, body)
+            merger.knownKeys.transactionCommitted()
+            return value
+        } catch {
+            merger.knownKeys.transactionRolledBack()
+            throw error
+        }
+    }
+
+    private func groupTransactionAttempts<T>(_ db: Database, _ body: (_ isolated: Bool) throws -> T) throws -> T {
         do {
             return try writer.statements.transaction(db) { try body(false) }
         } catch is SaveFailedUnisolated {
+            writer.merger.knownKeys.transactionRolledBack()
             return try writer.statements.transaction(db) { try body(true) }
         }
     }

@@ -159,4 +159,10 @@ package final class WriterState: @unchecked Sendable {
     init(merger: ChangeSetMerger) {
         self.merger = merger
     }
+
+    /// A change set applied outside a group commit was rolled back by its caller: forget what the merger learned
+    /// of it (see ``KnownKeys``).
+    package func changesRolledBack() {
+        merger.knownKeys.transactionRolledBack()
+    }
 }

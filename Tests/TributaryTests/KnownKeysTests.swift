@@ -1,0 +1,121 @@
+import Foundation
+import GRDB
+import Testing
+
+@testable import TributaryCoordinator
+@testable import TributaryCore
+@testable import TributaryProtocol
+
+/// The writer remembers objects it found or created by their uniqueness keys across change sets (``KnownKeys``);
+/// each test changes what a remembered key says, then finds the key again, and checks the store.
+@Suite("Known keys: what the writer remembers by key is forgotten when it may have changed")
+struct KnownKeysTests {
+    static let modelJSON = """
+        {"entities": [
+          {"name": "User", "attributes": [{"name": "login", "type": "string"}], "uniqueness": [["login"]]},
+          {"name": "Post", "attributes": [{"name": "title", "type": "string"}],
+           "relationships": [{"name": "author", "destination": "User", "optional": true}]}]}
+        """
+
+    /// The users' logins, and each post's title → its author's login, read with a separate connection.
+    static func contents(_ store: TemporaryStore) async throws -> (users: Set<String>, posts: [String: String]) {
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: store.directory.path("store.sqlite"), configuration: configuration)
+        return try await queue.read { db in
+            let users = try Set(String.fetchAll(db, sql: "SELECT login FROM User"))
+            var posts: [String: String] = [:]
+            for row in try Row.fetchAll(
+                db, sql: "SELECT p.title, u.login FROM Post p JOIN User u ON u._rowid = p.author")
+            {
+                posts[row[0]] = row[1]
+            }
+            return (users, posts)
+        }
+    }
+
+    /// Finds or creates users by login (a key-only batch: the one whose keys the writer remembers), and a post by
+    /// the first of them when `post` names one.
+    func findOrCreate(_ logins: [String], in store: TemporaryStore, post: String? = nil) async throws {
+        let context = store.makeContext()
+        try await context.perform { context in
+            var users: [String: ManagedObject] = [:]
+            for login in logins {
+                users[login] = try context.findOrCreate("User", matching: ["login": .string(login)])
+            }
+            if let post {
+                let object = try context.insert("Post")
+                try object.setValue(.string(post), for: "title")
+                try object.setDestination(users[logins[0]], for: "author")
+            }
+        }
+        try await context.save()
+    }
+
+    func userID(_ login: String, in store: TemporaryStore) async throws -> ObjectID {
+        let context = store.makeContext()
+        return try await context.perform { context in
+            let found = try context.fetch(
+                FetchRequest(entity: "User", predicate: FetchPredicate(format: "login == %@", login)))
+            return try #require(found.first).objectID
+        }
+    }
+
+    @Test("a user deleted after its key was found is created again, not referenced")
+    func deleted() async throws {
+        let store = try TemporaryStore(modelJSON: Self.modelJSON)
+        try await findOrCreate(["ada"], in: store)
+        let id = try await userID("ada", in: store)
+        let context = store.makeContext()
+        try await context.perform { context in context.delete(try context.object(with: id)) }
+        try await context.save()
+        try await findOrCreate(["ada"], in: store, post: "hello")
+        let (users, posts) = try await Self.contents(store)
+        #expect(users == ["ada"])
+        #expect(posts == ["hello": "ada"])
+        #expect(try await userID("ada", in: store) != id)
+    }
+
+    @Test("a user whose login changed after it was found is not found by the old login")
+    func keyChanged() async throws {
+        let store = try TemporaryStore(modelJSON: Self.modelJSON)
+        try await findOrCreate(["ada"], in: store)
+        let id = try await userID("ada", in: store)
+        let context = store.makeContext()
+        try await context.perform { context in try context.object(with: id).setValue(.string("eve"), for: "login") }
+        try await context.save()
+        try await findOrCreate(["ada"], in: store, post: "hello")
+        let (users, posts) = try await Self.contents(store)
+        #expect(users == ["ada", "eve"])
+        #expect(posts == ["hello": "ada"])
+    }
+
+    @Test("a user created by a save that was refused and rolled back is created again by the next save")
+    func rolledBack() async throws {
+        let store = try TemporaryStore(modelJSON: Self.modelJSON)
+        let refused = store.makeContext()
+        try await refused.perform { context in
+            _ = try context.findOrCreate("User", matching: ["login": .string("zed")])
+            let post = try context.insert("Post")
+            try post.setValue(.string("refused"), for: "title")
+            // An author the store does not have: the save is refused whole.
+            try post.setDestination(context.object(with: ObjectID(entity: "User", uuid: UUID())), for: "author")
+        }
+        await #expect(throws: (any Error).self) { try await refused.save() }
+        try await findOrCreate(["zed"], in: store, post: "hello")
+        let (users, posts) = try await Self.contents(store)
+        #expect(users == ["zed"])
+        #expect(posts == ["hello": "zed"])
+    }
+
+    @Test("keys found in one save are found again by the next, and the references they make are right")
+    func remembered() async throws {
+        let store = try TemporaryStore(modelJSON: Self.modelJSON)
+        try await findOrCreate(["ada", "bea"], in: store)
+        try await findOrCreate(["bea", "ada", "cid"], in: store, post: "one")
+        try await findOrCreate(["cid"], in: store, post: "two")
+        let (users, posts) = try await Self.contents(store)
+        #expect(users == ["ada", "bea", "cid"])
+        #expect(posts == ["one": "bea", "two": "cid"])
+    }
+}
