@@ -3,6 +3,11 @@ import Testing
 
 @testable import TributaryCore
 
+/// `"k0": 0, "k1": 1, …` with `count` members.
+private func members(_ count: Int) -> String {
+    (0..<count).map { "\"k\($0)\": \($0)" }.joined(separator: ", ")
+}
+
 @Suite("NDJSON row parser")
 struct JSONParserTests {
     func parse(_ text: String) throws -> JSONValue {
@@ -49,6 +54,19 @@ struct JSONParserTests {
             ("{\"a\": \"open", "unterminated string"),
             ("{\"a\": 1} x", "unexpected text after the value"),
             ("{\"a\": 1, \"a\": 2}", "duplicate key \"a\""),
+            // Past 16 members repeated keys are looked for in a set: a repeat of an early key and of a late one.
+            (
+                "{" + members(20) + ", \"k3\": 0}",
+                "duplicate key \"k3\""
+            ),
+            (
+                "{" + members(20) + ", \"k19\": 0}",
+                "duplicate key \"k19\""
+            ),
+            (
+                "{" + members(17) + ", \"k16\": 0}",
+                "duplicate key \"k16\""
+            ),
             ("\"\\ud800\"", "unpaired surrogate"),
             ("\"\\x\"", "invalid escape"),
             ("tru", "unexpected end of input"),
@@ -60,6 +78,17 @@ struct JSONParserTests {
     func invalid(text: String, reason: String) throws {
         let error = try #require(throws: JSONParser.SyntaxError.self) { try parse(text) }
         #expect(error.reason.contains(reason), "\(error)")
+    }
+
+    @Test("an object with many members keeps them all, in order")
+    func manyMembers() throws {
+        let text = "{" + members(40) + "}"
+        guard case .object(let object) = try parse(text) else {
+            Issue.record("not an object")
+            return
+        }
+        #expect(object.keys == (0..<40).map { "k\($0)" })
+        #expect(object["k39"] == .int(39) && object["k40"] == nil)
     }
 
     @Test("control characters and invalid UTF-8 inside strings are refused")

@@ -4,19 +4,23 @@ import Foundation
 /// object holding the destination's unique attributes (find-or-create), a to-many as an array of such objects. A
 /// row whose entity has a uniqueness constraint upserts the object with those values.
 package struct ImportRowDecoder {
-    /// What a row's key names in an entity.
-    private enum Field {
-        case attribute(Int)
-        case relationship(Int, destination: Int)
-    }
-
-    /// An entity's fields by name, its first uniqueness constraint's attributes and its required attributes,
-    /// looked up once rather than per row.
+    /// An entity's field names (attributes, then relationships), each relationship's destination, its first
+    /// uniqueness constraint's attributes and its required attributes, looked up once rather than per row.
     private struct Plan {
         let entity: Entity
-        let fields: [String: Field]
+        let names: [String]
+        /// By name, for entities with many fields; small ones are searched one name at a time (cheaper than
+        /// hashing).
+        let byName: [String: Int]?
+        let destinations: [Int]
         let key: [Int]?
         let required: [Int]
+
+        /// The field index of `name`: an attribute's index, or the attribute count plus a relationship's.
+        func field(_ name: String) -> Int? {
+            if let byName { return byName[name] }
+            return names.firstIndex(of: name)
+        }
     }
 
     private let plans: [Plan]
@@ -28,24 +32,24 @@ package struct ImportRowDecoder {
         let indices = Dictionary(
             model.entities.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
         plans = model.entities.map { entity in
-            var fields: [String: Field] = [:]
-            for (index, attribute) in entity.attributes.enumerated() { fields[attribute.name] = .attribute(index) }
-            for (index, relationship) in entity.relationships.enumerated() {
-                // A model is validated on load: every destination is one of its entities.
-                fields[relationship.name] = .relationship(index, destination: indices[relationship.destination] ?? 0)
-            }
+            let names = entity.attributes.map(\.name) + entity.relationships.map(\.name)
             let key = entity.primaryUniqueness.map { names in
                 names.compactMap { name in entity.attributes.firstIndex { $0.name == name } }
             }
-            let required = entity.attributes.indices.filter { !entity.attributes[$0].isOptional }
-            return Plan(entity: entity, fields: fields, key: key, required: required)
+            return Plan(
+                entity: entity, names: names,
+                byName: names.count > 16
+                    ? Dictionary(names.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first }) : nil,
+                // A model is validated on load: every destination is one of its entities.
+                destinations: entity.relationships.map { indices[$0.destination] ?? 0 }, key: key,
+                required: entity.attributes.indices.filter { !entity.attributes[$0].isOptional })
         }
         root = indices[entity.name] ?? 0
     }
 
     /// Parses one line and applies it to `batch`.
     package func apply(_ line: UnsafeBufferPointer<UInt8>, number: Int, to batch: inout ImportBatch) throws {
-        let row: [String: JSONValue]
+        let row: JSONObject
         switch Result(catching: { () throws(JSONParser.SyntaxError) in try JSONParser.parse(line) }) {
         case .success(.object(let object)): row = object
         case .success(let other): throw ImportError(line: number, "a row must be a JSON object, not \(other.kindName)")
@@ -63,11 +67,16 @@ package struct ImportRowDecoder {
     }
 
     @discardableResult
-    private func apply(_ row: [String: JSONValue], of entityIndex: Int, to batch: inout ImportBatch) throws -> Int {
+    private func apply(_ row: JSONObject, of entityIndex: Int, to batch: inout ImportBatch) throws -> Int {
         let plan = plans[entityIndex]
         let entity = plan.entity
-        for key in row.keys where plan.fields[key] == nil {
-            throw FieldError(message: "entity '\(entity.name)' has no attribute or relationship '\(key)'")
+        // The row's values by field index (nil: not in the row; .null: null).
+        var fields = [JSONValue?](repeating: nil, count: plan.names.count)
+        for (key, value) in zip(row.keys, row.values) {
+            guard let field = plan.field(key) else {
+                throw FieldError(message: "entity '\(entity.name)' has no attribute or relationship '\(key)'")
+            }
+            fields[field] = value
         }
         let object: Int
         if let constraint = plan.key {
@@ -75,7 +84,7 @@ package struct ImportRowDecoder {
             key.reserveCapacity(constraint.count)
             for index in constraint {
                 let attribute = entity.attributes[index]
-                guard let json = row[attribute.name], json != .null else {
+                guard let json = fields[index], json != .null else {
                     let names = entity.primaryUniqueness ?? []
                     throw FieldError(
                         message:
@@ -89,16 +98,16 @@ package struct ImportRowDecoder {
             object = batch.insert(entityIndex)
         }
         for (index, attribute) in entity.attributes.enumerated() {
-            guard let json = row[attribute.name] else { continue }
+            guard let json = fields[index] else { continue }
             batch.setValue(
                 json == .null ? nil : try value(json, for: attribute, in: entity), of: object, attribute: index)
         }
+        let attributes = entity.attributes.count
         for (index, relationship) in entity.relationships.enumerated() {
-            guard let json = row[relationship.name],
-                case .relationship(_, let destination) = plan.fields[relationship.name]
-            else { continue }
+            guard let json = fields[attributes + index] else { continue }
             try applyRelationship(
-                relationship, index: index, destination: destination, json, of: entity, to: object, in: &batch)
+                relationship, index: index, destination: plan.destinations[index], json, of: entity, to: object,
+                in: &batch)
         }
         for index in plan.required where batch.value(of: object, attribute: index) == nil {
             throw FieldError(

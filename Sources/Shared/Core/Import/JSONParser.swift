@@ -14,6 +14,8 @@ struct JSONParser {
 
     /// The deepest nesting of arrays and objects accepted.
     static let maximumDepth = 32
+    /// Members an object may have before repeated keys are looked for in a set rather than one by one.
+    static let membersComparedOneByOne = 16
 
     private let bytes: UnsafeBufferPointer<UInt8>
     private var position = 0
@@ -51,7 +53,9 @@ struct JSONParser {
     private mutating func parseObject(depth: Int) throws(SyntaxError) -> JSONValue {
         guard depth <= Self.maximumDepth else { throw error("nesting deeper than \(Self.maximumDepth)") }
         position += 1
-        var object: [String: JSONValue] = [:]
+        var object = JSONObject()
+        // Repeated keys are found by comparing with the keys so far while the object is small, then by a set.
+        var seen: Set<String>?
         skipWhitespace()
         if peek() == UInt8(ascii: "}") {
             position += 1
@@ -66,7 +70,15 @@ struct JSONParser {
             position += 1
             skipWhitespace()
             let value = try parseValue(depth: depth)
-            guard object.updateValue(value, forKey: key) == nil else { throw error("duplicate key \"\(key)\"") }
+            let repeated: Bool
+            if seen != nil {
+                repeated = seen?.insert(key).inserted == false
+            } else {
+                repeated = object.keys.contains(key)
+                if object.keys.count == Self.membersComparedOneByOne { seen = Set(object.keys + [key]) }
+            }
+            guard !repeated else { throw error("duplicate key \"\(key)\"") }
+            object.append(key, value)
             skipWhitespace()
             switch peek() {
             case UInt8(ascii: ","): position += 1
