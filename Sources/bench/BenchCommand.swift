@@ -41,6 +41,9 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "The coordinator's --commit-rows for the import (default: the coordinator's).")
     var commitRows: Int?
 
+    @Option(help: "The coordinator's --commit-seconds for the import (default: the coordinator's).")
+    var commitSeconds: Double?
+
     @Flag(help: "Import without the baselines (for tuning runs).")
     var noBaselines = false
 
@@ -103,6 +106,7 @@ struct BenchCommand: AsyncParsableCommand {
     private var coordinatorArguments: [String] {
         (importConcurrency.map { ["--worker-concurrency", String($0)] } ?? [])
             + (commitRows.map { ["--commit-rows", String($0)] } ?? [])
+            + (commitSeconds.map { ["--commit-seconds", String($0)] } ?? [])
     }
 
     private func runLatency(saves: Int, directory: URL) async throws {

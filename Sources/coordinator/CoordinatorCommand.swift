@@ -62,6 +62,12 @@ struct CoordinatorCommand: AsyncParsableCommand {
     var commitRows: Int = CoordinatorConfiguration.defaultCommitRows
 
     @Option(
+        help:
+            "Longest a group commit should take, in seconds (0: no limit): fewer rows go in when the writer's pace says more would take longer."
+    )
+    var commitSeconds: Double = CoordinatorConfiguration.defaultCommitSeconds ?? 0
+
+    @Option(
         help: ArgumentHelp(
             "The coordinator's CURVE secret key file: encrypt every socket and admit only keys in --allow.",
             valueName: "path"))
@@ -115,6 +121,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
         guard (1...10_000_000).contains(commitRows) else {
             throw ValidationError("--commit-rows must be between 1 and 10000000")
         }
+        guard commitSeconds >= 0 && commitSeconds <= 3600 else {
+            throw ValidationError("--commit-seconds must be between 0 (no limit) and 3600")
+        }
         guard (1...1_000_000).contains(feedBuffer) else {
             throw ValidationError("--feed-buffer must be between 1 and 1000000")
         }
@@ -167,6 +176,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
         configuration.historyMaximumCommits = historyCommits > 0 ? historyCommits : nil
         configuration.feedBuffer = feedBuffer
         configuration.commitRows = commitRows
+        configuration.commitSeconds = commitSeconds > 0 ? commitSeconds : nil
         if let curveSecret, let allow {
             let curve = try CoordinatorCurve(secretFile: curveSecret, allowDirectory: allow)
             configuration.curve = curve

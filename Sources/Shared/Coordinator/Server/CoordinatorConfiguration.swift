@@ -38,6 +38,12 @@ public struct CoordinatorConfiguration: Sendable {
     public var commitRows: Int = Self.defaultCommitRows
     /// The default of ``commitRows``, measured in docs/benchmarks.md.
     public static let defaultCommitRows = 50_000
+    /// The longest a group commit should take, in seconds: fewer rows than ``commitRows`` go into one when the
+    /// writer's recent pace says they would take longer (every save in a commit waits for all of it). nil sets no
+    /// time budget.
+    public var commitSeconds: Double? = Self.defaultCommitSeconds
+    /// The default of ``commitSeconds``, measured in docs/benchmarks.md.
+    public static let defaultCommitSeconds: Double? = 1
     /// CURVE encryption and the allow-list of peers' keys; nil serves plain TCP (loopback only, unless insecure).
     public var curve: CoordinatorCurve?
     /// The bounds on what peers send.

@@ -118,7 +118,10 @@ public actor CoordinatorServer: Service {
         self.loop = loop
         let mailbox = RouterMailbox(waking: loop.inbound)
         self.mailbox = mailbox
-        writer = StoreWriter(store: store, logger: logger, groupRows: configuration.commitRows) {
+        writer = StoreWriter(
+            store: store, logger: logger, groupRows: configuration.commitRows,
+            groupSeconds: configuration.commitSeconds
+        ) {
             mailbox.post(.written)
         }
         readers = ReaderPool(

@@ -49,6 +49,8 @@ struct QueuedCommit: Sendable {
 
     let members: [SaveGroup.Member]
     let claims: [Claim]
+    /// When it was queued on the store (for the time budget's pace).
+    let queuedAt: ContinuousClock.Instant
     let write: PendingWrite<GroupCommitResult>
 }
 

@@ -38,26 +38,31 @@ final class StoreWriter: Service, Sendable {
         var waitingForRoom: [CheckedContinuation<Void, Never>] = []
         /// How many times writes were collected: a caller that found no room waits only if none was since.
         var collections = 0
+        /// How many rows the next group commit takes.
+        var budget: CommitBudget
+        /// When the store finished the last write collected: the next one started then or when it was queued.
+        var lastWritten: ContinuousClock.Instant?
     }
 
     private let store: RootStore
     private let logger: Logger
-    /// The most rows (objects written) one group commit takes; the saves beyond wait for the next.
-    private let groupRows: Int
     /// Tells the router that answers wait (``takeAnswers()``); called on the writer's thread, never waits.
     private let answersWaiting: @Sendable () -> Void
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
-    /// - Parameter groupRows: the row budget of a group commit. Larger transactions write each index page once for
-    ///   more rows (measured in docs/benchmarks.md); the budget bounds a commit's duration and memory.
+    /// - Parameters:
+    ///   - groupRows: the row budget of a group commit. Larger transactions write each index page once for more
+    ///     rows (measured in docs/benchmarks.md); the budget bounds a commit's duration and memory.
+    ///   - groupSeconds: the time budget of a group commit (see ``CommitBudget``); nil sets none.
     init(
         store: RootStore, logger: Logger, groupRows: Int = CoordinatorConfiguration.defaultCommitRows,
+        groupSeconds: Double? = CoordinatorConfiguration.defaultCommitSeconds,
         answersWaiting: @escaping @Sendable () -> Void
     ) {
         self.store = store
         self.logger = logger
-        self.groupRows = max(1, groupRows)
         self.answersWaiting = answersWaiting
+        state = Mutex(State(budget: CommitBudget(rows: groupRows, seconds: groupSeconds)))
     }
 
     /// Runs until graceful shutdown, which in the coordinator's group comes after the router stopped the writer
@@ -196,15 +201,32 @@ final class StoreWriter: Service, Sendable {
     /// - Returns: the write queued; none when nothing gathered.
     private func queuePending(_ state: inout State) -> [QueuedWrite] {
         guard !state.pendingSaves.isEmpty || !state.pendingClaims.isEmpty else { return [] }
-        let members = state.pendingSaves.take(rowBudget: groupRows)
+        let members = state.pendingSaves.take(rowBudget: state.budget.next)
         let claims = state.pendingClaims
         state.pendingClaims = []
         let write = QueuedWrite.groupCommit(
             QueuedCommit(
-                members: members, claims: claims,
+                members: members, claims: claims, queuedAt: .now,
                 write: store.queueGroupCommit(members.map { ($0.save, $0.worker) }, thenClaim: claims.map(\.request))))
         state.queued.append(write)
         return [write]
+    }
+
+    /// Records a group commit's pace for the time budget: it started when it was queued or when the write before it
+    /// finished, whichever was later, and finished now (collection follows the commit on the writer's thread).
+    /// - Returns: what to log of it (at trace level, once the lock is released); nil for a push.
+    private static func measure(_ write: QueuedWrite, in state: inout State) -> Logger.Metadata? {
+        let now = ContinuousClock.now
+        defer { state.lastWritten = now }
+        guard case .groupCommit(let commit) = write else { return nil }
+        let started = max(commit.queuedAt, state.lastWritten ?? commit.queuedAt)
+        let elapsed = started.duration(to: now).seconds
+        let rows = commit.members.reduce(0) { $0 + $1.rows }
+        state.budget.record(rows: rows, elapsed: elapsed)
+        return [
+            "saves": "\(commit.members.count)", "rows": "\(rows)", "seconds": "\(elapsed)",
+            "next_rows": "\(state.budget.next)",
+        ]
     }
 
     /// Collects each write when the store has run it (outside the lock: a write already run calls back at once).
@@ -216,12 +238,14 @@ final class StoreWriter: Service, Sendable {
     /// store is idle (it works on it while the router answers this one); wakes those waiting for room and tells
     /// the router.
     private func collectWritten() {
+        var commits: [Logger.Metadata] = []
         let (collected, queued, waiting) = state.withLock {
             state -> (Bool, [QueuedWrite], [CheckedContinuation<Void, Never>]) in
             var collected = false
             var queued: [QueuedWrite] = []
             while let first = state.queued.first, let answer = first.answer {
                 state.queued.removeFirst()
+                if let commit = Self.measure(first, in: &state) { commits.append(commit) }
                 if state.queued.isEmpty { queued += queuePending(&state) }
                 state.answers.append(answer)
                 collected = true
@@ -234,5 +258,6 @@ final class StoreWriter: Service, Sendable {
         follow(queued)
         for waiter in waiting { waiter.resume() }
         if collected { answersWaiting() }
+        for commit in commits { logger.trace("group commit written", metadata: commit) }
     }
 }

@@ -1,0 +1,39 @@
+import Foundation
+
+/// How many rows the next group commit takes: the row budget, or fewer when the writer's recent pace says that
+/// many would take longer than the time budget.
+///
+/// Saves gather while the store writes, and the next commit takes them up to this budget: larger commits write
+/// each index page once for more rows, but every save in a commit waits for all of it, so the time budget bounds
+/// how long an acknowledgement can wait behind other workers' rows. The pace is measured on commits long enough
+/// for their fixed costs not to count (a quarter of the time budget or more); shorter ones leave it as it was, so
+/// small commits cannot talk the budget down.
+struct CommitBudget {
+    /// The most rows a commit takes.
+    let rows: Int
+    /// The longest a commit should take, in seconds; nil sets no time budget.
+    let seconds: Double?
+    /// The fewest rows the time budget leaves a commit.
+    let minimumRows: Int
+    /// Rows per second of the recent long commits (a moving average); nil until one was measured.
+    private(set) var pace: Double?
+
+    init(rows: Int, seconds: Double?, minimumRows: Int = 1_000) {
+        self.rows = max(1, rows)
+        self.seconds = seconds
+        self.minimumRows = max(1, min(minimumRows, self.rows))
+    }
+
+    /// The row budget of the next commit.
+    var next: Int {
+        guard let seconds, let pace else { return rows }
+        return min(rows, max(minimumRows, Int(pace * seconds)))
+    }
+
+    /// Records a commit of `rows` rows that took `elapsed` seconds on the store.
+    mutating func record(rows committed: Int, elapsed: Double) {
+        guard let seconds, committed > 0, elapsed >= seconds / 4 else { return }
+        let measured = Double(committed) / elapsed
+        pace = pace.map { 0.7 * $0 + 0.3 * measured } ?? measured
+    }
+}
