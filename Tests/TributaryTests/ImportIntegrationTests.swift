@@ -189,44 +189,13 @@ struct ImportIntegrationTests {
 
 @Suite("Integration: an import job's batches", .serialized)
 struct ImportBatchesIntegrationTests {
-    @Test("a row refused in the fourth batch fails the job after the first three commit in order, and no later batch")
-    func refusedBatchStopsTheJob() async throws {
+    /// Imports `input` (10 rows, 2 per batch, one attempt) until the job dies; its info and the numbers of the
+    /// pull requests the store holds.
+    func importUntilDead(_ input: Data, modelJSON: String = DemoData.modelJSON) async throws
+        -> (job: Tributary_V1_JobInfo, numbers: [Int])
+    {
         let directory = try TemporaryDirectory()
-        var input = DemoData.pullRequests(count: 6, users: 3)
-        input.append(contentsOf: "{\"number\": 7, \"title\": \n".utf8)
-        input.append(DemoData.pullRequests(count: 3, users: 3, startingAt: 8))
-        let (job, exitStatus) = try await TestCoordinator.with(in: directory, workers: 1) { coordinator in
-            let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
-            let spec = ImportJob.spec(entity: "PullRequest", payload: input, rows: 10, batchSize: 2)
-            let id = try await client.push([spec]).jobIds[0]
-            try await waitUntil("the job to die") { try await client.job(id).state == "dead" }
-            let job = try await client.job(id)
-            await client.close()
-            return job
-        }
-        #expect(exitStatus == 0)
-        #expect(job.done == 6)
-        #expect(job.errors.last?.message.contains("line 7") == true, "\(job.errors)")
-        let numbers = try await DatabaseQueue(path: directory.path("store.sqlite")).read { db in
-            try Int.fetchAll(db, sql: "SELECT number FROM PullRequest ORDER BY number")
-        }
-        #expect(numbers == [1, 2, 3, 4, 5, 6])
-    }
-    @Test("a batch the root refuses fails the job, and the batch built while it was on the wire is never sent")
-    func rootRefusalStopsTheJob() async throws {
-        let directory = try TemporaryDirectory()
-        // Titles are unique too: row 7 gives pull request 2 the title of pull request 1, which the root refuses.
-        let model = DemoData.modelJSON.replacingOccurrences(
-            of: #""uniqueness": [["number"]]"#, with: #""uniqueness": [["number"], ["title"]]"#)
-        var rows = String(decoding: DemoData.pullRequests(count: 10, users: 3), as: UTF8.self)
-            .split(separator: "\n").map(String.init)
-        let firstTitle = try #require(rows[0].firstRange(of: #""title":"Improve module 1 (#1)""#))
-        rows[6] = rows[6].replacingOccurrences(
-            of: #""title":"Improve module 7 (#7)""#, with: String(rows[0][firstTitle])
-        )
-        .replacingOccurrences(of: #""number":7,"#, with: #""number":2,"#)
-        let input = Data((rows.joined(separator: "\n") + "\n").utf8)
-        let (job, exitStatus) = try await TestCoordinator.with(in: directory, workers: 1, modelJSON: model) {
+        let (job, exitStatus) = try await TestCoordinator.with(in: directory, workers: 1, modelJSON: modelJSON) {
             coordinator in
             let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
             var spec = ImportJob.spec(entity: "PullRequest", payload: input, rows: 10, batchSize: 2)
@@ -238,11 +207,39 @@ struct ImportBatchesIntegrationTests {
             return job
         }
         #expect(exitStatus == 0)
-        #expect(job.done == 6)
-        #expect(job.errors.last?.message.contains("title") == true, "\(job.errors)")
         let numbers = try await DatabaseQueue(path: directory.path("store.sqlite")).read { db in
             try Int.fetchAll(db, sql: "SELECT number FROM PullRequest ORDER BY number")
         }
+        return (job, numbers)
+    }
+
+    @Test("a row refused in the fourth batch fails the job after the first three commit in order, and no later batch")
+    func refusedBatchStopsTheJob() async throws {
+        var input = DemoData.pullRequests(count: 6, users: 3)
+        input.append(contentsOf: "{\"number\": 7, \"title\": \n".utf8)
+        input.append(DemoData.pullRequests(count: 3, users: 3, startingAt: 8))
+        let (job, numbers) = try await importUntilDead(input)
+        #expect(job.done == 6)
+        #expect(job.errors.last?.message.contains("line 7") == true, "\(job.errors)")
+        #expect(numbers == [1, 2, 3, 4, 5, 6])
+    }
+
+    @Test("a batch the root refuses fails the job, and the batch built while it was on the wire is never sent")
+    func rootRefusalStopsTheJob() async throws {
+        // Titles are unique too: row 7 gives pull request 2 the title of pull request 1, which the root refuses.
+        let model = DemoData.modelJSON.replacingOccurrences(
+            of: #""uniqueness": [["number"]]"#, with: #""uniqueness": [["number"], ["title"]]"#)
+        var rows = String(decoding: DemoData.pullRequests(count: 10, users: 3), as: UTF8.self)
+            .split(separator: "\n").map(String.init)
+        let firstTitle = try #require(rows[0].firstRange(of: #""title":"Improve module 1 (#1)""#))
+        rows[6] = rows[6].replacingOccurrences(
+            of: #""title":"Improve module 7 (#7)""#, with: String(rows[0][firstTitle])
+        )
+        .replacingOccurrences(of: #""number":7,"#, with: #""number":2,"#)
+        let (job, numbers) = try await importUntilDead(
+            Data((rows.joined(separator: "\n") + "\n").utf8), modelJSON: model)
+        #expect(job.done == 6)
+        #expect(job.errors.last?.message.contains("title") == true, "\(job.errors)")
         #expect(numbers == [1, 2, 3, 4, 5, 6])
     }
 }
