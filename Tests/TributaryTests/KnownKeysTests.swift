@@ -90,6 +90,54 @@ struct KnownKeysTests {
         #expect(posts == ["hello": "ada"])
     }
 
+    @Test("in one group commit, a login an insert naming its user's id rewrote is not found by the old login")
+    func keyRewrittenByID() async throws {
+        let store = try TemporaryStore(modelJSON: Self.modelJSON)
+        try await findOrCreate(["ada"], in: store)
+        let ada = try await userID("ada", in: store).uuid
+        func users(_ ids: [UUID], _ logins: [String]) -> Tributary_V1_EntityBatch {
+            .with {
+                $0.entity = "User"
+                $0.operation = .insert
+                $0.ids = ids.reduce(Data()) { $0 + $1.bytes }
+                $0.columns = [
+                    .with {
+                        $0.name = "login"; $0.strings = logins
+                    }
+                ]
+            }
+        }
+        // A key-only insert naming ada's id with another login: the store upserts by id, so ada's row becomes eve.
+        let rename = Tributary_V1_ChangeSet.with { $0.batches = [users([ada], ["eve"])] }
+        // In the same group, a new "ada" and a post by her.
+        let newcomer = UUID()
+        let post = Tributary_V1_ChangeSet.with {
+            $0.batches = [
+                users([newcomer], ["ada"]),
+                .with {
+                    $0.entity = "Post"
+                    $0.operation = .insert
+                    $0.ids = UUID().bytes
+                    $0.columns = [
+                        .with {
+                            $0.name = "title"; $0.strings = ["hello"]
+                        },
+                        .with {
+                            $0.name = "author"; $0.fixed16 = newcomer.bytes
+                        },
+                    ]
+                },
+            ]
+        }
+        let results = try await store.store.applySaves([
+            (SaveRequest(changes: rename), "test"), (SaveRequest(changes: post), "test"),
+        ])
+        #expect(results.allSatisfy { (try? $0.get()) != nil })
+        let (users, posts) = try await Self.contents(store)
+        #expect(users == ["ada", "eve"])
+        #expect(posts == ["hello": "ada"])
+    }
+
     @Test("a user created by a save that was refused and rolled back is created again by the next save")
     func rolledBack() async throws {
         let store = try TemporaryStore(modelJSON: Self.modelJSON)

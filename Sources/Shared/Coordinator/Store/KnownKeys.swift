@@ -51,8 +51,14 @@ struct KnownKeys {
         pending[entity]?.entries[key] ?? committed[entity]?.entries[key]
     }
 
-    /// Records where `key`'s object is, learned in the open transaction.
+    /// Records where `key`'s object is, learned in the open transaction. A committed entry of the same object
+    /// under another key (an upsert by id rewrote its key) is dropped at once.
     mutating func learn(_ key: Key, of entity: String, _ entry: Entry) {
+        if let old = committed[entity]?.keys[entry.id], old != key {
+            committed[entity]?.entries[old] = nil
+            committed[entity]?.keys[entry.id] = nil
+            committedCount -= 1
+        }
         pending[entity, default: Table()].add(key, entry)
     }
 

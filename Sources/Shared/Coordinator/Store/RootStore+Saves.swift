@@ -185,7 +185,11 @@ extension RootStore {
                     try Self.apply(save, from: worker, in: db, writer: writer, model: model)
                 }
             }
-            if !isolated, case .failure = result, !save.changes.batches.isEmpty { throw SaveFailedUnisolated() }
+            if case .failure = result {
+                // Whatever failed after the merge (a savepoint undoes the whole save), what it learned is gone.
+                writer.merger.knownKeys.transactionRolledBack()
+                if !isolated && !save.changes.batches.isEmpty { throw SaveFailedUnisolated() }
+            }
             if case .success(let applied) = result, let progress = applied.batchProgress {
                 if let index = batches.firstIndex(where: { $0.batch == progress.batch }) {
                     batches[index].add(progress)
