@@ -111,6 +111,20 @@ struct ImportBatchTests {
         #expect(built.batches.filter { $0.entity == "User" }.map { $0.ids.count / 16 } == [2])
     }
 
+    @Test("keys that differ only in Unicode normalization make two objects, as the store's uniqueness does")
+    func keysCompareAsTheStoreDoes() throws {
+        let built = try batch([
+            #"{"number": 1, "title": "t", "merged": false, "additions": 1, "createdAt": "\#(createdAt)", "author": {"login": "Jos\u00e9"}}"#,
+            #"{"number": 2, "title": "t", "merged": false, "additions": 1, "createdAt": "\#(createdAt)", "author": {"login": "Jose\u0301"}}"#,
+        ]).changeSet()
+        let users = built.batches.filter { $0.entity == "User" }
+        #expect(users.map { $0.ids.count / 16 } == [2])
+        #expect(
+            users.first?.columns.first?.strings.map { Array($0.utf8) } == [
+                Array("Jos\u{E9}".utf8), Array("Jose\u{301}".utf8),
+            ])
+    }
+
     @Test("a bad row is refused naming its line and the field at fault")
     func errors() throws {
         let valid = #""number": 1, "title": "t", "merged": false, "additions": 1, "createdAt": "\#(createdAt)""#

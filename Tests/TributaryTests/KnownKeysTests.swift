@@ -138,6 +138,29 @@ struct KnownKeysTests {
         #expect(posts == ["hello": "ada"])
     }
 
+    @Test("logins that differ only in Unicode normalization are two users, as the store's uniqueness says")
+    func keysCompareAsTheStoreDoes() async throws {
+        let store = try TemporaryStore(modelJSON: Self.modelJSON)
+        let composed = "Jos\u{E9}"
+        let decomposed = "Jose\u{301}"
+        #expect(composed == decomposed)  // Swift's String equality; SQLite compares bytes.
+        try await findOrCreate([composed], in: store)
+        try await findOrCreate([decomposed], in: store, post: "hello")
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: store.directory.path("store.sqlite"), configuration: configuration)
+        let (users, author) = try await queue.read { db in
+            (
+                try Set(String.fetchAll(db, sql: "SELECT hex(login) FROM User")),
+                try String.fetchOne(
+                    db, sql: "SELECT hex(u.login) FROM Post p JOIN User u ON u._rowid = p.author")
+            )
+        }
+        let hex = { (text: String) in text.utf8.map { String(format: "%02X", $0) }.joined() }
+        #expect(users == [hex(composed), hex(decomposed)])
+        #expect(author == hex(decomposed))
+    }
+
     @Test("a user created by a save that was refused and rolled back is created again by the next save")
     func rolledBack() async throws {
         let store = try TemporaryStore(modelJSON: Self.modelJSON)

@@ -237,11 +237,11 @@ final class ChangeSetMerger {
 
     /// Row `row`'s values of a uniqueness constraint's columns, or nil when one is null (it finds nothing).
     private static func key(of row: Int, in columns: [ColumnReader]) -> KnownKeys.Key? {
-        if columns.count == 1 { return columns[0].value(row).map { .one($0) } }
-        var values: [AttributeValue] = []
+        if columns.count == 1 { return columns[0].value(row).map { .one(UniqueKeyValue($0)) } }
+        var values: [UniqueKeyValue] = []
         for column in columns {
             guard let value = column.value(row) else { return nil }
-            values.append(value)
+            values.append(UniqueKeyValue(value))
         }
         return .many(values)
     }

@@ -11,10 +11,10 @@ import TributaryCore
 /// key columns (an upsert may rewrite a key); all entries are dropped when a change set deletes anything (delete
 /// rules reach other entities). Only the writer changes entity tables, so nothing else can make an entry stale.
 struct KnownKeys {
-    /// A uniqueness key's values: one (the common case) or several.
+    /// A uniqueness key's values as the store compares them: one (the common case) or several.
     enum Key: Hashable {
-        case one(AttributeValue)
-        case many([AttributeValue])
+        case one(UniqueKeyValue)
+        case many([UniqueKeyValue])
     }
 
     /// Where the object with a key is.

@@ -18,10 +18,10 @@ package struct ImportBatch {
         var toMany: [[UUID]]
     }
 
-    /// A uniqueness key: one value (the common case, hashed without an array) or several.
+    /// A uniqueness key as the store compares it: one value (the common case, hashed without an array) or several.
     enum Key: Hashable {
-        case one(AttributeValue)
-        case many([AttributeValue])
+        case one(UniqueKeyValue)
+        case many([UniqueKeyValue])
     }
 
     let entities: [Entity]

@@ -93,7 +93,9 @@ package struct ImportRowDecoder {
                 }
                 key.append(try value(json, for: attribute, in: entity))
             }
-            object = batch.findOrCreate(entityIndex, key: key.count == 1 ? .one(key[0]) : .many(key))
+            object = batch.findOrCreate(
+                entityIndex,
+                key: key.count == 1 ? .one(UniqueKeyValue(key[0])) : .many(key.map(UniqueKeyValue.init)))
         } else {
             object = batch.insert(entityIndex)
         }
