@@ -126,6 +126,16 @@ struct ObjectContextTests {
         }
     }
 
+    @Test("find-or-create tells apart keys that differ only in Unicode normalization, as the store's uniqueness does")
+    func findOrCreateComparesBytes() throws {
+        try context.performAndWait {
+            let composed = try context.findOrCreate("User", matching: ["login": .string("Jos\u{E9}")])
+            let decomposed = try context.findOrCreate("User", matching: ["login": .string("Jose\u{301}")])
+            #expect(composed !== decomposed)
+            #expect(try context.findOrCreate("User", matching: ["login": .string("Jose\u{301}")]) === decomposed)
+        }
+    }
+
     @Test("a block whose task is cancelled before it starts does not run")
     func cancelledBlockIsSkipped() async throws {
         let gate = DispatchSemaphore(value: 0)

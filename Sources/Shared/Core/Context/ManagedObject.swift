@@ -46,9 +46,11 @@ public final class ManagedObject {
 
     /// The values of the entity's first uniqueness constraint (what find-or-create looks objects up by), or nil
     /// when the entity has none or one of them is not set.
-    var uniquenessKey: [AttributeValue?]? {
+    var uniquenessKey: [UniqueKeyValue?]? {
         guard let constraint = entity.primaryUniqueness else { return nil }
-        let key = constraint.map { name in entity.attributes.firstIndex { $0.name == name }.flatMap { values[$0] } }
+        let key = constraint.map { name in
+            entity.attributes.firstIndex { $0.name == name }.flatMap { values[$0] }.map(UniqueKeyValue.init)
+        }
         return key.contains { $0 == nil } ? nil : key
     }
 

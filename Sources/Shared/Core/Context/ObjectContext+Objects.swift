@@ -36,11 +36,12 @@ extension ObjectContext {
             }
             values.append(value)
         }
-        if let id = uniqueIndex[entity]?[values], let object = registered[id] { return object }
+        let indexKey = values.map { $0.map(UniqueKeyValue.init) }
+        if let id = uniqueIndex[entity]?[indexKey], let object = registered[id] { return object }
         let object = try insert(entity)
         for (name, value) in zip(constraint, values) { try object.setValue(value, for: name) }
         for (name, value) in key where !constraint.contains(name) { try object.setValue(value, for: name) }
-        uniqueIndex[entity, default: [:]][values] = object.objectID.uuid
+        uniqueIndex[entity, default: [:]][indexKey] = object.objectID.uuid
         return object
     }
 

@@ -51,7 +51,7 @@ public final class ObjectContext: @unchecked Sendable {
     /// Deleted objects (no longer registered), kept for the save's delete batches and for ``rollback()``.
     var deletedObjects: [UUID: ManagedObject] = [:]
     /// Objects by the values of their entity's first uniqueness constraint, for find-or-create.
-    var uniqueIndex: [String: [[AttributeValue?]: UUID]] = [:]
+    var uniqueIndex: [String: [[UniqueKeyValue?]: UUID]] = [:]
 
     /// Creates a context with its own serial queue.
     /// - Parameter parent: where ``save()`` pushes changes; nil makes a context that cannot save.
