@@ -76,6 +76,37 @@ struct KnownKeysTests {
         #expect(try await userID("ada", in: store) != id)
     }
 
+    @Test("a user found and deleted in the same change set is created again by the next, not referenced")
+    func foundAndDeletedTogether() async throws {
+        let store = try TemporaryStore(modelJSON: Self.modelJSON)
+        try await findOrCreate(["ada"], in: store)
+        let ada = try await userID("ada", in: store).uuid
+        let both = Tributary_V1_ChangeSet.with {
+            $0.batches = [
+                .with {
+                    $0.entity = "User"
+                    $0.operation = .insert
+                    $0.ids = UUID().bytes
+                    $0.columns = [
+                        .with {
+                            $0.name = "login"; $0.strings = ["ada"]
+                        }
+                    ]
+                },
+                .with {
+                    $0.entity = "User"
+                    $0.operation = .delete
+                    $0.ids = ada.bytes
+                },
+            ]
+        }
+        _ = try await store.store.applySave(SaveRequest(changes: both), from: "test")
+        try await findOrCreate(["ada"], in: store, post: "hello")
+        let (users, posts) = try await Self.contents(store)
+        #expect(users == ["ada"])
+        #expect(posts == ["hello": "ada"])
+    }
+
     @Test("a user whose login changed after it was found is not found by the old login")
     func keyChanged() async throws {
         let store = try TemporaryStore(modelJSON: Self.modelJSON)

@@ -72,7 +72,10 @@ final class ChangeSetMerger {
         }
         forgetKeys(changedBy: batches.map(\.reader))
         do {
-            return try apply(batches, connection: connection, in: db)
+            let result = try apply(batches, connection: connection, in: db)
+            // Again after: its updates, deletes and upserts may have changed keys its inserts just learned.
+            forgetKeys(changedBy: batches.map(\.reader))
+            return result
         } catch {
             knownKeys.transactionRolledBack()
             throw error
