@@ -83,16 +83,7 @@ struct KnownKeysTests {
         let ada = try await userID("ada", in: store).uuid
         let both = Tributary_V1_ChangeSet.with {
             $0.batches = [
-                .with {
-                    $0.entity = "User"
-                    $0.operation = .insert
-                    $0.ids = UUID().bytes
-                    $0.columns = [
-                        .with {
-                            $0.name = "login"; $0.strings = ["ada"]
-                        }
-                    ]
-                },
+                .inserting("User", "login", "ada"),
                 .with {
                     $0.entity = "User"
                     $0.operation = .delete
@@ -126,25 +117,13 @@ struct KnownKeysTests {
         let store = try TemporaryStore(modelJSON: Self.modelJSON)
         try await findOrCreate(["ada"], in: store)
         let ada = try await userID("ada", in: store).uuid
-        func users(_ ids: [UUID], _ logins: [String]) -> Tributary_V1_EntityBatch {
-            .with {
-                $0.entity = "User"
-                $0.operation = .insert
-                $0.ids = ids.reduce(Data()) { $0 + $1.bytes }
-                $0.columns = [
-                    .with {
-                        $0.name = "login"; $0.strings = logins
-                    }
-                ]
-            }
-        }
         // A key-only insert naming ada's id with another login: the store upserts by id, so ada's row becomes eve.
-        let rename = Tributary_V1_ChangeSet.with { $0.batches = [users([ada], ["eve"])] }
+        let rename = Tributary_V1_ChangeSet.with { $0.batches = [.inserting("User", "login", "eve", id: ada)] }
         // In the same group, a new "ada" and a post by her.
         let newcomer = UUID()
         let post = Tributary_V1_ChangeSet.with {
             $0.batches = [
-                users([newcomer], ["ada"]),
+                .inserting("User", "login", "ada", id: newcomer),
                 .with {
                     $0.entity = "Post"
                     $0.operation = .insert

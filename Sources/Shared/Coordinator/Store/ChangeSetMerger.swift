@@ -70,11 +70,12 @@ final class ChangeSetMerger {
         for (position, batch) in changeSet.batches.enumerated() {
             batches.append((position, try EntityBatchReader(batch, model: model)))
         }
-        forgetKeys(changedBy: batches.map(\.reader))
+        let readers = batches.map(\.reader)
+        forgetKeys(changedBy: readers)
         do {
             let result = try apply(batches, connection: connection, in: db)
             // Again after: its updates, deletes and upserts may have changed keys its inserts just learned.
-            forgetKeys(changedBy: batches.map(\.reader))
+            forgetKeys(changedBy: readers)
             return result
         } catch {
             knownKeys.transactionRolledBack()
