@@ -17,16 +17,26 @@ struct KnownKeysTests {
            "relationships": [{"name": "author", "destination": "User", "optional": true}]}]}
         """
 
-    /// The users' logins, and each post's title → its author's login, read with a separate connection.
+    /// Users with an optional login and a second uniqueness key.
+    static let twoKeysModelJSON = """
+        {"entities": [
+          {"name": "User", "attributes": [{"name": "login", "type": "string", "optional": true},
+                                          {"name": "email", "type": "string", "optional": true}],
+           "uniqueness": [["login"], ["email"]]},
+          {"name": "Post", "attributes": [{"name": "title", "type": "string"}],
+           "relationships": [{"name": "author", "destination": "User", "optional": true}]}]}
+        """
+
+    /// The users' logins ("null" for none), and each post's title → its author's login, read with a separate connection.
     static func contents(_ store: TemporaryStore) async throws -> (users: Set<String>, posts: [String: String]) {
         var configuration = Configuration()
         configuration.readonly = true
         let queue = try DatabaseQueue(path: store.directory.path("store.sqlite"), configuration: configuration)
         return try await queue.read { db in
-            let users = try Set(String.fetchAll(db, sql: "SELECT login FROM User"))
+            let users = try Set(String.fetchAll(db, sql: "SELECT coalesce(login, 'null') FROM User"))
             var posts: [String: String] = [:]
             for row in try Row.fetchAll(
-                db, sql: "SELECT p.title, u.login FROM Post p JOIN User u ON u._rowid = p.author")
+                db, sql: "SELECT p.title, coalesce(u.login, 'null') FROM Post p JOIN User u ON u._rowid = p.author")
             {
                 posts[row[0]] = row[1]
             }
@@ -198,5 +208,61 @@ struct KnownKeysTests {
         let (users, posts) = try await Self.contents(store)
         #expect(users == ["ada", "bea", "cid"])
         #expect(posts == ["one": "bea", "two": "cid"])
+    }
+
+    @Test("a login cleared by a key-only insert naming its user's id is not found again")
+    func keyClearedByID() async throws {
+        let store = try TemporaryStore(modelJSON: Self.twoKeysModelJSON)
+        try await findOrCreate(["ada"], in: store)
+        let ada = try await userID("ada", in: store).uuid
+        // The store upserts by id: ada's row keeps its id and loses its login.
+        let clear = Tributary_V1_ChangeSet.with {
+            $0.batches = [
+                .with {
+                    $0.entity = "User"
+                    $0.operation = .insert
+                    $0.ids = ada.bytes
+                    $0.columns = [
+                        .with {
+                            $0.name = "login"; $0.strings = [""]; $0.nulls = Data([1])
+                        }
+                    ]
+                }
+            ]
+        }
+        _ = try await store.store.applySave(SaveRequest(changes: clear), from: "test")
+        try await findOrCreate(["ada"], in: store, post: "hello")
+        let (users, posts) = try await Self.contents(store)
+        #expect(users == ["ada", "null"])
+        #expect(posts == ["hello": "ada"])
+    }
+
+    @Test("a login rewritten by an insert covering two uniqueness keys is not found by the old login")
+    func keyRewrittenWithTwoConstraints() async throws {
+        let store = try TemporaryStore(modelJSON: Self.twoKeysModelJSON)
+        try await findOrCreate(["ada"], in: store)
+        let ada = try await userID("ada", in: store).uuid
+        let rename = Tributary_V1_ChangeSet.with {
+            $0.batches = [
+                .with {
+                    $0.entity = "User"
+                    $0.operation = .insert
+                    $0.ids = ada.bytes
+                    $0.columns = [
+                        .with {
+                            $0.name = "login"; $0.strings = ["eve"]
+                        },
+                        .with {
+                            $0.name = "email"; $0.strings = ["eve@example.com"]
+                        },
+                    ]
+                }
+            ]
+        }
+        _ = try await store.store.applySave(SaveRequest(changes: rename), from: "test")
+        try await findOrCreate(["ada"], in: store, post: "hello")
+        let (users, posts) = try await Self.contents(store)
+        #expect(users == ["ada", "eve"])
+        #expect(posts == ["hello": "ada"])
     }
 }

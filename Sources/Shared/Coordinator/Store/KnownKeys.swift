@@ -8,8 +8,9 @@ import TributaryCore
 /// An entry is trusted only while nothing could have changed what it says. Entries learned in the open transaction
 /// are pending until it commits and dropped if it rolls back (or if a change set fails, which its savepoint or the
 /// transaction undoes). An entity's entries are dropped when a change set updates it or inserts rows with more than
-/// key columns (an upsert may rewrite a key); all entries are dropped when a change set deletes anything (delete
-/// rules reach other entities). Only the writer changes entity tables, so nothing else can make an entry stale.
+/// key columns (an upsert may rewrite a key); an object's entry is dropped when a row naming it is written without
+/// a key learned (a null key, or a batch covering several constraints); all entries are dropped when a change set
+/// deletes anything (delete rules reach other entities). Only the writer changes entity tables, so nothing else can make an entry stale.
 struct KnownKeys {
     /// A uniqueness key's values as the store compares them: one (the common case) or several.
     enum Key: Hashable {
@@ -30,8 +31,16 @@ struct KnownKeys {
 
         mutating func add(_ key: Key, _ entry: Entry) {
             if let old = keys[entry.id], old != key { entries[old] = nil }
+            if let previous = entries[key], previous.id != entry.id { keys[previous.id] = nil }
             entries[key] = entry
             keys[entry.id] = key
+        }
+
+        /// Drops `id`'s entry; whether there was one.
+        mutating func remove(_ id: UUID) -> Bool {
+            guard let key = keys.removeValue(forKey: id) else { return false }
+            entries[key] = nil
+            return true
         }
     }
 
@@ -54,12 +63,17 @@ struct KnownKeys {
     /// Records where `key`'s object is, learned in the open transaction. A committed entry of the same object
     /// under another key (an upsert by id rewrote its key) is dropped at once.
     mutating func learn(_ key: Key, of entity: String, _ entry: Entry) {
-        if let old = committed[entity]?.keys[entry.id], old != key {
-            committed[entity]?.entries[old] = nil
-            committed[entity]?.keys[entry.id] = nil
+        if let old = committed[entity]?.keys[entry.id], old != key, committed[entity]?.remove(entry.id) == true {
             committedCount -= 1
         }
         pending[entity, default: Table()].add(key, entry)
+    }
+
+    /// Drops what is known of one object: a write that did not learn its key (the key is null, or the batch covers
+    /// several uniqueness constraints) may have changed it.
+    mutating func forget(id: UUID, of entity: String) {
+        if committed[entity]?.remove(id) == true { committedCount -= 1 }
+        _ = pending[entity]?.remove(id)
     }
 
     /// Drops what is known of `entity`.
