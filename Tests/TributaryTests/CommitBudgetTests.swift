@@ -7,7 +7,7 @@ struct CommitBudgetTests {
     @Test("without a time budget, or before a long commit was measured, the row budget stands")
     func rowBudgetStands() {
         var untimed = CommitBudget(rows: 50_000, seconds: nil)
-        untimed.record(rows: 10_000, elapsed: 10)
+        untimed.record(rows: 10_000, budget: 50_000, elapsed: 10)
         #expect(untimed.next == 50_000)
         let fresh = CommitBudget(rows: 50_000, seconds: 1)
         #expect(fresh.next == 50_000)
@@ -16,19 +16,42 @@ struct CommitBudgetTests {
     @Test("a slow commit shrinks the next to what the pace fits in the time budget, within the row budget")
     func paceShrinksTheBudget() {
         var budget = CommitBudget(rows: 50_000, seconds: 1)
-        budget.record(rows: 20_000, elapsed: 2)
+        budget.record(rows: 20_000, budget: 50_000, elapsed: 2)
         #expect(budget.next == 10_000)
         // A faster pace since: the moving average rises, and the row budget caps it.
-        for _ in 0..<20 { budget.record(rows: 50_000, elapsed: 0.5) }
+        for _ in 0..<20 { budget.record(rows: 50_000, budget: 50_000, elapsed: 0.5) }
         #expect(budget.next == 50_000)
     }
 
     @Test("short commits leave the pace alone, and the budget never falls below its minimum")
     func shortCommitsAndTheFloor() {
         var budget = CommitBudget(rows: 50_000, seconds: 1, minimumRows: 1_000)
-        budget.record(rows: 10, elapsed: 0.01)
+        budget.record(rows: 10, budget: 50_000, elapsed: 0.01)
         #expect(budget.pace == nil && budget.next == 50_000)
-        budget.record(rows: 100, elapsed: 1)
+        budget.record(rows: 100, budget: 50_000, elapsed: 1)
         #expect(budget.next == 1_000)
+    }
+
+    @Test("after one slow commit, commits that fill their shrunken budget quickly raise it again")
+    func recoversFromASlowCommit() {
+        var budget = CommitBudget(rows: 50_000, seconds: 1)
+        // A cold first commit: 2,000 rows/s.
+        budget.record(rows: 2_000, budget: 50_000, elapsed: 1)
+        #expect(budget.next == 2_000)
+        // The store's real pace: 100,000 rows/s, so each commit at the shrunken budget takes far under a quarter
+        // of the time budget, but it filled its budget: it is measured.
+        for _ in 0..<30 {
+            let rows = budget.next
+            budget.record(rows: rows, budget: rows, elapsed: Double(rows) / 100_000)
+        }
+        #expect(budget.next == 50_000)
+    }
+
+    @Test("a time budget of 0 seconds sets none, as on the command line")
+    func zeroSecondsIsNone() {
+        var budget = CommitBudget(rows: 50_000, seconds: 0)
+        budget.record(rows: 20_000, budget: 50_000, elapsed: 2)
+        #expect(budget.seconds == nil)
+        #expect(budget.next == 50_000)
     }
 }

@@ -39,8 +39,8 @@ public struct CoordinatorConfiguration: Sendable {
     /// The default of ``commitRows``, measured in docs/benchmarks.md.
     public static let defaultCommitRows = 50_000
     /// The longest a group commit should take, in seconds: fewer rows than ``commitRows`` go into one when the
-    /// writer's recent pace says they would take longer (every save in a commit waits for all of it). nil sets no
-    /// time budget.
+    /// writer's recent pace says they would take longer (every save in a commit waits for all of it). nil or 0 sets
+    /// no time budget.
     public var commitSeconds: Double? = Self.defaultCommitSeconds
     /// The default of ``commitSeconds``, measured in docs/benchmarks.md.
     public static let defaultCommitSeconds: Double? = 1

@@ -5,13 +5,14 @@ import Foundation
 ///
 /// Saves gather while the store writes, and the next commit takes them up to this budget: larger commits write
 /// each index page once for more rows, but every save in a commit waits for all of it, so the time budget bounds
-/// how long an acknowledgement can wait behind other workers' rows. The pace is measured on commits long enough
-/// for their fixed costs not to count (a quarter of the time budget or more); shorter ones leave it as it was, so
-/// small commits cannot talk the budget down.
+/// how long an acknowledgement can wait behind other workers' rows. The pace is measured on commits that filled
+/// their budget, or that were long enough for their fixed costs not to count (a quarter of the time budget or more);
+/// other short ones leave it as it was, so small commits cannot talk the budget down, and one slow commit (a cold
+/// cache) cannot hold it down: the commits at its shrunken budget fill it and raise it again.
 struct CommitBudget {
     /// The most rows a commit takes.
     let rows: Int
-    /// The longest a commit should take, in seconds; nil sets no time budget.
+    /// The longest a commit should take, in seconds; nil (or 0 given) sets no time budget.
     let seconds: Double?
     /// The fewest rows the time budget leaves a commit.
     let minimumRows: Int
@@ -20,7 +21,7 @@ struct CommitBudget {
 
     init(rows: Int, seconds: Double?, minimumRows: Int = 1_000) {
         self.rows = max(1, rows)
-        self.seconds = seconds
+        self.seconds = seconds.flatMap { $0 > 0 ? $0 : nil }
         self.minimumRows = max(1, min(minimumRows, self.rows))
     }
 
@@ -30,9 +31,9 @@ struct CommitBudget {
         return min(rows, max(minimumRows, Int(pace * seconds)))
     }
 
-    /// Records a commit of `rows` rows that took `elapsed` seconds on the store.
-    mutating func record(rows committed: Int, elapsed: Double) {
-        guard let seconds, committed > 0, elapsed >= seconds / 4 else { return }
+    /// Records a commit of `rows` rows that took `elapsed` seconds on the store, queued with a row budget of `budget`.
+    mutating func record(rows committed: Int, budget: Int, elapsed: Double) {
+        guard let seconds, committed > 0, elapsed >= seconds / 4 || committed >= budget else { return }
         let measured = Double(committed) / elapsed
         pace = pace.map { 0.7 * $0 + 0.3 * measured } ?? measured
     }

@@ -49,6 +49,8 @@ struct QueuedCommit: Sendable {
 
     let members: [SaveGroup.Member]
     let claims: [Claim]
+    /// The rows the budget allowed it when it was queued (a commit that filled it measures the store's pace).
+    let rowBudget: Int
     /// When it was queued on the store (for the time budget's pace).
     let queuedAt: ContinuousClock.Instant
     let write: PendingWrite<GroupCommitResult>

@@ -201,12 +201,13 @@ final class StoreWriter: Service, Sendable {
     /// - Returns: the write queued; none when nothing gathered.
     private func queuePending(_ state: inout State) -> [QueuedWrite] {
         guard !state.pendingSaves.isEmpty || !state.pendingClaims.isEmpty else { return [] }
-        let members = state.pendingSaves.take(rowBudget: state.budget.next)
+        let rowBudget = state.budget.next
+        let members = state.pendingSaves.take(rowBudget: rowBudget)
         let claims = state.pendingClaims
         state.pendingClaims = []
         let write = QueuedWrite.groupCommit(
             QueuedCommit(
-                members: members, claims: claims, queuedAt: .now,
+                members: members, claims: claims, rowBudget: rowBudget, queuedAt: .now,
                 write: store.queueGroupCommit(members.map { ($0.save, $0.worker) }, thenClaim: claims.map(\.request))))
         state.queued.append(write)
         return [write]
@@ -222,7 +223,7 @@ final class StoreWriter: Service, Sendable {
         let started = max(commit.queuedAt, state.lastWritten ?? commit.queuedAt)
         let elapsed = started.duration(to: now).seconds
         let rows = commit.members.reduce(0) { $0 + $1.rows }
-        state.budget.record(rows: rows, elapsed: elapsed)
+        state.budget.record(rows: rows, budget: commit.rowBudget, elapsed: elapsed)
         return [
             "saves": "\(commit.members.count)", "rows": "\(rows)", "seconds": "\(elapsed)",
             "next_rows": "\(state.budget.next)",
