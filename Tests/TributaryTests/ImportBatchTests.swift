@@ -1,8 +1,10 @@
 import Foundation
+import GRDB
 import Testing
 import TributaryDemo
 import TributaryProtocol
 
+@testable import TributaryCoordinator
 @testable import TributaryCore
 
 @Suite("Import batches: rows straight into a change set")
@@ -93,8 +95,8 @@ struct ImportBatchTests {
         }
         let built = try batch(rows).changeSet()
         #expect(canonical(built) == canonical(expected))
-        // Three shapes of pull request (with and without score, author or reviewers) and two of user.
-        #expect(built.batches.map(\.entity) == ["PullRequest", "User", "PullRequest", "User", "PullRequest"])
+        // Two shapes of pull request (score set, null included, or not) and two of user (name set or not).
+        #expect(built.batches.map(\.entity) == ["PullRequest", "User", "User", "PullRequest"])
     }
 
     @Test("a key repeated in a batch is one object with the last row's values; a to-many lists each object once")
@@ -147,5 +149,73 @@ struct ImportBatchTests {
                 #expect(error.message.contains(message), "\(error.message)")
             }
         }
+    }
+
+    /// Pull request 1's score, author's login and reviewers' logins as the store holds them, read with a separate
+    /// connection.
+    static func stored(_ store: TemporaryStore) async throws -> (score: Double?, author: String?, reviewers: [String]) {
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: store.directory.path("store.sqlite"), configuration: configuration)
+        return try await queue.read { db in
+            let row = try #require(
+                try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT p.score, u.login FROM PullRequest p LEFT JOIN User u ON u._rowid = p.author
+                        WHERE p.number = 1
+                        """))
+            let reviewers = try String.fetchAll(
+                db,
+                sql: """
+                    SELECT u.login FROM PullRequest p JOIN PullRequest_reviewers r ON r.source = p._rowid
+                    JOIN User u ON u._rowid = r.destination WHERE p.number = 1 ORDER BY u.login
+                    """)
+            return (row[0], row[1], reviewers)
+        }
+    }
+
+    @Test("a row's null and [] clear what the store holds for its object; a key the row leaves out changes nothing")
+    func nullClearsStoredValues() async throws {
+        let store = try TemporaryStore(modelJSON: DemoData.modelJSON)
+        let first = try batch([
+            #"{"number": 1, "title": "a", "merged": false, "additions": 3, "score": 1.5, "createdAt": "\#(createdAt)", "author": {"login": "u1"}, "reviewers": [{"login": "u2"}]}"#
+        ]).changeSet()
+        _ = try await store.store.applySave(SaveRequest(changes: first), from: "test")
+        #expect(try await Self.stored(store) == (1.5, "u1", ["u2"]))
+        // Another batch (another job): it does not know the stored object and upserts by number.
+        let absent = try batch([
+            #"{"number": 1, "title": "b", "merged": false, "additions": 3, "createdAt": "\#(createdAt)"}"#
+        ]).changeSet()
+        _ = try await store.store.applySave(SaveRequest(changes: absent), from: "test")
+        #expect(try await Self.stored(store) == (1.5, "u1", ["u2"]))
+        let cleared = try batch([
+            #"{"number": 1, "title": "c", "merged": false, "additions": 3, "score": null, "createdAt": "\#(createdAt)", "author": null, "reviewers": []}"#
+        ]).changeSet()
+        _ = try await store.store.applySave(SaveRequest(changes: cleared), from: "test")
+        #expect(try await Self.stored(store) == (nil, nil, []))
+    }
+
+    @Test("a context's find-or-created object clears what the store holds where it was set to nil or emptied")
+    func contextNilClearsStoredValues() async throws {
+        let store = try TemporaryStore(modelJSON: DemoData.modelJSON)
+        let first = try batch([
+            #"{"number": 1, "title": "a", "merged": false, "additions": 3, "score": 1.5, "createdAt": "\#(createdAt)", "author": {"login": "u1"}, "reviewers": [{"login": "u2"}]}"#
+        ]).changeSet()
+        _ = try await store.store.applySave(SaveRequest(changes: first), from: "test")
+        let date = try Date.ISO8601FormatStyle().parse(createdAt)
+        let context = store.makeContext()
+        try await context.perform { context in
+            let object = try context.findOrCreate("PullRequest", matching: ["number": .int(1)])
+            try object.setValue(.string("c"), for: "title")
+            try object.setValue(.bool(false), for: "merged")
+            try object.setValue(.int(3), for: "additions")
+            try object.setValue(.date(date), for: "createdAt")
+            try object.setValue(nil, for: "score")
+            try object.setDestination(nil, for: "author")
+            try object.setDestinations([], for: "reviewers")
+        }
+        try await context.save()
+        #expect(try await Self.stored(store) == (nil, nil, []))
     }
 }

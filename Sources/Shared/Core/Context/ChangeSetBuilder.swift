@@ -25,11 +25,15 @@ struct ChangeSetBuilder {
     }
 
     mutating func addInsert(_ object: ManagedObject) {
+        // Set properties, nil and empty included: the store may merge the insert into an object it has (by a
+        // uniqueness constraint), whose values they then replace. Properties never set are left out.
+        let attributes = object.values.count
         let present =
-            object.values.map { $0 != nil }
+            object.values.indices.map { object.values[$0] != nil || object.changed[$0] }
             + object.entity.relationships.indices.map { index in
-                object.entity.relationships[index].isToMany
-                    ? !object.toMany[index].isEmpty : object.toOne[index] != nil
+                object.changed[attributes + index]
+                    || (object.entity.relationships[index].isToMany
+                        ? !object.toMany[index].isEmpty : object.toOne[index] != nil)
             }
         add(object, key: GroupKey(entity: object.entity.name, operation: .insert, properties: present))
     }

@@ -87,7 +87,10 @@ public final class ManagedObject {
                 .wrongType,
                 "'\(entity.name).\(attribute.name)' is \(attribute.type.rawValue), not \(value.type.rawValue)")
         }
-        guard values[index] != value else { return }
+        guard values[index] != value else {
+            markSetOnInsert(index)
+            return
+        }
         willChange()
         values[index] = value
         markChanged(index)
@@ -125,7 +128,10 @@ public final class ManagedObject {
                 .wrongType, "'\(entity.name).\(name)' points to \(relationship.destination), not \(object.entity.name)")
         }
         let id = object?.objectID.uuid
-        guard toOne[index] != id else { return }
+        guard toOne[index] != id else {
+            markSetOnInsert(entity.attributes.count + index)
+            return
+        }
         willChange()
         toOne[index] = id
         markChanged(entity.attributes.count + index)
@@ -140,7 +146,10 @@ public final class ManagedObject {
         }
         var seen = Set<UUID>()
         let ids = objects.map(\.objectID.uuid).filter { seen.insert($0).inserted }
-        guard toMany[index] != ids else { return }
+        guard toMany[index] != ids else {
+            markSetOnInsert(entity.attributes.count + index)
+            return
+        }
         willChange()
         toMany[index] = ids
         markChanged(entity.attributes.count + index)
@@ -158,6 +167,12 @@ public final class ManagedObject {
         if let committed { (values, toOne, toMany) = committed }
         committed = nil
         changed = Array(repeating: false, count: changed.count)
+    }
+
+    /// An inserted object's insert writes every property that was set, nil and empty included (the store may
+    /// merge it into an object it has, by a uniqueness constraint): setting one to the value it has still marks it.
+    private func markSetOnInsert(_ property: Int) {
+        if isInserted { changed[property] = true }
     }
 
     func markChanged(_ property: Int) {

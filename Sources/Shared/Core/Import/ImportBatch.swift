@@ -6,7 +6,7 @@ import TributaryProtocol
 /// key found or created (find-or-create within the batch; the root finds objects the store has).
 ///
 /// The change set it builds is the one a context holding the same inserts would send (``ChangeSetBuilder``): one
-/// insert batch per entity and set of present properties, in the order objects were made. Each batch stands on its
+/// insert batch per entity and set of properties rows set, in the order objects were made. Each batch stands on its
 /// own: the root upserts its objects by their keys, as it does for rows of different jobs.
 package struct ImportBatch {
     /// An object of the batch, by its entity's index in the model.
@@ -16,6 +16,8 @@ package struct ImportBatch {
         var values: [AttributeValue?]
         var toOne: [UUID?]
         var toMany: [[UUID]]
+        /// Per attribute, then relationship: whether a row set it (null and [] included).
+        var set: [Bool]
     }
 
     /// A uniqueness key as the store compares it: one value (the common case, hashed without an array) or several.
@@ -53,30 +55,35 @@ package struct ImportBatch {
                 entity: entity, id: TimeOrderedUUID.next(),
                 values: Array(repeating: nil, count: description.attributes.count),
                 toOne: Array(repeating: nil, count: description.relationships.count),
-                toMany: Array(repeating: [], count: description.relationships.count)))
+                toMany: Array(repeating: [], count: description.relationships.count),
+                set: Array(repeating: false, count: description.attributes.count + description.relationships.count)))
         return objects.count - 1
     }
 
     mutating func setValue(_ value: AttributeValue?, of object: Int, attribute: Int) {
         objects[object].values[attribute] = value
+        objects[object].set[attribute] = true
     }
 
     mutating func setDestination(_ destination: Int?, of object: Int, relationship: Int) {
         objects[object].toOne[relationship] = destination.map { objects[$0].id }
+        objects[object].set[entities[objects[object].entity].attributes.count + relationship] = true
     }
 
     /// Replaces a to-many relationship's destinations (each once, in the order given).
     mutating func setDestinations(_ destinations: [Int], of object: Int, relationship: Int) {
         var seen = Set<Int>()
         objects[object].toMany[relationship] = destinations.filter { seen.insert($0).inserted }.map { objects[$0].id }
+        objects[object].set[entities[objects[object].entity].attributes.count + relationship] = true
     }
 
     func value(of object: Int, attribute: Int) -> AttributeValue? {
         objects[object].values[attribute]
     }
 
-    /// The batch as a change set of inserts: one batch per entity and set of present properties (non-null
-    /// attributes, set to-one and non-empty to-many relationships), in the order their first object was made.
+    /// The batch as a change set of inserts: one batch per entity and set of present properties (those a row set,
+    /// null and [] included: they replace what the store holds when it merges the object into one it has), in the
+    /// order their first object was made.
     package func changeSet() -> Tributary_V1_ChangeSet {
         struct Group: Hashable {
             let entity: Int
@@ -85,14 +92,7 @@ package struct ImportBatch {
         var groups: [Group: [Int]] = [:]
         var order: [Group] = []
         for (index, object) in objects.enumerated() {
-            let relationships = entities[object.entity].relationships
-            let present =
-                object.values.map { $0 != nil }
-                + relationships.indices.map { relationship in
-                    relationships[relationship].isToMany
-                        ? !object.toMany[relationship].isEmpty : object.toOne[relationship] != nil
-                }
-            let group = Group(entity: object.entity, present: present)
+            let group = Group(entity: object.entity, present: object.set)
             if groups[group] == nil { order.append(group) }
             groups[group, default: []].append(index)
         }
