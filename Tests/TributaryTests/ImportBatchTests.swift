@@ -12,8 +12,9 @@ struct ImportBatchTests {
     let model = DemoData.model
     let createdAt = "2024-05-01T12:00:00Z"
 
-    func batch(_ rows: [String]) throws -> ImportBatch {
-        let decoder = try ImportRowDecoder(entity: #require(model.entity(named: "PullRequest")), model: model)
+    func batch(_ rows: [String], model: Model? = nil, entity: String = "PullRequest") throws -> ImportBatch {
+        let model = model ?? self.model
+        let decoder = try ImportRowDecoder(entity: #require(model.entity(named: entity)), model: model)
         var batch = ImportBatch(model: model)
         for (index, row) in rows.enumerated() {
             try Array(row.utf8).withUnsafeBufferPointer { line in
@@ -217,5 +218,42 @@ struct ImportBatchTests {
         }
         try await context.save()
         #expect(try await Self.stored(store) == (nil, nil, []))
+    }
+
+    /// Teams with a required name, and members pointing to them.
+    static let teamsModelJSON = """
+        {"entities": [
+          {"name": "Team", "attributes": [{"name": "slug", "type": "string"}, {"name": "name", "type": "string"}],
+           "uniqueness": [["slug"]]},
+          {"name": "Member", "attributes": [{"name": "login", "type": "string"}],
+           "relationships": [{"name": "team", "destination": "Team"}]}]}
+        """
+
+    @Test("a nested object carrying only its key refers to a stored object whose other required attributes it lacks")
+    func keyOnlyReference() async throws {
+        let store = try TemporaryStore(modelJSON: Self.teamsModelJSON)
+        let first = try batch(
+            [#"{"login": "ada", "team": {"slug": "core", "name": "Core team"}}"#], model: store.model,
+            entity: "Member")
+        _ = try await store.store.applySave(SaveRequest(changes: first.changeSet()), from: "test")
+        // A later batch (another job) names the team by its key alone.
+        let second = try batch([#"{"login": "bea", "team": {"slug": "core"}}"#], model: store.model, entity: "Member")
+        _ = try await store.store.applySave(SaveRequest(changes: second.changeSet()), from: "test")
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: store.directory.path("store.sqlite"), configuration: configuration)
+        let members = try await queue.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT m.login, t.name FROM Member m JOIN Team t ON t._rowid = m.team ORDER BY m.login"
+            ).map { "\(String.fromDatabaseValue($0[0]) ?? "")/\(String.fromDatabaseValue($0[1]) ?? "")" }
+        }
+        #expect(members == ["ada/Core team", "bea/Core team"])
+        // A key the store does not have: the object would be new, and it lacks the required name.
+        let unknown = try batch([#"{"login": "cid", "team": {"slug": "web"}}"#], model: store.model, entity: "Member")
+        await #expect {
+            _ = try await store.store.applySave(SaveRequest(changes: unknown.changeSet()), from: "test")
+        } throws: { error in
+            "\(error)".contains("'Team'") && "\(error)".contains("'name'") && "\(error)".contains("web")
+        }
     }
 }

@@ -139,14 +139,16 @@ final class ChangeSetMerger {
         _ batch: EntityBatchReader, position: Int, connection: OpaquePointer, result: inout MergeResult
     ) throws {
         let entity = batch.entity
-        for attribute in entity.attributes where !attribute.isOptional {
-            guard batch.scalarColumns.contains(where: { $0.name == attribute.name }) else {
-                throw StoreError(
-                    .constraint, "insert into '\(entity.name)' lacks required attribute '\(attribute.name)'")
-            }
+        let lookups = try keyLookups(batch, connection: connection)
+        // A batch of nothing but keys may lack required attributes: it refers to objects the store has (each row
+        // that finds none is refused below). Any other insert must carry them.
+        let missing = entity.attributes.first { attribute in
+            !attribute.isOptional && !batch.scalarColumns.contains { $0.name == attribute.name }
+        }
+        if let missing, lookups.isEmpty {
+            throw StoreError(.constraint, "insert into '\(entity.name)' lacks required attribute '\(missing.name)'")
         }
         let statement = try statement(connection, Self.upsertSQL(batch))
-        let lookups = try keyLookups(batch, connection: connection)
         let toMany = batch.toManyColumns
         var changes = MergeResult.EntityChanges()
         // One constraint covered: keys found or created are remembered for later change sets.
@@ -173,6 +175,18 @@ final class ChangeSetMerger {
                         result: result)
                 }
                 continue
+            }
+            if let missing {
+                // Found as itself (the row names the stored object's id): nothing to write.
+                if existing != nil {
+                    result.unchangedRows[position, default: []].append(row)
+                    continue
+                }
+                let key = lookups[0].columns.map { "\($0.name) \($0.value(row).map { "\($0)" } ?? "null")" }
+                throw StoreError(
+                    .constraint,
+                    "'\(entity.name)' has no object with \(key.joined(separator: ", ")), and a new one lacks required "
+                        + "attribute '\(missing.name)'")
             }
             statement.bind(1, uuid: proposed)
             statement.bind(2, version)

@@ -77,6 +77,11 @@ package struct ImportBatch {
         objects[object].set[entities[objects[object].entity].attributes.count + relationship] = true
     }
 
+    /// Whether rows set nothing of `object` but the attributes `attributes` (its uniqueness key).
+    func setsOnly(_ attributes: [Int], of object: Int) -> Bool {
+        objects[object].set.indices.allSatisfy { !objects[object].set[$0] || attributes.contains($0) }
+    }
+
     func value(of object: Int, attribute: Int) -> AttributeValue? {
         objects[object].values[attribute]
     }

@@ -66,8 +66,11 @@ package struct ImportRowDecoder {
         let message: String
     }
 
+    /// Applies a row (or a nested object, `nested`) of entity `entityIndex`; the object's index in the batch.
     @discardableResult
-    private func apply(_ row: JSONObject, of entityIndex: Int, to batch: inout ImportBatch) throws -> Int {
+    private func apply(
+        _ row: JSONObject, of entityIndex: Int, to batch: inout ImportBatch, nested: Bool = false
+    ) throws -> Int {
         let plan = plans[entityIndex]
         let entity = plan.entity
         // The row's values by field index (nil: not in the row; .null: null).
@@ -111,6 +114,9 @@ package struct ImportRowDecoder {
                 relationship, index: index, destination: plan.destinations[index], json, of: entity, to: object,
                 in: &batch)
         }
+        // A nested object that carries nothing but its key refers to an object the store may have: the root finds
+        // it, or refuses the save naming what a new one lacks.
+        if nested, let key = plan.key, batch.setsOnly(key, of: object) { return object }
         for index in plan.required where batch.value(of: object, attribute: index) == nil {
             throw FieldError(
                 message: "'\(entity.name)' is missing required attribute '\(entity.attributes[index].name)'")
@@ -134,14 +140,14 @@ package struct ImportRowDecoder {
                 guard case .object(let fields) = item else {
                     throw FieldError(message: "\(label) items must be objects, got \(item.kindName)")
                 }
-                targets.append(try apply(fields, of: destination, to: &batch))
+                targets.append(try apply(fields, of: destination, to: &batch, nested: true))
             }
             batch.setDestinations(targets, of: object, relationship: index)
         } else {
             switch json {
             case .null: batch.setDestination(nil, of: object, relationship: index)
             case .object(let fields):
-                let target = try apply(fields, of: destination, to: &batch)
+                let target = try apply(fields, of: destination, to: &batch, nested: true)
                 batch.setDestination(target, of: object, relationship: index)
             default:
                 throw FieldError(message: "\(label) is a to-one relationship: expected an object, got \(json.kindName)")
