@@ -47,6 +47,12 @@ let package = Package(
             pkgConfig: "libzmq",
             providers: [.apt(["libzmq3-dev"])]
         ),
+        // Process-wide SQLite settings that only C can make (sqlite3_config is variadic), for the coordinator.
+        .target(
+            name: "CSQLiteSettings",
+            path: "Sources/Shared/SQLiteSettings",
+            linkerSettings: [.linkedLibrary("sqlite3")]
+        ),
         // A thin, checked Swift wrapper over libzmq: context, sockets, frames, poll, socket loop.
         .target(
             name: "ZeroMQ",
@@ -90,7 +96,7 @@ let package = Package(
         .target(
             name: "TributaryCoordinator",
             dependencies: [
-                "TributaryCore", "TributaryProtocol", "TributaryMessaging", "ZeroMQ",
+                "TributaryCore", "TributaryProtocol", "TributaryMessaging", "ZeroMQ", "CSQLiteSettings",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),

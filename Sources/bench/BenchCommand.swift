@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import TributaryCommandSupport
+import TributaryCoordinator
 import TributaryDemo
 
 /// `tributary-bench`: Tributary's figures beside baselines measured in the same run. Build with `-c release`.
@@ -70,6 +71,8 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // The baselines run SQLite in this process with the coordinator's process-wide settings.
+        SQLiteProcessSettings.apply()
         let rows = quick ? 100_000 : self.rows
         let users = self.users ?? max(1, rows / 50)
         let selected = Set(only.isEmpty ? Benchmark.allCases : only)
