@@ -256,4 +256,44 @@ struct ImportBatchTests {
             "\(error)".contains("'Team'") && "\(error)".contains("'name'") && "\(error)".contains("web")
         }
     }
+
+    static func fill(_ object: ManagedObject) throws {
+        try object.setValue(.string("t"), for: "title")
+        try object.setValue(.bool(false), for: "merged")
+        try object.setValue(.int(3), for: "additions")
+        try object.setValue(.date(Date(timeIntervalSince1970: 1_700_000_000)), for: "createdAt")
+    }
+
+    @Test("an inserted object's nil survives a refused save: the retry still clears the stored value")
+    func nilSurvivesRefusedSave() async throws {
+        let store = try TemporaryStore(modelJSON: DemoData.modelJSON)
+        let seed = store.makeContext()
+        try await seed.perform { context in
+            let pr = try context.findOrCreate("PullRequest", matching: ["number": .int(1)])
+            try Self.fill(pr)
+            try pr.setValue(.double(1.5), for: "score")
+            try pr.setDestination(try context.findOrCreate("User", matching: ["login": .string("u1")]), for: "author")
+        }
+        try await seed.save()
+        let context = store.makeContext()
+        try await context.perform { context in
+            let pr = try context.findOrCreate("PullRequest", matching: ["number": .int(1)])
+            try Self.fill(pr)
+            try pr.setValue(nil, for: "score")
+            // An author the store does not have: the save is refused, and the changes stay pending.
+            try pr.setDestination(context.object(with: ObjectID(entity: "User", uuid: UUID())), for: "author")
+        }
+        await #expect(throws: (any Error).self) { try await context.save() }
+        try await context.perform { context in
+            let pr = try context.findOrCreate("PullRequest", matching: ["number": .int(1)])
+            try pr.setDestination(try context.findOrCreate("User", matching: ["login": .string("u1")]), for: "author")
+        }
+        try await context.save()
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: store.directory.path("store.sqlite"), configuration: configuration)
+        let score = try await queue.read { db in try Double?.fetchOne(db, sql: "SELECT score FROM PullRequest") }
+        // The row is there (the outer optional) and its score is NULL.
+        #expect(score == .some(nil))
+    }
 }

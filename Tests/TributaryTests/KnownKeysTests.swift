@@ -265,4 +265,59 @@ struct KnownKeysTests {
         #expect(users == ["ada", "eve"])
         #expect(posts == ["hello": "ada"])
     }
+
+    /// Logins and emails of the users; the post's author's login/email.
+    static func usersAndEmails(_ store: TemporaryStore) async throws -> (users: Set<String>, author: String?) {
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: store.directory.path("store.sqlite"), configuration: configuration)
+        return try await queue.read { db in
+            (
+                try Set(
+                    String.fetchAll(
+                        db, sql: "SELECT coalesce(login, 'null') || '/' || coalesce(email, 'null') FROM User")),
+                try String.fetchOne(
+                    db,
+                    sql: """
+                        SELECT coalesce(u.login, 'null') || '/' || coalesce(u.email, 'null')
+                        FROM Post p JOIN User u ON u._rowid = p.author
+                        """)
+            )
+        }
+    }
+
+    @Test("a login is not found as an email of the same value (keys of two constraints share a table)")
+    func keysOfTwoConstraintsCollide() async throws {
+        let store = try TemporaryStore(modelJSON: Self.twoKeysModelJSON)
+        let first = store.makeContext()
+        try await first.perform { context in _ = try context.findOrCreate("User", matching: ["login": .string("x")]) }
+        try await first.save()
+        // A new user known by email only (a key-only batch of the email constraint), and a post by her.
+        let second = store.makeContext()
+        try await second.perform { context in
+            let user = try context.insert("User")
+            try user.setValue(.string("x"), for: "email")
+            let post = try context.insert("Post")
+            try post.setValue(.string("hello"), for: "title")
+            try post.setDestination(user, for: "author")
+        }
+        try await second.save()
+        let (users, author) = try await Self.usersAndEmails(store)
+        #expect(users == ["x/null", "null/x"])
+        #expect(author == "null/x")
+    }
+
+    @Test("an insert setting a second constraint's attribute of an object found by its first is written")
+    func secondConstraintValueOfFoundObject() async throws {
+        let store = try TemporaryStore(modelJSON: Self.twoKeysModelJSON)
+        for email in ["a@x", "b@x"] {
+            let context = store.makeContext()
+            try await context.perform { context in
+                let user = try context.findOrCreate("User", matching: ["login": .string("ada")])
+                try user.setValue(.string(email), for: "email")
+            }
+            try await context.save()
+        }
+        #expect(try await Self.usersAndEmails(store).users == ["ada/b@x"])
+    }
 }

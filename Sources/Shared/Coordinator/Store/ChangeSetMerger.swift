@@ -139,29 +139,28 @@ final class ChangeSetMerger {
         _ batch: EntityBatchReader, position: Int, connection: OpaquePointer, result: inout MergeResult
     ) throws {
         let entity = batch.entity
-        let lookups = try keyLookups(batch, connection: connection)
-        // A batch of nothing but keys may lack required attributes: it refers to objects the store has (each row
-        // that finds none is refused below). Any other insert must carry them.
+        let lookup = try keyLookup(batch, connection: connection)
+        // A find-or-create batch (one constraint's columns, nothing else) may lack required attributes: it refers
+        // to objects the store has (each row that finds none is refused below). Any other insert must carry them.
         let missing = entity.attributes.first { attribute in
             !attribute.isOptional && !batch.scalarColumns.contains { $0.name == attribute.name }
         }
-        if let missing, lookups.isEmpty {
+        if let missing, lookup == nil {
             throw StoreError(.constraint, "insert into '\(entity.name)' lacks required attribute '\(missing.name)'")
         }
         let statement = try statement(connection, Self.upsertSQL(batch))
         let toMany = batch.toManyColumns
         var changes = MergeResult.EntityChanges()
-        // One constraint covered: keys found or created are remembered for later change sets.
-        let remembered = lookups.count == 1 ? lookups[0].columns : nil
         for row in 0..<batch.rows {
             let proposed = batch.id(row)
-            let uniqueKey = remembered.flatMap { Self.key(of: row, in: $0) }
+            // Keys found or created are remembered for later change sets.
+            let uniqueKey = lookup.flatMap { Self.key(of: row, in: $0.columns, constraint: $0.constraint) }
             let existing: UUID?
             if let uniqueKey, let known = knownKeys.find(uniqueKey, of: entity.name) {
                 rowKeys[entity.name, default: [:]][known.id] = known.rowKey
                 existing = known.id
             } else {
-                existing = try lookUp(row, with: lookups, entity: entity.name, result: result)
+                existing = try lookUp(row, with: lookup, entity: entity.name, result: result)
                 if let uniqueKey, let existing, let rowKey = rowKeys[entity.name]?[existing] {
                     knownKeys.learn(uniqueKey, of: entity.name, KnownKeys.Entry(rowKey: rowKey, id: existing))
                 }
@@ -182,7 +181,7 @@ final class ChangeSetMerger {
                     result.unchangedRows[position, default: []].append(row)
                     continue
                 }
-                let key = lookups[0].columns.map { "\($0.name) \($0.value(row).map { "\($0)" } ?? "null")" }
+                let key = (lookup?.columns ?? []).map { "\($0.name) \($0.value(row).map { "\($0)" } ?? "null")" }
                 throw StoreError(
                     .constraint,
                     "'\(entity.name)' has no object with \(key.joined(separator: ", ")), and a new one lacks required "
@@ -235,54 +234,55 @@ final class ChangeSetMerger {
         }
     }
 
-    /// For an insert batch that carries nothing but uniqueness keys (find-or-create of a `User` by `login`): a
-    /// query per uniqueness constraint it covers, finding the object that has the row's key. Such a row that finds
-    /// its object changes nothing, and a read finds it without the write an upsert makes (the upsert rewrites the
-    /// row and its index entries, and every page it touches goes to the WAL: measured on the import benchmark).
-    private func keyLookups(_ batch: EntityBatchReader, connection: OpaquePointer) throws
-        -> [(statement: SQLiteStatement, columns: [ColumnReader])]
+    /// For an insert batch that carries nothing but the columns of one uniqueness constraint (find-or-create of a
+    /// `User` by `login`): the query finding the object that has the row's key, the key's columns and the
+    /// constraint's index. Such a row that finds its object changes nothing, and a read finds it without the write an
+    /// upsert makes (the upsert rewrites the row and its index entries, and every page it touches goes to the WAL:
+    /// measured on the import benchmark). A batch with any other column upserts: what it sets must be written.
+    private func keyLookup(_ batch: EntityBatchReader, connection: OpaquePointer) throws
+        -> (statement: SQLiteStatement, columns: [ColumnReader], constraint: Int)?
     {
-        guard !batch.hasNonKeyColumns else { return [] }
+        guard !batch.hasNonKeyColumns else { return nil }
+        let names = batch.scalarColumns.map(\.name)
+        guard
+            let constraint = batch.entity.uniqueness.firstIndex(where: { constraint in
+                constraint.count == names.count && constraint.allSatisfy(names.contains)
+            })
+        else { return nil }
+        let attributes = batch.entity.uniqueness[constraint]
+        let columns = attributes.compactMap { name in batch.scalarColumns.first { $0.name == name } }
         let table = SQLText.quote(batch.entity.name)
-        return try batch.entity.uniqueness.compactMap { constraint in
-            let columns = constraint.compactMap { name in batch.scalarColumns.first { $0.name == name } }
-            guard !columns.isEmpty, columns.count == constraint.count else { return nil }
-            let condition = constraint.map { "\(SQLText.quote($0)) = ?" }.joined(separator: " AND ")
-            return (
-                try statement(
-                    connection, "SELECT \(SQLText.rowKey), \"id\" FROM \(table) WHERE \(condition) LIMIT 1"),
-                columns
-            )
-        }
+        let condition = attributes.map { "\(SQLText.quote($0)) = ?" }.joined(separator: " AND ")
+        return (
+            try statement(connection, "SELECT \(SQLText.rowKey), \"id\" FROM \(table) WHERE \(condition) LIMIT 1"),
+            columns, constraint
+        )
     }
 
     /// Row `row`'s values of a uniqueness constraint's columns, or nil when one is null (it finds nothing).
-    private static func key(of row: Int, in columns: [ColumnReader]) -> KnownKeys.Key? {
-        if columns.count == 1 { return columns[0].value(row).map { .one(UniqueKeyValue($0)) } }
+    private static func key(of row: Int, in columns: [ColumnReader], constraint: Int) -> KnownKeys.Key? {
+        if columns.count == 1 { return columns[0].value(row).map { .one(constraint: constraint, UniqueKeyValue($0)) } }
         var values: [UniqueKeyValue] = []
         for column in columns {
             guard let value = column.value(row) else { return nil }
             values.append(UniqueKeyValue(value))
         }
-        return .many(values)
+        return .many(constraint: constraint, values)
     }
 
-    /// The id of the stored object with row `row`'s key, from the first lookup that finds one.
+    /// The id of the stored object with row `row`'s key, if the batch is a find-or-create and one has it.
     private func lookUp(
-        _ row: Int, with lookups: [(statement: SQLiteStatement, columns: [ColumnReader])], entity: String,
-        result: MergeResult
+        _ row: Int, with lookup: (statement: SQLiteStatement, columns: [ColumnReader], constraint: Int)?,
+        entity: String, result: MergeResult
     ) throws -> UUID? {
-        for (statement, columns) in lookups {
-            for (offset, column) in columns.enumerated() {
-                _ = try bindScalar(column, row: row, into: statement, at: Int32(offset + 1), result: result)
-            }
-            defer { statement.reset() }
-            if try statement.step(), let id = statement.uuid(column: 1) {
-                rowKeys[entity, default: [:]][id] = statement.int64(column: 0)
-                return id
-            }
+        guard let (statement, columns, _) = lookup else { return nil }
+        for (offset, column) in columns.enumerated() {
+            _ = try bindScalar(column, row: row, into: statement, at: Int32(offset + 1), result: result)
         }
-        return nil
+        defer { statement.reset() }
+        guard try statement.step(), let id = statement.uuid(column: 1) else { return nil }
+        rowKeys[entity, default: [:]][id] = statement.int64(column: 0)
+        return id
     }
 
     static func upsertSQL(_ batch: EntityBatchReader) -> String {

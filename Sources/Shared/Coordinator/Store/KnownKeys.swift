@@ -12,10 +12,11 @@ import TributaryCore
 /// a key learned (a null key, or a batch covering several constraints); all entries are dropped when a change set
 /// deletes anything (delete rules reach other entities). Only the writer changes entity tables, so nothing else can make an entry stale.
 struct KnownKeys {
-    /// A uniqueness key's values as the store compares them: one (the common case) or several.
+    /// A uniqueness key's values as the store compares them, one (the common case) or several, and which of the
+    /// entity's constraints they are of (a login and an email of the same text are two keys).
     enum Key: Hashable {
-        case one(UniqueKeyValue)
-        case many([UniqueKeyValue])
+        case one(constraint: Int, UniqueKeyValue)
+        case many(constraint: Int, [UniqueKeyValue])
     }
 
     /// Where the object with a key is.

@@ -33,8 +33,12 @@ struct CommitBudget {
 
     /// Records a commit of `rows` rows that took `elapsed` seconds on the store, queued with a row budget of `budget`.
     mutating func record(rows committed: Int, budget: Int, elapsed: Double) {
-        guard let seconds, committed > 0, elapsed >= seconds / 4 || committed >= budget else { return }
-        let measured = Double(committed) / elapsed
+        guard let seconds, committed > 0, elapsed > 0, elapsed >= seconds / 4 || committed >= budget else { return }
+        // A commit queued behind another is timed from when that one was collected, which may be just before it
+        // finished: a short filled commit can look far faster than the store is. It may raise the pace at most
+        // twofold; a long one is trusted.
+        var measured = Double(committed) / elapsed
+        if elapsed < seconds / 4, let pace { measured = min(measured, 2 * pace) }
         pace = pace.map { 0.7 * $0 + 0.3 * measured } ?? measured
     }
 }

@@ -36,6 +36,9 @@ extension ObjectContext {
         // @unchecked: carries only ids and change flags between blocks on the same context queue.
         package let changeSet: Tributary_V1_ChangeSet
         let inserted: [UUID]
+        /// The properties set on each inserted object (an insert writes them, nil included), put back when the
+        /// save fails.
+        let insertedSet: [UUID: [Bool]]
         let updated: [(UUID, [Bool])]
         let deleted: [(UUID, ManagedObject)]
     }
@@ -56,6 +59,7 @@ extension ObjectContext {
         }
         let pending = PendingChanges(
             changeSet: builder.build(), inserted: insertedOrder,
+            insertedSet: Dictionary(inserted.map { ($0.objectID.uuid, $0.changed) }, uniquingKeysWith: { $1 }),
             updated: updated.map { ($0.objectID.uuid, $0.changed) },
             deleted: deleted)
         for object in inserted {
@@ -76,6 +80,7 @@ extension ObjectContext {
         for id in pending.inserted.reversed() {
             guard let object = registered[id] else { continue }
             object.isInserted = true
+            if let set = pending.insertedSet[id] { object.changed = zip(object.changed, set).map { $0 || $1 } }
             insertedOrder.insert(id, at: 0)
         }
         for (id, changed) in pending.updated {
