@@ -10,7 +10,8 @@ import TributaryCore
 /// transaction undoes). An entity's entries are dropped when a change set updates it or inserts rows with more than
 /// key columns (an upsert may rewrite a key); an object's entry is dropped when a row naming it is written without
 /// a key learned (a null key, or a batch covering several constraints); all entries are dropped when a change set
-/// deletes anything (delete rules reach other entities). Only the writer changes entity tables, so nothing else can make an entry stale.
+/// deletes anything (delete rules reach other entities). Only the writer changes entity tables, so nothing else
+/// can make an entry stale.
 struct KnownKeys {
     /// A uniqueness key's values as the store compares them, one (the common case) or several, and which of the
     /// entity's constraints they are of (a login and an email of the same text are two keys).
@@ -25,32 +26,32 @@ struct KnownKeys {
         let id: UUID
     }
 
-    /// Entries of one entity, and the key of each id (to drop a key an upsert by id rewrote).
+    /// An entry, and whether the open transaction learned it (it is dropped if that rolls back).
+    private struct Stored {
+        let entry: Entry
+        var pending: Bool
+    }
+
+    /// The entries of one entity, committed and pending together (finding a key is one lookup: the import finds
+    /// thousands per change set), and the key each object is known by (to drop it when the key may have changed).
     private struct Table {
-        var entries: [Key: Entry] = [:]
+        var entries: [Key: Stored] = [:]
         var keys: [UUID: Key] = [:]
 
-        mutating func add(_ key: Key, _ entry: Entry) {
-            if let old = keys[entry.id], old != key { entries[old] = nil }
-            if let previous = entries[key], previous.id != entry.id { keys[previous.id] = nil }
-            entries[key] = entry
-            keys[entry.id] = key
-        }
-
-        /// Drops `id`'s entry; whether there was one.
-        mutating func remove(_ id: UUID) -> Bool {
-            guard let key = keys.removeValue(forKey: id) else { return false }
-            entries[key] = nil
+        /// Drops a key's entry and its object's key; whether there was one.
+        mutating func remove(_ key: Key) -> Bool {
+            guard let stored = entries.removeValue(forKey: key) else { return false }
+            if keys[stored.entry.id] == key { keys[stored.entry.id] = nil }
             return true
         }
     }
 
-    /// Entries of committed transactions, by entity.
-    private var committed: [String: Table] = [:]
-    /// Entries learned in the open transaction, by entity.
-    private var pending: [String: Table] = [:]
-    private var committedCount = 0
-    /// Committed entries kept at most; past it they are all dropped and learned again (~80 bytes each).
+    private var tables: [String: Table] = [:]
+    /// Entries kept, all entities together.
+    private var count = 0
+    /// Keys learned in the open transaction, by entity.
+    private var pending: [(entity: String, key: Key)] = []
+    /// Entries kept at most; past it they are all dropped and learned again (~120 bytes each).
     let capacity: Int
 
     init(capacity: Int = 131_072) {
@@ -58,52 +59,60 @@ struct KnownKeys {
     }
 
     func find(_ key: Key, of entity: String) -> Entry? {
-        pending[entity]?.entries[key] ?? committed[entity]?.entries[key]
+        tables[entity]?.entries[key]?.entry
     }
 
-    /// Records where `key`'s object is, learned in the open transaction. A committed entry of the same object
-    /// under another key (an upsert by id rewrote its key) is dropped at once.
+    /// Records where `key`'s object is, learned in the open transaction. An entry of the same object under another
+    /// key (an upsert by id rewrote its key), or of another object under this key, is dropped at once.
     mutating func learn(_ key: Key, of entity: String, _ entry: Entry) {
-        if let old = committed[entity]?.keys[entry.id], old != key, committed[entity]?.remove(entry.id) == true {
-            committedCount -= 1
+        var removed = 0
+        let added = modify(entity) { table -> Bool in
+            if let old = table.keys[entry.id], old != key, table.remove(old) { removed += 1 }
+            if let previous = table.entries[key], previous.entry.id != entry.id, table.remove(key) { removed += 1 }
+            let added = table.entries.updateValue(Stored(entry: entry, pending: true), forKey: key) == nil
+            table.keys[entry.id] = key
+            return added
         }
-        pending[entity, default: Table()].add(key, entry)
+        count += (added ? 1 : 0) - removed
+        pending.append((entity, key))
     }
 
     /// Drops what is known of one object: a write that did not learn its key (the key is null, or the batch covers
     /// several uniqueness constraints) may have changed it.
     mutating func forget(id: UUID, of entity: String) {
-        if committed[entity]?.remove(id) == true { committedCount -= 1 }
-        _ = pending[entity]?.remove(id)
+        guard let key = tables[entity]?.keys[id] else { return }
+        if modify(entity, { $0.remove(key) }) { count -= 1 }
     }
 
     /// Drops what is known of `entity`.
     mutating func forget(_ entity: String) {
-        if let table = committed.removeValue(forKey: entity) { committedCount -= table.entries.count }
-        pending[entity] = nil
+        if let table = tables.removeValue(forKey: entity) { count -= table.entries.count }
     }
 
     /// Drops everything.
     mutating func forgetAll() {
-        committed = [:]
-        pending = [:]
-        committedCount = 0
+        tables = [:]
+        count = 0
+        pending = []
     }
 
     /// The open transaction committed: what it learned holds from now on.
     mutating func transactionCommitted() {
-        for (entity, table) in pending {
-            for (key, entry) in table.entries {
-                if committed[entity]?.entries[key] == nil { committedCount += 1 }
-                committed[entity, default: Table()].add(key, entry)
-            }
-        }
-        pending = [:]
-        if committedCount > capacity { forgetAll() }
+        for (entity, key) in pending { tables[entity]?.entries[key]?.pending = false }
+        pending = []
+        if count > capacity { forgetAll() }
     }
 
     /// The open transaction (or the change set being applied) was undone: what it learned is gone.
     mutating func transactionRolledBack() {
-        pending = [:]
+        for (entity, key) in pending where tables[entity]?.entries[key]?.pending == true {
+            if modify(entity, { $0.remove(key) }) { count -= 1 }
+        }
+        pending = []
+    }
+
+    /// Runs `body` on `entity`'s table in place (made when missing).
+    private mutating func modify<T>(_ entity: String, _ body: (inout Table) -> T) -> T {
+        body(&tables[entity, default: Table()])
     }
 }

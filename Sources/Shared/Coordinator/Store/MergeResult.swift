@@ -40,9 +40,14 @@ struct MergeResult {
 
     mutating func remap(_ from: UUID, to: UUID, entity: String) {
         remapped[from] = to
-        // In place: a copy of the pair out of the dictionary would make every append copy the whole list.
-        from.append(to: &remaps[entity, default: (Data(), Data())].from)
-        to.append(to: &remaps[entity, default: (Data(), Data())].to)
+        // In place, in one access: a copy of the pair out of the dictionary would make every append copy the
+        // whole list.
+        Self.append(from, to, to: &remaps[entity, default: (Data(), Data())])
+    }
+
+    private static func append(_ from: UUID, _ to: UUID, to pair: inout (from: Data, to: Data)) {
+        from.append(to: &pair.from)
+        to.append(to: &pair.to)
     }
 
     /// The id an incoming reference should point to, following any remap made earlier in this change set.
