@@ -150,6 +150,8 @@ final class ChangeSetMerger {
         }
         let statement = try statement(connection, Self.upsertSQL(batch))
         let toMany = batch.toManyColumns
+        // Join rows gathered per to-many column, written many per statement (see ``JoinRows``).
+        var joinRows = toMany.map { JoinRows(entity: entity.name, relationship: $0.name) }
         var changes = MergeResult.EntityChanges()
         for row in 0..<batch.rows {
             let proposed = batch.id(row)
@@ -168,10 +170,10 @@ final class ChangeSetMerger {
             if let existing, existing != proposed {
                 result.remap(proposed, to: existing, entity: entity.name)
                 result.unchangedRows[position, default: []].append(row)
-                for column in toMany {
+                for (index, column) in toMany.enumerated() {
                     try replaceToMany(
-                        column, of: entity, row: row, source: existing, isNew: false, connection: connection,
-                        result: result)
+                        column, of: entity, row: row, source: existing, isNew: false, into: &joinRows[index],
+                        connection: connection, result: result)
                 }
                 continue
             }
@@ -223,12 +225,13 @@ final class ChangeSetMerger {
                     result.unchangedRows[position, default: []].append(row)
                 }
             }
-            for column in toMany {
+            for (index, column) in toMany.enumerated() {
                 try replaceToMany(
                     column, of: entity, row: row, source: storedID, isNew: storedID == proposed,
-                    connection: connection, result: result)
+                    into: &joinRows[index], connection: connection, result: result)
             }
         }
+        for index in joinRows.indices { try write(&joinRows[index], connection: connection) }
         result.withChanges(of: entity.name) { entityChanges in
             entityChanges.inserted.append(changes.inserted)
             entityChanges.updated.append(changes.updated)
@@ -322,6 +325,8 @@ final class ChangeSetMerger {
         let entity = batch.entity
         let statement = try statement(connection, Self.updateSQL(entity, columns: batch.scalarColumns.map(\.name)))
         let versionIndex = Int32(batch.scalarColumns.count + 1)
+        let toMany = batch.toManyColumns
+        var joinRows = toMany.map { JoinRows(entity: entity.name, relationship: $0.name) }
         var updated = Data()
         let conflicted = conflicts[position] ?? [:]
         for row in 0..<batch.rows {
@@ -354,12 +359,14 @@ final class ChangeSetMerger {
                             entity: entity, source: id, relationship: relationship, destination: destination))
                 }
             }
-            for column in batch.toManyColumns {
+            for (index, column) in toMany.enumerated() {
                 try replaceToMany(
-                    column, of: entity, row: row, source: id, isNew: false, connection: connection, result: result)
+                    column, of: entity, row: row, source: id, isNew: false, into: &joinRows[index],
+                    connection: connection, result: result)
             }
             id.append(to: &updated)
         }
+        for index in joinRows.indices { try write(&joinRows[index], connection: connection) }
         result.withChanges(of: entity.name) { $0.updated.append(updated) }
     }
 
@@ -551,14 +558,16 @@ final class ChangeSetMerger {
     }
 
     private func replaceToMany(
-        _ column: ColumnReader, of entity: Entity, row: Int, source: UUID, isNew: Bool,
+        _ column: ColumnReader, of entity: Entity, row: Int, source: UUID, isNew: Bool, into joinRows: inout JoinRows,
         connection: OpaquePointer, result: MergeResult
     ) throws {
         guard case .toMany(_, let ids, let offsets) = column.values, case .toMany(let relationship) = column.target
         else { return }
         let sourceKey = try writtenRowKey(of: source, in: entity.name, connection: connection)
-        let (clear, add) = try joinStatements(entity.name, column.name, connection: connection)
         if !isNew {
+            // Rows gathered for this join table go in first, so the clear sees them.
+            try write(&joinRows, connection: connection)
+            let (clear, _) = try joinStatements(entity.name, column.name, connection: connection)
             clear.bind(1, sourceKey)
             try clear.execute()
         }
@@ -571,9 +580,7 @@ final class ChangeSetMerger {
                         entity: entity, source: source, relationship: relationship, destination: destination))
                 continue
             }
-            add.bind(1, sourceKey)
-            add.bind(2, key)
-            try add.execute()
+            joinRows.append(source: sourceKey, destination: key)
         }
     }
 
