@@ -12,7 +12,9 @@ import Testing
 struct KnownKeysTests {
     static let modelJSON = """
         {"entities": [
-          {"name": "User", "attributes": [{"name": "login", "type": "string"}], "uniqueness": [["login"]]},
+          {"name": "User", "attributes": [{"name": "login", "type": "string"},
+                                          {"name": "name", "type": "string", "optional": true}],
+           "uniqueness": [["login"]]},
           {"name": "Post", "attributes": [{"name": "title", "type": "string"}],
            "relationships": [{"name": "author", "destination": "User", "optional": true}]}]}
         """
@@ -319,5 +321,51 @@ struct KnownKeysTests {
             try await context.save()
         }
         #expect(try await Self.usersAndEmails(store).users == ["ada/b@x"])
+    }
+
+    @Test("in one change set, a login a fuller insert rewrote is not found by a later key-only batch")
+    func keyRewrittenWithinChangeSet() async throws {
+        let store = try TemporaryStore(modelJSON: Self.modelJSON)
+        try await findOrCreate(["ada"], in: store)
+        let ada = try await userID("ada", in: store).uuid
+        let newcomer = UUID()
+        // Batches a peer may send, though neither builder does: ada found by login, renamed by id (with a
+        // non-key column), then "ada" asked for again, and a post by that newcomer.
+        let changes = Tributary_V1_ChangeSet.with {
+            $0.batches = [
+                .inserting("User", "login", "ada"),
+                .with {
+                    $0.entity = "User"
+                    $0.operation = .insert
+                    $0.ids = ada.bytes
+                    $0.columns = [
+                        .with {
+                            $0.name = "login"; $0.strings = ["eve"]
+                        },
+                        .with {
+                            $0.name = "name"; $0.strings = ["Eve"]
+                        },
+                    ]
+                },
+                .inserting("User", "login", "ada", id: newcomer),
+                .with {
+                    $0.entity = "Post"
+                    $0.operation = .insert
+                    $0.ids = UUID().bytes
+                    $0.columns = [
+                        .with {
+                            $0.name = "title"; $0.strings = ["hello"]
+                        },
+                        .with {
+                            $0.name = "author"; $0.fixed16 = newcomer.bytes
+                        },
+                    ]
+                },
+            ]
+        }
+        _ = try await store.store.applySave(SaveRequest(changes: changes), from: "test")
+        let (users, posts) = try await Self.contents(store)
+        #expect(users == ["ada", "eve"])
+        #expect(posts == ["hello": "ada"])
     }
 }

@@ -539,3 +539,106 @@ extension JobFencingTests {
         try reopened.close()
     }
 }
+
+/// Join rows are written many per statement at the end of a batch; a row that clears the same set first writes
+/// what the batch gathered for it.
+@Suite("Join rows: gathered per batch, written before a clear")
+struct JoinRowsTests {
+    static let modelJSON = """
+        {"entities": [
+          {"name": "User", "attributes": [{"name": "login", "type": "string"}], "uniqueness": [["login"]]},
+          {"name": "Team", "attributes": [{"name": "name", "type": "string"}], "uniqueness": [["name"]],
+           "relationships": [{"name": "members", "destination": "User", "toMany": true}]}]}
+        """
+
+    @Test("a team given 40 members and then, in the same batch, one member by its name has that one member")
+    func clearAfterGatheredRows() async throws {
+        let store = try TemporaryStore(modelJSON: Self.modelJSON)
+        let users = (0..<41).map { _ in UUID() }
+        let changes = Tributary_V1_ChangeSet.with {
+            $0.batches = [
+                .with {
+                    $0.entity = "User"
+                    $0.operation = .insert
+                    $0.ids = users.reduce(into: Data()) { $1.append(to: &$0) }
+                    $0.columns = [
+                        .with {
+                            $0.name = "login"; $0.strings = (0..<41).map { "user\($0)" }
+                        }
+                    ]
+                },
+                // Row 0: a new team with 40 members (gathered: more than one 32-row statement). Row 1: the same
+                // name, so the same team, with only the 41st user: its set replaces the 40.
+                .with {
+                    $0.entity = "Team"
+                    $0.operation = .insert
+                    $0.ids = [UUID(), UUID()].reduce(into: Data()) { $1.append(to: &$0) }
+                    $0.columns = [
+                        .with {
+                            $0.name = "name"; $0.strings = ["core", "core"]
+                        },
+                        .with {
+                            $0.name = "members"
+                            $0.fixed16 = (users[0..<40] + [users[40]]).reduce(into: Data()) { $1.append(to: &$0) }
+                            $0.counts = [40, 1]
+                        },
+                    ]
+                },
+            ]
+        }
+        _ = try await store.store.applySave(SaveRequest(changes: changes), from: "test")
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: store.directory.path("store.sqlite"), configuration: configuration)
+        let members = try await queue.read { db in
+            try String.fetchAll(
+                db,
+                sql: """
+                    SELECT u.login FROM Team_members m JOIN User u ON u._rowid = m.destination
+                    JOIN Team t ON t._rowid = m.source WHERE t.name = 'core'
+                    """)
+        }
+        #expect(members == ["user40"])
+    }
+
+    @Test("33 members of one team are all written, across a 32-row statement and a single one")
+    func gatheredRowsAllWritten() async throws {
+        let store = try TemporaryStore(modelJSON: Self.modelJSON)
+        let users = (0..<33).map { _ in UUID() }
+        let changes = Tributary_V1_ChangeSet.with {
+            $0.batches = [
+                .with {
+                    $0.entity = "User"
+                    $0.operation = .insert
+                    $0.ids = users.reduce(into: Data()) { $1.append(to: &$0) }
+                    $0.columns = [
+                        .with {
+                            $0.name = "login"; $0.strings = (0..<33).map { "user\($0)" }
+                        }
+                    ]
+                },
+                .with {
+                    $0.entity = "Team"
+                    $0.operation = .insert
+                    $0.ids = UUID().bytes
+                    $0.columns = [
+                        .with {
+                            $0.name = "name"; $0.strings = ["core"]
+                        },
+                        .with {
+                            $0.name = "members"
+                            $0.fixed16 = users.reduce(into: Data()) { $1.append(to: &$0) }
+                            $0.counts = [33]
+                        },
+                    ]
+                },
+            ]
+        }
+        _ = try await store.store.applySave(SaveRequest(changes: changes), from: "test")
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: store.directory.path("store.sqlite"), configuration: configuration)
+        let count = try await queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM Team_members") }
+        #expect(count == 33)
+    }
+}

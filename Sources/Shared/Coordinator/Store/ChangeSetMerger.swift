@@ -205,9 +205,9 @@ final class ChangeSetMerger {
             rowKeys[entity.name, default: [:]][storedID] = key
             if let uniqueKey {
                 knownKeys.learn(uniqueKey, of: entity.name, KnownKeys.Entry(rowKey: key, id: storedID))
-            } else if !batch.hasNonKeyColumns {
-                // Written without a key learned: the upsert may have rewritten (or cleared) a key it had. (A batch
-                // with other columns had its entity forgotten before it was applied.)
+            } else {
+                // Written without a key learned: the upsert may have rewritten (or cleared) a key it had, which an
+                // earlier batch of this change set may have just learned.
                 knownKeys.forget(id: storedID, of: entity.name)
             }
             for (relationship, destination) in unresolved {
