@@ -176,13 +176,19 @@ struct ImportBatchTests {
         }
     }
 
-    @Test("a row's null and [] clear what the store holds for its object; a key the row leaves out changes nothing")
-    func nullClearsStoredValues() async throws {
+    /// A store holding pull request 1 with a score, an author and a reviewer.
+    func storeWithPullRequest1() async throws -> TemporaryStore {
         let store = try TemporaryStore(modelJSON: DemoData.modelJSON)
         let first = try batch([
             #"{"number": 1, "title": "a", "merged": false, "additions": 3, "score": 1.5, "createdAt": "\#(createdAt)", "author": {"login": "u1"}, "reviewers": [{"login": "u2"}]}"#
         ]).changeSet()
         _ = try await store.store.applySave(SaveRequest(changes: first), from: "test")
+        return store
+    }
+
+    @Test("a row's null and [] clear what the store holds for its object; a key the row leaves out changes nothing")
+    func nullClearsStoredValues() async throws {
+        let store = try await storeWithPullRequest1()
         #expect(try await Self.stored(store) == (1.5, "u1", ["u2"]))
         // Another batch (another job): it does not know the stored object and upserts by number.
         let absent = try batch([
@@ -199,11 +205,7 @@ struct ImportBatchTests {
 
     @Test("a context's find-or-created object clears what the store holds where it was set to nil or emptied")
     func contextNilClearsStoredValues() async throws {
-        let store = try TemporaryStore(modelJSON: DemoData.modelJSON)
-        let first = try batch([
-            #"{"number": 1, "title": "a", "merged": false, "additions": 3, "score": 1.5, "createdAt": "\#(createdAt)", "author": {"login": "u1"}, "reviewers": [{"login": "u2"}]}"#
-        ]).changeSet()
-        _ = try await store.store.applySave(SaveRequest(changes: first), from: "test")
+        let store = try await storeWithPullRequest1()
         let date = try Date.ISO8601FormatStyle().parse(createdAt)
         let context = store.makeContext()
         try await context.perform { context in

@@ -136,19 +136,7 @@ struct KnownKeysTests {
         let post = Tributary_V1_ChangeSet.with {
             $0.batches = [
                 .inserting("User", "login", "ada", id: newcomer),
-                .with {
-                    $0.entity = "Post"
-                    $0.operation = .insert
-                    $0.ids = UUID().bytes
-                    $0.columns = [
-                        .with {
-                            $0.name = "title"; $0.strings = ["hello"]
-                        },
-                        .with {
-                            $0.name = "author"; $0.fixed16 = newcomer.bytes
-                        },
-                    ]
-                },
+                .inserting("Post", ids: [UUID()], [.strings("title", ["hello"]), .references("author", [newcomer])]),
             ]
         }
         let results = try await store.store.applySaves([
@@ -219,18 +207,7 @@ struct KnownKeysTests {
         let ada = try await userID("ada", in: store).uuid
         // The store upserts by id: ada's row keeps its id and loses its login.
         let clear = Tributary_V1_ChangeSet.with {
-            $0.batches = [
-                .with {
-                    $0.entity = "User"
-                    $0.operation = .insert
-                    $0.ids = ada.bytes
-                    $0.columns = [
-                        .with {
-                            $0.name = "login"; $0.strings = [""]; $0.nulls = Data([1])
-                        }
-                    ]
-                }
-            ]
+            $0.batches = [.inserting("User", ids: [ada], [.strings("login", [nil])])]
         }
         _ = try await store.store.applySave(SaveRequest(changes: clear), from: "test")
         try await findOrCreate(["ada"], in: store, post: "hello")
@@ -246,19 +223,7 @@ struct KnownKeysTests {
         let ada = try await userID("ada", in: store).uuid
         let rename = Tributary_V1_ChangeSet.with {
             $0.batches = [
-                .with {
-                    $0.entity = "User"
-                    $0.operation = .insert
-                    $0.ids = ada.bytes
-                    $0.columns = [
-                        .with {
-                            $0.name = "login"; $0.strings = ["eve"]
-                        },
-                        .with {
-                            $0.name = "email"; $0.strings = ["eve@example.com"]
-                        },
-                    ]
-                }
+                .inserting("User", ids: [ada], [.strings("login", ["eve"]), .strings("email", ["eve@example.com"])])
             ]
         }
         _ = try await store.store.applySave(SaveRequest(changes: rename), from: "test")
@@ -334,33 +299,9 @@ struct KnownKeysTests {
         let changes = Tributary_V1_ChangeSet.with {
             $0.batches = [
                 .inserting("User", "login", "ada"),
-                .with {
-                    $0.entity = "User"
-                    $0.operation = .insert
-                    $0.ids = ada.bytes
-                    $0.columns = [
-                        .with {
-                            $0.name = "login"; $0.strings = ["eve"]
-                        },
-                        .with {
-                            $0.name = "name"; $0.strings = ["Eve"]
-                        },
-                    ]
-                },
+                .inserting("User", ids: [ada], [.strings("login", ["eve"]), .strings("name", ["Eve"])]),
                 .inserting("User", "login", "ada", id: newcomer),
-                .with {
-                    $0.entity = "Post"
-                    $0.operation = .insert
-                    $0.ids = UUID().bytes
-                    $0.columns = [
-                        .with {
-                            $0.name = "title"; $0.strings = ["hello"]
-                        },
-                        .with {
-                            $0.name = "author"; $0.fixed16 = newcomer.bytes
-                        },
-                    ]
-                },
+                .inserting("Post", ids: [UUID()], [.strings("title", ["hello"]), .references("author", [newcomer])]),
             ]
         }
         _ = try await store.store.applySave(SaveRequest(changes: changes), from: "test")

@@ -551,94 +551,49 @@ struct JoinRowsTests {
            "relationships": [{"name": "members", "destination": "User", "toMany": true}]}]}
         """
 
-    @Test("a team given 40 members and then, in the same batch, one member by its name has that one member")
-    func clearAfterGatheredRows() async throws {
+    /// Saves `count` users and teams named `names` with the given members (indexes into the users), in one change
+    /// set, and returns each team's members' logins, read with a separate connection.
+    func save(users count: Int, teams names: [String], members: [[Int]]) async throws -> [String: Set<String>] {
         let store = try TemporaryStore(modelJSON: Self.modelJSON)
-        let users = (0..<41).map { _ in UUID() }
+        let users = (0..<count).map { _ in UUID() }
         let changes = Tributary_V1_ChangeSet.with {
             $0.batches = [
-                .with {
-                    $0.entity = "User"
-                    $0.operation = .insert
-                    $0.ids = users.reduce(into: Data()) { $1.append(to: &$0) }
-                    $0.columns = [
-                        .with {
-                            $0.name = "login"; $0.strings = (0..<41).map { "user\($0)" }
-                        }
-                    ]
-                },
-                // Row 0: a new team with 40 members (gathered: more than one 32-row statement). Row 1: the same
-                // name, so the same team, with only the 41st user: its set replaces the 40.
-                .with {
-                    $0.entity = "Team"
-                    $0.operation = .insert
-                    $0.ids = [UUID(), UUID()].reduce(into: Data()) { $1.append(to: &$0) }
-                    $0.columns = [
-                        .with {
-                            $0.name = "name"; $0.strings = ["core", "core"]
-                        },
-                        .with {
-                            $0.name = "members"
-                            $0.fixed16 = (users[0..<40] + [users[40]]).reduce(into: Data()) { $1.append(to: &$0) }
-                            $0.counts = [40, 1]
-                        },
-                    ]
-                },
+                .inserting("User", ids: users, [.strings("login", (0..<count).map { "user\($0)" })]),
+                .inserting(
+                    "Team", ids: names.map { _ in UUID() },
+                    [.strings("name", names), .destinations("members", members.map { $0.map { users[$0] } })]),
             ]
         }
         _ = try await store.store.applySave(SaveRequest(changes: changes), from: "test")
         var configuration = Configuration()
         configuration.readonly = true
         let queue = try DatabaseQueue(path: store.directory.path("store.sqlite"), configuration: configuration)
-        let members = try await queue.read { db in
-            try String.fetchAll(
+        return try await queue.read { db in
+            var teams: [String: Set<String>] = [:]
+            for row in try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT u.login FROM Team_members m JOIN User u ON u._rowid = m.destination
-                    JOIN Team t ON t._rowid = m.source WHERE t.name = 'core'
+                    SELECT t.name, u.login FROM Team_members m JOIN User u ON u._rowid = m.destination
+                    JOIN Team t ON t._rowid = m.source
                     """)
+            {
+                teams[row[0], default: []].insert(row[1])
+            }
+            return teams
         }
-        #expect(members == ["user40"])
+    }
+
+    @Test("a team given 40 members and then, in the same batch, one member by its name has that one member")
+    func clearAfterGatheredRows() async throws {
+        // Row 0: a new team with 40 members (more than one 32-row statement, gathered). Row 1: the same name, so
+        // the same team, with only the 41st user: its set replaces the 40.
+        let teams = try await save(users: 41, teams: ["core", "core"], members: [Array(0..<40), [40]])
+        #expect(teams == ["core": ["user40"]])
     }
 
     @Test("33 members of one team are all written, across a 32-row statement and a single one")
     func gatheredRowsAllWritten() async throws {
-        let store = try TemporaryStore(modelJSON: Self.modelJSON)
-        let users = (0..<33).map { _ in UUID() }
-        let changes = Tributary_V1_ChangeSet.with {
-            $0.batches = [
-                .with {
-                    $0.entity = "User"
-                    $0.operation = .insert
-                    $0.ids = users.reduce(into: Data()) { $1.append(to: &$0) }
-                    $0.columns = [
-                        .with {
-                            $0.name = "login"; $0.strings = (0..<33).map { "user\($0)" }
-                        }
-                    ]
-                },
-                .with {
-                    $0.entity = "Team"
-                    $0.operation = .insert
-                    $0.ids = UUID().bytes
-                    $0.columns = [
-                        .with {
-                            $0.name = "name"; $0.strings = ["core"]
-                        },
-                        .with {
-                            $0.name = "members"
-                            $0.fixed16 = users.reduce(into: Data()) { $1.append(to: &$0) }
-                            $0.counts = [33]
-                        },
-                    ]
-                },
-            ]
-        }
-        _ = try await store.store.applySave(SaveRequest(changes: changes), from: "test")
-        var configuration = Configuration()
-        configuration.readonly = true
-        let queue = try DatabaseQueue(path: store.directory.path("store.sqlite"), configuration: configuration)
-        let count = try await queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM Team_members") }
-        #expect(count == 33)
+        let teams = try await save(users: 33, teams: ["core"], members: [Array(0..<33)])
+        #expect(teams["core"]?.count == 33)
     }
 }
