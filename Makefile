@@ -1,7 +1,7 @@
 # Tributary: the two commands a newcomer runs are `make demo` and `make test`.
 SWIFT ?= swift
 
-.PHONY: demo test deps python-example build release bench fuzz fuzz-seeds proto lint clean
+.PHONY: demo test deps python-example test-tools build release bench fuzz fuzz-seeds proto lint clean
 
 ## demo: build, then import 100,000 generated pull requests through a local coordinator and 2 workers
 demo: deps
@@ -9,7 +9,7 @@ demo: deps
 	.build/debug/tributary demo
 
 ## test: lint, build (warnings are errors) and run every test, unit and integration
-test: deps python-example lint
+test: deps python-example test-tools lint
 	$(SWIFT) build --build-tests
 	scripts/check-layers.sh .build/debug
 	$(SWIFT) test --skip-build
@@ -23,6 +23,12 @@ python-example:
 	@python3 -c 'import zmq, google.protobuf, grpc_tools' 2>/dev/null \
 		|| python3 -m pip install -q --disable-pip-version-check -r examples/python/requirements.txt
 	@examples/python/generate.sh
+
+## test-tools: the Python packages the tests use beyond the example's, installed from PyPI when missing
+## (jsonschema: ModelSchemaTests validate docs/model.schema.json with it)
+test-tools:
+	@python3 -c 'import jsonschema' 2>/dev/null \
+		|| python3 -m pip install -q --disable-pip-version-check 'jsonschema>=4.18'
 
 build: deps
 	$(SWIFT) build
