@@ -309,4 +309,27 @@ struct KnownKeysTests {
         #expect(users == ["ada", "eve"])
         #expect(posts == ["hello": "ada"])
     }
+
+    @Test("an insert of two constraints' columns merged into a stored user is a change the feed carries")
+    func twoConstraintMergeIsAChange() async throws {
+        let store = try TemporaryStore(modelJSON: Self.twoKeysModelJSON)
+        let first = Tributary_V1_ChangeSet.with {
+            $0.batches = [.inserting("User", ids: [UUID()], [.strings("login", ["ada"]), .strings("email", ["a@x"])])]
+        }
+        _ = try await store.store.applySave(SaveRequest(changes: first), from: "test")
+        // Another id, the same login, a new email: the upsert merges it into ada and writes the email.
+        let second = Tributary_V1_ChangeSet.with {
+            $0.batches = [.inserting("User", ids: [UUID()], [.strings("login", ["ada"]), .strings("email", ["b@x"])])]
+        }
+        let outcome = try await store.store.applySave(SaveRequest(changes: second), from: "test")
+        guard case .committed(let seq, let events, _, _) = outcome else {
+            Issue.record("the save was not committed as a change: \(outcome)")
+            return
+        }
+        #expect(seq == 2)
+        let part = try #require(events.parts.first { $0.entity == "User" })
+        let didSave = try Tributary_V1_DidSave(serializedBytes: part.body)
+        #expect(didSave.updatedIds.count == 16)
+        #expect(try await Self.usersAndEmails(store).users == ["ada/b@x"])
+    }
 }

@@ -219,7 +219,9 @@ final class ChangeSetMerger {
                 proposed.append(to: &changes.inserted)
             } else {
                 result.remap(proposed, to: storedID, entity: entity.name)
-                if batch.hasNonKeyColumns {
+                // Merged into a stored object: a change, unless the batch held nothing but one constraint's key
+                // (a find-or-create). Columns of another constraint are written by the upsert too.
+                if batch.hasNonKeyColumns || lookup == nil {
                     storedID.append(to: &changes.updated)
                 } else {
                     result.unchangedRows[position, default: []].append(row)
