@@ -28,7 +28,7 @@ python-example:
 ## (jsonschema: ModelSchemaTests validate docs/model.schema.json with it)
 test-tools:
 	@python3 -c 'import jsonschema' 2>/dev/null \
-		|| python3 -m pip install -q --disable-pip-version-check 'jsonschema>=4.18'
+		|| python3 -m pip install -q --disable-pip-version-check -r scripts/requirements-tests.txt
 
 build: deps
 	$(SWIFT) build

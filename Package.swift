@@ -50,7 +50,6 @@ let package = Package(
         // Process-wide SQLite settings that only C can make (sqlite3_config is variadic), for the coordinator.
         .target(
             name: "CSQLiteSettings",
-            path: "Sources/Shared/SQLiteSettings",
             linkerSettings: [.linkedLibrary("sqlite3")]
         ),
         // A thin, checked Swift wrapper over libzmq: context, sockets, frames, poll, socket loop.

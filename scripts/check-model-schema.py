@@ -16,10 +16,9 @@ SCHEMA = pathlib.Path(__file__).resolve().parent.parent / "docs" / "model.schema
 
 
 def reason(validator, document):
-    errors = sorted(validator.iter_errors(document), key=lambda error: list(error.absolute_path))
-    if not errors:
+    first = jsonschema.exceptions.best_match(validator.iter_errors(document))
+    if first is None:
         return None
-    first = errors[0]
     where = "/".join(str(part) for part in first.absolute_path) or "(the model)"
     return f"{where}: {first.message}"
 

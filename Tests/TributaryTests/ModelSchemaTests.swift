@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-import TributaryCommandSupport
 
 @testable import TributaryCore
 @testable import TributaryDemo
@@ -60,6 +59,7 @@ struct ModelSchemaTests {
             Self.entity(#"{"name": "has-dash"}"#),
             Self.entity(#"{"name": "\#(String(repeating: "a", count: 65))"}"#),
             Self.entity(#"{"name": "Tributary_jobs"}"#),
+            Self.entity(#"{"name": "SQLite_x"}"#),
             Self.entity(#"{"name": "A", "attributes": [{"name": "x", "type": "text"}]}"#),
             Self.entity(#"{"name": "A", "attributes": [{"name": "x"}]}"#),
             Self.entity(#"{"name": "A", "attributes": [{"name": "ID", "type": "int"}]}"#),

@@ -20,6 +20,16 @@ extension Tributary_V1_EntityBatch {
             ]
         }
     }
+
+    /// An insert of objects of `entity` with the given ids and columns.
+    static func inserting(_ entity: String, ids: [UUID], _ columns: [Tributary_V1_Column]) -> Tributary_V1_EntityBatch {
+        .with {
+            $0.entity = entity
+            $0.operation = .insert
+            $0.ids = ids.reduce(into: Data()) { $1.append(to: &$0) }
+            $0.columns = columns
+        }
+    }
 }
 
 extension Tributary_V1_Column {
@@ -48,18 +58,6 @@ extension Tributary_V1_Column {
             $0.name = name
             $0.fixed16 = rows.joined().reduce(into: Data()) { $1.append(to: &$0) }
             $0.counts = rows.map { UInt32($0.count) }
-        }
-    }
-}
-
-extension Tributary_V1_EntityBatch {
-    /// An insert of objects of `entity` with the given ids and columns.
-    static func inserting(_ entity: String, ids: [UUID], _ columns: [Tributary_V1_Column]) -> Tributary_V1_EntityBatch {
-        .with {
-            $0.entity = entity
-            $0.operation = .insert
-            $0.ids = ids.reduce(into: Data()) { $1.append(to: &$0) }
-            $0.columns = columns
         }
     }
 }

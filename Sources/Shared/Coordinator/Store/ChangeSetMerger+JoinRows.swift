@@ -1,17 +1,18 @@
 import Foundation
 import TributaryCore
 
-/// A to-many relationship's join rows gathered while an insert batch is applied, written many per statement at the
-/// end of the batch (or before a clear of the same table): one `INSERT` of 32 rows instead of 32, each of which
-/// opened and closed cursors on the join table and its index (`sqlite3_reset` was 5% of the writer, and the import
-/// writes ~3 join rows per pull request).
+/// A to-many relationship's join rows gathered while an insert or update batch is applied, written many per
+/// statement at the end of the batch (or before a clear of the same table): one `INSERT` of 32 rows instead of 32,
+/// each of which opened and closed cursors on the join table and its index (`sqlite3_reset` was 5% of the writer,
+/// and the import writes ~3 join rows per pull request).
 struct JoinRows {
     let entity: String
     let relationship: String
     /// Source and destination row keys, alternating.
     private(set) var keys: [Int64] = []
 
-    /// Rows per multi-row statement.
+    /// Rows per multi-row statement: 64 parameters, enough to spread a statement's fixed cost over many rows while
+    /// a batch's remainder (written one row per statement) stays small.
     static let perStatement = 32
 
     init(entity: String, relationship: String) {
@@ -33,7 +34,7 @@ struct JoinRows {
 
 extension ChangeSetMerger {
     /// Writes the gathered join rows (ignoring rows the table has) and empties the buffer.
-    func write(_ rows: inout JoinRows, connection: OpaquePointer) throws {
+    func writeJoinRows(_ rows: inout JoinRows, connection: OpaquePointer) throws {
         guard !rows.isEmpty else { return }
         defer { rows.removeAll() }
         let keys = rows.keys

@@ -233,7 +233,7 @@ final class ChangeSetMerger {
                     into: &joinRows[index], connection: connection, result: result)
             }
         }
-        for index in joinRows.indices { try write(&joinRows[index], connection: connection) }
+        for index in joinRows.indices { try writeJoinRows(&joinRows[index], connection: connection) }
         result.withChanges(of: entity.name) { entityChanges in
             entityChanges.inserted.append(changes.inserted)
             entityChanges.updated.append(changes.updated)
@@ -368,7 +368,7 @@ final class ChangeSetMerger {
             }
             id.append(to: &updated)
         }
-        for index in joinRows.indices { try write(&joinRows[index], connection: connection) }
+        for index in joinRows.indices { try writeJoinRows(&joinRows[index], connection: connection) }
         result.withChanges(of: entity.name) { $0.updated.append(updated) }
     }
 
@@ -567,8 +567,9 @@ final class ChangeSetMerger {
         else { return }
         let sourceKey = try writtenRowKey(of: source, in: entity.name, connection: connection)
         if !isNew {
-            // Rows gathered for this join table go in first, so the clear sees them.
-            try write(&joinRows, connection: connection)
+            // Rows gathered for this join table go in first (all of them, whichever sources: a clear is rare on the
+            // import's path), so the clear sees this source's.
+            try writeJoinRows(&joinRows, connection: connection)
             let (clear, _) = try joinStatements(entity.name, column.name, connection: connection)
             clear.bind(1, sourceKey)
             try clear.execute()

@@ -49,7 +49,7 @@ struct KnownKeys {
     private var tables: [String: Table] = [:]
     /// Entries kept, all entities together.
     private var count = 0
-    /// Keys learned in the open transaction, by entity.
+    /// The (entity, key) pairs learned in the open transaction.
     private var pending: [(entity: String, key: Key)] = []
     /// Entries kept at most; past it they are all dropped and learned again (~120 bytes each).
     let capacity: Int

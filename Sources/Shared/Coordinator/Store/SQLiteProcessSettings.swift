@@ -7,9 +7,11 @@ import CSQLiteSettings
 /// less coordinator CPU without). Nothing here reads them (`sqlite3_memory_used`, a soft heap limit).
 public enum SQLiteProcessSettings {
     /// Makes the settings, once; a process that already used SQLite keeps SQLite's defaults.
-    public static func apply() {
-        _ = applied
+    /// - Returns: whether memory statistics are off (false when SQLite was used before the first call).
+    @discardableResult
+    public static func apply() -> Bool {
+        memoryStatisticsOff
     }
 
-    private static let applied: Bool = tributary_sqlite_disable_memory_statistics() == 0
+    private static let memoryStatisticsOff: Bool = tributary_sqlite_disable_memory_statistics() == 0
 }

@@ -6,7 +6,7 @@ import TributaryProtocol
 /// key found or created (find-or-create within the batch; the root finds objects the store has).
 ///
 /// The change set it builds is the one a context holding the same inserts would send (``ChangeSetBuilder``): one
-/// insert batch per entity and set of properties rows set, in the order objects were made. Each batch stands on its
+/// insert batch per entity and set of properties its rows set, in the order objects were made. Each batch stands on its
 /// own: the root upserts its objects by their keys, as it does for rows of different jobs.
 package struct ImportBatch {
     /// An object of the batch, by its entity's index in the model.
