@@ -8,8 +8,7 @@ import Testing
 /// model the schema can judge, validated by Python's `jsonschema` (`make test` installs it).
 @Suite("Model schema: docs/model.schema.json agrees with the loader")
 struct ModelSchemaTests {
-    static let root = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = Repository.root
 
     /// The schema's verdict on each document: nil when valid, else the reason.
     static func schemaVerdicts(_ documents: [String]) async throws -> [String?] {

@@ -9,9 +9,7 @@ import TributaryCommandSupport
 /// real coordinator. `make test` installs its packages and generates the classes first (`make python-example`).
 @Suite("Python example: pusher and subscriber against a real coordinator")
 struct PythonExampleTests {
-    static let example = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("examples/python")
+    static let example = Repository.root.appendingPathComponent("examples/python")
 
     /// Starts `script` with `arguments`; its standard output and error are collected until it exits.
     static func start(_ script: String, _ arguments: [String]) throws -> StartedProcess {
