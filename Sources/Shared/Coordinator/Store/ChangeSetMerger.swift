@@ -177,13 +177,13 @@ final class ChangeSetMerger {
                 }
                 continue
             }
-            if let missing {
+            if let missing, let lookup {
                 // Found as itself (the row names the stored object's id): nothing to write.
                 if existing != nil {
                     result.unchangedRows[position, default: []].append(row)
                     continue
                 }
-                let key = (lookup?.columns ?? []).map { "\($0.name) \($0.value(row).map { "\($0)" } ?? "null")" }
+                let key = lookup.columns.map { "\($0.name) \($0.value(row).map { "\($0)" } ?? "null")" }
                 throw StoreError(
                     .constraint,
                     "'\(entity.name)' has no object with \(key.joined(separator: ", ")), and a new one lacks required "
@@ -245,9 +245,7 @@ final class ChangeSetMerger {
     /// constraint's index. Such a row that finds its object changes nothing, and a read finds it without the write an
     /// upsert makes (the upsert rewrites the row and its index entries, and every page it touches goes to the WAL:
     /// measured on the import benchmark). A batch with any other column upserts: what it sets must be written.
-    private func keyLookup(_ batch: EntityBatchReader, connection: OpaquePointer) throws
-        -> (statement: SQLiteStatement, columns: [ColumnReader], constraint: Int)?
-    {
+    private func keyLookup(_ batch: EntityBatchReader, connection: OpaquePointer) throws -> KeyLookup? {
         guard !batch.hasNonKeyColumns else { return nil }
         let names = batch.scalarColumns.map(\.name)
         guard
@@ -259,10 +257,19 @@ final class ChangeSetMerger {
         let columns = attributes.compactMap { name in batch.scalarColumns.first { $0.name == name } }
         let table = SQLText.quote(batch.entity.name)
         let condition = attributes.map { "\(SQLText.quote($0)) = ?" }.joined(separator: " AND ")
-        return (
-            try statement(connection, "SELECT \(SQLText.rowKey), \"id\" FROM \(table) WHERE \(condition) LIMIT 1"),
-            columns, constraint
-        )
+        return KeyLookup(
+            statement: try statement(
+                connection, "SELECT \(SQLText.rowKey), \"id\" FROM \(table) WHERE \(condition) LIMIT 1"),
+            columns: columns, constraint: constraint)
+    }
+
+    /// A find-or-create batch's query by key (see ``keyLookup(_:connection:)``).
+    private struct KeyLookup {
+        let statement: SQLiteStatement
+        /// The batch's columns of the constraint, in the constraint's order.
+        let columns: [ColumnReader]
+        /// The constraint's index in its entity's uniqueness list.
+        let constraint: Int
     }
 
     /// Row `row`'s values of a uniqueness constraint's columns, or nil when one is null (it finds nothing).
@@ -278,11 +285,11 @@ final class ChangeSetMerger {
 
     /// The id of the stored object with row `row`'s key, if the batch is a find-or-create and one has it.
     private func lookUp(
-        _ row: Int, with lookup: (statement: SQLiteStatement, columns: [ColumnReader], constraint: Int)?,
-        entity: String, result: MergeResult
+        _ row: Int, with lookup: KeyLookup?, entity: String, result: MergeResult
     ) throws -> UUID? {
-        guard let (statement, columns, _) = lookup else { return nil }
-        for (offset, column) in columns.enumerated() {
+        guard let lookup else { return nil }
+        let statement = lookup.statement
+        for (offset, column) in lookup.columns.enumerated() {
             _ = try bindScalar(column, row: row, into: statement, at: Int32(offset + 1), result: result)
         }
         defer { statement.reset() }

@@ -38,6 +38,17 @@ struct KnownKeys {
         var entries: [Key: Stored] = [:]
         var keys: [UUID: Key] = [:]
 
+        /// Records `entry` under `key` as pending, dropping the object's entry under another key and another
+        /// object's entry under this key; the change in the number of entries.
+        mutating func learn(_ key: Key, _ entry: Entry) -> Int {
+            var change = 0
+            if let old = keys[entry.id], old != key, remove(old) { change -= 1 }
+            if let previous = entries[key], previous.entry.id != entry.id, remove(key) { change -= 1 }
+            if entries.updateValue(Stored(entry: entry, pending: true), forKey: key) == nil { change += 1 }
+            keys[entry.id] = key
+            return change
+        }
+
         /// Drops a key's entry and its object's key; whether there was one.
         mutating func remove(_ key: Key) -> Bool {
             guard let stored = entries.removeValue(forKey: key) else { return false }
@@ -65,15 +76,7 @@ struct KnownKeys {
     /// Records where `key`'s object is, learned in the open transaction. An entry of the same object under another
     /// key (an upsert by id rewrote its key), or of another object under this key, is dropped at once.
     mutating func learn(_ key: Key, of entity: String, _ entry: Entry) {
-        var removed = 0
-        let added = modify(entity) { table -> Bool in
-            if let old = table.keys[entry.id], old != key, table.remove(old) { removed += 1 }
-            if let previous = table.entries[key], previous.entry.id != entry.id, table.remove(key) { removed += 1 }
-            let added = table.entries.updateValue(Stored(entry: entry, pending: true), forKey: key) == nil
-            table.keys[entry.id] = key
-            return added
-        }
-        count += (added ? 1 : 0) - removed
+        count += modify(entity) { $0.learn(key, entry) }
         pending.append((entity, key))
     }
 

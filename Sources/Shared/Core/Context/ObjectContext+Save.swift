@@ -38,7 +38,7 @@ extension ObjectContext {
         let inserted: [UUID]
         /// The properties set on each inserted object (an insert writes them, nil included), put back when the
         /// save fails.
-        let insertedSet: [UUID: [Bool]]
+        let insertedSet: [(UUID, [Bool])]
         let updated: [(UUID, [Bool])]
         let deleted: [(UUID, ManagedObject)]
     }
@@ -59,7 +59,7 @@ extension ObjectContext {
         }
         let pending = PendingChanges(
             changeSet: builder.build(), inserted: insertedOrder,
-            insertedSet: Dictionary(inserted.map { ($0.objectID.uuid, $0.changed) }, uniquingKeysWith: { $1 }),
+            insertedSet: inserted.map { ($0.objectID.uuid, $0.changed) },
             updated: updated.map { ($0.objectID.uuid, $0.changed) },
             deleted: deleted)
         for object in inserted {
@@ -80,8 +80,11 @@ extension ObjectContext {
         for id in pending.inserted.reversed() {
             guard let object = registered[id] else { continue }
             object.isInserted = true
-            if let set = pending.insertedSet[id] { object.changed = zip(object.changed, set).map { $0 || $1 } }
             insertedOrder.insert(id, at: 0)
+        }
+        for (id, set) in pending.insertedSet {
+            guard let object = registered[id] else { continue }
+            object.changed = zip(object.changed, set).map { $0 || $1 }
         }
         for (id, changed) in pending.updated {
             guard let object = registered[id] else { continue }
