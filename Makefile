@@ -1,7 +1,7 @@
 # Tributary: the two commands a newcomer runs are `make demo` and `make test`.
 SWIFT ?= swift
 
-.PHONY: demo test deps python-example test-tools build release bench fuzz fuzz-seeds proto lint clean
+.PHONY: demo test deps python-example test-tools dashboard build release bench fuzz fuzz-seeds proto lint clean
 
 ## demo: build, then import 100,000 generated pull requests through a local coordinator and 2 workers
 demo: deps
@@ -24,11 +24,14 @@ python-example:
 		|| python3 -m pip install -q --disable-pip-version-check -r examples/python/requirements.txt
 	@examples/python/generate.sh
 
-## test-tools: the Python packages the tests use beyond the example's, installed from PyPI when missing
-## (jsonschema: ModelSchemaTests validate docs/model.schema.json with it)
+## test-tools: what the tests use beyond the build, installed when missing (scripts/install-test-tools.sh): Python
+## packages from PyPI (jsonschema, prometheus-client, selenium) and Debian's chromium with chromium-driver
 test-tools:
-	@python3 -c 'import jsonschema' 2>/dev/null \
-		|| python3 -m pip install -q --disable-pip-version-check -r scripts/requirements-tests.txt
+	@scripts/install-test-tools.sh
+
+## dashboard: regenerate Sources/Shared/HTTP/DashboardAssets.swift from Sources/Shared/HTTP/Dashboard/
+dashboard:
+	python3 scripts/embed-dashboard.py
 
 build: deps
 	$(SWIFT) build

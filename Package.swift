@@ -13,6 +13,11 @@ let argumentParser = Package.Dependency.package(url: "https://github.com/apple/s
 let log = Package.Dependency.package(url: "https://github.com/apple/swift-log", from: "1.16.2")
 let serviceLifecycle = Package.Dependency.package(
     url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0")
+let metrics = Package.Dependency.package(url: "https://github.com/apple/swift-metrics", from: "2.13.0")
+let prometheus = Package.Dependency.package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1")
+let hummingbird = Package.Dependency.package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1")
+// Hummingbird's own event loops; named for NIOCore's types (a peer's address) in the HTTP target.
+let nio = Package.Dependency.package(url: "https://github.com/apple/swift-nio", from: "2.101.2")
 
 /// An executable's dependencies beyond its libraries: argument parsing, services, the command support.
 func executable(_ name: String, path: String, libraries: [Target.Dependency]) -> Target {
@@ -39,7 +44,7 @@ let package = Package(
         .executable(name: "tributary-worker", targets: ["tributary-worker"]),
         .executable(name: "tributary", targets: ["tributary"]),
     ],
-    dependencies: [grdb, protobuf, argumentParser, log, serviceLifecycle],
+    dependencies: [grdb, protobuf, argumentParser, log, serviceLifecycle, metrics, prometheus, hummingbird, nio],
     targets: [
         // The system libzmq, found through pkg-config. Only the `ZeroMQ` target imports it.
         .systemLibrary(
@@ -99,9 +104,28 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Sources/Shared/Coordinator",
+            swiftSettings: swiftSettings
+        ),
+        // The coordinator's HTTP endpoint (Hummingbird): health, readiness, Prometheus metrics, a JSON API and the
+        // live dashboard, in front of the coordinator's own request handling.
+        .target(
+            name: "TributaryHTTP",
+            dependencies: [
+                "TributaryCoordinator", "TributaryCore", "TributaryProtocol",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Sources/Shared/HTTP",
+            exclude: ["Dashboard"],
             swiftSettings: swiftSettings
         ),
         // Generated demo data (the model and pull requests): for `tributary demo`, the bench, fuzzing and tests.
@@ -126,7 +150,7 @@ let package = Package(
         ),
         executable(
             "tributary-coordinator", path: "Sources/coordinator",
-            libraries: ["TributaryCoordinator", "TributaryCore", "TributaryMessaging"]),
+            libraries: ["TributaryCoordinator", "TributaryHTTP", "TributaryCore", "TributaryMessaging"]),
         executable(
             "tributary-worker", path: "Sources/worker",
             libraries: ["TributaryClient", "TributaryCore", "TributaryMessaging"]),
@@ -180,11 +204,11 @@ let package = Package(
             name: "TributaryTests",
             dependencies: [
                 "TributaryCore", "TributaryProtocol", "TributaryMessaging", "TributaryClient", "TributaryCoordinator",
-                "TributaryDemo", "TributaryFuzz", "TributaryCommandSupport", "ZeroMQ",
+                "TributaryDemo", "TributaryFuzz", "TributaryCommandSupport", "TributaryHTTP", "ZeroMQ",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            exclude: ["Support/tcp_tap.py"],
+            exclude: ["Support/tcp_tap.py", "Support/prometheus_samples.py"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -2,18 +2,23 @@ import Foundation
 
 /// A `tributary-coordinator` child process, started and stopped by the demo (and by tests).
 ///
-/// Start waits for the coordinator's "ready" line on standard output and reads the endpoints it bound from it.
+/// Start waits for the coordinator's "ready" line on standard output and reads the endpoints it bound from it,
+/// then for its HTTP endpoint's line. Without `--http` in its arguments the HTTP endpoint takes a free loopback
+/// port (several coordinators started this way run side by side).
 public final class CoordinatorProcess: Sendable {
     /// The jobs/control endpoint the coordinator bound.
     public let listenEndpoint: String
     /// The feed endpoint the coordinator bound.
     public let feedEndpoint: String
+    /// The dashboard's URL (its HTTP endpoint); nil with `--http off`.
+    public let httpURL: String?
     private let process: Process
 
-    private init(process: Process, listen: String, feed: String) {
+    private init(process: Process, listen: String, feed: String, http: String?) {
         self.process = process
         self.listenEndpoint = listen
         self.feedEndpoint = feed
+        self.httpURL = http
     }
 
     /// The process id.
@@ -29,7 +34,10 @@ public final class CoordinatorProcess: Sendable {
     ) async throws -> CoordinatorProcess {
         let process = Process()
         process.executableURL = executable
-        process.arguments = arguments
+        let http = arguments.firstIndex(of: "--http").map {
+            arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : ""
+        }
+        process.arguments = http == nil ? arguments + ["--http", "127.0.0.1:*"] : arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = log
@@ -42,15 +50,19 @@ public final class CoordinatorProcess: Sendable {
             if process.isRunning { process.terminate() }
         }
         defer { watchdog.cancel() }
+        var endpoints: (listen: String, feed: String)?
         for await line in lines.lines {
+            let fields = Dictionary(
+                line.split(separator: " ").compactMap { field -> (String, String)? in
+                    let parts = field.split(separator: "=", maxSplits: 1)
+                    return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
+                }, uniquingKeysWith: { $1 })
             if line.hasPrefix("tributary-coordinator ready") {
-                let fields = Dictionary(
-                    line.split(separator: " ").compactMap { field -> (String, String)? in
-                        let parts = field.split(separator: "=", maxSplits: 1)
-                        return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
-                    }, uniquingKeysWith: { $1 })
                 guard let listen = fields["jobs"], let feed = fields["feed"] else { break }
-                return CoordinatorProcess(process: process, listen: listen, feed: feed)
+                if http == "off" { return CoordinatorProcess(process: process, listen: listen, feed: feed, http: nil) }
+                endpoints = (listen, feed)
+            } else if let endpoints, line.hasPrefix("tributary-coordinator http="), let url = fields["http"] {
+                return CoordinatorProcess(process: process, listen: endpoints.listen, feed: endpoints.feed, http: url)
             }
         }
         if process.isRunning { process.terminate() }

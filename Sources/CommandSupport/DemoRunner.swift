@@ -6,7 +6,7 @@ import TributaryDemo
 
 /// `tributary demo`: a coordinator on a temporary store with two real worker processes, a generated import of
 /// pull requests with overlapping authors and reviewers, the change feed followed with a progress bar, and a
-/// summary.
+/// summary; the coordinator's dashboard is up while it runs (and after it, with ``keep``).
 public struct DemoRunner: Sendable {
     /// What the demo did, for its summary line.
     public struct Summary: Sendable {
@@ -31,6 +31,10 @@ public struct DemoRunner: Sendable {
     public var workers = 2
     public var chunk = 1_000
     public var directory: URL?
+    /// Leave the coordinator running after the demo (its dashboard and store, to look around).
+    public var keep = false
+    /// The coordinator's `--http` endpoint (a free loopback port by default).
+    public var http = "127.0.0.1:*"
 
     public init() {}
 
@@ -41,15 +45,27 @@ public struct DemoRunner: Sendable {
         try rowsData.write(to: directory.appendingPathComponent("pull-requests.ndjson"))
 
         let started = try await CoordinatorProcess.startDemoStore(
-            in: directory, arguments: ["--workers", String(workers)])
+            in: directory, arguments: ["--workers", String(workers), "--http", http])
         let coordinator = started.process
         let storePath = started.storePath
         let logPath = started.logPath
         Terminal.error(
             "demo: coordinator \(coordinator.listenEndpoint), feed \(coordinator.feedEndpoint), \(workers) workers (log: \(logPath))"
         )
+        if let url = coordinator.httpURL {
+            Terminal.error(
+                "demo: dashboard \(url) (\(keep ? "kept after the demo" : "up while the demo runs; --keep to keep it"))"
+            )
+        }
         do {
             let summary = try await importAndFollow(rowsData, coordinator: coordinator, storePath: storePath)
+            if keep {
+                Terminal.error(
+                    "demo: the coordinator keeps running (pid \(coordinator.pid)): dashboard \(coordinator.httpURL ?? "off"), "
+                        + "jobs \(coordinator.listenEndpoint), feed \(coordinator.feedEndpoint); stop it with: kill \(coordinator.pid)"
+                )
+                return summary
+            }
             let status = await coordinator.stop()
             guard status == 0 else {
                 throw CoordinatorStartError(message: "the coordinator exited with status \(status); see \(logPath)")

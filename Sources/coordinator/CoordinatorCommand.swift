@@ -4,6 +4,7 @@ import ServiceLifecycle
 import TributaryCommandSupport
 import TributaryCoordinator
 import TributaryCore
+import TributaryHTTP
 import TributaryMessaging
 
 /// `tributary-coordinator`: the root writer of a Tributary store.
@@ -15,6 +16,8 @@ struct CoordinatorCommand: AsyncParsableCommand {
         discussion: """
             Prints one line to standard output when it is serving:
               tributary-coordinator ready jobs=ENDPOINT feed=ENDPOINT store=PATH
+            and one when its HTTP endpoint (metrics, health, JSON API, dashboard) listens:
+              tributary-coordinator http=URL
             SIGTERM or SIGINT stops the local worker pool, then the coordinator, cleanly.
             """)
 
@@ -81,8 +84,21 @@ struct CoordinatorCommand: AsyncParsableCommand {
 
     @Flag(
         help: ArgumentHelp(
-            "Allow --listen/--feed beyond loopback without authentication (also \(Endpoints.insecureVariable)=1)."))
+            "Allow --listen/--feed/--http beyond loopback without authentication (also \(Endpoints.insecureVariable)=1)."
+        ))
     var insecure = false
+
+    @Option(
+        help: ArgumentHelp(
+            "HTTP endpoint for /metrics, /healthz, /readyz, the JSON API and the dashboard (HOST:PORT, port * picks one; off).",
+            valueName: "endpoint"))
+    var http: String = HTTPEndpoint.defaultEndpoint
+
+    @Option(
+        help: ArgumentHelp(
+            "A file holding the bearer token the HTTP endpoint requires beyond loopback (one line, 16+ characters).",
+            valueName: "path"))
+    var httpToken: String?
 
     @Option(help: "Largest message (MiB) the jobs socket accepts; a peer sending more is disconnected.")
     var maxMessageMb: Int = 64
@@ -154,8 +170,11 @@ struct CoordinatorCommand: AsyncParsableCommand {
                 throw ValidationError(error.description)
             }
         }
-        let allowed =
-            insecure || curveSecret != nil || ProcessInfo.processInfo.environment[Endpoints.insecureVariable] == "1"
+        let insecureByEnvironment = ProcessInfo.processInfo.environment[Endpoints.insecureVariable] == "1"
+        if let refusal = try httpEndpoint()?.refusal(insecure: insecure || insecureByEnvironment) {
+            throw ValidationError(refusal)
+        }
+        let allowed = insecure || curveSecret != nil || insecureByEnvironment
         if !allowed {
             for (endpoint, flag) in [(listen, "--listen"), (feed, "--feed")] {
                 if let refusal = Endpoints.refusal(toBind: endpoint, flag: flag) { throw ValidationError(refusal) }
@@ -163,8 +182,30 @@ struct CoordinatorCommand: AsyncParsableCommand {
         }
     }
 
+    /// The HTTP endpoint of `--http` with the token of `--http-token`; nil when off.
+    private func httpEndpoint() throws -> HTTPEndpoint? {
+        do {
+            guard var endpoint = try HTTPEndpoint.parse(http) else {
+                if httpToken != nil { throw ValidationError("--http-token has no use with --http off") }
+                return nil
+            }
+            endpoint.token = try httpToken.map { try HTTPEndpoint.readToken(file: $0) }
+            return endpoint
+        } catch let error as HTTPEndpointError {
+            throw ValidationError(error.description)
+        }
+    }
+
     func run() async throws {
         let logger = logging.makeLogger(label: "tributary.coordinator")
+        let httpEndpoint = try httpEndpoint()
+        do {
+            try httpEndpoint?.checkAvailable()
+        } catch let error as HTTPEndpointError {
+            throw ValidationError(error.description)
+        }
+        // Before the coordinator makes its metrics' handles (on first use).
+        let exporter = MetricsExporter.bootstrap()
         var configuration = CoordinatorConfiguration(
             storePath: store, model: try Model.load(contentsOf: URL(fileURLWithPath: model)))
         configuration.listen = listen
@@ -199,7 +240,17 @@ struct CoordinatorCommand: AsyncParsableCommand {
             }
         }
         let storePath = store
-        let service = CoordinatorService(configuration: configuration, logger: logger) { server in
+        let service = CoordinatorService(
+            configuration: configuration, logger: logger,
+            services: { server in
+                guard let httpEndpoint else { return [] }
+                return [
+                    HTTPService(endpoint: httpEndpoint, server: server, exporter: exporter, logger: logger) { url in
+                        Terminal.line("tributary-coordinator http=\(url)")
+                    }
+                ]
+            }
+        ) { server in
             Terminal.line(
                 "tributary-coordinator ready jobs=\(server.listenEndpoint) feed=\(server.feedEndpoint) store=\(storePath)"
             )

@@ -48,7 +48,7 @@ struct StoreWriterTests {
         var answered = 0
         while answered < 1026 {
             for answer in await writer.flush() {
-                guard case .committed(let commit, let result) = answer else { continue }
+                guard case .committed(let commit, let result, _) = answer else { continue }
                 groups.append(commit.members.map(\.requestID))
                 answered += result.saves.filter { if case .success = $0 { true } else { false } }.count
             }
@@ -88,7 +88,7 @@ struct StoreWriterTests {
         var groups: [[UInt64]] = []
         while groups.flatMap({ $0 }).count < 6 {
             for answer in await writer.flush() {
-                guard case .committed(let commit, let result) = answer else { continue }
+                guard case .committed(let commit, let result, _) = answer else { continue }
                 #expect(result.saves.allSatisfy { if case .success = $0 { true } else { false } })
                 groups.append(commit.members.map(\.requestID))
             }
@@ -107,7 +107,7 @@ struct StoreWriterTests {
         release.signal()
         let last = await writer.stop()
         let answered = last.flatMap { answer -> [UInt64] in
-            guard case .committed(let commit, _) = answer else { return [] }
+            guard case .committed(let commit, _, _) = answer else { return [] }
             return commit.members.map(\.requestID)
         }
         #expect(answered == [1, 2, 3])

@@ -35,7 +35,8 @@ public struct ProtocolError: Error, CustomStringConvertible, Sendable, Equatable
 
     public var description: String { "\(codeName): \(message)" }
 
-    static func name(of code: Tributary_V1_ErrorCode) -> String {
+    /// The code's name as docs/protocol.md and `.proto` spell it.
+    public static func name(of code: Tributary_V1_ErrorCode) -> String {
         switch code {
         case .malformedFrame: "MALFORMED_FRAME"
         case .unknownMessage: "UNKNOWN_MESSAGE"

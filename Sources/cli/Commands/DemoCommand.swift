@@ -23,6 +23,15 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "Rows per job.")
     var chunk = 1_000
 
+    @Flag(help: "Leave the coordinator running after the demo, with its dashboard and store, to look around.")
+    var keep = false
+
+    @Option(
+        help: ArgumentHelp(
+            "The coordinator's HTTP endpoint (dashboard, metrics): HOST:PORT, port * picks a free one.",
+            valueName: "endpoint"))
+    var http = "127.0.0.1:*"
+
     func validate() throws {
         guard rows > 0, users > 0, chunk > 0 else {
             throw ValidationError("--rows, --users and --chunk must be positive")
@@ -36,6 +45,8 @@ struct DemoCommand: AsyncParsableCommand {
         demo.users = users
         demo.workers = workers
         demo.chunk = chunk
+        demo.keep = keep
+        demo.http = http
         let summary = try await demo.run()
         Terminal.line(summary.line)
     }

@@ -16,10 +16,11 @@ struct StartedProcess {
         try start(executable: Binaries.url(name), arguments, environment: environment)
     }
 
-    /// Starts `executable`; `environment` adds to (or replaces entries of) this process's environment.
-    static func start(executable: URL, _ arguments: [String], environment: [String: String]? = nil) throws
-        -> StartedProcess
-    {
+    /// Starts `executable`; `environment` adds to (or replaces entries of) this process's environment; `stdin`
+    /// is its standard input (none when nil).
+    static func start(
+        executable: URL, _ arguments: [String], environment: [String: String]? = nil, stdin: Data? = nil
+    ) throws -> StartedProcess {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -28,8 +29,17 @@ struct StartedProcess {
         let error = Pipe()
         process.standardOutput = output
         process.standardError = error
-        process.standardInput = FileHandle.nullDevice
+        let input = Pipe()
+        process.standardInput = stdin == nil ? FileHandle.nullDevice : input
         try process.run()
+        if let stdin {
+            // From a thread of its own: a large input would fill the pipe before the process reads it.
+            let writer = input.fileHandleForWriting
+            Thread.detachNewThread {
+                writer.write(stdin)
+                try? writer.close()
+            }
+        }
         return StartedProcess(
             process: process, errorLines: LineReader(error.fileHandleForReading).lines,
             outputLines: LineReader(output.fileHandleForReading).lines)

@@ -41,7 +41,8 @@ extension CoordinatorServer {
     func answer(_ answers: [WriterAnswer]) {
         for answer in answers {
             switch answer {
-            case .committed(let commit, let result): answering { self.answer(commit, result) }
+            case .committed(let commit, let result, let writtenAt):
+                answering { self.answer(commit, result, writtenAt: writtenAt) }
             case .pushed(let push, let result): self.answer(push, result)
             }
         }
@@ -49,8 +50,8 @@ extension CoordinatorServer {
 
     /// Answers a finished group commit: its saves, then its claims' assignments. A claim that came back full, for a
     /// worker with credit left, may have more waiting: a dispatch is due again.
-    private func answer(_ commit: QueuedCommit, _ result: GroupCommitResult) {
-        answer(commit.members, result.saves)
+    private func answer(_ commit: QueuedCommit, _ result: GroupCommitResult, writtenAt: ContinuousClock.Instant) {
+        answer(commit.members, result.saves, writtenAt: writtenAt)
         for (claim, result) in zip(commit.claims, result.claims) {
             switch result {
             case .success(let jobs):
@@ -70,6 +71,9 @@ extension CoordinatorServer {
     private func answer(_ push: QueuedPush.Request, _ result: Result<PushedJobs, any Error>) {
         switch result {
         case .success(let pushed):
+            let duplicates = Set(pushed.duplicates)
+            jobMetrics.pushed(
+                kinds: push.specs.indices.lazy.filter { !duplicates.contains($0) }.map { push.specs[$0].kind })
             reply(
                 to: push.peer, requestID: push.requestID,
                 .pushReply(
@@ -91,8 +95,10 @@ extension CoordinatorServer {
         giveBack(wanted - jobs.count, to: peer, of: worker)
         guard !jobs.isEmpty else { return true }
         guard workers[peer]?.id == worker.id else { return false }
+        let now = Date().timeIntervalSince1970
         for job in jobs {
             workers[peer]?.jobs[job.id] = job.attempt
+            jobMetrics.started(job: job.id, kind: job.spec.kind, waited: now - job.dueAt)
             let assignment = Tributary_V1_JobAssignment.with {
                 $0.jobID = UInt64(job.id)
                 $0.attempt = UInt32(clamping: job.attempt)

@@ -55,6 +55,7 @@ extension CoordinatorServer {
                         $0.attempt = UInt32(clamping: before.attempt)
                     }))
         }
+        jobMetrics.cancelled(job: Int64(id), kind: before.kind)
         logger.info("job cancelled", metadata: ["job": "\(id)", "was": "\(before.state.rawValue)"])
         await publishProgress(ofJobs: [Int64(id)])
         var after = before

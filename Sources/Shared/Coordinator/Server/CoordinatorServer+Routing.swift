@@ -88,7 +88,7 @@ extension CoordinatorServer {
         return nil
     }
 
-    private func respond(to envelope: Tributary_V1_Envelope, from routingID: Data) async {
+    func respond(to envelope: Tributary_V1_Envelope, from routingID: Data) async {
         do {
             try await route(envelope, from: routingID)
         } catch {

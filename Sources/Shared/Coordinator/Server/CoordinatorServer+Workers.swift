@@ -28,11 +28,13 @@ extension CoordinatorServer {
     }
 
     /// Answers each save of a group commit: an ack (publishing its didSave) or the error that refused it alone.
-    func answer(_ members: [SaveGroup.Member], _ results: [Result<AppliedSave, any Error>]) {
+    func answer(
+        _ members: [SaveGroup.Member], _ results: [Result<AppliedSave, any Error>], writtenAt: ContinuousClock.Instant
+    ) {
         for (member, result) in zip(members, results) {
             switch result {
             case .success(let applied):
-                acknowledge(member, applied.outcome)
+                acknowledge(member, applied.outcome, writtenAt: writtenAt)
                 // The job's progress as the commit left it, after the commit's didSave.
                 if let progress = applied.progress { publisher.publish(progress) }
             case .failure(let error):
@@ -43,7 +45,7 @@ extension CoordinatorServer {
         }
     }
 
-    private func acknowledge(_ member: SaveGroup.Member, _ outcome: SaveOutcome) {
+    private func acknowledge(_ member: SaveGroup.Member, _ outcome: SaveOutcome, writtenAt: ContinuousClock.Instant) {
         var ack = Tributary_V1_SaveAck()
         ack.jobID = UInt64(member.save.jobID)
         ack.batchIndex = UInt32(clamping: member.save.batchIndex)
@@ -52,17 +54,27 @@ extension CoordinatorServer {
             ack.seq = seq
             ack.remaps = remaps
             ack.resolved = resolved
+            WriterMetrics.commitToPublish.record(duration: writtenAt.duration(to: .now))
             publisher.publish(events)
+            WriterMetrics.commits.increment()
+            WriterMetrics.rowsCommitted.increment(by: Int64(events.objectsChanged))
+            totals.committed(rows: events.objectsChanged)
+            WriterMetrics.saveToCommit.record(duration: member.receivedAt.duration(to: writtenAt))
         case .committedEmpty(let remaps, let resolved):
             ack.seq = 0
             ack.remaps = remaps
             ack.resolved = resolved
+            WriterMetrics.saveToCommit.record(duration: member.receivedAt.duration(to: writtenAt))
         case .duplicate(let seq):
             ack.seq = seq
             ack.duplicate = true
         }
         if member.save.completesJob, workers[member.peer]?.id == member.worker {
             workers[member.peer]?.jobs[member.save.jobID] = nil
+        }
+        if member.save.completesJob, !ack.duplicate {
+            jobMetrics.done(job: member.save.jobID)
+            totals.jobDone()
         }
         replyOrGather(to: member.peer, requestID: member.requestID, .saveAck(ack))
     }
@@ -91,6 +103,7 @@ extension CoordinatorServer {
             id: Int64(failure.jobID), attempt: Int(failure.attempt), worker: worker.id, message: failure.message,
             permanent: failure.permanent)
         if let outcome {
+            jobMetrics.failed(job: Int64(failure.jobID), dead: outcome == .dead)
             logger.notice("job attempt failed", metadata: ["job": "\(failure.jobID)", "outcome": "\(outcome)"])
             await publishProgress(ofJobs: [Int64(failure.jobID)])
         }
@@ -109,12 +122,17 @@ extension CoordinatorServer {
         // jobs it was given count as lost attempts; any claimed for it and not yet sent are handed back.
         let requeued: Int
         do {
-            requeued =
-                handsBack
-                ? try await store.releaseJobs(of: worker.id)
-                : try await store.requeueJobs(
+            if handsBack {
+                requeued = try await store.releaseJobs(of: worker.id)
+                for id in worker.jobs.keys { jobMetrics.handedBack(job: id) }
+            } else {
+                let lost = try await store.requeueJobsNamingDead(
                     of: worker.id, started: Set(worker.jobs.keys), reason: "attempt lost: worker \(worker.id) \(reason)"
                 )
+                requeued = lost.requeued
+                let dead = Set(lost.dead)
+                for id in worker.jobs.keys { jobMetrics.failed(job: id, dead: dead.contains(id)) }
+            }
         } catch {
             if workers[peer]?.id == worker.id { workers[peer]?.leaving = false }
             throw error
@@ -146,6 +164,7 @@ extension CoordinatorServer {
     /// Tells the workers of attempts that timed out (maintenance failed them in the store) to stop them.
     func stopAttempts(_ attempts: [RootStore.TimedOutAttempt]) {
         for expired in attempts {
+            jobMetrics.failed(job: expired.jobID, dead: expired.outcome == .dead)
             // Only the attempt that timed out: by now the job may have been retried and leased again.
             guard let holder = workers.routingID(holding: expired.jobID),
                 workers[holder]?.jobs[expired.jobID] == expired.attempt

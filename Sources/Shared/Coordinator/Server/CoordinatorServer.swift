@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ServiceLifecycle
+import Synchronization
 import TributaryCore
 import TributaryProtocol
 import ZeroMQ
@@ -53,6 +54,14 @@ public actor CoordinatorServer: Service {
     nonisolated let batchingPeers = BatchingPeers()
     /// The change feed, which this server hands each commit's didSave parts.
     nonisolated let publisher: FeedPublisher
+    /// Job counters by kind and attempts' times, recorded as the router sees jobs go out and end.
+    let jobMetrics = JobMetrics()
+    /// What this process committed since it started (the dashboard's totals).
+    public nonisolated let totals = CoordinatorTotals()
+    /// Requests made in this process (the HTTP endpoint's), answered like a peer's.
+    nonisolated let localPeers = LocalPeers()
+    /// True from the start of ``run()`` until a stop begins (``isServing``).
+    nonisolated let serving = Mutex(false)
 
     static let routerSocket = 0
 
@@ -127,6 +136,7 @@ public actor CoordinatorServer: Service {
         readers = ReaderPool(
             store: store, limitPerPeer: configuration.limits.maximumPendingRequestsPerPeer, logger: logger
         ) { peer, requestID, body in
+            if case .error(let error) = body { WriterMetrics.refused(ProtocolError.name(of: error.code)) }
             loop.send([peer] + Wire.frames(Wire.envelope(requestID, body)), on: Self.routerSocket)
         }
     }
@@ -136,6 +146,7 @@ public actor CoordinatorServer: Service {
     /// the same way without waiting for workers (nothing reads their saves any more).
     public func run() async throws {
         loop.start()
+        serving.withLock { $0 = true }
         logger.info(
             "serving",
             metadata: ["jobs": "\(listenEndpoint)", "feed": "\(feedEndpoint)", "store": "\(store.path)"])
@@ -170,6 +181,7 @@ public actor CoordinatorServer: Service {
             }
             tasks.cancelAll()
         }
+        localPeers.close()
     }
 
     private func handle(_ event: RouterEvent) async {
@@ -179,6 +191,7 @@ public actor CoordinatorServer: Service {
         case .attemptsExpired(let attempts): stopAttempts(attempts)
         case .workerExited(let pid, let name): await workerProcessExited(pid: pid, name: name)
         case .reloadAllowList: await reloadAllowListNow()
+        case .local(let envelope, let peer): await handleLocal(envelope, from: peer)
         }
     }
 
@@ -248,6 +261,7 @@ public actor CoordinatorServer: Service {
 
     private func closeEverything(drainingWorkers drain: Bool) async {
         stopping = true
+        serving.withLock { $0 = false }
         if drain { await drainWorkers() }
         await commitAll()
         do {
@@ -266,12 +280,15 @@ public actor CoordinatorServer: Service {
     }
 
     nonisolated func reply(to peer: Data, requestID: UInt64, _ body: Tributary_V1_Envelope.OneOf_Body) {
+        if case .error(let error) = body { WriterMetrics.refused(ProtocolError.name(of: error.code)) }
+        if localPeers.deliver(body, to: peer) { return }
         loop.send([peer] + Wire.frames(Wire.envelope(requestID, body)), on: Self.routerSocket)
     }
 
     /// Replies, or gathers the reply while a group commit is answered (``answering(_:)``).
     func replyOrGather(to peer: Data, requestID: UInt64, _ body: Tributary_V1_Envelope.OneOf_Body) {
-        guard replyBatch != nil else { return reply(to: peer, requestID: requestID, body) }
+        guard replyBatch != nil, !LocalPeers.isLocal(peer) else { return reply(to: peer, requestID: requestID, body) }
+        if case .error(let error) = body { WriterMetrics.refused(ProtocolError.name(of: error.code)) }
         replyBatch?.add(Wire.envelope(requestID, body), for: peer)
     }
 

@@ -10,15 +10,21 @@ public struct CoordinatorService: Service {
     private let configuration: CoordinatorConfiguration
     private let logger: Logger
     private let ready: @Sendable (CoordinatorServer) -> Void
+    private let services: @Sendable (CoordinatorServer) -> [any Service]
 
-    /// - Parameter ready: called once the sockets are bound and the pool is started, with the server (its
-    ///   `listenEndpoint` and `feedEndpoint` tell where it is).
+    /// - Parameters:
+    ///   - services: more services that serve beside the router (the HTTP endpoint), made once it exists; they
+    ///     start before the router and stop after it, so they still answer while it drains.
+    ///   - ready: called once the sockets are bound and the pool is started, with the server (its
+    ///     `listenEndpoint` and `feedEndpoint` tell where it is).
     public init(
         configuration: CoordinatorConfiguration, logger: Logger,
+        services: @escaping @Sendable (CoordinatorServer) -> [any Service] = { _ in [] },
         ready: @escaping @Sendable (CoordinatorServer) -> Void = { _ in }
     ) {
         self.configuration = configuration
         self.logger = logger
+        self.services = services
         self.ready = ready
     }
 
@@ -74,7 +80,9 @@ public struct CoordinatorService: Service {
         // publishes the last commits and closes; admission ends once no socket needs it.
         var services: [any Service] = []
         if let admission { services.append(admission) }
-        services += [publisher, server.readers, server.writer, server, maintenance] as [any Service]
+        services += [publisher, server.readers, server.writer] as [any Service]
+        services += self.services(server)
+        services += [server, maintenance] as [any Service]
         if let supervisor { services.append(supervisor) }
         let group = ServiceGroup(
             configuration: .init(

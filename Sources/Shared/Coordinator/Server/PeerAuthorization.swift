@@ -19,9 +19,13 @@ final class PeerAuthorization: Sendable {
     /// The ZAP answer about a connecting peer.
     func decide(_ request: ZAPHandler.Request) -> ZAPHandler.Decision {
         guard request.mechanism == "CURVE", let key = request.credentials.first.flatMap(CurveKeyPair.z85) else {
+            WriterMetrics.peersRefused.increment()
             return .deny(reason: "this coordinator takes CURVE peers only")
         }
-        guard role(of: key) != nil else { return .deny(reason: "the key is not in the allow-list") }
+        guard role(of: key) != nil else {
+            WriterMetrics.peersRefused.increment()
+            return .deny(reason: "the key is not in the allow-list")
+        }
         return .allow(userID: key)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TributaryProtocol
 import ZeroMQ
 
 /// What the router (``CoordinatorServer``) handles besides the socket's messages, one at a time and in order:
@@ -16,6 +17,8 @@ enum RouterEvent: Sendable {
     case workerExited(pid: Int32, name: String)
     /// SIGHUP: the allow-list is to be read again.
     case reloadAllowList
+    /// A request from inside the process (``CoordinatorServer/request(_:)``), answered under `peer`.
+    case local(Tributary_V1_Envelope, peer: Data)
 }
 
 /// The router's mailbox: events posted from any thread, taken all at once by the router's loop, which the poster

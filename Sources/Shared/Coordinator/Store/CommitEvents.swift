@@ -11,6 +11,8 @@ public struct CommitEvents: Sendable {
     public let parts: [(entity: String, body: Data)]
     /// The serialized `CommitSummary`.
     public let summary: Data
+    /// Objects the commit inserted, updated or deleted (those found by a key and left as they were not counted).
+    public let objectsChanged: Int
 
     /// The history record: the parts as a serialized `HistoryRecord` (field 1, repeated), built from the bytes
     /// already serialized for the feed rather than by serializing the parts again.
@@ -35,7 +37,9 @@ public struct CommitEvents: Sendable {
         result: MergeResult, resolved: [Tributary_V1_EntityBatch] = [], model: Model
     ) throws -> CommitEvents {
         var parts: [(entity: String, body: Data)] = []
+        var objects = 0
         for (name, changes) in result.entities where !changes.isEmpty {
+            objects += (changes.inserted.count + changes.updated.count + changes.deleted.count) / 16
             var part = Tributary_V1_DidSave()
             part.seq = seq
             part.committedAt = time
@@ -56,7 +60,8 @@ public struct CommitEvents: Sendable {
         summary.committedAt = time
         summary.origin = origin
         summary.entities = parts.map(\.entity)
-        return CommitEvents(seq: seq, parts: parts, summary: try summary.serializedData())
+        return CommitEvents(
+            seq: seq, parts: parts, summary: try summary.serializedData(), objectsChanged: objects)
     }
 
     /// The insert and update batches of `entity` as they were applied: rows that changed nothing left out, ids

@@ -44,6 +44,8 @@ public struct ClaimedJob: Sendable {
     public let attempt: Int
     public var spec: JobSpec
     public let committedBatches: Int
+    /// When it became due (pushed, or its `run_at`), in seconds since 1970: its wait in the queue ends now.
+    public let dueAt: Double
 }
 
 /// Jobs to lease to a worker: up to `limit` of the oldest queued jobs of `kinds`.
@@ -179,7 +181,7 @@ extension RootStore {
                 leased_at = ?2
             WHERE id IN (SELECT id FROM tributary_jobs WHERE state = \(JobState.queued.sql) AND run_at <= ?2
                          AND kind IN (\(SQLText.placeholders(kinds.count, from: 4))) ORDER BY priority DESC, id LIMIT ?3)
-            RETURNING id, attempt, kind, arguments, total, committed_batches
+            RETURNING id, attempt, kind, arguments, total, committed_batches, MAX(created_at, run_at)
             """)
         claim.bind(1, worker)
         claim.bind(2, now)
@@ -195,7 +197,7 @@ extension RootStore {
                 jobs.append(
                     ClaimedJob(
                         id: claim.int64(column: 0), attempt: Int(claim.int64(column: 1)), spec: spec,
-                        committedBatches: Int(claim.int64(column: 5))))
+                        committedBatches: Int(claim.int64(column: 5)), dueAt: claim.double(column: 6)))
             }
         }
         jobs.sort { $0.id < $1.id }
@@ -260,6 +262,13 @@ extension RootStore {
     public func requeueJobs(of worker: String, started: Set<Int64>? = nil, reason: String = "its worker was lost")
         async throws -> Int
     {
+        try await requeueJobsNamingDead(of: worker, started: started, reason: reason).requeued
+    }
+
+    /// ``requeueJobs(of:started:reason:)``, also naming the jobs that died of the lost attempt (their last).
+    public func requeueJobsNamingDead(
+        of worker: String, started: Set<Int64>? = nil, reason: String = "its worker was lost"
+    ) async throws -> (requeued: Int, dead: [Int64]) {
         try await pool.write { db in
             let jobs = try Row.fetchAll(
                 db,
@@ -268,6 +277,7 @@ extension RootStore {
                     FROM tributary_jobs WHERE state = \(JobState.running.sql) AND worker = ?
                     """, arguments: [worker])
             var requeued = 0
+            var dead: [Int64] = []
             for job in jobs {
                 let id: Int64 = job["id"]
                 let attempt: Int = job["attempt"]
@@ -283,9 +293,9 @@ extension RootStore {
                 }
                 let outcome = try Self.recordFailure(
                     db, job: job, id: id, attempt: attempt, message: reason, permanent: false, retryAt: 0)
-                if case .retrying = outcome { requeued += 1 }
+                if case .retrying = outcome { requeued += 1 } else { dead.append(id) }
             }
-            return requeued
+            return (requeued, dead)
         }
     }
 

@@ -39,6 +39,34 @@ extension RootStore {
         }
     }
 
+    /// The batches still running (at most `limit`), then those of the newest jobs, newest first: what a dashboard
+    /// shows. Without their dead jobs.
+    public func recentBatches(limit: Int = 20) async throws -> [BatchStatus] {
+        try await pool.read { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT b.batch, total_jobs, done_jobs, dead_jobs, cancelled_jobs, total_rows, done_rows,
+                        (SELECT MAX(id) FROM tributary_jobs j WHERE j.batch = b.batch) AS newest
+                    FROM tributary_batches b
+                    WHERE total_jobs > done_jobs + dead_jobs + cancelled_jobs
+                        OR b.batch IN (SELECT DISTINCT batch FROM
+                            (SELECT batch FROM tributary_jobs ORDER BY id DESC LIMIT 1000))
+                    ORDER BY total_jobs > done_jobs + dead_jobs + cancelled_jobs DESC, newest DESC LIMIT ?
+                    """, arguments: [limit])
+            return rows.map { row in
+                var status = BatchStatus(batch: row["batch"])
+                status.totalJobs = Self.count(row, "total_jobs")
+                status.doneJobs = Self.count(row, "done_jobs")
+                status.deadJobs = Self.count(row, "dead_jobs")
+                status.cancelledJobs = Self.count(row, "cancelled_jobs")
+                status.totalRows = Self.count(row, "total_rows")
+                status.doneRows = Self.count(row, "done_rows")
+                return status
+            }
+        }
+    }
+
     /// The first 50 dead jobs of a batch (answered from the `tributary_jobs_dead` partial index).
     static let deadJobsOfBatchSQL =
         "SELECT id, error, attempt FROM tributary_jobs WHERE batch = ? AND state = \(JobState.dead.sql) ORDER BY id LIMIT 50"

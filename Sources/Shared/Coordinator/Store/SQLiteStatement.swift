@@ -98,6 +98,9 @@ final class SQLiteStatement {
     /// The integer in column `index` of the current row.
     func int64(column index: Int32) -> Int64 { sqlite3_column_int64(handle, index) }
 
+    /// The number in column `index` of the current row.
+    func double(column index: Int32) -> Double { sqlite3_column_double(handle, index) }
+
     /// The text in column `index` of the current row (its bytes, NULs included); nil for NULL.
     func text(column index: Int32) -> String? {
         guard sqlite3_column_type(handle, index) != SQLITE_NULL else { return nil }

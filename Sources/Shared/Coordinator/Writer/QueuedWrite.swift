@@ -7,10 +7,10 @@ enum QueuedWrite: Sendable {
     case groupCommit(QueuedCommit)
     case push(QueuedPush)
 
-    /// What to answer, once the store has run it; nil until then.
-    var answer: WriterAnswer? {
+    /// What to answer, once the store has run it (at `writtenAt`); nil until then.
+    func answer(writtenAt: ContinuousClock.Instant) -> WriterAnswer? {
         switch self {
-        case .groupCommit(let commit): commit.write.result.map { .committed(commit, $0) }
+        case .groupCommit(let commit): commit.write.result.map { .committed(commit, $0, writtenAt: writtenAt) }
         case .push(let push): push.write.result.map { .pushed(push.request, $0) }
         }
     }
@@ -34,7 +34,7 @@ enum QueuedWrite: Sendable {
 
 /// A finished write, for the router to answer: a group commit's saves and claims, or a push.
 enum WriterAnswer: Sendable {
-    case committed(QueuedCommit, GroupCommitResult)
+    case committed(QueuedCommit, GroupCommitResult, writtenAt: ContinuousClock.Instant)
     case pushed(QueuedPush.Request, Result<PushedJobs, any Error>)
 }
 

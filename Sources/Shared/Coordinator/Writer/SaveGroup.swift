@@ -11,6 +11,8 @@ struct SaveGroup {
         let requestID: UInt64
         /// The objects its change set writes (rows of its batches), counted once.
         let rows: Int
+        /// When the router took it from its message.
+        let receivedAt = ContinuousClock.now
 
         init(save: SaveRequest, peer: Data, worker: String, requestID: UInt64) {
             self.save = save

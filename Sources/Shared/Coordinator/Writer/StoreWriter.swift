@@ -224,6 +224,10 @@ final class StoreWriter: Service, Sendable {
         let elapsed = started.duration(to: now).seconds
         let rows = commit.members.reduce(0) { $0 + $1.rows }
         state.budget.record(rows: rows, budget: commit.rowBudget, elapsed: elapsed)
+        if !commit.members.isEmpty {
+            WriterMetrics.groupCommitRows.record(rows)
+            WriterMetrics.groupCommitDuration.record(duration: started.duration(to: now))
+        }
         return [
             "saves": "\(commit.members.count)", "rows": "\(rows)", "seconds": "\(elapsed)",
             "next_rows": "\(state.budget.next)",
@@ -244,7 +248,7 @@ final class StoreWriter: Service, Sendable {
             state -> (Bool, [QueuedWrite], [CheckedContinuation<Void, Never>]) in
             var collected = false
             var queued: [QueuedWrite] = []
-            while let first = state.queued.first, let answer = first.answer {
+            while let first = state.queued.first, let answer = first.answer(writtenAt: .now) {
                 state.queued.removeFirst()
                 if let commit = Self.measure(first, in: &state) { commits.append(commit) }
                 if state.queued.isEmpty { queued += queuePending(&state) }

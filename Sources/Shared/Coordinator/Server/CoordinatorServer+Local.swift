@@ -1,0 +1,51 @@
+import Foundation
+import TributaryProtocol
+
+/// Requests from inside the coordinator's process (its HTTP endpoint): handled by the router in turn with the
+/// socket's messages, through the same checks and handlers as a client's over ZeroMQ, and answered with the body
+/// a client would get (an `.error` for a refusal).
+extension CoordinatorServer {
+    /// Handles `body` as a client's request and returns the reply's body.
+    /// - Throws: ``LocalRequestError`` when the coordinator stops first, or for a message that is not a client's
+    ///   request (a worker's, or a reply).
+    public nonisolated func request(_ body: Tributary_V1_Envelope.OneOf_Body) async throws
+        -> Tributary_V1_Envelope.OneOf_Body
+    {
+        guard Self.answersLocally(body) else { throw LocalRequestError.notLocal(Self.name(of: body)) }
+        var envelope = Tributary_V1_Envelope()
+        envelope.requestID = 1
+        envelope.body = body
+        return try await withCheckedThrowingContinuation { continuation in
+            guard let peer = localPeers.register(continuation) else { return }
+            post(.local(envelope, peer: peer))
+        }
+    }
+
+    /// Whether the router is serving and not draining: what `/readyz` reports.
+    public nonisolated var isServing: Bool { serving.withLock { $0 } }
+
+    /// Client requests that get exactly one reply.
+    private static func answersLocally(_ body: Tributary_V1_Envelope.OneOf_Body) -> Bool {
+        switch body {
+        case .pushJobs, .statusRequest, .batchStatusRequest, .jobsRequest, .jobRequest, .retryJobRequest,
+            .cancelJobRequest, .deleteJobRequest, .subscribersRequest, .deleteSubscriberRequest:
+            true
+        default: false
+        }
+    }
+
+    /// Handles a local request in the router's turn, like a message from a peer; except that a read answers from
+    /// what is committed without first committing the saves gathered (a dashboard reading every second must not
+    /// cut the writer's group commits short).
+    func handleLocal(_ envelope: Tributary_V1_Envelope, from peer: Data) async {
+        if !Self.onlyReads(envelope.body) { await commitAll() }
+        await respond(to: envelope, from: peer)
+    }
+
+    private static func onlyReads(_ body: Tributary_V1_Envelope.OneOf_Body?) -> Bool {
+        switch body {
+        case .pushJobs, .statusRequest, .batchStatusRequest, .jobsRequest, .jobRequest, .subscribersRequest: true
+        default: false
+        }
+    }
+}

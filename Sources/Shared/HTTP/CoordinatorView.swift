@@ -1,0 +1,105 @@
+import Foundation
+import TributaryCoordinator
+import TributaryCore
+import TributaryProtocol
+
+/// What the HTTP endpoint reads of the coordinator: its requests answered by the router (status, jobs, actions)
+/// and the store's own reads (batches, file sizes), put together for the dashboard and the metrics.
+struct CoordinatorView: Sendable {
+    let server: CoordinatorServer
+
+    /// A request answered by the router like a client's; a refusal is thrown as the ``ProtocolError`` it names.
+    func request(_ body: Tributary_V1_Envelope.OneOf_Body) async throws -> Tributary_V1_Envelope.OneOf_Body {
+        let reply = try await server.request(body)
+        if case .error(let error) = reply { throw ProtocolError(error) }
+        return reply
+    }
+
+    func status() async throws -> Tributary_V1_StatusReply {
+        guard case .statusReply(let status) = try await request(.statusRequest(.init())) else {
+            throw ProtocolError(.internal, "the coordinator answered a status request with something else")
+        }
+        return status
+    }
+
+    func jobs(state: String, limit: UInt32 = 50) async throws -> [Tributary_V1_JobInfo] {
+        let request = Tributary_V1_JobsRequest.with {
+            $0.state = state
+            $0.limit = limit
+        }
+        guard case .jobsReply(let reply) = try await self.request(.jobsRequest(request)) else {
+            throw ProtocolError(.internal, "the coordinator answered a jobs request with something else")
+        }
+        return reply.jobs
+    }
+
+    func subscribers() async throws -> [Tributary_V1_SubscriberInfo] {
+        guard case .subscribersReply(let reply) = try await request(.subscribersRequest(.init())) else {
+            throw ProtocolError(.internal, "the coordinator answered a subscribers request with something else")
+        }
+        return reply.subscribers
+    }
+
+    /// The sizes of the store's file and its write-ahead log (0 for one that does not exist).
+    func fileSizes() -> (store: Int64, wal: Int64) {
+        func size(_ path: String) -> Int64 {
+            ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.int64Value ?? 0
+        }
+        return (size(server.store.path), size(server.store.path + "-wal"))
+    }
+
+    /// Everything the dashboard shows now.
+    func snapshot(rates: [RateHistory.Sample]) async throws -> DashboardSnapshot {
+        async let statusReply = status()
+        async let deadJobs = jobs(state: JobState.dead.rawValue)
+        async let queuedJobs = jobs(state: JobState.queued.rawValue)
+        async let subscriberList = subscribers()
+        async let batchList = server.store.recentBatches()
+        let status = try await statusReply
+        let sizes = fileSizes()
+        let totals = server.totals
+        let byWorker = Dictionary(grouping: status.running, by: \.workerID)
+        return DashboardSnapshot(
+            time: Date().timeIntervalSince1970,
+            ready: server.isServing,
+            store: .init(path: status.storePath, bytes: sizes.store, walBytes: sizes.wal),
+            feed: .init(lastSeq: status.lastSeq, oldestSeq: status.oldestHistorySeq),
+            jobs: .init(
+                queued: status.jobs.queued, running: status.jobs.running, done: status.jobs.done,
+                dead: status.jobs.dead, cancelled: status.jobs.cancelled),
+            totals: .init(rowsCommitted: totals.rowsCommitted, jobsDone: totals.jobsDone, commits: totals.commits),
+            rates: rates,
+            batches: try await batchList.map {
+                .init(
+                    batch: $0.batch, totalJobs: $0.totalJobs, doneJobs: $0.doneJobs, deadJobs: $0.deadJobs,
+                    cancelledJobs: $0.cancelledJobs, totalRows: $0.totalRows, doneRows: $0.doneRows)
+            },
+            workers: status.workers.map { worker in
+                .init(
+                    id: worker.workerID, name: worker.name, pid: worker.pid, state: worker.state,
+                    heartbeatAgeSeconds: worker.secondsSinceHeartbeat,
+                    runningJobs: (byWorker[worker.workerID] ?? []).map(\.jobID))
+            },
+            running: status.running.map {
+                .init(
+                    id: $0.jobID, kind: $0.kind, batch: $0.batch, worker: $0.workerID, attempt: $0.attempt,
+                    done: $0.done, total: $0.total)
+            },
+            dead: try await deadJobs.map { job in
+                .init(
+                    id: job.jobID, kind: job.kind, batch: job.batch, attempt: job.attempt, maxAttempts: job.maxAttempts,
+                    updatedAt: job.updatedAt,
+                    errors: job.errors.map { .init(attempt: $0.attempt, message: $0.message, at: $0.at) })
+            },
+            queued: try await queuedJobs.map {
+                .init(
+                    id: $0.jobID, kind: $0.kind, batch: $0.batch, createdAt: $0.createdAt,
+                    runAt: $0.runAt > 0 ? $0.runAt : nil)
+            },
+            subscribers: try await subscriberList.map {
+                .init(
+                    name: $0.name, position: $0.position,
+                    lag: status.lastSeq > $0.position ? status.lastSeq - $0.position : 0)
+            })
+    }
+}

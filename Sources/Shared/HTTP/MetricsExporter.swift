@@ -1,0 +1,89 @@
+import Foundation
+import Metrics
+import Prometheus
+import Synchronization
+import TributaryCoordinator
+import TributaryCore
+
+/// The Prometheus side of the coordinator's metrics: the registry that swift-metrics records into (bootstrapped
+/// once per process, ``bootstrap()``), and the gauges read from the coordinator at each scrape.
+public final class MetricsExporter: Sendable {
+    let registry: PrometheusCollectorRegistry
+    private let subscriberGauges = Mutex<Set<String>>([])
+
+    /// Makes the registry and bootstraps swift-metrics with it, with buckets for the coordinator's histograms.
+    /// Call once, before the coordinator starts (its handles are made on first use).
+    public static func bootstrap() -> MetricsExporter {
+        let exporter = MetricsExporter()
+        var factory = PrometheusMetricsFactory(registry: exporter.registry)
+        let jobSeconds: [Duration] = [
+            .milliseconds(10), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500),
+            .seconds(1), .seconds(2.5), .seconds(5), .seconds(10), .seconds(30), .seconds(60), .seconds(300),
+            .seconds(900), .seconds(3600),
+        ]
+        let commitSeconds: [Duration] = [
+            .microseconds(500), .milliseconds(1), .milliseconds(2.5), .milliseconds(5), .milliseconds(10),
+            .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500),
+            .seconds(1), .seconds(2.5), .seconds(5), .seconds(10),
+        ]
+        factory.durationHistogramBuckets = [
+            MetricNames.jobRunSeconds: jobSeconds, MetricNames.jobQueueWaitSeconds: jobSeconds,
+            MetricNames.groupCommitSeconds: commitSeconds, MetricNames.saveCommitSeconds: commitSeconds,
+            MetricNames.commitPublishSeconds: commitSeconds,
+        ]
+        factory.valueHistogramBuckets = [
+            MetricNames.groupCommitRows: [1, 10, 100, 1_000, 5_000, 10_000, 25_000, 50_000, 100_000, 250_000]
+        ]
+        MetricsSystem.bootstrap(factory)
+        return exporter
+    }
+
+    /// An exporter with a registry of its own (without bootstrapping swift-metrics: for an embedded coordinator
+    /// whose process has another backend, this exports the scrape-time gauges only).
+    public init() {
+        registry = PrometheusCollectorRegistry()
+    }
+
+    /// The metrics in the Prometheus text format, with the gauges read from the coordinator now.
+    func scrape(_ view: CoordinatorView) async throws -> [UInt8] {
+        let status = try await view.status()
+        let subscribers = try await view.subscribers()
+        let counts = status.jobs
+        for (state, count) in [
+            ("queued", counts.queued), ("running", counts.running), ("done", counts.done), ("dead", counts.dead),
+            ("cancelled", counts.cancelled),
+        ] {
+            gauge(MetricNames.jobs, "Jobs by state.", [("state", state)]).set(Double(count))
+        }
+        gauge(MetricNames.workersConnected, "Workers registered now.").set(Double(status.workers.count))
+        let sizes = view.fileSizes()
+        gauge(MetricNames.storeBytes, "The store's main file.").set(Double(sizes.store))
+        gauge(MetricNames.walBytes, "The store's write-ahead log.").set(Double(sizes.wal))
+        gauge(MetricNames.historyOldestSeq, "The oldest seq the history keeps.").set(Double(status.oldestHistorySeq))
+        gauge(MetricNames.historyNewestSeq, "The last seq committed.").set(Double(status.lastSeq))
+        let names = Set(subscribers.map(\.name))
+        for subscriber in subscribers {
+            let lag = status.lastSeq > subscriber.position ? status.lastSeq - subscriber.position : 0
+            gauge(MetricNames.subscriberLagCommits, Self.lagHelp, [("subscriber", subscriber.name)]).set(Double(lag))
+        }
+        // A deleted subscriber's gauge goes, rather than showing its last lag for ever.
+        let gone = subscriberGauges.withLock { known in
+            defer { known = names }
+            return known.subtracting(names)
+        }
+        for name in gone {
+            registry.unregisterGauge(gauge(MetricNames.subscriberLagCommits, Self.lagHelp, [("subscriber", name)]))
+        }
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(16_384)
+        registry.emit(into: &buffer)
+        return buffer
+    }
+
+    private static let lagHelp = "Commits a durable subscriber is behind the last one."
+
+    private func gauge(_ name: String, _ help: String, _ labels: [(String, String)] = []) -> Prometheus.Gauge {
+        registry.makeGauge(
+            descriptor: MetricNameDescriptor(metricName: name, unitName: "", helpText: help), labels: labels)
+    }
+}

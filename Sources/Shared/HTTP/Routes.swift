@@ -1,0 +1,207 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import ServiceLifecycle
+import SwiftProtobuf
+import TributaryCoordinator
+import TributaryCore
+import TributaryProtocol
+
+/// The HTTP endpoint's routes. The JSON API answers with the protocol's replies in protobuf's JSON mapping
+/// (docs/protocol.md names their fields; 64-bit integers are strings there), the dashboard with
+/// ``DashboardSnapshot``; a refusal is `{"error": {"code": "UNKNOWN_JOB", "message": "…"}}` with a 4xx or 5xx.
+struct Routes: Sendable {
+    let view: CoordinatorView
+    let access: HTTPAccess
+    let exporter: MetricsExporter
+    let rates: RateHistory
+    let snapshots: SnapshotCache
+
+    func add(to router: Router<TributaryRequestContext>) {
+        router.get("/healthz") { request, context in
+            try access.check(.probe, request, context)
+            return Self.json(#"{"status":"ok"}"#)
+        }
+        router.get("/readyz") { request, context in
+            try access.check(.probe, request, context)
+            guard view.server.isServing else {
+                return Self.json(#"{"status":"not ready"}"#, status: .serviceUnavailable)
+            }
+            return Self.json(#"{"status":"ready"}"#)
+        }
+        router.get("/metrics") { request, context in
+            try access.check(.read, request, context)
+            let body = try await exporter.scrape(view)
+            return Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        }
+        addAPI(to: router)
+        addDashboard(to: router)
+    }
+
+    private func addAPI(to router: Router<TributaryRequestContext>) {
+        router.get("/api/status") { request, context in
+            try access.check(.read, request, context)
+            return try await answer(.statusRequest(.init()))
+        }
+        router.get("/api/jobs") { request, context in
+            try access.check(.read, request, context)
+            let query = request.uri.queryParameters
+            let jobs = try Tributary_V1_JobsRequest.with {
+                $0.state = query.get("state") ?? ""
+                $0.batch = query.get("batch") ?? ""
+                $0.limit = try Self.number(query.get("limit"), "limit", as: UInt32.self) ?? 0
+                $0.beforeID = try Self.number(query.get("before"), "before", as: UInt64.self) ?? 0
+            }
+            return try await answer(.jobsRequest(jobs))
+        }
+        router.get("/api/jobs/{id}") { request, context in
+            try access.check(.read, request, context)
+            return try await answer(.jobRequest(.with { $0.jobID = try Self.jobID(context) }))
+        }
+        router.post("/api/jobs/{id}/retry") { request, context in
+            try access.check(.change, request, context)
+            return try await answer(.retryJobRequest(.with { $0.jobID = try Self.jobID(context) }))
+        }
+        router.post("/api/jobs/{id}/cancel") { request, context in
+            try access.check(.change, request, context)
+            return try await answer(.cancelJobRequest(.with { $0.jobID = try Self.jobID(context) }))
+        }
+        router.delete("/api/jobs/{id}") { request, context in
+            try access.check(.change, request, context)
+            return try await answer(.deleteJobRequest(.with { $0.jobID = try Self.jobID(context) }))
+        }
+        router.get("/api/batches/{batch}") { request, context in
+            try access.check(.read, request, context)
+            let batch = try context.parameters.require("batch")
+            return try await answer(.batchStatusRequest(.with { $0.batch = batch }))
+        }
+        router.get("/api/subscribers") { request, context in
+            try access.check(.read, request, context)
+            return try await answer(.subscribersRequest(.init()))
+        }
+        router.get("/api/dashboard") { request, context in
+            try access.check(.read, request, context)
+            return try Self.json(Self.encode(try await snapshots.snapshot(rates: rates)))
+        }
+        router.get("/api/events") { request, context in
+            try access.check(.read, request, context)
+            return events()
+        }
+    }
+
+    private func addDashboard(to router: Router<TributaryRequestContext>) {
+        for (path, type, text) in [
+            ("/", "text/html; charset=utf-8", DashboardAssets.indexHTML),
+            ("/dashboard.css", "text/css; charset=utf-8", DashboardAssets.css),
+            ("/dashboard.js", "text/javascript; charset=utf-8", DashboardAssets.javaScript),
+        ] {
+            router.get(RouterPath(path)) { request, context in
+                // The page's own files hold no data, and a browser cannot send a token for them.
+                try access.check(.probe, request, context)
+                return Response(
+                    status: .ok, headers: [.contentType: type, .cacheControl: "no-cache"],
+                    body: .init(byteBuffer: ByteBuffer(string: text)))
+            }
+        }
+    }
+
+    /// Server-sent events: a `snapshot` event at once, then one a second, until the client goes or the service
+    /// shuts down.
+    private func events() -> Response {
+        let (snapshots, rates) = (self.snapshots, self.rates)
+        return Response(
+            status: .ok,
+            headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],
+            body: .init { writer in
+                // Ends within a second of a graceful shutdown, so the server's stop does not wait on open pages.
+                while !Task.isCancelled && !Task.isShuttingDownGracefully {
+                    let event: String
+                    do {
+                        let data = try Self.encode(try await snapshots.snapshot(rates: rates))
+                        event = "event: snapshot\ndata: \(data)\n\n"
+                    } catch {
+                        event = "event: failure\ndata: \(Self.errorJSON(error).text)\n\n"
+                    }
+                    try await writer.write(ByteBuffer(string: event))
+                    do { try await Task.sleep(for: .seconds(1)) } catch { break }
+                }
+                try await writer.finish(nil)
+            })
+    }
+
+    /// A request answered by the router, as JSON.
+    private func answer(_ body: Tributary_V1_Envelope.OneOf_Body) async throws -> Response {
+        let reply: Tributary_V1_Envelope.OneOf_Body
+        do {
+            reply = try await view.request(body)
+        } catch {
+            let (status, text) = Self.errorJSON(error)
+            return Self.json(text, status: status)
+        }
+        var options = JSONEncodingOptions()
+        options.alwaysPrintInt64sAsNumbers = true
+        let text: String =
+            switch reply {
+            case .statusReply(let message): try message.jsonString(options: options)
+            case .jobsReply(let message): try message.jsonString(options: options)
+            case .jobInfo(let message): try message.jsonString(options: options)
+            case .batchStatusReply(let message): try message.jsonString(options: options)
+            case .subscribersReply(let message): try message.jsonString(options: options)
+            default: #"{}"#
+            }
+        return Self.json(text)
+    }
+
+    private static func jobID(_ context: TributaryRequestContext) throws -> UInt64 {
+        let text = try context.parameters.require("id")
+        guard let id = UInt64(text), id > 0 else {
+            throw HTTPError(.badRequest, message: "'\(text)' is not a job id (a positive integer)")
+        }
+        return id
+    }
+
+    private static func number<T: FixedWidthInteger>(_ text: String?, _ name: String, as: T.Type) throws -> T? {
+        guard let text else { return nil }
+        guard let value = T(text) else {
+            throw HTTPError(.badRequest, message: "'\(text)' is not a number for \(name)")
+        }
+        return value
+    }
+
+    /// The HTTP status and JSON body for a failed request.
+    static func errorJSON(_ error: any Error) -> (status: HTTPResponse.Status, text: String) {
+        let (status, code, message): (HTTPResponse.Status, String, String) =
+            switch error {
+            case let error as ProtocolError:
+                (Self.status(for: error.code), error.codeName, error.message)
+            case let error as LocalRequestError: (.serviceUnavailable, "SHUTTING_DOWN", error.description)
+            default: (.internalServerError, "INTERNAL", "\(error)")
+            }
+        let body = ["error": ["code": code, "message": message]]
+        let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return (status, String(decoding: data, as: UTF8.self))
+    }
+
+    private static func status(for code: Tributary_V1_ErrorCode) -> HTTPResponse.Status {
+        switch code {
+        case .unknownJob: .notFound
+        case .invalidRequest, .unknownEntity, .wrongType, .malformedFrame, .unknownMessage: .badRequest
+        case .shuttingDown: .serviceUnavailable
+        default: .internalServerError
+        }
+    }
+
+    static func encode(_ snapshot: DashboardSnapshot) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(snapshot), as: UTF8.self)
+    }
+
+    static func json(_ text: String, status: HTTPResponse.Status = .ok) -> Response {
+        Response(
+            status: status, headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+}
