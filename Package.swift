@@ -18,6 +18,8 @@ let prometheus = Package.Dependency.package(url: "https://github.com/swift-serve
 let hummingbird = Package.Dependency.package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1")
 // Hummingbird's own event loops; named for NIOCore's types (a peer's address) in the HTTP target.
 let nio = Package.Dependency.package(url: "https://github.com/apple/swift-nio", from: "2.101.2")
+// Hummingbird's header types; named for headers of our own (X-Tributary-Action, the page's security headers).
+let httpTypes = Package.Dependency.package(url: "https://github.com/apple/swift-http-types", from: "1.8.0")
 
 /// An executable's dependencies beyond its libraries: argument parsing, services, the command support.
 func executable(_ name: String, path: String, libraries: [Target.Dependency]) -> Target {
@@ -44,7 +46,9 @@ let package = Package(
         .executable(name: "tributary-worker", targets: ["tributary-worker"]),
         .executable(name: "tributary", targets: ["tributary"]),
     ],
-    dependencies: [grdb, protobuf, argumentParser, log, serviceLifecycle, metrics, prometheus, hummingbird, nio],
+    dependencies: [
+        grdb, protobuf, argumentParser, log, serviceLifecycle, metrics, prometheus, hummingbird, nio, httpTypes,
+    ],
     targets: [
         // The system libzmq, found through pkg-config. Only the `ZeroMQ` target imports it.
         .systemLibrary(
@@ -118,6 +122,7 @@ let package = Package(
                 "TributaryCoordinator", "TributaryCore", "TributaryProtocol",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

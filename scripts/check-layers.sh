@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The layering Package.swift sets up, read from the built binaries: the worker, the CLI and the sample worker link
-# neither GRDB nor SQLite nor the coordinator library (docs/architecture.md). Usage: check-layers.sh [build dir]
+# neither GRDB nor SQLite nor the coordinator's libraries nor Hummingbird (docs/architecture.md). Usage: check-layers.sh [build dir]
 set -euo pipefail
 dir=${1:-.build/debug}
-forbidden='GRDB|TributaryCoordinator|sqlite3_'
+forbidden='GRDB|TributaryCoordinator|TributaryHTTP|Hummingbird|sqlite3_'
 status=0
 for binary in tributary-worker tributary triage-worker; do
   found=$(nm "$dir/$binary" | grep -E "$forbidden" || true)

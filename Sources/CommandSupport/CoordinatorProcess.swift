@@ -34,9 +34,9 @@ public final class CoordinatorProcess: Sendable {
     ) async throws -> CoordinatorProcess {
         let process = Process()
         process.executableURL = executable
-        let http = arguments.firstIndex(of: "--http").map {
-            arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : ""
-        }
+        let http =
+            arguments.firstIndex(of: "--http").map { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : "" }
+            ?? arguments.first { $0.hasPrefix("--http=") }.map { String($0.dropFirst("--http=".count)) }
         process.arguments = http == nil ? arguments + ["--http", "127.0.0.1:*"] : arguments
         let output = Pipe()
         process.standardOutput = output
@@ -69,6 +69,11 @@ public final class CoordinatorProcess: Sendable {
         while process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
         throw CoordinatorStartError(
             message: "tributary-coordinator exited (status \(process.terminationStatus)) before it was ready")
+    }
+
+    /// Sends SIGTERM without waiting: the coordinator drains and stops (``stop()`` waits for it).
+    public func terminate() {
+        if process.isRunning { process.terminate() }
     }
 
     /// Sends SIGTERM and waits for the process to exit.

@@ -96,7 +96,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "A file holding the bearer token the HTTP endpoint requires beyond loopback (one line, 16+ characters).",
+            "A file holding the bearer token the HTTP endpoint requires beyond loopback (one line, 16+ characters; also TRIBUTARY_HTTP_TOKEN_FILE).",
             valueName: "path"))
     var httpToken: String?
 
@@ -184,12 +184,16 @@ struct CoordinatorCommand: AsyncParsableCommand {
 
     /// The HTTP endpoint of `--http` with the token of `--http-token`; nil when off.
     private func httpEndpoint() throws -> HTTPEndpoint? {
+        let environment = ProcessInfo.processInfo.environment["TRIBUTARY_HTTP_TOKEN_FILE"].flatMap {
+            $0.isEmpty ? nil : $0
+        }
+        let tokenFile = httpToken ?? environment
         do {
             guard var endpoint = try HTTPEndpoint.parse(http) else {
                 if httpToken != nil { throw ValidationError("--http-token has no use with --http off") }
                 return nil
             }
-            endpoint.token = try httpToken.map { try HTTPEndpoint.readToken(file: $0) }
+            endpoint.token = try tokenFile.map { try HTTPEndpoint.readToken(file: $0) }
             return endpoint
         } catch let error as HTTPEndpointError {
             throw ValidationError(error.description)

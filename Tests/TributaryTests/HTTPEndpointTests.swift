@@ -1,8 +1,10 @@
 import Foundation
 import Testing
 
+@testable import TributaryClient
 @testable import TributaryDemo
 @testable import TributaryHTTP
+@testable import TributaryProtocol
 
 /// `--http` and `--http-token`: parsing, the beyond-loopback rule, and who may do what.
 @Suite("HTTP endpoint: options and access")
@@ -39,22 +41,47 @@ struct HTTPEndpointTests {
         #expect(throws: HTTPEndpointError.self) { try HTTPEndpoint.readToken(file: directory.path("missing")) }
     }
 
-    @Test("probes are open; loopback may do anything; beyond it a token is needed, or reads only without one")
+    @Test("probes are open; reads from loopback are open; beyond it a token is needed, or reads only without one")
     func access() {
         let token = "0123456789abcdef"
         let withToken = HTTPAccess(token: token)
         let without = HTTPAccess(token: nil)
+        typealias Asked = HTTPAccess.Asked
         for access in [withToken, without] {
-            #expect(access.decide(.probe, fromLoopback: false, bearer: nil) == .allowed)
-            #expect(access.decide(.change, fromLoopback: true, bearer: nil) == .allowed)
+            #expect(access.decide(.probe, Asked(fromLoopback: false)) == .allowed)
+            #expect(access.decide(.read, Asked(fromLoopback: true)) == .allowed)
         }
-        #expect(without.decide(.read, fromLoopback: false, bearer: nil) == .allowed)
-        #expect(without.decide(.change, fromLoopback: false, bearer: nil) != .allowed)
-        #expect(without.decide(.change, fromLoopback: false, bearer: token) != .allowed)
-        #expect(withToken.decide(.read, fromLoopback: false, bearer: nil) != .allowed)
-        #expect(withToken.decide(.read, fromLoopback: false, bearer: token + "x") != .allowed)
-        #expect(withToken.decide(.read, fromLoopback: false, bearer: token) == .allowed)
-        #expect(withToken.decide(.change, fromLoopback: false, bearer: token) == .allowed)
+        #expect(without.decide(.change, Asked(fromLoopback: true)) == .allowed)
+        #expect(without.decide(.read, Asked(fromLoopback: false)) == .allowed)
+        #expect(without.decide(.change, Asked(fromLoopback: false)) != .allowed)
+        #expect(without.decide(.change, Asked(fromLoopback: false, bearer: token)) != .allowed)
+        #expect(withToken.decide(.read, Asked(fromLoopback: false)) != .allowed)
+        #expect(withToken.decide(.read, Asked(fromLoopback: false, bearer: token + "x")) != .allowed)
+        #expect(withToken.decide(.read, Asked(fromLoopback: false, bearer: token)) == .allowed)
+        #expect(withToken.decide(.change, Asked(fromLoopback: false, bearer: token)) == .allowed)
+        // With a token, an action needs it from loopback too (a local user or process is not trusted for it).
+        #expect(withToken.decide(.change, Asked(fromLoopback: true)) != .allowed)
+        #expect(withToken.decide(.change, Asked(fromLoopback: true, bearer: token)) == .allowed)
+    }
+
+    @Test("web pages of other sites: a rebound host name, an action without its header or from another origin")
+    func otherSites() {
+        let access = HTTPAccess(token: nil)
+        typealias Asked = HTTPAccess.Asked
+        // DNS rebinding: the browser connects to 127.0.0.1 but names the attacker's host.
+        #expect(access.decide(.read, Asked(fromLoopback: true, host: "evil.example")) != .allowed)
+        #expect(access.decide(.read, Asked(fromLoopback: true, host: "localhost")) == .allowed)
+        #expect(access.decide(.read, Asked(fromLoopback: true, host: "::1")) == .allowed)
+        // A form or no-cors fetch from another site cannot add the header.
+        #expect(access.decide(.change, Asked(fromLoopback: true, actionHeader: false)) != .allowed)
+        #expect(
+            access.decide(.change, Asked(fromLoopback: true, host: "127.0.0.1", originHost: "evil.example")) != .allowed
+        )
+        #expect(
+            access.decide(.change, Asked(fromLoopback: true, host: "127.0.0.1", originHost: "127.0.0.1")) == .allowed)
+        #expect(HTTPAccess.hostWithoutPort("[::1]:7402") == "::1")
+        #expect(HTTPAccess.hostWithoutPort("localhost:7402") == "localhost")
+        #expect(HTTPAccess.hostWithoutPort("127.0.0.1") == "127.0.0.1")
     }
 
     @Test("a port another process listens on refuses the start before the store is opened")
@@ -75,5 +102,31 @@ struct HTTPEndpointTests {
         #expect(refused.status != 0)
         #expect(refused.error.contains("--http 127.0.0.1:\(port): cannot listen there"), "\(refused.error)")
         #expect(!FileManager.default.fileExists(atPath: other.path("s.sqlite")), "a refused start created the store")
+    }
+
+    @Test("/readyz answers 200 while serving and 503 while the coordinator drains; /healthz stays 200")
+    func readinessWhileDraining() async throws {
+        let directory = try TemporaryDirectory()
+        let coordinator = try await TestCoordinator.start(
+            in: directory, workers: 0, arguments: ["--drain-seconds", "5"])
+        defer { Task { await coordinator.process.stop() } }
+        let url = try #require(coordinator.process.httpURL)
+        #expect(try await HTTPRequests.send(url + "readyz").status == 200)
+        let worker = InProcessWorker.start(
+            endpoint: coordinator.process.listenEndpoint, handlers: [EndlessHandler(sawCancellation: Locked(false))])
+        defer { worker.cancel() }
+        let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+        let id = try await client.push([Tributary_V1_JobSpec.with { $0.kind = "endless" }]).jobIds[0]
+        try await waitUntil("the job to commit a batch") { try await client.job(id).done >= 1 }
+        await client.close()
+
+        // SIGTERM: the router tells the worker to drain and waits for its running job.
+        coordinator.process.terminate()
+        try await waitUntil("/readyz to answer 503") {
+            try await HTTPRequests.send(url + "readyz").status == 503
+        }
+        #expect(try await HTTPRequests.send(url + "healthz").status == 200)
+        worker.cancel()
+        #expect(await coordinator.process.stop() == 0)
     }
 }

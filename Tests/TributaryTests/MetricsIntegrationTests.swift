@@ -105,9 +105,13 @@ struct MetricsIntegrationTests {
         #expect(end.value("tributary_job_run_seconds_count", ["kind": "import"]) == Double(done))
         #expect((end.value("tributary_save_commit_seconds_count") ?? 0) >= Double(done))
 
-        // A refusal is counted by its code.
-        let (status, _) = try await HTTPRequests.send(url + "api/jobs/999999/retry", method: "POST")
-        #expect(status == 404)
+        // A refusal is counted by its code. (An action without X-Tributary-Action is refused before it is asked.)
+        let unasked = try await HTTPRequests.send(url + "api/jobs/999999/retry", method: "POST")
+        #expect(unasked.status == 403, "\(unasked.body)")
+        let (status, body) = try await HTTPRequests.send(
+            url + "api/jobs/999999/retry", method: "POST", headers: ["X-Tributary-Action": "1"])
+        #expect(status == 404, "\(body)")
+        #expect(body.contains(#""code":"UNKNOWN_JOB""#), "\(body)")
         let refused = try await Self.scrape(url)
         #expect((refused.value("tributary_messages_refused_total", ["code": "UNKNOWN_JOB"]) ?? 0) >= 1)
 

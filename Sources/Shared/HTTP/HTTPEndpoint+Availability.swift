@@ -5,11 +5,11 @@ import Foundation
 #endif
 
 extension HTTPEndpoint {
-    /// Checks that the port can be bound now, before the coordinator opens its store: a start refused for a taken
-    /// port (another coordinator's, say) changes nothing on disk.
+    /// Checks that the host resolves and the port can be bound now, before the coordinator opens its store: a start
+    /// refused for a taken port (another coordinator's, say) changes nothing on disk. (Another process could still
+    /// take the port between this check and the bind.)
     /// - Throws: ``HTTPEndpointError`` naming the endpoint and why it cannot be bound.
     public func checkAvailable() throws {
-        guard port != 0 else { return }
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         hints.ai_flags = AI_PASSIVE
@@ -18,6 +18,8 @@ extension HTTPEndpoint {
             throw HTTPEndpointError("--http \(host):\(port): cannot resolve the host")
         }
         defer { freeaddrinfo(found) }
+        // Port 0 takes a free one when the service binds: only the host had to resolve.
+        guard port != 0 else { return }
         let socket = Glibc.socket(address.pointee.ai_family, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { return }
         defer { close(socket) }

@@ -4,8 +4,8 @@ import Foundation
 /// free one; `off` disables it), `--http-token FILE`, `--insecure`.
 ///
 /// The same safe-by-default rule as the ZeroMQ sockets: beyond loopback it needs a bearer token or `--insecure`.
-/// With a token, every request from beyond loopback must carry it (`Authorization: Bearer …`, or `?token=…` for
-/// the dashboard's event stream) except `/healthz` and `/readyz`; without one (`--insecure`), reads are open and
+/// With a token, every request from beyond loopback must carry it (`Authorization: Bearer …`, or `?token=…`,
+/// which the dashboard's event stream needs) except `/healthz`, `/readyz` and the dashboard's own files; without one (`--insecure`), reads are open and
 /// actions that change state (retry, cancel, delete) are taken from loopback only.
 public struct HTTPEndpoint: Sendable, Equatable {
     public var host: String

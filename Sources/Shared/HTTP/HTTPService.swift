@@ -61,22 +61,25 @@ public struct HTTPService: Service {
 }
 
 /// The dashboard's snapshot, made at most once a second whoever asks (each open page's event stream, the JSON
-/// API), so the coordinator's load does not grow with the pages open.
+/// API), so the coordinator's load does not grow with the pages open: callers that come while one is being made
+/// wait for it.
 final class SnapshotCache: Sendable {
     private let view: CoordinatorView
-    private let latest = Mutex<(at: ContinuousClock.Instant, snapshot: DashboardSnapshot)?>(nil)
+    private let latest = Mutex<(at: ContinuousClock.Instant, task: Task<DashboardSnapshot, any Error>)?>(nil)
 
     init(view: CoordinatorView) {
         self.view = view
     }
 
     func snapshot(rates: RateHistory) async throws -> DashboardSnapshot {
-        if let latest = latest.withLock({ $0 }), latest.at.duration(to: .now) < .milliseconds(900) {
-            return latest.snapshot
+        let view = self.view
+        let task = latest.withLock { latest in
+            if let current = latest, current.at.duration(to: .now) < .milliseconds(900) { return current.task }
+            let task = Task { try await view.snapshot(rates: rates.samples) }
+            latest = (.now, task)
+            return task
         }
-        let snapshot = try await view.snapshot(rates: rates.samples)
-        latest.withLock { $0 = (.now, snapshot) }
-        return snapshot
+        return try await task.value
     }
 }
 

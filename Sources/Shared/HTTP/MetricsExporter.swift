@@ -61,18 +61,19 @@ public final class MetricsExporter: Sendable {
         gauge(MetricNames.walBytes, "The store's write-ahead log.").set(Double(sizes.wal))
         gauge(MetricNames.historyOldestSeq, "The oldest seq the history keeps.").set(Double(status.oldestHistorySeq))
         gauge(MetricNames.historyNewestSeq, "The last seq committed.").set(Double(status.lastSeq))
-        let names = Set(subscribers.map(\.name))
-        for subscriber in subscribers {
-            let lag = status.lastSeq > subscriber.position ? status.lastSeq - subscriber.position : 0
-            gauge(MetricNames.subscriberLagCommits, Self.lagHelp, [("subscriber", subscriber.name)]).set(Double(lag))
-        }
-        // A deleted subscriber's gauge goes, rather than showing its last lag for ever.
-        let gone = subscriberGauges.withLock { known in
-            defer { known = names }
-            return known.subtracting(names)
-        }
-        for name in gone {
-            registry.unregisterGauge(gauge(MetricNames.subscriberLagCommits, Self.lagHelp, [("subscriber", name)]))
+        // Set and retired under one lock, so two scrapes at once cannot bring back a deleted subscriber's gauge.
+        subscriberGauges.withLock { known in
+            for subscriber in subscribers {
+                let lag = status.lastSeq > subscriber.position ? status.lastSeq - subscriber.position : 0
+                gauge(MetricNames.subscriberLagCommits, Self.lagHelp, [("subscriber", subscriber.name)])
+                    .set(Double(lag))
+            }
+            let names = Set(subscribers.map(\.name))
+            // A deleted subscriber's gauge goes, rather than showing its last lag for ever.
+            for name in known.subtracting(names) {
+                registry.unregisterGauge(gauge(MetricNames.subscriberLagCommits, Self.lagHelp, [("subscriber", name)]))
+            }
+            known = names
         }
         var buffer: [UInt8] = []
         buffer.reserveCapacity(16_384)

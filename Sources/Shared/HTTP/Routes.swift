@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import NIOCore
 import ServiceLifecycle
@@ -8,8 +9,9 @@ import TributaryCore
 import TributaryProtocol
 
 /// The HTTP endpoint's routes. The JSON API answers with the protocol's replies in protobuf's JSON mapping
-/// (docs/protocol.md names their fields; 64-bit integers are strings there), the dashboard with
-/// ``DashboardSnapshot``; a refusal is `{"error": {"code": "UNKNOWN_JOB", "message": "…"}}` with a 4xx or 5xx.
+/// (docs/protocol.md names their fields; lowerCamelCase, fields at their default left out, 64-bit integers as
+/// numbers), the dashboard with ``DashboardSnapshot``; every refusal is
+/// `{"error": {"code": "UNKNOWN_JOB", "message": "…"}}` with a 4xx or 5xx (``ErrorJSONMiddleware``).
 struct Routes: Sendable {
     let view: CoordinatorView
     let access: HTTPAccess
@@ -18,6 +20,7 @@ struct Routes: Sendable {
     let snapshots: SnapshotCache
 
     func add(to router: Router<TributaryRequestContext>) {
+        router.add(middleware: ErrorJSONMiddleware())
         router.get("/healthz") { request, context in
             try access.check(.probe, request, context)
             return Self.json(#"{"status":"ok"}"#)
@@ -101,10 +104,20 @@ struct Routes: Sendable {
                 // The page's own files hold no data, and a browser cannot send a token for them.
                 try access.check(.probe, request, context)
                 return Response(
-                    status: .ok, headers: [.contentType: type, .cacheControl: "no-cache"],
+                    status: .ok, headers: Self.pageHeaders(type: type),
                     body: .init(byteBuffer: ByteBuffer(string: text)))
             }
         }
+    }
+
+    /// The page's files: not to be framed by another site (a framed page could be clicked through), nor taken
+    /// for another type.
+    private static func pageHeaders(type: String) -> HTTPFields {
+        var headers: HTTPFields = [.contentType: type, .cacheControl: "no-cache"]
+        headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
+        headers[HTTPField.Name("Content-Security-Policy")!] = "frame-ancestors 'none'"
+        headers[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
+        return headers
     }
 
     /// Server-sent events: a `snapshot` event at once, then one a second, until the client goes or the service
@@ -157,7 +170,7 @@ struct Routes: Sendable {
     private static func jobID(_ context: TributaryRequestContext) throws -> UInt64 {
         let text = try context.parameters.require("id")
         guard let id = UInt64(text), id > 0 else {
-            throw HTTPError(.badRequest, message: "'\(text)' is not a job id (a positive integer)")
+            throw HTTPRefusal(.badRequest, "INVALID_REQUEST", "'\(text)' is not a job id (a positive integer)")
         }
         return id
     }
@@ -174,9 +187,17 @@ struct Routes: Sendable {
     static func errorJSON(_ error: any Error) -> (status: HTTPResponse.Status, text: String) {
         let (status, code, message): (HTTPResponse.Status, String, String) =
             switch error {
+            case let error as HTTPRefusal: (error.status, error.code, error.message)
             case let error as ProtocolError:
                 (Self.status(for: error.code), error.codeName, error.message)
-            case let error as LocalRequestError: (.serviceUnavailable, "SHUTTING_DOWN", error.description)
+            case LocalRequestError.stopped: (.serviceUnavailable, "SHUTTING_DOWN", "\(error)")
+            case LocalRequestError.busy: (.serviceUnavailable, "TOO_MANY_REQUESTS", "\(error)")
+            case let error as LocalRequestError: (.badRequest, "INVALID_REQUEST", error.description)
+            case let error as HTTPError:
+                (
+                    error.status, error.status == .notFound ? "NOT_FOUND" : "HTTP_\(error.status.code)",
+                    error.body ?? error.status.reasonPhrase
+                )
             default: (.internalServerError, "INTERNAL", "\(error)")
             }
         let body = ["error": ["code": code, "message": message]]
@@ -203,5 +224,34 @@ struct Routes: Sendable {
         Response(
             status: status, headers: [.contentType: "application/json; charset=utf-8"],
             body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+}
+
+/// A request refused by the endpoint itself (access, a malformed parameter): its HTTP status and error code.
+struct HTTPRefusal: Error {
+    let status: HTTPResponse.Status
+    let code: String
+    let message: String
+
+    init(_ status: HTTPResponse.Status, _ code: String, _ message: String) {
+        self.status = status
+        self.code = code
+        self.message = message
+    }
+}
+
+/// Answers every failed request, whatever threw, with `{"error": {"code", "message"}}` and its status.
+struct ErrorJSONMiddleware: RouterMiddleware {
+    typealias Context = TributaryRequestContext
+
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch {
+            let (status, text) = Routes.errorJSON(error)
+            return Routes.json(text, status: status)
+        }
     }
 }

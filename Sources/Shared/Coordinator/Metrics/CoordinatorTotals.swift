@@ -12,7 +12,7 @@ public final class CoordinatorTotals: Sendable {
     public var rowsCommitted: Int { rows.load(ordering: .relaxed) }
     /// Commits that took a sequence number.
     public var commits: Int { commitCount.load(ordering: .relaxed) }
-    /// Jobs whose completing save committed.
+    /// Jobs whose completing save committed, of the attempts this process sent out.
     public var jobsDone: Int { jobs.load(ordering: .relaxed) }
 
     init() {}

@@ -18,8 +18,8 @@ public enum MetricNames {
     public static let jobs = "tributary_jobs"
     /// An attempt's run time, from its assignment to its completion, by `kind` (histogram).
     public static let jobRunSeconds = "tributary_job_run_seconds"
-    /// A job's wait in the queue, from when it was due (pushed, or its retry's time) to its assignment, by `kind`
-    /// (histogram).
+    /// A job's wait in the queue, from when it was last due (pushed, queued again, or its retry's time) to its
+    /// assignment, by `kind` (histogram).
     public static let jobQueueWaitSeconds = "tributary_job_queue_wait_seconds"
     /// Objects inserted, updated or deleted by committed saves (an object a save names but leaves as it was, such as
     /// a user found by its login, is not counted) (counter).
@@ -30,7 +30,7 @@ public enum MetricNames {
     public static let groupCommitRows = "tributary_group_commit_rows"
     /// A group commit's time on the writer (histogram).
     public static let groupCommitSeconds = "tributary_group_commit_seconds"
-    /// From a save's arrival to its commit being answered (histogram).
+    /// From the router taking a save from its message to the end of the commit that wrote it (histogram).
     public static let saveCommitSeconds = "tributary_save_commit_seconds"
     /// From a commit's end to its didSave being handed to the feed (histogram).
     public static let commitPublishSeconds = "tributary_commit_publish_seconds"

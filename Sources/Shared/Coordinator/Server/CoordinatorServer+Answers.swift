@@ -98,7 +98,7 @@ extension CoordinatorServer {
         let now = Date().timeIntervalSince1970
         for job in jobs {
             workers[peer]?.jobs[job.id] = job.attempt
-            jobMetrics.started(job: job.id, kind: job.spec.kind, waited: now - job.dueAt)
+            jobMetrics.started(job: job.id, attempt: job.attempt, kind: job.spec.kind, waited: now - job.dueAt)
             let assignment = Tributary_V1_JobAssignment.with {
                 $0.jobID = UInt64(job.id)
                 $0.attempt = UInt32(clamping: job.attempt)

@@ -38,11 +38,12 @@ extension CoordinatorServer {
     /// what is committed without first committing the saves gathered (a dashboard reading every second must not
     /// cut the writer's group commits short).
     func handleLocal(_ envelope: Tributary_V1_Envelope, from peer: Data) async {
-        if !Self.onlyReads(envelope.body) { await commitAll() }
+        if !Self.needsNoCommitFirst(envelope.body) { await commitAll() }
         await respond(to: envelope, from: peer)
     }
 
-    private static func onlyReads(_ body: Tributary_V1_Envelope.OneOf_Body?) -> Bool {
+    /// Reads, answered from what is committed; and a push, which queues behind the saves as a client's does.
+    private static func needsNoCommitFirst(_ body: Tributary_V1_Envelope.OneOf_Body?) -> Bool {
         switch body {
         case .pushJobs, .statusRequest, .batchStatusRequest, .jobsRequest, .jobRequest, .subscribersRequest: true
         default: false

@@ -77,6 +77,11 @@ extension CoordinatorServer {
     private func decode(_ message: SocketLoop.Inbound) -> (Data, [Result<SizedEnvelope, ProtocolError>])? {
         let frames = message.frames
         guard let routingID = frames.first else { return nil }
+        // ZeroMQ gives no peer such an id; one that chose it could take a local request's reply: dropped.
+        if LocalPeers.isLocal(routingID) {
+            logger.warning("message dropped: its sender's routing id is one kept for local requests")
+            return nil
+        }
         do {
             return (routingID, try Wire.decodeEach(frames.dropFirst()))
         } catch let error as ProtocolError {

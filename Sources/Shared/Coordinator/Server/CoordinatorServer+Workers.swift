@@ -73,8 +73,7 @@ extension CoordinatorServer {
             workers[member.peer]?.jobs[member.save.jobID] = nil
         }
         if member.save.completesJob, !ack.duplicate {
-            jobMetrics.done(job: member.save.jobID)
-            totals.jobDone()
+            if jobMetrics.done(job: member.save.jobID, attempt: member.save.attempt) { totals.jobDone() }
         }
         replyOrGather(to: member.peer, requestID: member.requestID, .saveAck(ack))
     }
@@ -103,7 +102,7 @@ extension CoordinatorServer {
             id: Int64(failure.jobID), attempt: Int(failure.attempt), worker: worker.id, message: failure.message,
             permanent: failure.permanent)
         if let outcome {
-            jobMetrics.failed(job: Int64(failure.jobID), dead: outcome == .dead)
+            jobMetrics.failed(job: Int64(failure.jobID), attempt: Int(failure.attempt), dead: outcome == .dead)
             logger.notice("job attempt failed", metadata: ["job": "\(failure.jobID)", "outcome": "\(outcome)"])
             await publishProgress(ofJobs: [Int64(failure.jobID)])
         }
@@ -122,16 +121,17 @@ extension CoordinatorServer {
         // jobs it was given count as lost attempts; any claimed for it and not yet sent are handed back.
         let requeued: Int
         do {
+            // The metrics follow what the store did: a job whose completing save committed first stays done.
             if handsBack {
-                requeued = try await store.releaseJobs(of: worker.id)
-                for id in worker.jobs.keys { jobMetrics.handedBack(job: id) }
+                let released = try await store.releaseJobsNamingThem(of: worker.id)
+                requeued = released.count
+                for id in released { jobMetrics.handedBack(job: id) }
             } else {
-                let lost = try await store.requeueJobsNamingDead(
+                let lost = try await store.requeueJobsNamingFailed(
                     of: worker.id, started: Set(worker.jobs.keys), reason: "attempt lost: worker \(worker.id) \(reason)"
                 )
                 requeued = lost.requeued
-                let dead = Set(lost.dead)
-                for id in worker.jobs.keys { jobMetrics.failed(job: id, dead: dead.contains(id)) }
+                for (id, dead) in lost.failed { jobMetrics.failed(job: id, attempt: worker.jobs[id], dead: dead) }
             }
         } catch {
             if workers[peer]?.id == worker.id { workers[peer]?.leaving = false }
@@ -164,7 +164,7 @@ extension CoordinatorServer {
     /// Tells the workers of attempts that timed out (maintenance failed them in the store) to stop them.
     func stopAttempts(_ attempts: [RootStore.TimedOutAttempt]) {
         for expired in attempts {
-            jobMetrics.failed(job: expired.jobID, dead: expired.outcome == .dead)
+            jobMetrics.failed(job: expired.jobID, attempt: expired.attempt, dead: expired.outcome == .dead)
             // Only the attempt that timed out: by now the job may have been retried and leased again.
             guard let holder = workers.routingID(holding: expired.jobID),
                 workers[holder]?.jobs[expired.jobID] == expired.attempt

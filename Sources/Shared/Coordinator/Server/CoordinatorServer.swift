@@ -135,8 +135,9 @@ public actor CoordinatorServer: Service {
         }
         readers = ReaderPool(
             store: store, limitPerPeer: configuration.limits.maximumPendingRequestsPerPeer, logger: logger
-        ) { peer, requestID, body in
+        ) { [localPeers] peer, requestID, body in
             if case .error(let error) = body { WriterMetrics.refused(ProtocolError.name(of: error.code)) }
+            if localPeers.deliver(body, to: peer) { return }
             loop.send([peer] + Wire.frames(Wire.envelope(requestID, body)), on: Self.routerSocket)
         }
     }
@@ -316,8 +317,10 @@ public actor CoordinatorServer: Service {
             case let error as StoreError: "\(message): \(error.code)"
             default: message
             }
+        // Local requests (the HTTP endpoint's) each have an id of their own: they share one key.
         peerLog.log(
-            message, level: level, peer: peer, kind: kind, metadata: metadata.merging(["error": "\(error)"]) { $1 },
+            message, level: level, peer: LocalPeers.isLocal(peer) ? LocalPeers.logKey : peer, kind: kind,
+            metadata: metadata.merging(["error": "\(error)"]) { $1 },
             to: logger)
     }
 

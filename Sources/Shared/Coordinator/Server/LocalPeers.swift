@@ -14,6 +14,11 @@ final class LocalPeers: Sendable {
 
     private let state = Mutex(State())
     private static let prefix = Data([0, 0x6c, 0x6f, 0x63, 0x61])  // 0, "loca"
+    /// What the router's log throttle counts every local request's refusals under.
+    static let logKey = Data("http".utf8)
+    /// Most requests waiting at once: beyond it a request is refused (``LocalRequestError/busy``), so callers
+    /// in a loop cannot queue work in front of the workers' saves without bound.
+    static let maximumWaiting = 32
 
     /// Whether `peer` names a local request rather than a ZeroMQ peer.
     static func isLocal(_ peer: Data) -> Bool {
@@ -21,17 +26,23 @@ final class LocalPeers: Sendable {
     }
 
     /// Registers a request waiting for its reply.
-    /// - Returns: the routing id to handle it under; nil once closed (the continuation was resumed with an error).
+    /// - Returns: the routing id to handle it under; nil once closed or too many wait (the continuation was
+    ///   resumed with the error).
     func register(_ continuation: CheckedContinuation<Tributary_V1_Envelope.OneOf_Body, any Error>) -> Data? {
+        var refusal = LocalRequestError.stopped
         let peer: Data? = state.withLock { state in
             guard !state.closed else { return nil }
+            guard state.waiting.count < Self.maximumWaiting else {
+                refusal = .busy
+                return nil
+            }
             state.next += 1
             var id = Self.prefix
             withUnsafeBytes(of: state.next.bigEndian) { id.append(contentsOf: $0) }
             state.waiting[id] = continuation
             return id
         }
-        if peer == nil { continuation.resume(throwing: LocalRequestError.stopped) }
+        if peer == nil { continuation.resume(throwing: refusal) }
         return peer
     }
 
@@ -60,11 +71,14 @@ public enum LocalRequestError: Error, CustomStringConvertible {
     case stopped
     /// The request is not one the coordinator answers for a local caller.
     case notLocal(String)
+    /// Too many requests are waiting for the router (``LocalPeers/maximumWaiting``).
+    case busy
 
     public var description: String {
         switch self {
         case .stopped: "the coordinator is stopping"
         case .notLocal(let name): "\(name) is not a request the coordinator answers in its process"
+        case .busy: "too many requests are waiting for the coordinator; try again"
         }
     }
 }

@@ -44,7 +44,8 @@ public struct ClaimedJob: Sendable {
     public let attempt: Int
     public var spec: JobSpec
     public let committedBatches: Int
-    /// When it became due (pushed, or its `run_at`), in seconds since 1970: its wait in the queue ends now.
+    /// When it was last due (pushed, queued again, or its `run_at`), in seconds since 1970: its wait in the queue
+    /// ends now.
     public let dueAt: Double
 }
 
@@ -181,7 +182,7 @@ extension RootStore {
                 leased_at = ?2
             WHERE id IN (SELECT id FROM tributary_jobs WHERE state = \(JobState.queued.sql) AND run_at <= ?2
                          AND kind IN (\(SQLText.placeholders(kinds.count, from: 4))) ORDER BY priority DESC, id LIMIT ?3)
-            RETURNING id, attempt, kind, arguments, total, committed_batches, MAX(created_at, run_at)
+            RETURNING id, attempt, kind, arguments, total, committed_batches, MAX(created_at, run_at, updated_at)
             """)
         claim.bind(1, worker)
         claim.bind(2, now)
@@ -262,13 +263,14 @@ extension RootStore {
     public func requeueJobs(of worker: String, started: Set<Int64>? = nil, reason: String = "its worker was lost")
         async throws -> Int
     {
-        try await requeueJobsNamingDead(of: worker, started: started, reason: reason).requeued
+        try await requeueJobsNamingFailed(of: worker, started: started, reason: reason).requeued
     }
 
-    /// ``requeueJobs(of:started:reason:)``, also naming the jobs that died of the lost attempt (their last).
-    public func requeueJobsNamingDead(
+    /// ``requeueJobs(of:started:reason:)``, also naming the jobs whose attempt counted as failed, and whether each
+    /// died of it (its last attempt).
+    public func requeueJobsNamingFailed(
         of worker: String, started: Set<Int64>? = nil, reason: String = "its worker was lost"
-    ) async throws -> (requeued: Int, dead: [Int64]) {
+    ) async throws -> (requeued: Int, failed: [(id: Int64, dead: Bool)]) {
         try await pool.write { db in
             let jobs = try Row.fetchAll(
                 db,
@@ -277,7 +279,7 @@ extension RootStore {
                     FROM tributary_jobs WHERE state = \(JobState.running.sql) AND worker = ?
                     """, arguments: [worker])
             var requeued = 0
-            var dead: [Int64] = []
+            var failed: [(id: Int64, dead: Bool)] = []
             for job in jobs {
                 let id: Int64 = job["id"]
                 let attempt: Int = job["attempt"]
@@ -293,9 +295,10 @@ extension RootStore {
                 }
                 let outcome = try Self.recordFailure(
                     db, job: job, id: id, attempt: attempt, message: reason, permanent: false, retryAt: 0)
-                if case .retrying = outcome { requeued += 1 } else { dead.append(id) }
+                if case .retrying = outcome { requeued += 1 }
+                failed.append((id, outcome == .dead))
             }
-            return (requeued, dead)
+            return (requeued, failed)
         }
     }
 
@@ -304,13 +307,19 @@ extension RootStore {
     /// - Returns: how many jobs went back.
     @discardableResult
     public func releaseJobs(of worker: String) async throws -> Int {
+        try await releaseJobsNamingThem(of: worker).count
+    }
+
+    /// ``releaseJobs(of:)``, naming the jobs that went back.
+    public func releaseJobsNamingThem(of worker: String) async throws -> [Int64] {
         try await pool.write { db in
-            try db.execute(
+            try Int64.fetchAll(
+                db,
                 sql: """
                     UPDATE tributary_jobs SET state = \(JobState.queued.sql), worker = NULL, attempt = MAX(attempt - 1, 0)
                     WHERE state = \(JobState.running.sql) AND worker = ?
+                    RETURNING id
                     """, arguments: [worker])
-            return db.changesCount
         }
     }
 

@@ -342,7 +342,8 @@
   async function act(method, path, what, success, buttons) {
     const run = () => act(method, path, what, success, buttons);
     const token = getToken();
-    const headers = authorization({ Accept: 'application/json' });
+    // The coordinator takes an action only with this header: a page of another site cannot send it unasked.
+    const headers = authorization({ Accept: 'application/json', 'X-Tributary-Action': '1' });
     for (const node of buttons) node.disabled = true;
     try {
       let response;
