@@ -27,6 +27,9 @@ public enum JSONOutput {
                 ]
             },
             "running": reply.running.map(fields),
+            "queues": reply.queues.map { queue -> [String: Any] in
+                ["name": queue.name, "queued": queue.queued, "latencySeconds": queue.latencySeconds]
+            },
         ])
     }
 
@@ -49,7 +52,7 @@ public enum JSONOutput {
             "errors": job.errors.map {
                 ["attempt": Int($0.attempt), "at": $0.at, "message": $0.message] as [String: Any]
             },
-            "arguments": job.arguments,
+            "arguments": job.arguments, "queue": job.queue.isEmpty ? "default" : job.queue,
         ]
     }
 

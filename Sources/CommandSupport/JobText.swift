@@ -20,7 +20,8 @@ public enum JobText {
     public static func details(_ job: Tributary_V1_JobInfo) -> String {
         var lines = [
             "job       \(job.jobID)", "state     \(job.state)", "kind      \(job.kind)",
-            "batch     \(job.batch)", "attempt   \(job.attempt) of \(job.maxAttempts)",
+            "queue     \(job.queue.isEmpty ? "default" : job.queue)", "batch     \(job.batch)",
+            "attempt   \(job.attempt) of \(job.maxAttempts)",
             "progress  \(job.done) / \(job.total)",
         ]
         if !job.workerID.isEmpty { lines.append("worker    \(job.workerID)") }

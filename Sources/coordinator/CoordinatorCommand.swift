@@ -44,6 +44,12 @@ struct CoordinatorCommand: AsyncParsableCommand {
     var workerConcurrency: Int?
 
     @Option(
+        help: ArgumentHelp(
+            "The named queues the local workers serve, in order (their --queues; default: default).",
+            valueName: "queue,queue"))
+    var workerQueues: String?
+
+    @Option(
         help:
             "Hours to keep finished (done or cancelled) jobs; 0 keeps them. Dead jobs stay; a done job's payload goes at once."
     )
@@ -147,6 +153,15 @@ struct CoordinatorCommand: AsyncParsableCommand {
         if let workerConcurrency, !(1...1024).contains(workerConcurrency) {
             throw ValidationError("--worker-concurrency must be between 1 and 1024")
         }
+        if let workerQueues {
+            let queues = workerQueues.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard !queues.isEmpty, queues.count <= JobQueue.maximumQueuesPerWorker else {
+                throw ValidationError("--worker-queues must name 1 to \(JobQueue.maximumQueuesPerWorker) queues")
+            }
+            for queue in queues {
+                if let refusal = JobQueue.refusal(of: queue) { throw ValidationError("--worker-queues: \(refusal)") }
+            }
+        }
         guard listen != feed || listen.hasSuffix(":*") else {
             throw ValidationError("--listen and --feed must be different endpoints")
         }
@@ -242,6 +257,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
             if let workerConcurrency {
                 configuration.workerArguments += ["--concurrency", String(workerConcurrency)]
             }
+            if let workerQueues { configuration.workerArguments += ["--queues", workerQueues] }
         }
         let storePath = store
         let service = CoordinatorService(

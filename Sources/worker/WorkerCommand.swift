@@ -3,6 +3,7 @@ import Foundation
 import ServiceLifecycle
 import TributaryClient
 import TributaryCommandSupport
+import TributaryCore
 import TributaryMessaging
 
 /// `tributary-worker`: runs jobs in slave contexts and sends their change sets to the coordinator.
@@ -41,6 +42,12 @@ struct WorkerCommand: AsyncParsableCommand {
     var concurrency: Int = 8
 
     @Option(
+        help: ArgumentHelp(
+            "The named queues to serve, in order: a job of the first that has one due, then of the next.",
+            valueName: "queue,queue"))
+    var queues: String = JobQueue.defaultName
+
+    @Option(
         help:
             "Stop at once, without finishing running jobs (the next coordinator runs them again), when this process is no longer the parent (set by a coordinator's pool)."
     )
@@ -49,6 +56,15 @@ struct WorkerCommand: AsyncParsableCommand {
     @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
+        let queueList = Self.queueList(queues)
+        guard !queueList.isEmpty, queueList.count <= JobQueue.maximumQueuesPerWorker else {
+            throw ValidationError(
+                "--queues must name 1 to \(JobQueue.maximumQueuesPerWorker) queues, separated by commas")
+        }
+        for queue in queueList {
+            if let refusal = JobQueue.refusal(of: queue) { throw ValidationError("--queues: \(refusal)") }
+        }
+        guard Set(queueList).count == queueList.count else { throw ValidationError("--queues names a queue twice") }
         guard (1...1024).contains(concurrency) else {
             throw ValidationError(
                 "--concurrency must be between 1 and 1024 (the most jobs the coordinator leases one worker)")
@@ -63,6 +79,11 @@ struct WorkerCommand: AsyncParsableCommand {
         }
     }
 
+    /// `a,b,c` as a list, spaces and empty entries dropped.
+    static func queueList(_ text: String) -> [String] {
+        text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
     func run() async throws {
         let logger = logging.makeLogger(label: "tributary.worker")
         var configuration = WorkerConfiguration()
@@ -71,6 +92,7 @@ struct WorkerCommand: AsyncParsableCommand {
         if let name { configuration.name = name }
         configuration.heartbeatInterval = .milliseconds(heartbeatMs)
         configuration.concurrency = concurrency
+        configuration.queues = Self.queueList(queues)
         let group = ServiceGroup(
             configuration: .init(
                 services: [.init(service: WorkerService(configuration: configuration, logger: logger))],

@@ -9,7 +9,7 @@ import Testing
 
 /// Stores written before integer row keys (format 5) open upgraded, with every object, relationship and history
 /// record. The fixture was written by a real coordinator of format 5 (Tests/Fixtures/store-format-5/make.sh).
-@Suite("Store upgrade: format 5 → 6")
+@Suite("Store upgrade: format 5 → 6 (and on to 7)")
 struct StoreUpgradeTests {
     static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Fixtures/store-format-5")
@@ -113,7 +113,9 @@ struct StoreUpgradeTests {
         let after = try Contents.read(path, rowKey: "_rowid")
         #expect(after == before)
         try Self.readOnly(path).read { db in
-            #expect(try String.fetchOne(db, sql: "SELECT value FROM tributary_meta WHERE key = 'format'") == "6")
+            #expect(
+                try String.fetchOne(db, sql: "SELECT value FROM tributary_meta WHERE key = 'format'")
+                    == String(Schema.format))
             let columns = try Row.fetchAll(db, sql: "PRAGMA table_info(PullRequest)").map {
                 "\($0["name"] as String) \($0["type"] as String)"
             }
@@ -147,7 +149,7 @@ struct StoreUpgradeTests {
         }
         #expect(stopped == 0)
         let log = try String(contentsOfFile: coordinator.logPath, encoding: .utf8)
-        #expect(log.contains("store upgraded to format 6"), "\(log)")
+        #expect(log.contains("store upgraded to format \(Schema.format)"), "\(log)")
         let counts = try await Self.readOnly(coordinator.storePath).read { db throws -> [Int?] in
             [
                 try Int.fetchOne(db, sql: "SELECT count(*) FROM PullRequest"),
@@ -164,5 +166,50 @@ struct StoreUpgradeTests {
             ]
         }
         #expect(counts == [3100, 3100, 600, 0, 14, 13])
+    }
+}
+
+/// A store written before named queues (format 6) opens upgraded: every job in `default`, claimable again, and
+/// nothing else changed. The fixture was written by a real coordinator of format 6 (Tests/Fixtures/store-format-6).
+@Suite("Store upgrade: format 6 → 7")
+struct QueueUpgradeTests {
+    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Fixtures/store-format-6")
+
+    @Test("the fixture's jobs land in `default` and its queued ones are claimed from there; users and history stay")
+    func upgradesJobs() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("store.sqlite")
+        try FileManager.default.copyItem(atPath: Self.fixture.appendingPathComponent("store.sqlite").path, toPath: path)
+        let modelJSON = try String(contentsOf: Self.fixture.appendingPathComponent("model.json"), encoding: .utf8)
+        let before = try await StoreUpgradeTests.readOnly(path).read { db in
+            (
+                try Int.fetchOne(db, sql: "SELECT value FROM tributary_meta WHERE key = 'format'"),
+                try String.fetchAll(db, sql: "SELECT id || state || kind || attempt FROM tributary_jobs ORDER BY id"),
+                try String.fetchAll(db, sql: "SELECT login || coalesce(name, '-') FROM User ORDER BY login"),
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM tributary_history")
+            )
+        }
+        #expect(before.0 == 6, "the fixture is not a format-6 store")
+
+        let store = try RootStore.open(path: path, model: try Model.decode(Data(modelJSON.utf8), source: "fixture"))
+        #expect(store.upgrade?.fromFormat == 6)
+        let after = try await store.pool.read { db in
+            (
+                try Int.fetchOne(db, sql: "SELECT value FROM tributary_meta WHERE key = 'format'"),
+                try String.fetchAll(db, sql: "SELECT id || state || kind || attempt FROM tributary_jobs ORDER BY id"),
+                try String.fetchAll(db, sql: "SELECT login || coalesce(name, '-') FROM User ORDER BY login"),
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM tributary_history"),
+                try Set(String.fetchAll(db, sql: "SELECT queue FROM tributary_jobs"))
+            )
+        }
+        #expect(after.0 == 7)
+        #expect(after.1 == before.1 && after.2 == before.2 && after.3 == before.3)
+        #expect(after.2.count == 200)
+        #expect(after.4 == ["default"])
+        #expect(try await store.queueDepths().map(\.name) == ["default"])
+        let claimed = try await store.claimJobs(for: "w1", kinds: ["report"], limit: 10)
+        #expect(claimed.count == 5 && claimed.allSatisfy { $0.spec.queue == "default" })
+        try store.close()
     }
 }

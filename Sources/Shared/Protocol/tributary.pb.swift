@@ -885,6 +885,10 @@ public nonisolated struct Tributary_V1_WorkerHello: Sendable {
   /// has queued for it is then sent packed. Peers may always send the coordinator such batches.
   public var acceptsBatches: Bool = false
 
+  /// The queues this worker serves, in order: it takes a job of the first queue that has one, then of the next.
+  /// Empty = ["default"].
+  public var queues: [String] = []
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1220,6 +1224,9 @@ public nonisolated struct Tributary_V1_JobSpec: Sendable {
   /// an attempt running longer fails (and is retried); 0 = no limit
   public var timeoutMs: UInt32 = 0
 
+  /// the named queue it waits in; empty = "default" (docs/jobs.md)
+  public var queue: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1342,11 +1349,32 @@ public nonisolated struct Tributary_V1_StatusReply: Sendable {
   /// the oldest commit the history keeps (commits before it were pruned)
   public var oldestHistorySeq: UInt64 = 0
 
+  /// each queue with queued jobs, by name
+  public var queues: [Tributary_V1_QueueInfo] = []
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
   fileprivate var _jobs: Tributary_V1_JobCounts? = nil
+}
+
+public nonisolated struct Tributary_V1_QueueInfo: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var name: String = String()
+
+  /// jobs waiting in it (retries and delayed jobs included)
+  public var queued: UInt64 = 0
+
+  /// how long its oldest due job has waited; 0 when none is due
+  public var latencySeconds: Double = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
 }
 
 public nonisolated struct Tributary_V1_PoolProcess: Sendable {
@@ -1564,6 +1592,8 @@ public nonisolated struct Tributary_V1_JobInfo: Sendable {
   public var errors: [Tributary_V1_JobError] = []
 
   public var arguments: Dictionary<String,String> = [:]
+
+  public var queue: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2974,7 +3004,7 @@ nonisolated extension Tributary_V1_PropertyConflict: SwiftProtobuf.Message, Swif
 
 nonisolated extension Tributary_V1_WorkerHello: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".WorkerHello"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}pid\0\u{3}heartbeat_interval_ms\0\u{3}job_kinds\0\u{3}accepts_batches\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}pid\0\u{3}heartbeat_interval_ms\0\u{3}job_kinds\0\u{3}accepts_batches\0\u{1}queues\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2987,6 +3017,7 @@ nonisolated extension Tributary_V1_WorkerHello: SwiftProtobuf.Message, SwiftProt
       case 3: try { try decoder.decodeSingularUInt32Field(value: &self.heartbeatIntervalMs) }()
       case 4: try { try decoder.decodeRepeatedStringField(value: &self.jobKinds) }()
       case 5: try { try decoder.decodeSingularBoolField(value: &self.acceptsBatches) }()
+      case 6: try { try decoder.decodeRepeatedStringField(value: &self.queues) }()
       default: break
       }
     }
@@ -3008,6 +3039,9 @@ nonisolated extension Tributary_V1_WorkerHello: SwiftProtobuf.Message, SwiftProt
     if self.acceptsBatches != false {
       try visitor.visitSingularBoolField(value: self.acceptsBatches, fieldNumber: 5)
     }
+    if !self.queues.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.queues, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3017,6 +3051,7 @@ nonisolated extension Tributary_V1_WorkerHello: SwiftProtobuf.Message, SwiftProt
     if lhs.heartbeatIntervalMs != rhs.heartbeatIntervalMs {return false}
     if lhs.jobKinds != rhs.jobKinds {return false}
     if lhs.acceptsBatches != rhs.acceptsBatches {return false}
+    if lhs.queues != rhs.queues {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3594,7 +3629,7 @@ nonisolated extension Tributary_V1_Column: SwiftProtobuf.Message, SwiftProtobuf.
 
 nonisolated extension Tributary_V1_JobSpec: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".JobSpec"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{1}payload\0\u{1}arguments\0\u{1}total\0\u{3}max_attempts\0\u{3}backoff_base_ms\0\u{3}backoff_cap_ms\0\u{1}priority\0\u{3}run_at\0\u{3}unique_key\0\u{3}timeout_ms\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{1}payload\0\u{1}arguments\0\u{1}total\0\u{3}max_attempts\0\u{3}backoff_base_ms\0\u{3}backoff_cap_ms\0\u{1}priority\0\u{3}run_at\0\u{3}unique_key\0\u{3}timeout_ms\0\u{1}queue\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3613,6 +3648,7 @@ nonisolated extension Tributary_V1_JobSpec: SwiftProtobuf.Message, SwiftProtobuf
       case 9: try { try decoder.decodeSingularDoubleField(value: &self.runAt) }()
       case 10: try { try decoder.decodeSingularStringField(value: &self.uniqueKey) }()
       case 11: try { try decoder.decodeSingularUInt32Field(value: &self.timeoutMs) }()
+      case 12: try { try decoder.decodeSingularStringField(value: &self.queue) }()
       default: break
       }
     }
@@ -3652,6 +3688,9 @@ nonisolated extension Tributary_V1_JobSpec: SwiftProtobuf.Message, SwiftProtobuf
     if self.timeoutMs != 0 {
       try visitor.visitSingularUInt32Field(value: self.timeoutMs, fieldNumber: 11)
     }
+    if !self.queue.isEmpty {
+      try visitor.visitSingularStringField(value: self.queue, fieldNumber: 12)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3667,6 +3706,7 @@ nonisolated extension Tributary_V1_JobSpec: SwiftProtobuf.Message, SwiftProtobuf
     if lhs.runAt != rhs.runAt {return false}
     if lhs.uniqueKey != rhs.uniqueKey {return false}
     if lhs.timeoutMs != rhs.timeoutMs {return false}
+    if lhs.queue != rhs.queue {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3873,7 +3913,7 @@ nonisolated extension Tributary_V1_JobCounts: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Tributary_V1_StatusReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StatusReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}workers\0\u{1}jobs\0\u{3}last_seq\0\u{3}store_path\0\u{1}pool\0\u{1}running\0\u{3}oldest_history_seq\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}workers\0\u{1}jobs\0\u{3}last_seq\0\u{3}store_path\0\u{1}pool\0\u{1}running\0\u{3}oldest_history_seq\0\u{1}queues\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3888,6 +3928,7 @@ nonisolated extension Tributary_V1_StatusReply: SwiftProtobuf.Message, SwiftProt
       case 5: try { try decoder.decodeRepeatedMessageField(value: &self.pool) }()
       case 6: try { try decoder.decodeRepeatedMessageField(value: &self.running) }()
       case 7: try { try decoder.decodeSingularUInt64Field(value: &self.oldestHistorySeq) }()
+      case 8: try { try decoder.decodeRepeatedMessageField(value: &self.queues) }()
       default: break
       }
     }
@@ -3919,6 +3960,9 @@ nonisolated extension Tributary_V1_StatusReply: SwiftProtobuf.Message, SwiftProt
     if self.oldestHistorySeq != 0 {
       try visitor.visitSingularUInt64Field(value: self.oldestHistorySeq, fieldNumber: 7)
     }
+    if !self.queues.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.queues, fieldNumber: 8)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3930,6 +3974,47 @@ nonisolated extension Tributary_V1_StatusReply: SwiftProtobuf.Message, SwiftProt
     if lhs.pool != rhs.pool {return false}
     if lhs.running != rhs.running {return false}
     if lhs.oldestHistorySeq != rhs.oldestHistorySeq {return false}
+    if lhs.queues != rhs.queues {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_QueueInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".QueueInfo"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}queued\0\u{3}latency_seconds\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.queued) }()
+      case 3: try { try decoder.decodeSingularDoubleField(value: &self.latencySeconds) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
+    }
+    if self.queued != 0 {
+      try visitor.visitSingularUInt64Field(value: self.queued, fieldNumber: 2)
+    }
+    if self.latencySeconds.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.latencySeconds, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_QueueInfo, rhs: Tributary_V1_QueueInfo) -> Bool {
+    if lhs.name != rhs.name {return false}
+    if lhs.queued != rhs.queued {return false}
+    if lhs.latencySeconds != rhs.latencySeconds {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4357,7 +4442,7 @@ nonisolated extension Tributary_V1_JobError: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Tributary_V1_JobInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".JobInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}job_id\0\u{1}batch\0\u{1}kind\0\u{1}state\0\u{1}attempt\0\u{3}max_attempts\0\u{1}done\0\u{1}total\0\u{3}worker_id\0\u{3}run_at\0\u{3}created_at\0\u{3}updated_at\0\u{1}errors\0\u{1}arguments\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}job_id\0\u{1}batch\0\u{1}kind\0\u{1}state\0\u{1}attempt\0\u{3}max_attempts\0\u{1}done\0\u{1}total\0\u{3}worker_id\0\u{3}run_at\0\u{3}created_at\0\u{3}updated_at\0\u{1}errors\0\u{1}arguments\0\u{1}queue\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4379,6 +4464,7 @@ nonisolated extension Tributary_V1_JobInfo: SwiftProtobuf.Message, SwiftProtobuf
       case 12: try { try decoder.decodeSingularDoubleField(value: &self.updatedAt) }()
       case 13: try { try decoder.decodeRepeatedMessageField(value: &self.errors) }()
       case 14: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: &self.arguments) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.queue) }()
       default: break
       }
     }
@@ -4427,6 +4513,9 @@ nonisolated extension Tributary_V1_JobInfo: SwiftProtobuf.Message, SwiftProtobuf
     if !self.arguments.isEmpty {
       try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: self.arguments, fieldNumber: 14)
     }
+    if !self.queue.isEmpty {
+      try visitor.visitSingularStringField(value: self.queue, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4445,6 +4534,7 @@ nonisolated extension Tributary_V1_JobInfo: SwiftProtobuf.Message, SwiftProtobuf
     if lhs.updatedAt != rhs.updatedAt {return false}
     if lhs.errors != rhs.errors {return false}
     if lhs.arguments != rhs.arguments {return false}
+    if lhs.queue != rhs.queue {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

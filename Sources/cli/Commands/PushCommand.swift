@@ -35,6 +35,9 @@ struct PushJobCommand: AsyncParsableCommand {
     @Option(help: "Priority of the job: higher runs first.")
     var priority: Int32 = 0
 
+    @Option(help: "The named queue the job waits in (workers serve the queues they were started with).")
+    var queue: String = JobQueue.defaultName
+
     @Option(
         help: ArgumentHelp(
             "Enqueue nothing while a job with this key is queued or running (prints that job's id instead).",
@@ -45,6 +48,7 @@ struct PushJobCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard !kind.isEmpty else { throw ValidationError("--kind must name a job kind") }
+        if let refusal = JobQueue.refusal(of: queue) { throw ValidationError("--queue: \(refusal)") }
         if let uniqueKey, uniqueKey.isEmpty { throw ValidationError("--unique-key must not be empty") }
         for argument in arguments where !argument.contains("=") || argument.hasPrefix("=") {
             throw ValidationError("--argument '\(argument)' is not key=value")
@@ -58,6 +62,7 @@ struct PushJobCommand: AsyncParsableCommand {
         var spec = Tributary_V1_JobSpec()
         spec.kind = kind
         spec.priority = priority
+        if queue != JobQueue.defaultName { spec.queue = queue }
         if let uniqueKey { spec.uniqueKey = uniqueKey }
         for argument in arguments {
             let parts = argument.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
@@ -119,6 +124,9 @@ struct PushImportCommand: AsyncParsableCommand {
     @Option(help: "Priority of the jobs: higher runs first.")
     var priority: Int32 = 0
 
+    @Option(help: "The named queue the jobs wait in (workers serve the queues they were started with).")
+    var queue: String = JobQueue.defaultName
+
     @Option(help: "Seconds to wait before the jobs may run.")
     var delay: Double = 0
 
@@ -132,6 +140,7 @@ struct PushImportCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard chunk > 0 else { throw ValidationError("--chunk must be a positive number of rows") }
+        if let refusal = JobQueue.refusal(of: queue) { throw ValidationError("--queue: \(refusal)") }
         if let uniqueKey, uniqueKey.isEmpty { throw ValidationError("--unique-key must not be empty") }
         guard delay >= 0 && delay.isFinite else {
             throw ValidationError("--delay must be a number of seconds, 0 or more")
@@ -150,6 +159,7 @@ struct PushImportCommand: AsyncParsableCommand {
             var spec = ImportJob.spec(entity: entity, payload: chunk.payload, rows: chunk.rows)
             spec.priority = priority
             spec.runAt = runAt
+            if queue != JobQueue.defaultName { spec.queue = queue }
             if let uniqueKey { spec.uniqueKey = "\(uniqueKey)#\(index + 1)" }
             return spec
         }

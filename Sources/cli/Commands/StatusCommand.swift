@@ -27,6 +27,11 @@ struct StatusCommand: AsyncParsableCommand {
         Terminal.line(
             "jobs      queued \(jobs.queued)  running \(jobs.running)  done \(jobs.done)  dead \(jobs.dead)  cancelled \(jobs.cancelled)"
         )
+        for queue in status.queues {
+            Terminal.line(
+                "queue     \(queue.name)  \(queue.queued) queued  latency \(String(format: "%.1f", queue.latencySeconds))s"
+            )
+        }
         for process in status.pool {
             let state = process.crashLooping ? "CRASH LOOP" : process.pid == 0 ? "restarting" : "running"
             Terminal.line(

@@ -1,4 +1,5 @@
 import Foundation
+import TributaryCore
 import TributaryMessaging
 
 /// How a worker process reaches its coordinator and which jobs it runs.
@@ -19,6 +20,8 @@ public struct WorkerConfiguration: Sendable {
     public var concurrency = 8
     /// The job handlers, by kind. The built-in `import` and `noop` handlers are always there.
     public var handlers: [any JobHandler] = [ImportJobHandler(), NoopJobHandler()]
+    /// The named queues it serves, in order: a job of the first that has one due, then of the next.
+    public var queues: [String] = [JobQueue.defaultName]
 
     public init() {}
 

@@ -36,6 +36,9 @@ extension CoordinatorServer {
         guard spec.uniqueKey.utf8.count <= 256 else {
             throw ProtocolError(.invalidRequest, "job \(index) has a unique_key longer than 256 bytes")
         }
+        if !spec.queue.isEmpty, let refusal = JobQueue.refusal(of: spec.queue) {
+            throw ProtocolError(.invalidRequest, "job \(index): \(refusal)")
+        }
         let limit = configuration.limits.maximumPayloadBytes
         guard spec.payload.count <= limit else {
             throw ProtocolError(
@@ -64,8 +67,16 @@ extension CoordinatorServer {
         let (counts, lastSeq) = try await store.jobCounts()
         let running = try await store.runningJobs()
         let oldestHistorySeq = try await store.oldestKeptSequenceNumber()
+        let queues = try await store.queueDepths()
         let now = ContinuousClock.now
         let reply = Tributary_V1_StatusReply.with { reply in
+            reply.queues = queues.map { queue in
+                Tributary_V1_QueueInfo.with {
+                    $0.name = queue.name
+                    $0.queued = queue.queued
+                    $0.latencySeconds = queue.latency
+                }
+            }
             reply.jobs = counts.wire
             reply.lastSeq = lastSeq
             reply.oldestHistorySeq = oldestHistorySeq

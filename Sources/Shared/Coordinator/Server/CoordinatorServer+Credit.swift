@@ -27,7 +27,8 @@ extension CoordinatorServer {
             claims.append(
                 QueuedCommit.Claim(
                     peer: peer, worker: worker,
-                    request: ClaimRequest(worker: worker.id, kinds: worker.jobKinds, limit: wanted)))
+                    request: ClaimRequest(
+                        worker: worker.id, kinds: worker.jobKinds, queues: worker.queues, limit: wanted)))
         }
         return claims
     }

@@ -5,6 +5,16 @@ import TributaryProtocol
 extension CoordinatorServer {
     func workerHello(_ hello: Tributary_V1_WorkerHello, from peer: Data, requestID: UInt64) async throws {
         if stopping { throw ProtocolError(.shuttingDown, "the coordinator is shutting down") }
+        guard hello.queues.count <= JobQueue.maximumQueuesPerWorker else {
+            throw ProtocolError(
+                .invalidRequest,
+                "a worker serves at most \(JobQueue.maximumQueuesPerWorker) queues (got \(hello.queues.count))")
+        }
+        for queue in hello.queues {
+            if let refusal = JobQueue.refusal(of: queue) {
+                throw ProtocolError(.invalidRequest, "WorkerHello: \(refusal)")
+            }
+        }
         if workers[peer] != nil {
             // The same peer said hello again (it restarted its session): its old leases are void.
             try await workerLeft(peer, reason: "reconnected")
@@ -13,7 +23,10 @@ extension CoordinatorServer {
         if hello.acceptsBatches { batchingPeers.insert(peer) }
         logger.info(
             "worker joined",
-            metadata: ["worker": "\(record.id)", "name": "\(record.name)", "pid": "\(record.pid)"])
+            metadata: [
+                "worker": "\(record.id)", "name": "\(record.name)", "pid": "\(record.pid)",
+                "queues": "\(record.queues.joined(separator: ","))",
+            ])
         let welcome = Tributary_V1_Welcome.with {
             $0.workerID = record.id
             $0.modelJson = modelJSON

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TributaryCore
 import TributaryProtocol
 
 /// A worker the coordinator knows: who it is, how it is reached, and what it holds.
@@ -10,6 +11,8 @@ struct WorkerRecord {
     let pid: Int32
     let heartbeatInterval: Duration
     let jobKinds: [String]
+    /// The queues it serves, in order.
+    let queues: [String]
     var lastSeen: ContinuousClock.Instant
     /// Jobs the worker asked for and has not been given yet.
     var credit: UInt32 = 0
@@ -36,7 +39,8 @@ struct WorkerRegistry {
         let interval = Duration.milliseconds(Int64(milliseconds))
         let record = WorkerRecord(
             id: "w\(nextNumber)", routingID: routingID, name: hello.name, pid: hello.pid, heartbeatInterval: interval,
-            jobKinds: hello.jobKinds.isEmpty ? ["import"] : hello.jobKinds, lastSeen: now)
+            jobKinds: hello.jobKinds.isEmpty ? ["import"] : hello.jobKinds,
+            queues: hello.queues.isEmpty ? [JobQueue.defaultName] : hello.queues, lastSeen: now)
         nextNumber += 1
         workers[routingID] = record
         order.append(routingID)

@@ -143,7 +143,7 @@ extension RootStore {
             runAt: runAt == 0 ? nil : Date(timeIntervalSince1970: runAt),
             createdAt: Date(timeIntervalSince1970: row["created_at"]),
             updatedAt: Date(timeIntervalSince1970: row["updated_at"]), arguments: decodeArguments(row["arguments"]),
-            errors: history ?? [])
+            errors: history ?? [], queue: row["queue"] ?? JobQueue.defaultName)
     }
 
     /// A job row's state; a name this version does not know is refused rather than guessed.

@@ -49,15 +49,18 @@ public struct ClaimedJob: Sendable {
     public let dueAt: Double
 }
 
-/// Jobs to lease to a worker: up to `limit` of the oldest queued jobs of `kinds`.
+/// Jobs to lease to a worker: up to `limit` queued jobs of `kinds`, from the first of `queues` that has any due,
+/// then the next; in each queue by priority, then oldest first.
 public struct ClaimRequest: Sendable {
     public let worker: String
     public let kinds: [String]
+    public let queues: [String]
     public var limit: Int
 
-    public init(worker: String, kinds: [String], limit: Int) {
+    public init(worker: String, kinds: [String], queues: [String] = [JobQueue.defaultName], limit: Int) {
         self.worker = worker
         self.kinds = kinds
+        self.queues = queues
         self.limit = limit
     }
 }
@@ -95,8 +98,8 @@ extension RootStore {
             db,
             """
             INSERT INTO tributary_jobs (batch, kind, arguments, total, created_at, updated_at,
-                max_attempts, backoff_base_ms, backoff_cap_ms, priority, run_at, unique_key, timeout_ms)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+                max_attempts, backoff_base_ms, backoff_cap_ms, priority, run_at, unique_key, timeout_ms, queue)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
             """)
         let insertPayload = try statements.statement(
             db, "INSERT INTO tributary_payloads (job_id, payload) VALUES (?, ?)")
@@ -131,6 +134,7 @@ extension RootStore {
             insert.bind(10, spec.runAt?.timeIntervalSince1970 ?? 0)
             insert.bind(11, spec.uniqueKey?.isEmpty == false ? spec.uniqueKey : nil)
             insert.bind(12, spec.timeout?.wholeMilliseconds ?? 0)
+            insert.bind(13, spec.queue)
             try insert.execute()
             let id = db.lastInsertedRowID
             if !spec.payload.isEmpty {
@@ -154,23 +158,30 @@ extension RootStore {
 
     /// Leases the oldest queued job to `worker`, raising its attempt number.
     /// - Returns: the job, or nil when the queue is empty.
-    public func claimJob(for worker: String, kinds: [String]) async throws -> ClaimedJob? {
-        try await claimJobs(for: worker, kinds: kinds, limit: 1).first
+    public func claimJob(for worker: String, kinds: [String], queues: [String] = [JobQueue.defaultName])
+        async throws -> ClaimedJob?
+    {
+        try await claimJobs(for: worker, kinds: kinds, queues: queues, limit: 1).first
     }
 
-    /// Leases up to `limit` of the oldest queued jobs of `kinds` to `worker` in one transaction, raising their
-    /// attempt numbers.
-    /// - Returns: the jobs, oldest first; empty when none is queued.
-    public func claimJobs(for worker: String, kinds: [String], limit: Int) async throws -> [ClaimedJob] {
+    /// Leases up to `limit` queued jobs of `kinds` to `worker` in one transaction, raising their attempt numbers:
+    /// from the first of `queues` that has any due, then the next; in each by priority, then oldest first.
+    /// - Returns: the jobs, by id; empty when none is queued.
+    public func claimJobs(
+        for worker: String, kinds: [String], queues: [String] = [JobQueue.defaultName], limit: Int
+    ) async throws -> [ClaimedJob] {
         try await pool.writeWithoutTransaction { db in
             try self.writer.statements.transaction(db) {
-                try self.claimJobs(for: worker, kinds: kinds, limit: limit, in: db)
+                try self.claimJobs(for: worker, kinds: kinds, queues: queues, limit: limit, in: db)
             }
         }
     }
 
-    /// The claim inside the writer's open transaction, through raw statements (the dispatch hot path).
-    func claimJobs(for worker: String, kinds: [String], limit: Int, in db: Database) throws -> [ClaimedJob] {
+    /// The claim inside the writer's open transaction, through raw statements (the dispatch hot path): one
+    /// statement per queue, in the worker's order, each reading the queued index of its queue.
+    func claimJobs(for worker: String, kinds: [String], queues: [String], limit: Int, in db: Database) throws
+        -> [ClaimedJob]
+    {
         guard !kinds.isEmpty, limit > 0 else { return [] }
         let now = Date().timeIntervalSince1970
         let statements = writer.statements
@@ -180,21 +191,23 @@ extension RootStore {
             """
             UPDATE tributary_jobs SET state = \(JobState.running.sql), attempt = attempt + 1, worker = ?1, updated_at = ?2,
                 leased_at = ?2
-            WHERE id IN (SELECT id FROM tributary_jobs WHERE state = \(JobState.queued.sql) AND run_at <= ?2
-                         AND kind IN (\(SQLText.placeholders(kinds.count, from: 4))) ORDER BY priority DESC, id LIMIT ?3)
-            RETURNING id, attempt, kind, arguments, total, committed_batches, MAX(created_at, run_at, updated_at)
+            WHERE id IN (SELECT id FROM tributary_jobs WHERE state = \(JobState.queued.sql) AND queue = ?4
+                         AND run_at <= ?2 AND kind IN (\(SQLText.placeholders(kinds.count, from: 5)))
+                         ORDER BY priority DESC, id LIMIT ?3)
+            RETURNING id, attempt, kind, arguments, total, committed_batches, MAX(created_at, run_at, updated_at), queue
             """)
-        claim.bind(1, worker)
-        claim.bind(2, now)
-        claim.bind(3, Int64(limit))
-        for (offset, kind) in kinds.enumerated() { claim.bind(Int32(4 + offset), kind) }
         var jobs: [ClaimedJob] = []
-        do {
+        for queue in queues where jobs.count < limit {
+            claim.bind(1, worker)
+            claim.bind(2, now)
+            claim.bind(3, Int64(limit - jobs.count))
+            claim.bind(4, queue)
+            for (offset, kind) in kinds.enumerated() { claim.bind(Int32(5 + offset), kind) }
             defer { claim.reset() }
             while try claim.step() {
                 let spec = JobSpec(
                     kind: claim.text(column: 2) ?? "", arguments: Self.decodeArguments(claim.text(column: 3) ?? "{}"),
-                    total: UInt64(max(0, claim.int64(column: 4))))
+                    total: UInt64(max(0, claim.int64(column: 4))), queue: claim.text(column: 7) ?? queue)
                 jobs.append(
                     ClaimedJob(
                         id: claim.int64(column: 0), attempt: Int(claim.int64(column: 1)), spec: spec,

@@ -138,7 +138,8 @@ extension RootStore {
                             Result {
                                 try self.writer.statements.savepoint(db) {
                                     try self.claimJobs(
-                                        for: claim.worker, kinds: claim.kinds, limit: claim.limit, in: db)
+                                        for: claim.worker, kinds: claim.kinds, queues: claim.queues,
+                                        limit: claim.limit, in: db)
                                 }
                             }
                         }

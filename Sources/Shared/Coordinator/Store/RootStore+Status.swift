@@ -14,6 +14,34 @@ extension RootStore {
         }
     }
 
+    /// A named queue's depth and latency.
+    public struct QueueDepth: Sendable, Equatable {
+        public let name: String
+        /// Jobs waiting in it (retries and delayed jobs included).
+        public let queued: UInt64
+        /// How long its oldest due job has waited, in seconds; 0 when none is due.
+        public let latency: Double
+    }
+
+    /// Each queue that has queued jobs, by name (read from the queued jobs' index, without the writer).
+    public func queueDepths(now: Date = Date()) async throws -> [QueueDepth] {
+        try await pool.read { db in
+            let now = now.timeIntervalSince1970
+            return try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT queue, COUNT(*) AS queued,
+                        MIN(CASE WHEN run_at <= ?1 THEN MAX(created_at, run_at, updated_at) END) AS due
+                    FROM tributary_jobs WHERE state = \(JobState.queued.sql) GROUP BY queue ORDER BY queue
+                    """, arguments: [now]
+            ).map { row in
+                let due: Double? = row["due"]
+                return QueueDepth(
+                    name: row["queue"], queued: Self.count(row, "queued"), latency: due.map { max(0, now - $0) } ?? 0)
+            }
+        }
+    }
+
     /// Progress of the jobs pushed together as `batch`.
     public func batchStatus(_ batch: String) async throws -> BatchStatus {
         try await pool.read { db in

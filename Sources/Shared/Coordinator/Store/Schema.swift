@@ -11,9 +11,9 @@ import TributaryCore
 /// keys never leave the store; reads turn them back into ids.
 enum Schema {
     /// The layout of Tributary's own tables, kept in `tributary_meta` under `format`. A store of format 5 (16-byte
-    /// keys in relationships) is upgraded on open (``StoreUpgrade``); another format is refused with a message
-    /// rather than misread.
-    static let format = 6
+    /// keys in relationships) or 6 (no named queues) is upgraded on open (``StoreUpgrade``); another format is
+    /// refused with a message rather than misread.
+    static let format = 7
 
     static func createSystemTables(_ db: Database) throws {
         try db.execute(
@@ -41,13 +41,13 @@ enum Schema {
                     leased_at REAL NOT NULL DEFAULT 0,
                     unique_key TEXT,
                     created_at REAL NOT NULL,
-                    updated_at REAL NOT NULL);
+                    updated_at REAL NOT NULL,
+                    queue TEXT NOT NULL DEFAULT 'default');
                 -- Partial indexes, so that a job's state changes touch as few index entries as they can: a claim
                 -- moves the job from the queued index to the running one, a completion takes it out of the
                 -- running one (measured: the jobs benchmark's SQL per job drops by a third).
                 DROP INDEX IF EXISTS tributary_jobs_queue;
-                CREATE INDEX IF NOT EXISTS tributary_jobs_queued ON tributary_jobs(priority DESC, id)
-                    WHERE state = \(JobState.queued.sql);
+                DROP INDEX IF EXISTS tributary_jobs_queued;
                 CREATE INDEX IF NOT EXISTS tributary_jobs_running ON tributary_jobs(worker) WHERE state = \(JobState.running.sql);
                 -- At most one queued or running job per unique key (pushes check first; this is the backstop).
                 CREATE UNIQUE INDEX IF NOT EXISTS tributary_jobs_unique_key ON tributary_jobs(unique_key)
@@ -86,6 +86,17 @@ enum Schema {
                     name TEXT PRIMARY KEY NOT NULL,
                     position INTEGER NOT NULL,
                     updated_at REAL NOT NULL) WITHOUT ROWID;
+                """)
+        // Format 7 added named queues: a store of format 6 gets the column here (every job in `default`).
+        let hasQueue = try Row.fetchAll(db, sql: "PRAGMA table_info(tributary_jobs)").contains { $0["name"] == "queue" }
+        if !hasQueue {
+            try db.execute(sql: "ALTER TABLE tributary_jobs ADD COLUMN queue TEXT NOT NULL DEFAULT 'default'")
+        }
+        // A claim reads one queue at a time, in the worker's order, each by priority then age.
+        try db.execute(
+            sql: """
+                CREATE INDEX IF NOT EXISTS tributary_jobs_queued_in ON tributary_jobs(queue, priority DESC, id)
+                    WHERE state = \(JobState.queued.sql);
                 """)
     }
 

@@ -10,9 +10,12 @@ import TributaryCore
 /// (see ``Schema``). Each table is renamed aside, created anew, filled in id order, and the old one dropped.
 /// A reference to an object the old store no longer had (format 5 did not refuse one) cannot be kept as a row
 /// key: it is cleared, and counted in the report.
+///
+/// Format 6 → 7: the job table gains its `queue` column (every job in `default`) and the index claims read by
+/// queue; ``Schema/createSystemTables(_:)`` adds them, as for a format-5 store on its way.
 public enum StoreUpgrade {
     /// The formats this Tributary upgrades on open.
-    static let upgradable: Set<Int> = [5]
+    static let upgradable: Set<Int> = [5, 6]
 
     /// What an upgrade did, for the coordinator's log.
     public struct Report: Sendable {
@@ -29,10 +32,16 @@ public enum StoreUpgrade {
 
     /// Upgrades the tables of `model` (the model the store was written with) from `format` to ``Schema/format``.
     static func run(from format: Int, model: Model, in db: Database) throws -> Report {
-        guard format == 5 else {
-            throw StoreError(.incompatibleStore, "store format \(format) cannot be upgraded (only format 5 can)")
+        guard upgradable.contains(format) else {
+            throw StoreError(.incompatibleStore, "store format \(format) cannot be upgraded (only formats 5 and 6 can)")
         }
         let started = ContinuousClock.now
+        // 6 → 7 is the job table's alone, done by the system tables' set-up.
+        guard format == 5 else {
+            return Report(
+                fromFormat: format, objects: 0, references: 0, danglingReferencesCleared: 0,
+                duration: ContinuousClock.now - started)
+        }
         var objects = 0
         var references = 0
         var dangling = 0

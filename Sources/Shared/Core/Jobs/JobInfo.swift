@@ -22,11 +22,13 @@ public struct JobInfo: Sendable, Equatable {
     public var arguments: [String: String]
     /// Each failed attempt, oldest first.
     public var errors: [JobError]
+    /// The named queue it waits in.
+    public var queue: String
 
     public init(
         id: Int64, batch: String, kind: String, state: JobState, attempt: Int, maxAttempts: Int, done: UInt64,
         total: UInt64, worker: String?, runAt: Date?, createdAt: Date, updatedAt: Date, arguments: [String: String],
-        errors: [JobError]
+        errors: [JobError], queue: String = JobQueue.defaultName
     ) {
         self.id = id
         self.batch = batch
@@ -42,6 +44,7 @@ public struct JobInfo: Sendable, Equatable {
         self.updatedAt = updatedAt
         self.arguments = arguments
         self.errors = errors
+        self.queue = queue
     }
 }
 

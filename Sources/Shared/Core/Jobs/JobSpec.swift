@@ -28,11 +28,13 @@ public struct JobSpec: Sendable, Equatable {
     public var uniqueKey: String?
     /// An attempt running longer fails (and is retried); nil for no limit.
     public var timeout: Duration?
+    /// The named queue it waits in (``JobQueue``).
+    public var queue: String
 
     public init(
         kind: String, payload: Data = Data(), arguments: [String: String] = [:], total: UInt64 = 0,
         maxAttempts: UInt32 = 0, backoffBase: Duration = .zero, backoffCap: Duration = .zero, priority: Int32 = 0,
-        runAt: Date? = nil, uniqueKey: String? = nil, timeout: Duration? = nil
+        runAt: Date? = nil, uniqueKey: String? = nil, timeout: Duration? = nil, queue: String = JobQueue.defaultName
     ) {
         self.kind = kind
         self.payload = payload
@@ -45,5 +47,6 @@ public struct JobSpec: Sendable, Equatable {
         self.runAt = runAt
         self.uniqueKey = uniqueKey
         self.timeout = timeout
+        self.queue = queue
     }
 }

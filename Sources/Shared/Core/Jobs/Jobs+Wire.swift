@@ -12,7 +12,8 @@ extension JobSpec {
             backoffCap: .milliseconds(Int64(wire.backoffCapMs)), priority: wire.priority,
             runAt: wire.runAt == 0 ? nil : Date(timeIntervalSince1970: wire.runAt),
             uniqueKey: wire.uniqueKey.isEmpty ? nil : wire.uniqueKey,
-            timeout: wire.timeoutMs == 0 ? nil : .milliseconds(Int64(wire.timeoutMs)))
+            timeout: wire.timeoutMs == 0 ? nil : .milliseconds(Int64(wire.timeoutMs)),
+            queue: wire.queue.isEmpty ? JobQueue.defaultName : wire.queue)
     }
 
     public var wire: Tributary_V1_JobSpec {
@@ -28,6 +29,7 @@ extension JobSpec {
             $0.runAt = runAt?.timeIntervalSince1970 ?? 0
             $0.uniqueKey = uniqueKey ?? ""
             $0.timeoutMs = UInt32(clamping: max(0, timeout?.wholeMilliseconds ?? 0))
+            $0.queue = queue == JobQueue.defaultName ? "" : queue
         }
     }
 }
@@ -48,6 +50,7 @@ extension JobInfo {
             $0.createdAt = createdAt.timeIntervalSince1970
             $0.updatedAt = updatedAt.timeIntervalSince1970
             $0.arguments = arguments
+            $0.queue = queue
             $0.errors = errors.map { error in
                 Tributary_V1_JobError.with {
                     $0.attempt = UInt32(clamping: error.attempt)
