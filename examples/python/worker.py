@@ -508,6 +508,9 @@ class Worker:
         if self.jobs or self.hello_id is not None:
             return
         if self.worker_id is not None:
+            if self.waiting:
+                log(f"handing back {len(self.waiting)} jobs not started: "
+                    f"{' '.join(str(job.id) for job in self.waiting)}")
             self.send(worker_bye=pb.WorkerBye())
             self.socket.close(linger=BYE_LINGER_MS)  # let the goodbye go out
             self.socket = None
@@ -629,7 +632,7 @@ def main():
     except SystemExit as exit_:
         return exit_.code
     finally:
-        worker.context.destroy(linger=BYE_LINGER_MS)
+        worker.context.destroy(linger=0)  # a WorkerBye, sent on a socket closed with a linger, still goes out
 
 
 if __name__ == "__main__":

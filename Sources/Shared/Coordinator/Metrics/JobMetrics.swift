@@ -4,47 +4,48 @@ import Metrics
 /// pushed, every attempt go out (an assignment) and end (the ack of its completing save, a failure, its worker
 /// lost, a timeout, a cancel). Used on the router's actor only.
 final class JobMetrics {
-    /// The attempts out now: their kind (as labelled), number and when they went out.
-    private var running: [Int64: (kind: String, attempt: Int, since: ContinuousClock.Instant)] = [:]
-    private var counters: [CounterKey: Counter] = [:]
-    private var timers: [CounterKey: Metrics.Timer] = [:]
-    /// The kinds whose counters exist.
-    private var kinds: Set<String> = []
+    /// One kind's handles, made together (every counter at 0, so Prometheus' `increase()` sees a kind's first
+    /// event) and found with one lookup.
+    private final class Kind {
+        let pushed: Counter
+        let started: Counter
+        let done: Counter
+        let failed: Counter
+        let dead: Counter
+        let cancelled: Counter
+        let runTime: Metrics.Timer
+        let queueWait: Metrics.Timer
 
-    private struct CounterKey: Hashable {
-        let name: String
-        let kind: String
+        init(_ kind: String) {
+            let dimensions = [("kind", kind)]
+            pushed = Counter(label: MetricNames.jobsPushed, dimensions: dimensions)
+            started = Counter(label: MetricNames.jobsStarted, dimensions: dimensions)
+            done = Counter(label: MetricNames.jobsDone, dimensions: dimensions)
+            failed = Counter(label: MetricNames.jobsFailed, dimensions: dimensions)
+            dead = Counter(label: MetricNames.jobsDead, dimensions: dimensions)
+            cancelled = Counter(label: MetricNames.jobsCancelled, dimensions: dimensions)
+            runTime = Metrics.Timer(label: MetricNames.jobRunSeconds, dimensions: dimensions)
+            queueWait = Metrics.Timer(label: MetricNames.jobQueueWaitSeconds, dimensions: dimensions)
+        }
     }
 
-    func pushed(kinds: some Sequence<String>) {
-        for kind in kinds { counter(MetricNames.jobsPushed, label(kind)).increment() }
-    }
+    /// The attempts out now: their kind's handles, their number and when they went out.
+    private var running: [Int64: (kind: Kind, attempt: Int, since: ContinuousClock.Instant)] = [:]
+    private var kinds: [String: Kind] = [:]
 
     /// Kinds are named by clients: past ``maximumKinds`` distinct ones, the rest are counted as `other`.
     static let maximumKinds = 64
 
-    private func label(_ kind: String) -> String {
-        kinds.contains(kind) || kinds.count < Self.maximumKinds ? kind : "other"
-    }
-
-    /// Every counter of a kind, made (at 0) when the kind is first seen: a counter that appears with its first
-    /// event would hide that event from Prometheus' `increase()`.
-    private func introduce(_ kind: String) {
-        guard kinds.insert(kind).inserted else { return }
-        for name in [
-            MetricNames.jobsPushed, MetricNames.jobsStarted, MetricNames.jobsDone, MetricNames.jobsFailed,
-            MetricNames.jobsDead, MetricNames.jobsCancelled,
-        ] {
-            counters[CounterKey(name: name, kind: kind)] = Counter(label: name, dimensions: [("kind", kind)])
-        }
+    func pushed(kinds names: some Sequence<String>) {
+        for name in names { kind(name).pushed.increment() }
     }
 
     /// An attempt went out; it was due `waited` seconds before.
-    func started(job id: Int64, attempt: Int, kind: String, waited: Double) {
-        let kind = label(kind)
+    func started(job id: Int64, attempt: Int, kind name: String, waited: Double) {
+        let kind = kind(name)
         running[id] = (kind, attempt, .now)
-        counter(MetricNames.jobsStarted, kind).increment()
-        timer(MetricNames.jobQueueWaitSeconds, kind).recordSeconds(max(0, waited))
+        kind.started.increment()
+        kind.queueWait.recordNanoseconds(Int64(min(max(0, waited), 1e9) * 1e9))
     }
 
     /// The job's completing save committed.
@@ -53,8 +54,8 @@ final class JobMetrics {
     func done(job id: Int64, attempt number: Int) -> Bool {
         guard let attempt = running[id], attempt.attempt == number else { return false }
         running[id] = nil
-        counter(MetricNames.jobsDone, attempt.kind).increment()
-        timer(MetricNames.jobRunSeconds, attempt.kind).record(duration: attempt.since.duration(to: .now))
+        attempt.kind.done.increment()
+        attempt.kind.runTime.record(duration: attempt.since.duration(to: .now))
         return true
     }
 
@@ -62,14 +63,14 @@ final class JobMetrics {
     func failed(job id: Int64, attempt number: Int?, dead: Bool) {
         guard let attempt = running[id], number == nil || attempt.attempt == number else { return }
         running[id] = nil
-        counter(MetricNames.jobsFailed, attempt.kind).increment()
-        if dead { counter(MetricNames.jobsDead, attempt.kind).increment() }
+        attempt.kind.failed.increment()
+        if dead { attempt.kind.dead.increment() }
     }
 
     /// The job was cancelled (queued or running).
-    func cancelled(job id: Int64, kind: String) {
+    func cancelled(job id: Int64, kind name: String) {
         running[id] = nil
-        counter(MetricNames.jobsCancelled, label(kind)).increment()
+        kind(name).cancelled.increment()
     }
 
     /// The attempt went back to the queue without counting (a graceful stop, a worker's goodbye).
@@ -77,24 +78,12 @@ final class JobMetrics {
         running[id] = nil
     }
 
-    private func counter(_ name: String, _ kind: String) -> Counter {
-        let key = CounterKey(name: name, kind: kind)
-        if let counter = counters[key] { return counter }
-        introduce(kind)
-        return counters[key] ?? Counter(label: name, dimensions: [("kind", kind)])
-    }
-
-    private func timer(_ name: String, _ kind: String) -> Metrics.Timer {
-        let key = CounterKey(name: name, kind: kind)
-        if let timer = timers[key] { return timer }
-        let timer = Metrics.Timer(label: name, dimensions: [("kind", kind)])
-        timers[key] = timer
-        return timer
-    }
-}
-
-extension Metrics.Timer {
-    fileprivate func recordSeconds(_ seconds: Double) {
-        recordNanoseconds(Int64(min(seconds, 1e9) * 1e9))
+    private func kind(_ name: String) -> Kind {
+        if let kind = kinds[name] { return kind }
+        let label = kinds.count < Self.maximumKinds ? name : "other"
+        if let other = kinds[label] { return other }
+        let kind = Kind(label)
+        kinds[label] = kind
+        return kind
     }
 }
