@@ -60,6 +60,9 @@ struct QueueTests {
         #expect(status.queues.map(\.name) == ["default"], "\(status.queues)")
         #expect(status.queues.first?.queued == 20)
         #expect((status.queues.first?.latencySeconds ?? 0) > 0)
+        let scrape = try await MetricsIntegrationTests.scrape(try #require(coordinator.process.httpURL))
+        #expect(scrape.value("tributary_queue_jobs", ["queue": "default"]) == 20)
+        #expect((scrape.value("tributary_queue_latency_seconds", ["queue": "default"]) ?? 0) > 0)
         for row in try Self.jobRows(coordinator.storePath) where row.queue == "default" {
             #expect(
                 row.state == "queued" && row.attempt == 0 && row.leasedAt == 0, "job \(row.id) of default was leased")

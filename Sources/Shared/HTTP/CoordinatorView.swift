@@ -82,24 +82,32 @@ struct CoordinatorView: Sendable {
             },
             running: status.running.map {
                 .init(
-                    id: $0.jobID, kind: $0.kind, batch: $0.batch, worker: $0.workerID, attempt: $0.attempt,
+                    id: $0.jobID, kind: $0.kind, queue: Self.queue($0), batch: $0.batch, worker: $0.workerID,
+                    attempt: $0.attempt,
                     done: $0.done, total: $0.total)
             },
             dead: try await deadJobs.map { job in
                 .init(
-                    id: job.jobID, kind: job.kind, batch: job.batch, attempt: job.attempt, maxAttempts: job.maxAttempts,
+                    id: job.jobID, kind: job.kind, queue: Self.queue(job), batch: job.batch, attempt: job.attempt,
+                    maxAttempts: job.maxAttempts,
                     updatedAt: job.updatedAt,
                     errors: job.errors.map { .init(attempt: $0.attempt, message: $0.message, at: $0.at) })
             },
             queued: try await queuedJobs.map {
                 .init(
-                    id: $0.jobID, kind: $0.kind, batch: $0.batch, createdAt: $0.createdAt,
+                    id: $0.jobID, kind: $0.kind, queue: Self.queue($0), batch: $0.batch, createdAt: $0.createdAt,
                     runAt: $0.runAt > 0 ? $0.runAt : nil)
             },
             subscribers: try await subscriberList.map {
                 .init(
                     name: $0.name, position: $0.position,
                     lag: status.lastSeq > $0.position ? status.lastSeq - $0.position : 0)
-            })
+            },
+            queues: status.queues.map { .init(name: $0.name, queued: $0.queued, latencySeconds: $0.latencySeconds) })
+    }
+
+    /// A job's queue (the wire leaves `default` out).
+    private static func queue(_ job: Tributary_V1_JobInfo) -> String {
+        job.queue.isEmpty ? JobQueue.defaultName : job.queue
     }
 }

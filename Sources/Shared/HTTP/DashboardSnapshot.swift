@@ -50,6 +50,7 @@ struct DashboardSnapshot: Encodable, Sendable {
     struct RunningJob: Encodable, Sendable {
         var id: UInt64
         var kind: String
+        var queue: String
         var batch: String
         var worker: String
         var attempt: UInt32
@@ -66,6 +67,7 @@ struct DashboardSnapshot: Encodable, Sendable {
     struct DeadJob: Encodable, Sendable {
         var id: UInt64
         var kind: String
+        var queue: String
         var batch: String
         var attempt: UInt32
         var maxAttempts: UInt32
@@ -76,9 +78,16 @@ struct DashboardSnapshot: Encodable, Sendable {
     struct QueuedJob: Encodable, Sendable {
         var id: UInt64
         var kind: String
+        var queue: String
         var batch: String
         var createdAt: Double
         var runAt: Double?
+    }
+
+    struct Queue: Encodable, Sendable {
+        var name: String
+        var queued: UInt64
+        var latencySeconds: Double
     }
 
     struct Subscriber: Encodable, Sendable {
@@ -100,4 +109,5 @@ struct DashboardSnapshot: Encodable, Sendable {
     var dead: [DeadJob]
     var queued: [QueuedJob]
     var subscribers: [Subscriber]
+    var queues: [Queue]
 }

@@ -10,6 +10,7 @@ import TributaryCore
 public final class MetricsExporter: Sendable {
     let registry: PrometheusCollectorRegistry
     private let subscriberGauges = Mutex<Set<String>>([])
+    private let queueGauges = Mutex<Set<String>>([])
 
     /// Makes the registry and bootstraps swift-metrics with it, with buckets for the coordinator's histograms.
     /// Call once, before the coordinator starts (its handles are made on first use).
@@ -61,6 +62,20 @@ public final class MetricsExporter: Sendable {
         gauge(MetricNames.walBytes, "The store's write-ahead log.").set(Double(sizes.wal))
         gauge(MetricNames.historyOldestSeq, "The oldest seq the history keeps.").set(Double(status.oldestHistorySeq))
         gauge(MetricNames.historyNewestSeq, "The last seq committed.").set(Double(status.lastSeq))
+        queueGauges.withLock { known in
+            for queue in status.queues {
+                gauge(MetricNames.queueJobs, Self.queueHelp, [("queue", queue.name)]).set(Double(queue.queued))
+                gauge(MetricNames.queueLatencySeconds, Self.latencyHelp, [("queue", queue.name)])
+                    .set(Double(queue.latencySeconds))
+            }
+            // A queue emptied since the last scrape reads 0 rather than disappearing: alerts keep their series.
+            let names = Set(status.queues.map(\.name))
+            for name in known.subtracting(names) {
+                gauge(MetricNames.queueJobs, Self.queueHelp, [("queue", name)]).set(Double(0))
+                gauge(MetricNames.queueLatencySeconds, Self.latencyHelp, [("queue", name)]).set(Double(0))
+            }
+            known.formUnion(names)
+        }
         // Set and retired under one lock, so two scrapes at once cannot bring back a deleted subscriber's gauge.
         subscriberGauges.withLock { known in
             for subscriber in subscribers {
@@ -82,6 +97,8 @@ public final class MetricsExporter: Sendable {
     }
 
     private static let lagHelp = "Commits a durable subscriber is behind the last one."
+    private static let queueHelp = "Jobs queued in a named queue."
+    private static let latencyHelp = "How long a queue's oldest due job has waited."
 
     private func gauge(_ name: String, _ help: String, _ labels: [(String, String)] = []) -> Prometheus.Gauge {
         registry.makeGauge(

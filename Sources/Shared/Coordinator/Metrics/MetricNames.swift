@@ -34,6 +34,10 @@ public enum MetricNames {
     public static let saveCommitSeconds = "tributary_save_commit_seconds"
     /// From a commit's end to its didSave being handed to the feed (histogram).
     public static let commitPublishSeconds = "tributary_commit_publish_seconds"
+    /// Jobs queued in a named queue, by `queue` (gauge, read from the store at each scrape).
+    public static let queueJobs = "tributary_queue_jobs"
+    /// How long a queue's oldest due job has waited, by `queue` (gauge).
+    public static let queueLatencySeconds = "tributary_queue_latency_seconds"
     /// Workers registered now (gauge).
     public static let workersConnected = "tributary_workers_connected"
     /// A durable subscriber's distance behind the last commit, in commits, by `subscriber` (gauge).

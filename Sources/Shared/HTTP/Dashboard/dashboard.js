@@ -8,6 +8,8 @@
   const LATE_HEARTBEAT_SECONDS = 10;
   const MAX_MESSAGES = 5;
   const QUEUED_SHOWN = 10; // queued jobs shown before "show all"
+  const SLOW_QUEUE_SECONDS = 60; // a queue's latency above this is shown amber
+  const STUCK_QUEUE_SECONDS = 600; // and above this red
   const SVG_NS = 'http://www.w3.org/2000/svg';
 
   const state = {
@@ -751,6 +753,50 @@
     }, 'No workers connected.');
   }
 
+  // A snapshot without `queues` comes from a coordinator without named queues: no panel and no Queue columns.
+  function renderQueues(snapshot) {
+    const known = Array.isArray(snapshot.queues);
+    show($('queues-panel'), known);
+    document.body.classList.toggle('without-queues', !known);
+    if (!known) return;
+    const queues = snapshot.queues.map(object);
+    setText($('queues-count'), formatInteger(queues.length));
+    reconcile($('queues'), queues, (queue) => queue.name, () => {
+      const row = el('tr');
+      const [name, queued, latency] = cells(row, 3);
+      name.className = 'wide queue-name';
+      queued.className = 'num';
+      latency.className = 'num';
+      row._latency = el('span', 'latency');
+      latency.appendChild(row._latency);
+      return row;
+    }, (row, queue) => {
+      setText(row.cells[0], queue.name);
+      setText(row.cells[1], formatInteger(queue.queued));
+      const seconds = queue.latencySeconds;
+      let level = 'latency';
+      let note = '';
+      if (isNumber(seconds) && seconds > STUCK_QUEUE_SECONDS) {
+        level = 'latency stuck';
+        note = ' (more than ' + formatDuration(STUCK_QUEUE_SECONDS) + ')';
+      } else if (isNumber(seconds) && seconds > SLOW_QUEUE_SECONDS) {
+        level = 'latency slow';
+        note = ' (more than ' + formatDuration(SLOW_QUEUE_SECONDS) + ')';
+      } else if (isNumber(seconds) && seconds <= 0) {
+        level = 'latency idle';
+      }
+      setText(row._latency, isNumber(seconds) && seconds <= 0 ? '0 s' : formatDuration(seconds));
+      if (row._latency.className !== level) row._latency.className = level;
+      setTitle(row._latency, isNumber(seconds) ? 'the oldest due job has waited ' + formatDuration(seconds) + note
+        : '');
+    }, 'No queued jobs.');
+  }
+
+  // A job's queue, for the Queue columns ("–" from a coordinator without named queues).
+  function queueName(job) {
+    return job.queue === undefined || job.queue === null || job.queue === '' ? '–' : job.queue;
+  }
+
   function renderRunning(snapshot) {
     const running = list(snapshot.running);
     setText($('running-count'), countText(running.length, object(snapshot.jobs).running));
@@ -759,8 +805,9 @@
     reconcile($('running-jobs'), running, (job) => job.id, (job) => {
       const row = el('tr');
       row.dataset.jobId = text(job.id);
-      const [id, , , , attempt, progress, actions] = cells(row, 7);
+      const [id, , queue, , , attempt, progress, actions] = cells(row, 8);
       id.className = 'id';
+      queue.className = 'queue-col';
       attempt.className = 'num';
       progress.className = 'wide';
       row._bar = progressBar('running');
@@ -772,10 +819,11 @@
     }, (row, job) => {
       setText(row.cells[0], job.id);
       setText(row.cells[1], job.kind);
-      setText(row.cells[2], job.batch);
-      setText(row.cells[3], workerNames.get(text(job.worker)) || job.worker);
-      setTitle(row.cells[3], job.worker ? 'worker ' + text(job.worker) : '');
-      setText(row.cells[4], job.attempt);
+      setText(row.cells[2], queueName(job));
+      setText(row.cells[3], job.batch);
+      setText(row.cells[4], workerNames.get(text(job.worker)) || job.worker);
+      setTitle(row.cells[4], job.worker ? 'worker ' + text(job.worker) : '');
+      setText(row.cells[5], job.attempt);
       const known = isNumber(job.total) && job.total > 0;
       setWidth(row._bar.fill, known ? job.done / job.total : 0);
       setText(row._bar.figures, known ? progressText(job.done, job.total, 'rows') : formatInteger(job.done) + ' rows');
@@ -793,8 +841,9 @@
     reconcile($('dead-jobs'), dead, (job) => job.id, (job) => {
       const row = el('tr');
       row.dataset.jobId = text(job.id);
-      const [id, , , attempts, died, error, actions] = cells(row, 7);
+      const [id, , queue, , attempts, died, error, actions] = cells(row, 8);
       id.className = 'id';
+      queue.className = 'queue-col';
       attempts.className = 'num';
       error.className = 'wide error-cell';
 
@@ -836,10 +885,11 @@
     }, (row, job) => {
       setText(row.cells[0], job.id);
       setText(row.cells[1], job.kind);
-      setText(row.cells[2], job.batch);
-      setText(row.cells[3], text(job.attempt) + ' / ' + text(job.maxAttempts));
-      setText(row.cells[4], formatAgo(job.updatedAt, snapshot.time));
-      setTitle(row.cells[4], formatDateTime(job.updatedAt));
+      setText(row.cells[2], queueName(job));
+      setText(row.cells[3], job.batch);
+      setText(row.cells[4], text(job.attempt) + ' / ' + text(job.maxAttempts));
+      setText(row.cells[5], formatAgo(job.updatedAt, snapshot.time));
+      setTitle(row.cells[5], formatDateTime(job.updatedAt));
 
       const errors = list(job.errors);
       const last = lastError(job);
@@ -867,8 +917,9 @@
     reconcile($('queued-jobs'), queued, (job) => job.id, (job) => {
       const row = el('tr');
       row.dataset.jobId = text(job.id);
-      const [id, , , , , actions] = cells(row, 6);
+      const [id, , queue, , , , actions] = cells(row, 7);
       id.className = 'id';
+      queue.className = 'queue-col';
       actions.className = 'actions';
       const cancel = button('cancel', 'Cancel', () => cancelJob(job.id, [cancel]));
       actions.appendChild(cancel);
@@ -876,12 +927,13 @@
     }, (row, job) => {
       setText(row.cells[0], job.id);
       setText(row.cells[1], job.kind);
-      setText(row.cells[2], job.batch);
-      setText(row.cells[3], formatAgo(job.createdAt, snapshot.time));
-      setTitle(row.cells[3], formatDateTime(job.createdAt));
+      setText(row.cells[2], queueName(job));
+      setText(row.cells[3], job.batch);
+      setText(row.cells[4], formatAgo(job.createdAt, snapshot.time));
+      setTitle(row.cells[4], formatDateTime(job.createdAt));
       const waiting = isNumber(job.runAt) && isNumber(snapshot.time) && job.runAt > snapshot.time;
-      setText(row.cells[4], waiting ? 'retry in ' + formatDuration(job.runAt - snapshot.time) : 'now');
-      setTitle(row.cells[4], isNumber(job.runAt) ? formatDateTime(job.runAt) : '');
+      setText(row.cells[5], waiting ? 'retry in ' + formatDuration(job.runAt - snapshot.time) : 'now');
+      setTitle(row.cells[5], isNumber(job.runAt) ? formatDateTime(job.runAt) : '');
     }, 'No job is queued.', QUEUED_SHOWN);
   }
 
@@ -924,8 +976,9 @@
   // ---------------------------------------------------------------------------------------------- snapshots
 
   function render(snapshot) {
-    const parts = [renderHeader, renderCards, renderBatches, renderWorkers, renderRunning, renderDead, renderQueued,
-      renderSubscribers, (value) => renderChart(list(value.rates))];
+    // The queues panel first: whether it is shown sets the chart's width.
+    const parts = [renderHeader, renderCards, renderQueues, renderBatches, renderWorkers, renderRunning, renderDead,
+      renderQueued, renderSubscribers, (value) => renderChart(list(value.rates))];
     for (const part of parts) {
       try {
         part(snapshot);
