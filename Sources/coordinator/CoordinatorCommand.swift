@@ -124,6 +124,13 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "Most reads (history, snapshot, fetch) one peer may have in flight.")
     var maxPendingRequests: Int = 16
 
+    @Option(
+        name: .customLong("limit"),
+        help: ArgumentHelp(
+            "At most N jobs of a kind or queue running at once, across every worker (repeatable): kind:NAME=N or queue:NAME=N.",
+            valueName: "target=N"))
+    var runLimits: [String] = []
+
     @Option(help: "On SIGTERM, seconds running jobs may go on saving before they are handed back to the queue.")
     var drainSeconds: Double = 10
 
@@ -131,6 +138,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard workers >= 0 && workers <= 256 else { throw ValidationError("--workers must be between 0 and 256") }
+        _ = try parsedRunLimits()
         guard drainSeconds >= 0 && drainSeconds <= 3600 else {
             throw ValidationError("--drain-seconds must be between 0 and 3600")
         }
@@ -197,6 +205,17 @@ struct CoordinatorCommand: AsyncParsableCommand {
         }
     }
 
+    /// The `--limit` options.
+    private func parsedRunLimits() throws -> RunLimits {
+        var limits = RunLimits()
+        do {
+            for text in runLimits { try limits.add(text) }
+        } catch let error as RunLimitError {
+            throw ValidationError("--limit \(error.description)")
+        }
+        return limits
+    }
+
     /// The HTTP endpoint of `--http` with the token of `--http-token`; nil when off.
     private func httpEndpoint() throws -> HTTPEndpoint? {
         let environment = ProcessInfo.processInfo.environment["TRIBUTARY_HTTP_TOKEN_FILE"].flatMap {
@@ -237,6 +256,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
         configuration.feedBuffer = feedBuffer
         configuration.commitRows = commitRows
         configuration.commitSeconds = commitSeconds > 0 ? commitSeconds : nil
+        configuration.runLimits = try parsedRunLimits()
         if let curveSecret, let allow {
             let curve = try CoordinatorCurve(secretFile: curveSecret, allowDirectory: allow)
             configuration.curve = curve

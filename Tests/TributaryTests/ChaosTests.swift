@@ -73,6 +73,8 @@ struct ChaosTests {
         let arguments = [
             "--store", storePath, "--model", modelPath, "--listen", listen, "--feed", "tcp://127.0.0.1:\(feedPort)",
             "--log-level", "warning",
+            // A concurrency limit in play: claims go through the limited path (3 workers × 2 would run 6).
+            "--limit", "kind:import=4",
         ]
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: try directory.write("coordinator.log", "")))
         func startCoordinator() async throws -> CoordinatorProcess {

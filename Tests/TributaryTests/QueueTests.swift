@@ -99,3 +99,67 @@ struct QueueTests {
         #expect(push.status != 0 && push.error.contains("--queue: a queue name has 1 to 64"), "\(push.error)")
     }
 }
+
+/// Concurrency limits (`--limit`) with real processes: the most jobs of a kind running at once, read back from the
+/// store's lease and completion times.
+@Suite("Concurrency limits", .serialized)
+struct RunLimitTests {
+    /// The most intervals [leased, done] open at once.
+    static func maximumOverlap(_ intervals: [(start: Double, end: Double)]) -> Int {
+        // At equal times an end comes before a start: the store counted the job done when the next was leased.
+        var events: [(time: Double, change: Int)] = []
+        for interval in intervals {
+            events.append((interval.start, 1))
+            events.append((interval.end, -1))
+        }
+        events.sort { $0.time == $1.time ? $0.change < $1.change : $0.time < $1.time }
+        var open = 0
+        var most = 0
+        for event in events {
+            open += event.change
+            most = max(most, open)
+        }
+        return most
+    }
+
+    @Test("a limit of 2 running imports holds across 3 workers (observed from the store); status shows it")
+    func kindLimitHolds() async throws {
+        let directory = try TemporaryDirectory()
+        let coordinator = try await TestCoordinator.start(
+            in: directory, workers: 3, arguments: ["--limit", "kind:import=2", "--limit", "queue:other=5"])
+        defer { Task { await coordinator.process.stop() } }
+        let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+        defer { Task { await client.close() } }
+        let rows = DemoData.pullRequests(count: 12_000, users: 300)
+        let pushed = try await client.pushImport(rows, rowsPerJob: 400)
+        #expect(pushed.jobIds.count == 30)
+        try await waitUntil("imports to run") {
+            try await client.status().limits.contains { $0.target == "kind:import" && $0.running > 0 }
+        }
+        let status = try await client.status()
+        #expect((status.limits.first?.running ?? 0) <= 2)
+        #expect(status.limits.map(\.target) == ["kind:import", "queue:other"])
+        #expect(status.limits.first?.limit == 2)
+        _ = try await client.finish(pushed.batch, timeout: .seconds(300))
+
+        let intervals = try await DatabaseQueue(path: coordinator.storePath).read { db in
+            try Row.fetchAll(db, sql: "SELECT leased_at, updated_at, state FROM tributary_jobs").map { row in
+                #expect(row["state"] as String == "done")
+                return (start: row["leased_at"] as Double, end: row["updated_at"] as Double)
+            }
+        }
+        #expect(intervals.count == 30)
+        #expect(Self.maximumOverlap(intervals) == 2, "jobs of kind import ran more than 2 at once")
+    }
+
+    @Test("--limit takes kind:NAME=N and queue:NAME=N, and names what is wrong otherwise")
+    func parsing() throws {
+        var limits = RunLimits()
+        try limits.add("kind:report=2")
+        try limits.add("queue:imports=8")
+        #expect(limits == RunLimits(byKind: ["report": 2], byQueue: ["imports": 8]))
+        for bad in ["report=2", "kind:=2", "kind:report=0", "kind:report=x", "queue:a b=1"] {
+            #expect(throws: RunLimitError.self, "\(bad)") { try limits.add(bad) }
+        }
+    }
+}

@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
 """A stand-in for the coordinator's HTTP side, to develop and check the dashboard without building Swift.
 
-    fake_coordinator.py [--port 0] [--dead-job 9] [--token TOKEN [--protect-reads]]
+    fake_coordinator.py [--port 0] [--dead-job 9] [--token TOKEN [--protect-reads]] [--without-queues]
 
 Serves Sources/Shared/HTTP/Dashboard/ (read on every request, so edits show at once) at /, /dashboard.css and
 /dashboard.js, and fakes the coordinator's API: GET /api/dashboard, GET /api/events (a snapshot a second),
 POST /api/jobs/ID/retry, POST /api/jobs/ID/cancel and DELETE /api/jobs/ID. An import runs all the time: rows
 and jobs move every second, and a retried dead job is queued, runs and is done a few seconds later.
+
+Jobs wait in three named queues, served as a coordinator's workers would with `--queues default,imports`, plus
+`reports`, which only gets a job every REPORT_EVERY seconds: `default` catches up within a minute, `imports` lags
+(amber on the page), `reports` has waited for more than ten minutes (red). With --without-queues the snapshots
+have no `queues` and no job has a `queue`, as from a coordinator older than named queues.
 
 With --token, the actions need `Authorization: Bearer TOKEN`; with --protect-reads too, so do /api/dashboard
 and /api/events (which also take `?token=TOKEN`), as the coordinator's do from beyond loopback. Prints
@@ -33,13 +38,17 @@ FILES = {
 }
 ROWS_PER_JOB = 10_000
 ROWS_PER_TICK = 2_500  # each running job's progress a second
+RUNNING_AT_MOST = 4
+SERVED_QUEUES = ("default", "imports")  # the workers' --queues, in order
+REPORT_EVERY = 40  # seconds between two jobs of the `reports` queue starting
 
 
 class Fake:
     """The coordinator's state, moved along by tick() once a second."""
 
-    def __init__(self, dead_job):
+    def __init__(self, dead_job, with_queues=True):
         self.lock = threading.Lock()
+        self.with_queues = with_queues
         self.rng = random.Random(7)
         now = time.time()
         self.jobs = {}
@@ -55,9 +64,13 @@ class Fake:
                                "jobsPerSecond": round(wave + self.rng.uniform(-0.3, 0.3), 2)})
         other_dead = 12 if dead_job != 12 else 13
         self.next_id = max(dead_job, other_dead) + 1
-        for batch, count in (("demo-1", 40), ("pulls-2025-11", 25)):
+        for batch, queue, count, oldest in (("demo-1", "default", 40, 120), ("pulls-2025-11", "imports", 25, 400)):
             for _ in range(count):
-                self.add_job(batch, now - self.rng.uniform(30, 600))
+                self.add_job(batch, now - self.rng.uniform(5, oldest), queue)
+        for age in (900, 820, 760, 700):
+            self.add_job("reports-nightly", now - age, "reports")
+        self.next_report = now + REPORT_EVERY / 2
+        self.next_report_added = now + REPORT_EVERY * 1.5
         jobs = list(self.jobs.values())
         for job in jobs[:10]:
             job["state"], job["done"], job["attempt"] = "done", ROWS_PER_JOB, 1
@@ -65,24 +78,25 @@ class Fake:
         for job in jobs[11:14]:
             job["state"], job["attempt"], job["worker"] = "running", 1, "w-1"
         jobs[20]["runAt"], jobs[20]["attempt"] = now + 45, 1
-        self.dead(dead_job, "demo-1", now, [
+        self.dead(dead_job, "demo-1", "default", now, [
             "row 17: <b>title</b> is not text (\"null\") & <script>alert(1)</script>",
             "row 17: the value of `title` is null, but the model says it is text; "
             "fix the source or declare it optional",
         ])
-        self.dead(other_dead, "demo-1", now - 200, ["entity \"Review\" is unknown to the model; " * 4])
+        self.dead(other_dead, "pulls-2025-11", "imports", now - 200,
+                  ["entity \"Review\" is unknown to the model; " * 4])
 
-    def add_job(self, batch, created):
+    def add_job(self, batch, created, queue):
         job_id = self.next_id
         self.next_id += 1
-        self.jobs[job_id] = {"id": job_id, "kind": "import", "batch": batch, "state": "queued", "attempt": 0,
-                             "maxAttempts": 3, "createdAt": created, "updatedAt": created, "runAt": None,
-                             "done": 0, "total": ROWS_PER_JOB, "worker": None, "errors": []}
+        self.jobs[job_id] = {"id": job_id, "kind": "import", "queue": queue, "batch": batch, "state": "queued",
+                             "attempt": 0, "maxAttempts": 3, "createdAt": created, "updatedAt": created,
+                             "runAt": None, "done": 0, "total": ROWS_PER_JOB, "worker": None, "errors": []}
         return self.jobs[job_id]
 
-    def dead(self, job_id, batch, now, messages):
+    def dead(self, job_id, batch, queue, now, messages):
         """Adds the dead job job_id with one failed attempt per message."""
-        self.jobs[job_id] = {"id": job_id, "kind": "import", "batch": batch, "state": "dead",
+        self.jobs[job_id] = {"id": job_id, "kind": "import", "queue": queue, "batch": batch, "state": "dead",
                              "attempt": len(messages), "maxAttempts": len(messages), "createdAt": now - 900,
                              "updatedAt": now - 90, "runAt": None, "done": 0, "total": ROWS_PER_JOB, "worker": None,
                              "errors": [{"attempt": index + 1, "message": message,
@@ -107,22 +121,44 @@ class Fake:
             self.commits += max(1, rows // 1_000)
             self.last_seq += rows
             workers = ["w-1", "w-2"]
-            for job in self.queue():
-                if sum(1 for other in self.jobs.values() if other["state"] == "running") >= 4:
-                    break
-                if job["runAt"] is not None and job["runAt"] > now:
-                    continue
-                job.update(state="running", attempt=job["attempt"] + 1, worker=workers[job["id"] % 2],
-                           updatedAt=now, runAt=None)
-            if sum(1 for job in self.jobs.values() if job["state"] == "queued") < 8:
+            running = sum(1 for job in self.jobs.values() if job["state"] == "running")
+            # `reports` gets one job now and then, before the others; then the served queues in order, each oldest
+            # due job first.
+            for name in (("reports",) if now >= self.next_report else ()) + SERVED_QUEUES:
+                for job in sorted((job for job in self.queue() if job["queue"] == name and due(job, now)),
+                                  key=lambda job: (due_since(job), job["id"])):
+                    if running >= RUNNING_AT_MOST:
+                        break
+                    job.update(state="running", attempt=job["attempt"] + 1, worker=workers[job["id"] % 2],
+                               updatedAt=now, runAt=None)
+                    running += 1
+                    if name == "reports":
+                        self.next_report = now + REPORT_EVERY
+                        break
+            if self.rng.random() < 0.5:  # a trickle into `default`, which the workers serve first
+                self.add_job("demo-1", now, "default")
+            if sum(1 for job in self.jobs.values() if job["state"] == "queued" and job["queue"] == "imports") < 8:
                 for _ in range(10):
-                    self.add_job("pulls-2025-11", now)
+                    self.add_job("pulls-2025-11", now, "imports")
+            if now >= self.next_report_added:
+                self.add_job("reports-nightly", now, "reports")
+                self.next_report_added = now + REPORT_EVERY * 1.5
             self.rates.append({"time": math.floor(now), "rowsPerSecond": float(rows), "jobsPerSecond": float(jobs)})
             del self.rates[:-600]
 
     def queue(self):
         return sorted((job for job in self.jobs.values() if job["state"] == "queued"),
                       key=lambda job: (job["runAt"] or 0, job["id"]))
+
+    def queues(self, now):
+        """The snapshot's `queues`: each queue with queued jobs, by name, with how long its oldest due job waited."""
+        queues = {}
+        for job in self.queue():
+            queue = queues.setdefault(job["queue"], {"name": job["queue"], "queued": 0, "latencySeconds": 0})
+            queue["queued"] += 1
+            if due(job, now):
+                queue["latencySeconds"] = max(queue["latencySeconds"], round(now - due_since(job), 3))
+        return [queues[name] for name in sorted(queues)]
 
     def snapshot(self):
         with self.lock:
@@ -149,7 +185,7 @@ class Fake:
             ]
             for worker in workers:
                 worker["runningJobs"] = [job["id"] for job in by_state["running"] if job["worker"] == worker["id"]]
-            return {
+            snapshot = {
                 "time": now,
                 "ready": True,
                 "store": {"path": "/var/lib/tributary/store.sqlite", "bytes": 123_456_789 + self.rows_committed * 180,
@@ -160,18 +196,25 @@ class Fake:
                 "rates": list(self.rates),
                 "batches": sorted(batches.values(), key=lambda batch: batch["batch"]),
                 "workers": workers,
-                "running": [{key: job[key] for key in ("id", "kind", "batch", "worker", "attempt", "done", "total")}
+                "running": [{key: job[key] for key in ("id", "kind", "queue", "batch", "worker", "attempt", "done",
+                                                       "total")}
                             for job in sorted(by_state["running"], key=lambda job: job["id"])][:50],
-                "dead": [{key: job[key] for key in ("id", "kind", "batch", "attempt", "maxAttempts", "updatedAt",
-                                                    "errors")}
+                "dead": [{key: job[key] for key in ("id", "kind", "queue", "batch", "attempt", "maxAttempts",
+                                                    "updatedAt", "errors")}
                          for job in sorted(by_state["dead"], key=lambda job: -job["updatedAt"])][:50],
-                "queued": [{key: job[key] for key in ("id", "kind", "batch", "createdAt", "runAt")}
+                "queued": [{key: job[key] for key in ("id", "kind", "queue", "batch", "createdAt", "runAt")}
                            for job in self.queue()][:50],
                 "subscribers": [
                     {"name": "search-indexer", "position": self.last_seq - 34, "lag": 34},
                     {"name": "audit-log", "position": self.last_seq, "lag": 0},
                 ],
+                "queues": self.queues(now),
             }
+            if not self.with_queues:  # a coordinator older than named queues
+                del snapshot["queues"]
+                for job in snapshot["running"] + snapshot["dead"] + snapshot["queued"]:
+                    del job["queue"]
+            return snapshot
 
     def act(self, method, job_id, action):
         """(status, body) for an action on a job."""
@@ -196,6 +239,16 @@ class Fake:
             else:
                 return 404, error("NOT_FOUND", "no such action")
             return 200, {key: value for key, value in job.items() if key != "errors"}
+
+
+def due(job, now):
+    """Whether a queued job may run now (a retry waits for its runAt)."""
+    return job["runAt"] is None or job["runAt"] <= now
+
+
+def due_since(job):
+    """When a queued job became due: its runAt, else when it was queued (made, or retried)."""
+    return job["runAt"] if job["runAt"] is not None else job["updatedAt"]
 
 
 def error(code, message):
@@ -280,8 +333,10 @@ def main():
     parser.add_argument("--dead-job", type=int, default=9, help="the id of the dead job to retry (default 9)")
     parser.add_argument("--token", help="the token the actions need")
     parser.add_argument("--protect-reads", action="store_true", help="the API's reads need the token too")
+    parser.add_argument("--without-queues", action="store_true",
+                        help="send no `queues` and no job's `queue`, as a coordinator without named queues")
     arguments = parser.parse_args()
-    fake = Fake(arguments.dead_job)
+    fake = Fake(arguments.dead_job, with_queues=not arguments.without_queues)
     handler = make_handler(fake, arguments.token, arguments.protect_reads)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", arguments.port), handler)
     server.daemon_threads = True

@@ -64,17 +64,29 @@ enum DashboardAssets {
             </div>
           </section>
 
-          <section class="panel">
-            <div class="panel-head">
-              <h2>Throughput</h2>
-              <span class="legend">
-                <span class="key rows"></span>rows/s <b id="chart-rows"></b>
-                <span class="key jobs"></span>jobs/s <b id="chart-jobs"></b>
-                <span class="muted" id="chart-at"></span>
-              </span>
-            </div>
-            <div id="chart" class="chart"></div>
-          </section>
+          <div class="overview">
+            <section class="panel throughput">
+              <div class="panel-head">
+                <h2>Throughput</h2>
+                <span class="legend">
+                  <span class="key rows"></span>rows/s <b id="chart-rows"></b>
+                  <span class="key jobs"></span>jobs/s <b id="chart-jobs"></b>
+                  <span class="muted" id="chart-at"></span>
+                </span>
+              </div>
+              <div id="chart" class="chart"></div>
+            </section>
+
+            <section class="panel queues" id="queues-panel" hidden>
+              <div class="panel-head"><h2>Queues</h2><span class="count" id="queues-count"></span></div>
+              <div class="scroll">
+                <table id="queues" class="grid">
+                  <thead><tr><th class="wide">Queue</th><th class="num">Queued</th><th class="num">Latency</th></tr></thead>
+                  <tbody></tbody>
+                </table>
+              </div>
+            </section>
+          </div>
 
           <div class="columns">
             <section class="panel">
@@ -98,8 +110,8 @@ enum DashboardAssets {
             <div class="panel-head"><h2>Running jobs</h2><span class="count" id="running-count"></span></div>
             <table id="running-jobs" class="grid">
               <thead>
-                <tr><th>ID</th><th>Kind</th><th>Batch</th><th>Worker</th><th>Attempt</th><th class="wide">Progress</th>
-                <th></th></tr>
+                <tr><th>ID</th><th>Kind</th><th class="queue-col">Queue</th><th>Batch</th><th>Worker</th><th>Attempt</th>
+                <th class="wide">Progress</th><th></th></tr>
               </thead>
               <tbody></tbody>
             </table>
@@ -109,8 +121,8 @@ enum DashboardAssets {
             <div class="panel-head"><h2>Dead jobs</h2><span class="count" id="dead-count"></span></div>
             <table id="dead-jobs" class="grid">
               <thead>
-                <tr><th>ID</th><th>Kind</th><th>Batch</th><th>Attempts</th><th>Died</th><th class="wide">Last error</th>
-                <th></th></tr>
+                <tr><th>ID</th><th>Kind</th><th class="queue-col">Queue</th><th>Batch</th><th>Attempts</th><th>Died</th>
+                <th class="wide">Last error</th><th></th></tr>
               </thead>
               <tbody></tbody>
             </table>
@@ -119,7 +131,10 @@ enum DashboardAssets {
           <section class="panel">
             <div class="panel-head"><h2>Queued jobs</h2><span class="count" id="queued-count"></span></div>
             <table id="queued-jobs" class="grid">
-              <thead><tr><th>ID</th><th>Kind</th><th>Batch</th><th>Created</th><th>Runs</th><th></th></tr></thead>
+              <thead>
+                <tr><th>ID</th><th>Kind</th><th class="queue-col">Queue</th><th>Batch</th><th>Created</th><th>Runs</th>
+                <th></th></tr>
+              </thead>
               <tbody></tbody>
             </table>
           </section>
@@ -317,6 +332,19 @@ enum DashboardAssets {
         .columns { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 14px; }
         @media (max-width: 1000px) { .columns { grid-template-columns: minmax(0, 1fr); } }
 
+        /* The throughput chart, with the queues beside it (hidden for a coordinator that sends no queues) */
+        .overview { display: flex; gap: 14px; }
+        .overview > .throughput { flex: 1 1 0; }
+        .overview > .queues { flex: 0 0 340px; }
+        .queues .scroll { max-height: 236px; overflow-y: auto; }
+        .queues .scroll thead th { position: sticky; top: 0; z-index: 1; }
+        @media (max-width: 1000px) {
+          .overview { flex-direction: column; align-items: stretch; }
+          .overview > .throughput, .overview > .queues { flex: 0 0 auto; }
+        }
+        /* A coordinator without named queues sends no queue fields: its tables show no Queue column */
+        .without-queues .queue-col { display: none; }
+
         table.grid { width: 100%; border-collapse: collapse; }
         table.grid th, table.grid td {
           text-align: left;
@@ -336,12 +364,15 @@ enum DashboardAssets {
         table.grid th.wide, table.grid td.wide { width: 100%; white-space: normal; }
         table.grid tbody tr:last-child td { border-bottom: none; }
         table.grid tbody tr:hover td { background: #fafbfd; }
-        table.grid td.num { text-align: right; }
+        table.grid th.num, table.grid td.num { text-align: right; }
         table.grid td.actions { text-align: right; }
         table.grid td.actions button + button { margin-left: 5px; }
         table.grid tr.empty td { color: var(--muted); font-style: italic; text-align: center; background: none; }
         .id { font-family: var(--mono); font-size: 12px; }
         .job-ref { font-family: var(--mono); font-size: 12px; margin-right: 6px; color: var(--accent); }
+        /* Queue names have up to 64 characters: cut short in the job tables (the cell's title has it all) */
+        table.grid td.queue-col { max-width: 12em; overflow: hidden; text-overflow: ellipsis; }
+        table.grid td.queue-name { overflow-wrap: anywhere; }
 
         /* Progress bars */
         .progress { display: flex; align-items: center; gap: 10px; min-width: 240px; }
@@ -357,6 +388,11 @@ enum DashboardAssets {
         /* Heartbeats and lag */
         .late { color: var(--bad); font-weight: 600; }
         .lagging { color: var(--warn); font-weight: 600; }
+
+        /* Queue latency: amber above a minute, red above ten minutes */
+        .latency.slow { color: var(--warn); font-weight: 600; }
+        .latency.stuck { color: var(--bad); font-weight: 600; }
+        .latency.idle { color: var(--muted); }
 
         /* Dead jobs' error history */
         td.error-cell { max-width: 0; }
@@ -425,6 +461,8 @@ enum DashboardAssets {
           const LATE_HEARTBEAT_SECONDS = 10;
           const MAX_MESSAGES = 5;
           const QUEUED_SHOWN = 10; // queued jobs shown before "show all"
+          const SLOW_QUEUE_SECONDS = 60; // a queue's latency above this is shown amber
+          const STUCK_QUEUE_SECONDS = 600; // and above this red
           const SVG_NS = 'http://www.w3.org/2000/svg';
 
           const state = {
@@ -1168,6 +1206,53 @@ enum DashboardAssets {
             }, 'No workers connected.');
           }
 
+          // A snapshot without `queues` comes from a coordinator without named queues: no panel and no Queue columns.
+          function renderQueues(snapshot) {
+            const known = Array.isArray(snapshot.queues);
+            show($('queues-panel'), known);
+            document.body.classList.toggle('without-queues', !known);
+            if (!known) return;
+            const queues = snapshot.queues.map(object);
+            setText($('queues-count'), formatInteger(queues.length));
+            reconcile($('queues'), queues, (queue) => queue.name, () => {
+              const row = el('tr');
+              const [name, queued, latency] = cells(row, 3);
+              name.className = 'wide queue-name';
+              queued.className = 'num';
+              latency.className = 'num';
+              row._latency = el('span', 'latency');
+              latency.appendChild(row._latency);
+              return row;
+            }, (row, queue) => {
+              setText(row.cells[0], queue.name);
+              setText(row.cells[1], formatInteger(queue.queued));
+              const seconds = queue.latencySeconds;
+              let level = 'latency';
+              let note = '';
+              if (isNumber(seconds) && seconds > STUCK_QUEUE_SECONDS) {
+                level = 'latency stuck';
+                note = ' (more than ' + formatDuration(STUCK_QUEUE_SECONDS) + ')';
+              } else if (isNumber(seconds) && seconds > SLOW_QUEUE_SECONDS) {
+                level = 'latency slow';
+                note = ' (more than ' + formatDuration(SLOW_QUEUE_SECONDS) + ')';
+              } else if (isNumber(seconds) && seconds <= 0) {
+                level = 'latency idle';
+              }
+              setText(row._latency, isNumber(seconds) && seconds <= 0 ? '0 s' : formatDuration(seconds));
+              if (row._latency.className !== level) row._latency.className = level;
+              setTitle(row._latency, isNumber(seconds) ? 'the oldest due job has waited ' + formatDuration(seconds) + note
+                : '');
+            }, 'No queued jobs.');
+          }
+
+          // A job's queue in a Queue column ("–" from a coordinator without named queues); a long name is cut short on
+          // the page, so it is the cell's title too.
+          function setQueue(cell, job) {
+            const known = job.queue !== undefined && job.queue !== null && job.queue !== '';
+            setText(cell, known ? job.queue : '–');
+            setTitle(cell, known ? 'queue ' + text(job.queue) : '');
+          }
+
           function renderRunning(snapshot) {
             const running = list(snapshot.running);
             setText($('running-count'), countText(running.length, object(snapshot.jobs).running));
@@ -1176,8 +1261,9 @@ enum DashboardAssets {
             reconcile($('running-jobs'), running, (job) => job.id, (job) => {
               const row = el('tr');
               row.dataset.jobId = text(job.id);
-              const [id, , , , attempt, progress, actions] = cells(row, 7);
+              const [id, , queue, , , attempt, progress, actions] = cells(row, 8);
               id.className = 'id';
+              queue.className = 'queue-col';
               attempt.className = 'num';
               progress.className = 'wide';
               row._bar = progressBar('running');
@@ -1189,10 +1275,11 @@ enum DashboardAssets {
             }, (row, job) => {
               setText(row.cells[0], job.id);
               setText(row.cells[1], job.kind);
-              setText(row.cells[2], job.batch);
-              setText(row.cells[3], workerNames.get(text(job.worker)) || job.worker);
-              setTitle(row.cells[3], job.worker ? 'worker ' + text(job.worker) : '');
-              setText(row.cells[4], job.attempt);
+              setQueue(row.cells[2], job);
+              setText(row.cells[3], job.batch);
+              setText(row.cells[4], workerNames.get(text(job.worker)) || job.worker);
+              setTitle(row.cells[4], job.worker ? 'worker ' + text(job.worker) : '');
+              setText(row.cells[5], job.attempt);
               const known = isNumber(job.total) && job.total > 0;
               setWidth(row._bar.fill, known ? job.done / job.total : 0);
               setText(row._bar.figures, known ? progressText(job.done, job.total, 'rows') : formatInteger(job.done) + ' rows');
@@ -1210,8 +1297,9 @@ enum DashboardAssets {
             reconcile($('dead-jobs'), dead, (job) => job.id, (job) => {
               const row = el('tr');
               row.dataset.jobId = text(job.id);
-              const [id, , , attempts, died, error, actions] = cells(row, 7);
+              const [id, , queue, , attempts, died, error, actions] = cells(row, 8);
               id.className = 'id';
+              queue.className = 'queue-col';
               attempts.className = 'num';
               error.className = 'wide error-cell';
 
@@ -1253,10 +1341,11 @@ enum DashboardAssets {
             }, (row, job) => {
               setText(row.cells[0], job.id);
               setText(row.cells[1], job.kind);
-              setText(row.cells[2], job.batch);
-              setText(row.cells[3], text(job.attempt) + ' / ' + text(job.maxAttempts));
-              setText(row.cells[4], formatAgo(job.updatedAt, snapshot.time));
-              setTitle(row.cells[4], formatDateTime(job.updatedAt));
+              setQueue(row.cells[2], job);
+              setText(row.cells[3], job.batch);
+              setText(row.cells[4], text(job.attempt) + ' / ' + text(job.maxAttempts));
+              setText(row.cells[5], formatAgo(job.updatedAt, snapshot.time));
+              setTitle(row.cells[5], formatDateTime(job.updatedAt));
 
               const errors = list(job.errors);
               const last = lastError(job);
@@ -1284,8 +1373,9 @@ enum DashboardAssets {
             reconcile($('queued-jobs'), queued, (job) => job.id, (job) => {
               const row = el('tr');
               row.dataset.jobId = text(job.id);
-              const [id, , , , , actions] = cells(row, 6);
+              const [id, , queue, , , , actions] = cells(row, 7);
               id.className = 'id';
+              queue.className = 'queue-col';
               actions.className = 'actions';
               const cancel = button('cancel', 'Cancel', () => cancelJob(job.id, [cancel]));
               actions.appendChild(cancel);
@@ -1293,12 +1383,13 @@ enum DashboardAssets {
             }, (row, job) => {
               setText(row.cells[0], job.id);
               setText(row.cells[1], job.kind);
-              setText(row.cells[2], job.batch);
-              setText(row.cells[3], formatAgo(job.createdAt, snapshot.time));
-              setTitle(row.cells[3], formatDateTime(job.createdAt));
+              setQueue(row.cells[2], job);
+              setText(row.cells[3], job.batch);
+              setText(row.cells[4], formatAgo(job.createdAt, snapshot.time));
+              setTitle(row.cells[4], formatDateTime(job.createdAt));
               const waiting = isNumber(job.runAt) && isNumber(snapshot.time) && job.runAt > snapshot.time;
-              setText(row.cells[4], waiting ? 'retry in ' + formatDuration(job.runAt - snapshot.time) : 'now');
-              setTitle(row.cells[4], isNumber(job.runAt) ? formatDateTime(job.runAt) : '');
+              setText(row.cells[5], waiting ? 'retry in ' + formatDuration(job.runAt - snapshot.time) : 'now');
+              setTitle(row.cells[5], isNumber(job.runAt) ? formatDateTime(job.runAt) : '');
             }, 'No job is queued.', QUEUED_SHOWN);
           }
 
@@ -1341,8 +1432,9 @@ enum DashboardAssets {
           // ---------------------------------------------------------------------------------------------- snapshots
 
           function render(snapshot) {
-            const parts = [renderHeader, renderCards, renderBatches, renderWorkers, renderRunning, renderDead, renderQueued,
-              renderSubscribers, (value) => renderChart(list(value.rates))];
+            // The queues panel first: whether it is shown sets the chart's width.
+            const parts = [renderHeader, renderCards, renderQueues, renderBatches, renderWorkers, renderRunning, renderDead,
+              renderQueued, renderSubscribers, (value) => renderChart(list(value.rates))];
             for (const part of parts) {
               try {
                 part(snapshot);

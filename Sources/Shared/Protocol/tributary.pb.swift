@@ -1352,11 +1352,33 @@ public nonisolated struct Tributary_V1_StatusReply: Sendable {
   /// each queue with queued jobs, by name
   public var queues: [Tributary_V1_QueueInfo] = []
 
+  /// the coordinator's concurrency limits (--limit), with what runs under each
+  public var limits: [Tributary_V1_RunLimitInfo] = []
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
   fileprivate var _jobs: Tributary_V1_JobCounts? = nil
+}
+
+public nonisolated struct Tributary_V1_RunLimitInfo: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// "kind:NAME" or "queue:NAME"
+  public var target: String = String()
+
+  /// most jobs running at once
+  public var limit: UInt32 = 0
+
+  /// running now
+  public var running: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
 }
 
 public nonisolated struct Tributary_V1_QueueInfo: Sendable {
@@ -3913,7 +3935,7 @@ nonisolated extension Tributary_V1_JobCounts: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Tributary_V1_StatusReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StatusReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}workers\0\u{1}jobs\0\u{3}last_seq\0\u{3}store_path\0\u{1}pool\0\u{1}running\0\u{3}oldest_history_seq\0\u{1}queues\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}workers\0\u{1}jobs\0\u{3}last_seq\0\u{3}store_path\0\u{1}pool\0\u{1}running\0\u{3}oldest_history_seq\0\u{1}queues\0\u{1}limits\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3929,6 +3951,7 @@ nonisolated extension Tributary_V1_StatusReply: SwiftProtobuf.Message, SwiftProt
       case 6: try { try decoder.decodeRepeatedMessageField(value: &self.running) }()
       case 7: try { try decoder.decodeSingularUInt64Field(value: &self.oldestHistorySeq) }()
       case 8: try { try decoder.decodeRepeatedMessageField(value: &self.queues) }()
+      case 9: try { try decoder.decodeRepeatedMessageField(value: &self.limits) }()
       default: break
       }
     }
@@ -3963,6 +3986,9 @@ nonisolated extension Tributary_V1_StatusReply: SwiftProtobuf.Message, SwiftProt
     if !self.queues.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.queues, fieldNumber: 8)
     }
+    if !self.limits.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.limits, fieldNumber: 9)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3975,6 +4001,47 @@ nonisolated extension Tributary_V1_StatusReply: SwiftProtobuf.Message, SwiftProt
     if lhs.running != rhs.running {return false}
     if lhs.oldestHistorySeq != rhs.oldestHistorySeq {return false}
     if lhs.queues != rhs.queues {return false}
+    if lhs.limits != rhs.limits {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_RunLimitInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RunLimitInfo"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}target\0\u{1}limit\0\u{1}running\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.target) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.limit) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.running) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.target.isEmpty {
+      try visitor.visitSingularStringField(value: self.target, fieldNumber: 1)
+    }
+    if self.limit != 0 {
+      try visitor.visitSingularUInt32Field(value: self.limit, fieldNumber: 2)
+    }
+    if self.running != 0 {
+      try visitor.visitSingularUInt64Field(value: self.running, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_RunLimitInfo, rhs: Tributary_V1_RunLimitInfo) -> Bool {
+    if lhs.target != rhs.target {return false}
+    if lhs.limit != rhs.limit {return false}
+    if lhs.running != rhs.running {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

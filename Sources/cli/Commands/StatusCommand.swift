@@ -27,6 +27,9 @@ struct StatusCommand: AsyncParsableCommand {
         Terminal.line(
             "jobs      queued \(jobs.queued)  running \(jobs.running)  done \(jobs.done)  dead \(jobs.dead)  cancelled \(jobs.cancelled)"
         )
+        for limit in status.limits {
+            Terminal.line("limit     \(limit.target)  \(limit.running) running of \(limit.limit)")
+        }
         for queue in status.queues {
             Terminal.line(
                 "queue     \(queue.name)  \(queue.queued) queued  latency \(String(format: "%.1f", queue.latencySeconds))s"

@@ -48,6 +48,8 @@ public struct CoordinatorConfiguration: Sendable {
     public var curve: CoordinatorCurve?
     /// The bounds on what peers send.
     public var limits = CoordinatorLimits()
+    /// Most jobs of a kind or queue running at once, across every worker (`--limit`).
+    public var runLimits = RunLimits()
     /// How often the feed publishes a heartbeat carrying the last sequence number.
     public var feedHeartbeatInterval: Duration = .milliseconds(500)
 

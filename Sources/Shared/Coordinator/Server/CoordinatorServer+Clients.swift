@@ -68,8 +68,25 @@ extension CoordinatorServer {
         let running = try await store.runningJobs()
         let oldestHistorySeq = try await store.oldestKeptSequenceNumber()
         let queues = try await store.queueDepths()
+        let limits = configuration.runLimits
+        let runningCounts = limits.isEmpty ? ([:], [:]) : try await store.runningCounts()
         let now = ContinuousClock.now
         let reply = Tributary_V1_StatusReply.with { reply in
+            reply.limits =
+                limits.byKind.sorted { $0.key < $1.key }.map { kind, limit in
+                    Tributary_V1_RunLimitInfo.with {
+                        $0.target = "kind:\(kind)"
+                        $0.limit = UInt32(limit)
+                        $0.running = UInt64(runningCounts.0[kind] ?? 0)
+                    }
+                }
+                + limits.byQueue.sorted { $0.key < $1.key }.map { queue, limit in
+                    Tributary_V1_RunLimitInfo.with {
+                        $0.target = "queue:\(queue)"
+                        $0.limit = UInt32(limit)
+                        $0.running = UInt64(runningCounts.1[queue] ?? 0)
+                    }
+                }
             reply.queues = queues.map { queue in
                 Tributary_V1_QueueInfo.with {
                     $0.name = queue.name

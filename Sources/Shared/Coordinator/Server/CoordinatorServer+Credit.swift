@@ -28,7 +28,8 @@ extension CoordinatorServer {
                 QueuedCommit.Claim(
                     peer: peer, worker: worker,
                     request: ClaimRequest(
-                        worker: worker.id, kinds: worker.jobKinds, queues: worker.queues, limit: wanted)))
+                        worker: worker.id, kinds: worker.jobKinds, queues: worker.queues, limit: wanted,
+                        runLimits: configuration.runLimits)))
         }
         return claims
     }

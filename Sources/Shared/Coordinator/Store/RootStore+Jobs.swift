@@ -56,12 +56,18 @@ public struct ClaimRequest: Sendable {
     public let kinds: [String]
     public let queues: [String]
     public var limit: Int
+    /// The concurrency limits the claim keeps to.
+    public var runLimits: RunLimits
 
-    public init(worker: String, kinds: [String], queues: [String] = [JobQueue.defaultName], limit: Int) {
+    public init(
+        worker: String, kinds: [String], queues: [String] = [JobQueue.defaultName], limit: Int,
+        runLimits: RunLimits = RunLimits()
+    ) {
         self.worker = worker
         self.kinds = kinds
         self.queues = queues
         self.limit = limit
+        self.runLimits = runLimits
     }
 }
 
@@ -168,22 +174,29 @@ extension RootStore {
     /// from the first of `queues` that has any due, then the next; in each by priority, then oldest first.
     /// - Returns: the jobs, by id; empty when none is queued.
     public func claimJobs(
-        for worker: String, kinds: [String], queues: [String] = [JobQueue.defaultName], limit: Int
+        for worker: String, kinds: [String], queues: [String] = [JobQueue.defaultName], limit: Int,
+        runLimits: RunLimits = RunLimits()
     ) async throws -> [ClaimedJob] {
         try await pool.writeWithoutTransaction { db in
             try self.writer.statements.transaction(db) {
-                try self.claimJobs(for: worker, kinds: kinds, queues: queues, limit: limit, in: db)
+                try self.claimJobs(
+                    for: worker, kinds: kinds, queues: queues, limit: limit, runLimits: runLimits, in: db)
             }
         }
     }
 
     /// The claim inside the writer's open transaction, through raw statements (the dispatch hot path): one
     /// statement per queue, in the worker's order, each reading the queued index of its queue.
-    func claimJobs(for worker: String, kinds: [String], queues: [String], limit: Int, in db: Database) throws
-        -> [ClaimedJob]
-    {
+    func claimJobs(
+        for worker: String, kinds: [String], queues: [String], limit: Int, runLimits: RunLimits = RunLimits(),
+        in db: Database
+    ) throws -> [ClaimedJob] {
         guard !kinds.isEmpty, limit > 0 else { return [] }
         let now = Date().timeIntervalSince1970
+        if !runLimits.isEmpty {
+            return try claimJobsWithinLimits(
+                for: worker, kinds: kinds, queues: queues, limit: limit, runLimits: runLimits, now: now, in: db)
+        }
         let statements = writer.statements
         // One statement per number of kinds (a worker runs a handful), so the cache stays small.
         let claim = try statements.statement(
@@ -214,6 +227,13 @@ extension RootStore {
                         committedBatches: Int(claim.int64(column: 5)), dueAt: claim.double(column: 6)))
             }
         }
+        return try withPayloads(jobs, in: db)
+    }
+
+    /// The claimed jobs sorted by id, with their payloads read.
+    private func withPayloads(_ claimed: [ClaimedJob], in db: Database) throws -> [ClaimedJob] {
+        var jobs = claimed
+        let statements = writer.statements
         jobs.sort { $0.id < $1.id }
         let payload = try statements.statement(db, "SELECT payload FROM tributary_payloads WHERE job_id = ?")
         for index in try Self.indexesWithPayload(jobs, in: db, statements: statements) {
@@ -223,6 +243,85 @@ extension RootStore {
         }
         return jobs
     }
+
+    /// A claim that keeps to concurrency limits: per queue, in the worker's order, the kinds and queues already at
+    /// their limits are left out, and the candidates are read in the queue's order (priority, then age) until the
+    /// claim is full, skipping those of a kind whose limit the claim has reached. At most
+    /// ``limitedClaimScan`` candidates are read per queue, so a deep run of jobs that must wait costs a bounded read.
+    private func claimJobsWithinLimits(
+        for worker: String, kinds: [String], queues: [String], limit: Int, runLimits: RunLimits, now: Double,
+        in db: Database
+    ) throws -> [ClaimedJob] {
+        let statements = writer.statements
+        var runningByKind: [String: Int] = [:]
+        var runningByQueue: [String: Int] = [:]
+        let running = try statements.statement(
+            db,
+            "SELECT kind, queue, COUNT(*) FROM tributary_jobs WHERE state = \(JobState.running.sql) GROUP BY kind, queue"
+        )
+        do {
+            defer { running.reset() }
+            while try running.step() {
+                let count = Int(running.int64(column: 2))
+                runningByKind[running.text(column: 0) ?? "", default: 0] += count
+                runningByQueue[running.text(column: 1) ?? "", default: 0] += count
+            }
+        }
+        func room(kind: String) -> Int { runLimits.byKind[kind].map { $0 - runningByKind[kind, default: 0] } ?? .max }
+        var chosen: [Int64] = []
+        for queue in queues where chosen.count < limit {
+            var queueRoom = runLimits.byQueue[queue].map { $0 - runningByQueue[queue, default: 0] } ?? .max
+            let eligible = kinds.filter { room(kind: $0) > 0 }
+            guard queueRoom > 0, !eligible.isEmpty else { continue }
+            let candidates = try statements.statement(
+                db,
+                """
+                SELECT id, kind FROM tributary_jobs WHERE state = \(JobState.queued.sql) AND queue = ?1 AND run_at <= ?2
+                    AND kind IN (\(SQLText.placeholders(eligible.count, from: 4))) ORDER BY priority DESC, id LIMIT ?3
+                """)
+            candidates.bind(1, queue)
+            candidates.bind(2, now)
+            candidates.bind(3, Int64(Self.limitedClaimScan))
+            for (offset, kind) in eligible.enumerated() { candidates.bind(Int32(4 + offset), kind) }
+            defer { candidates.reset() }
+            while chosen.count < limit, queueRoom > 0, try candidates.step() {
+                let kind = candidates.text(column: 1) ?? ""
+                guard room(kind: kind) > 0 else { continue }
+                chosen.append(candidates.int64(column: 0))
+                runningByKind[kind, default: 0] += 1
+                queueRoom -= 1
+            }
+        }
+        guard !chosen.isEmpty else { return [] }
+        var jobs: [ClaimedJob] = []
+        let lease = try statements.statement(
+            db,
+            """
+            UPDATE tributary_jobs SET state = \(JobState.running.sql), attempt = attempt + 1, worker = ?1, updated_at = ?2,
+                leased_at = ?2
+            WHERE id = ?3 AND state = \(JobState.queued.sql)
+            RETURNING id, attempt, kind, arguments, total, committed_batches, MAX(created_at, run_at, updated_at), queue
+            """)
+        for id in chosen {
+            lease.bind(1, worker)
+            lease.bind(2, now)
+            lease.bind(3, id)
+            defer { lease.reset() }
+            while try lease.step() {
+                let spec = JobSpec(
+                    kind: lease.text(column: 2) ?? "", arguments: Self.decodeArguments(lease.text(column: 3) ?? "{}"),
+                    total: UInt64(max(0, lease.int64(column: 4))), queue: lease.text(column: 7) ?? "")
+                jobs.append(
+                    ClaimedJob(
+                        id: lease.int64(column: 0), attempt: Int(lease.int64(column: 1)), spec: spec,
+                        committedBatches: Int(lease.int64(column: 5)), dueAt: lease.double(column: 6)))
+            }
+        }
+        return try withPayloads(jobs, in: db)
+    }
+
+    /// Most queued jobs one limited claim reads per queue.
+    static let limitedClaimScan = 10_000
 
     /// Which of the claimed jobs (sorted by id) may have a payload. Jobs pushed without one have no row in
     /// `tributary_payloads`: when the claimed ids lie close together, one read of the ids in their range finds

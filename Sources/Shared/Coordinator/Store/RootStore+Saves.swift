@@ -139,7 +139,7 @@ extension RootStore {
                                 try self.writer.statements.savepoint(db) {
                                     try self.claimJobs(
                                         for: claim.worker, kinds: claim.kinds, queues: claim.queues,
-                                        limit: claim.limit, in: db)
+                                        limit: claim.limit, runLimits: claim.runLimits, in: db)
                                 }
                             }
                         }

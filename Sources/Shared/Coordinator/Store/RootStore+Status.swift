@@ -42,6 +42,23 @@ extension RootStore {
         }
     }
 
+    /// Running jobs by kind and by queue (read from the running jobs, without the writer).
+    public func runningCounts() async throws -> (byKind: [String: Int], byQueue: [String: Int]) {
+        try await pool.read { db in
+            var byKind: [String: Int] = [:]
+            var byQueue: [String: Int] = [:]
+            for row in try Row.fetchAll(
+                db,
+                sql:
+                    "SELECT kind, queue, COUNT(*) AS n FROM tributary_jobs WHERE state = \(JobState.running.sql) GROUP BY kind, queue"
+            ) {
+                byKind[row["kind"], default: 0] += row["n"] as Int
+                byQueue[row["queue"], default: 0] += row["n"] as Int
+            }
+            return (byKind, byQueue)
+        }
+    }
+
     /// Progress of the jobs pushed together as `batch`.
     public func batchStatus(_ batch: String) async throws -> BatchStatus {
         try await pool.read { db in

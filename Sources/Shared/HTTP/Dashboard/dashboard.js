@@ -792,9 +792,12 @@
     }, 'No queued jobs.');
   }
 
-  // A job's queue, for the Queue columns ("–" from a coordinator without named queues).
-  function queueName(job) {
-    return job.queue === undefined || job.queue === null || job.queue === '' ? '–' : job.queue;
+  // A job's queue in a Queue column ("–" from a coordinator without named queues); a long name is cut short on
+  // the page, so it is the cell's title too.
+  function setQueue(cell, job) {
+    const known = job.queue !== undefined && job.queue !== null && job.queue !== '';
+    setText(cell, known ? job.queue : '–');
+    setTitle(cell, known ? 'queue ' + text(job.queue) : '');
   }
 
   function renderRunning(snapshot) {
@@ -819,7 +822,7 @@
     }, (row, job) => {
       setText(row.cells[0], job.id);
       setText(row.cells[1], job.kind);
-      setText(row.cells[2], queueName(job));
+      setQueue(row.cells[2], job);
       setText(row.cells[3], job.batch);
       setText(row.cells[4], workerNames.get(text(job.worker)) || job.worker);
       setTitle(row.cells[4], job.worker ? 'worker ' + text(job.worker) : '');
@@ -885,7 +888,7 @@
     }, (row, job) => {
       setText(row.cells[0], job.id);
       setText(row.cells[1], job.kind);
-      setText(row.cells[2], queueName(job));
+      setQueue(row.cells[2], job);
       setText(row.cells[3], job.batch);
       setText(row.cells[4], text(job.attempt) + ' / ' + text(job.maxAttempts));
       setText(row.cells[5], formatAgo(job.updatedAt, snapshot.time));
@@ -927,7 +930,7 @@
     }, (row, job) => {
       setText(row.cells[0], job.id);
       setText(row.cells[1], job.kind);
-      setText(row.cells[2], queueName(job));
+      setQueue(row.cells[2], job);
       setText(row.cells[3], job.batch);
       setText(row.cells[4], formatAgo(job.createdAt, snapshot.time));
       setTitle(row.cells[4], formatDateTime(job.createdAt));
