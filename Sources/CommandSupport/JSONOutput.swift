@@ -55,7 +55,7 @@ public enum JSONOutput {
             "errors": job.errors.map {
                 ["attempt": Int($0.attempt), "at": $0.at, "message": $0.message] as [String: Any]
             },
-            "arguments": job.arguments, "queue": job.queue.isEmpty ? "default" : job.queue,
+            "arguments": job.arguments, "queue": job.queue.isEmpty ? "default" : job.queue, "waiting": job.waiting,
         ]
     }
 

@@ -25,6 +25,7 @@ public enum JobText {
             "progress  \(job.done) / \(job.total)",
         ]
         if !job.workerID.isEmpty { lines.append("worker    \(job.workerID)") }
+        if !job.waiting.isEmpty { lines.append("waiting   \(job.waiting)") }
         if job.runAt > 0 { lines.append("run at    \(Date(timeIntervalSince1970: job.runAt).formatted(.iso8601))") }
         for (key, value) in job.arguments.sorted(by: { $0.key < $1.key }) {
             lines.append("argument  \(key) = \(value)")

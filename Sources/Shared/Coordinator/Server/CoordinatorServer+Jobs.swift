@@ -19,7 +19,41 @@ extension CoordinatorServer {
         guard let job = try await store.job(id: Int64(id)) else {
             throw ProtocolError(.unknownJob, "job \(id) does not exist", jobID: id)
         }
-        reply(to: peer, requestID: requestID, .jobInfo(job.wire))
+        var wire = job.wire
+        if job.state == .queued { wire.waiting = try await waitingReason(of: job) }
+        reply(to: peer, requestID: requestID, .jobInfo(wire))
+    }
+
+    /// Why a queued job has not gone out yet, from what the router knows now: its run-at time, the workers that
+    /// serve its queue and kind, the concurrency limits; empty when nothing holds it (it goes with the next claim).
+    func waitingReason(of job: JobInfo) async throws -> String {
+        var reasons: [String] = []
+        if let runAt = job.runAt, runAt > Date() {
+            reasons.append("not before \(runAt.formatted(.iso8601)) (a delay or a retry's backoff)")
+        }
+        let serving = workers.workers.values.filter {
+            $0.queues.contains(job.queue) && $0.jobKinds.contains(job.kind) && !$0.leaving
+        }
+        if serving.isEmpty {
+            reasons.append("no connected worker serves queue '\(job.queue)' with kind '\(job.kind)'")
+        }
+        let limits = configuration.runLimits
+        if limits.byKind[job.kind] != nil || limits.byQueue[job.queue] != nil {
+            let running = try await store.runningCounts()
+            if let limit = limits.byKind[job.kind], running.byKind[job.kind, default: 0] >= limit {
+                reasons.append(
+                    "kind:\(job.kind) is at its limit (\(running.byKind[job.kind, default: 0]) running of \(limit))")
+            }
+            if let limit = limits.byQueue[job.queue], running.byQueue[job.queue, default: 0] >= limit {
+                reasons.append(
+                    "queue:\(job.queue) is at its limit (\(running.byQueue[job.queue, default: 0]) running of \(limit))"
+                )
+            }
+        }
+        if reasons.isEmpty, !serving.isEmpty, serving.allSatisfy({ $0.credit == 0 }) {
+            reasons.append("every worker that serves it is busy (\(serving.count))")
+        }
+        return reasons.joined(separator: "; ")
     }
 
     func retryJob(_ id: UInt64, from peer: Data, requestID: UInt64) async throws {
