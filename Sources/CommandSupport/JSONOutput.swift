@@ -28,7 +28,10 @@ public enum JSONOutput {
             },
             "running": reply.running.map(fields),
             "limits": reply.limits.map { limit -> [String: Any] in
-                ["target": limit.target, "limit": Int(limit.limit), "running": limit.running]
+                [
+                    "target": limit.target, "limit": Int(limit.limit), "running": limit.running,
+                    "periodSeconds": limit.periodSeconds,
+                ]
             },
             "queues": reply.queues.map { queue -> [String: Any] in
                 ["name": queue.name, "queued": queue.queued, "latencySeconds": queue.latencySeconds]

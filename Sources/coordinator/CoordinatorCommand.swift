@@ -131,6 +131,13 @@ struct CoordinatorCommand: AsyncParsableCommand {
             valueName: "target=N"))
     var runLimits: [String] = []
 
+    @Option(
+        name: .customLong("rate-limit"),
+        help: ArgumentHelp(
+            "At most M jobs of a kind or queue started in any PERIOD, across every worker (repeatable): kind:NAME=M/PERIOD or queue:NAME=M/PERIOD, PERIOD like 500ms, 1s, 5m, 1h.",
+            valueName: "target=M/PERIOD"))
+    var rateLimits: [String] = []
+
     @Option(help: "On SIGTERM, seconds running jobs may go on saving before they are handed back to the queue.")
     var drainSeconds: Double = 10
 
@@ -210,8 +217,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
         var limits = RunLimits()
         do {
             for text in runLimits { try limits.add(text) }
+            for text in rateLimits { try limits.addRate(text) }
         } catch let error as RunLimitError {
-            throw ValidationError("--limit \(error.description)")
+            throw ValidationError("--limit/--rate-limit \(error.description)")
         }
         return limits
     }

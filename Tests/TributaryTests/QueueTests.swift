@@ -153,6 +153,48 @@ struct RunLimitTests {
         #expect(Self.maximumOverlap(intervals) == 2, "jobs of kind import ran more than 2 at once")
     }
 
+    @Test("a rate limit of 4 starts a second holds in every 1 s window across 3 workers, and keeps close to that pace")
+    func rateLimitHolds() async throws {
+        let directory = try TemporaryDirectory()
+        let coordinator = try await TestCoordinator.start(
+            in: directory, workers: 3, arguments: ["--rate-limit", "kind:noop=4/1s"])
+        defer { Task { await coordinator.process.stop() } }
+        let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+        defer { Task { await client.close() } }
+        let status = try await client.status()
+        #expect(status.limits.map(\.target) == ["kind:noop"] && status.limits.first?.periodSeconds == 1)
+        let pushed = try await client.push(QueueTests.jobs(48, queue: ""))
+        _ = try await client.finish(pushed.batch, timeout: .seconds(120))
+        let starts = try await DatabaseQueue(path: coordinator.storePath).read { db in
+            try Double.fetchAll(db, sql: "SELECT leased_at FROM tributary_jobs ORDER BY leased_at")
+        }
+        #expect(starts.count == 48)
+        // Every window of one second that opens at a start holds at most 4 starts.
+        for (index, start) in starts.enumerated() {
+            let inWindow = starts[index...].prefix { $0 < start + 1 }.count
+            #expect(inWindow <= 4, "\(inWindow) starts in the second from \(start)")
+        }
+        // And the pace is close to the limit's: at most 40 starts in the first 10 seconds (+1 for the window that
+        // opens at the first), and not far below (a held-back job goes out at the router's next tick, every 0.5 s).
+        let first = try #require(starts.first)
+        let inTen = starts.filter { $0 < first + 10 }.count
+        #expect((30...41).contains(inTen), "\(inTen) starts in the first 10 s")
+    }
+
+    @Test("--rate-limit takes kind:NAME=M/PERIOD and queue:NAME=M/PERIOD, and names what is wrong otherwise")
+    func rateParsing() throws {
+        var limits = RunLimits()
+        try limits.addRate("kind:mail=10/1s")
+        try limits.addRate("queue:imports=100/5m")
+        try limits.addRate("kind:x=1/500ms")
+        #expect(limits.rateByKind["mail"] == RunLimits.Rate(count: 10, seconds: 1))
+        #expect(limits.rateByQueue["imports"] == RunLimits.Rate(count: 100, seconds: 300))
+        #expect(limits.rateByKind["x"] == RunLimits.Rate(count: 1, seconds: 0.5))
+        for bad in ["kind:mail=10", "kind:mail=0/1s", "kind:mail=10/1y", "mail=10/1s", "kind:mail=10/0s"] {
+            #expect(throws: RunLimitError.self, "\(bad)") { try limits.addRate(bad) }
+        }
+    }
+
     @Test("--limit takes kind:NAME=N and queue:NAME=N, and names what is wrong otherwise")
     func parsing() throws {
         var limits = RunLimits()

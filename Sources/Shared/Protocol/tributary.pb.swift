@@ -1378,11 +1378,14 @@ public nonisolated struct Tributary_V1_RunLimitInfo: Sendable {
   /// "kind:NAME" or "queue:NAME"
   public var target: String = String()
 
-  /// most jobs running at once
+  /// most jobs running at once (a rate limit: started in any period)
   public var limit: UInt32 = 0
 
-  /// running now
+  /// running now (0 for a rate limit)
   public var running: UInt64 = 0
+
+  /// a rate limit (--rate-limit): its period; 0 for a concurrency limit
+  public var periodSeconds: Double = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -4058,7 +4061,7 @@ nonisolated extension Tributary_V1_StatusReply: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension Tributary_V1_RunLimitInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".RunLimitInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}target\0\u{1}limit\0\u{1}running\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}target\0\u{1}limit\0\u{1}running\0\u{3}period_seconds\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4069,6 +4072,7 @@ nonisolated extension Tributary_V1_RunLimitInfo: SwiftProtobuf.Message, SwiftPro
       case 1: try { try decoder.decodeSingularStringField(value: &self.target) }()
       case 2: try { try decoder.decodeSingularUInt32Field(value: &self.limit) }()
       case 3: try { try decoder.decodeSingularUInt64Field(value: &self.running) }()
+      case 4: try { try decoder.decodeSingularDoubleField(value: &self.periodSeconds) }()
       default: break
       }
     }
@@ -4084,6 +4088,9 @@ nonisolated extension Tributary_V1_RunLimitInfo: SwiftProtobuf.Message, SwiftPro
     if self.running != 0 {
       try visitor.visitSingularUInt64Field(value: self.running, fieldNumber: 3)
     }
+    if self.periodSeconds.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.periodSeconds, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4091,6 +4098,7 @@ nonisolated extension Tributary_V1_RunLimitInfo: SwiftProtobuf.Message, SwiftPro
     if lhs.target != rhs.target {return false}
     if lhs.limit != rhs.limit {return false}
     if lhs.running != rhs.running {return false}
+    if lhs.periodSeconds != rhs.periodSeconds {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

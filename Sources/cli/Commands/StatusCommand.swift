@@ -28,7 +28,12 @@ struct StatusCommand: AsyncParsableCommand {
             "jobs      queued \(jobs.queued)  running \(jobs.running)  done \(jobs.done)  dead \(jobs.dead)  cancelled \(jobs.cancelled)"
         )
         for limit in status.limits {
-            Terminal.line("limit     \(limit.target)  \(limit.running) running of \(limit.limit)")
+            if limit.periodSeconds > 0 {
+                Terminal.line(
+                    "rate      \(limit.target)  at most \(limit.limit) started in any \(limit.periodSeconds) s")
+            } else {
+                Terminal.line("limit     \(limit.target)  \(limit.running) running of \(limit.limit)")
+            }
         }
         for queue in status.queues {
             Terminal.line(

@@ -69,7 +69,8 @@ extension CoordinatorServer {
         let oldestHistorySeq = try await store.oldestKeptSequenceNumber()
         let queues = try await store.queueDepths()
         let limits = configuration.runLimits
-        let runningCounts = limits.isEmpty ? ([:], [:]) : try await store.runningCounts()
+        let runningCounts =
+            limits.byKind.isEmpty && limits.byQueue.isEmpty ? ([:], [:]) : try await store.runningCounts()
         let now = ContinuousClock.now
         let reply = Tributary_V1_StatusReply.with { reply in
             reply.limits =
@@ -85,6 +86,20 @@ extension CoordinatorServer {
                         $0.target = "queue:\(queue)"
                         $0.limit = UInt32(limit)
                         $0.running = UInt64(runningCounts.1[queue] ?? 0)
+                    }
+                }
+                + limits.rateByKind.sorted { $0.key < $1.key }.map { kind, rate in
+                    Tributary_V1_RunLimitInfo.with {
+                        $0.target = "kind:\(kind)"
+                        $0.limit = UInt32(rate.count)
+                        $0.periodSeconds = rate.seconds
+                    }
+                }
+                + limits.rateByQueue.sorted { $0.key < $1.key }.map { queue, rate in
+                    Tributary_V1_RunLimitInfo.with {
+                        $0.target = "queue:\(queue)"
+                        $0.limit = UInt32(rate.count)
+                        $0.periodSeconds = rate.seconds
                     }
                 }
             reply.queues = queues.map { queue in

@@ -267,10 +267,27 @@ extension RootStore {
                 runningByQueue[running.text(column: 1) ?? "", default: 0] += count
             }
         }
-        func room(kind: String) -> Int { runLimits.byKind[kind].map { $0 - runningByKind[kind, default: 0] } ?? .max }
+        // What rate limits leave for this claim: starts in the window so far, by kind and by queue.
+        let starts = writer.recentStarts
+        var rateRoomByKind: [String: Int] = [:]
+        for kind in kinds {
+            guard let rate = runLimits.rateByKind[kind] else { continue }
+            rateRoomByKind[kind] = try starts.room(
+                "kind:\(kind)", column: "kind", value: kind, rate: rate, now: now, in: db)
+        }
+        func room(kind: String) -> Int {
+            min(
+                runLimits.byKind[kind].map { $0 - runningByKind[kind, default: 0] } ?? .max,
+                rateRoomByKind[kind] ?? .max)
+        }
         var chosen: [Int64] = []
         for queue in queues where chosen.count < limit {
             var queueRoom = runLimits.byQueue[queue].map { $0 - runningByQueue[queue, default: 0] } ?? .max
+            if let rate = runLimits.rateByQueue[queue] {
+                queueRoom = min(
+                    queueRoom,
+                    try starts.room("queue:\(queue)", column: "queue", value: queue, rate: rate, now: now, in: db))
+            }
             let eligible = kinds.filter { room(kind: $0) > 0 }
             guard queueRoom > 0, !eligible.isEmpty else { continue }
             let candidates = try statements.statement(
@@ -289,6 +306,7 @@ extension RootStore {
                 guard room(kind: kind) > 0 else { continue }
                 chosen.append(candidates.int64(column: 0))
                 runningByKind[kind, default: 0] += 1
+                if let left = rateRoomByKind[kind] { rateRoomByKind[kind] = left - 1 }
                 queueRoom -= 1
             }
         }
@@ -315,6 +333,14 @@ extension RootStore {
                     ClaimedJob(
                         id: lease.int64(column: 0), attempt: Int(lease.int64(column: 1)), spec: spec,
                         committedBatches: Int(lease.int64(column: 5)), dueAt: lease.double(column: 6)))
+            }
+        }
+        for job in jobs {
+            if let rate = runLimits.rateByKind[job.spec.kind] {
+                starts.started("kind:\(job.spec.kind)", at: now, keeping: rate.count)
+            }
+            if let rate = runLimits.rateByQueue[job.spec.queue] {
+                starts.started("queue:\(job.spec.queue)", at: now, keeping: rate.count)
             }
         }
         return try withPayloads(jobs, in: db)

@@ -156,6 +156,8 @@ package final class WriterState: @unchecked Sendable {
     // queue, so the merger and its prepared statements are never used concurrently.
     let merger: ChangeSetMerger
     let statements = WriterStatements()
+    /// Recent starts of rate-limited kinds and queues, for claims.
+    let recentStarts = RecentStarts()
 
     init(merger: ChangeSetMerger) {
         self.merger = merger

@@ -1,0 +1,39 @@
+import Foundation
+import GRDB
+import TributaryCore
+
+/// When the latest jobs of each rate-limited kind or queue were leased: what a rate limit (`--rate-limit`, at most M
+/// starts in any window of its period) is checked against at claim time. Kept on the writer's queue with the other
+/// writer state; filled from the store's lease times the first time a key is limited, so a restart does not reset
+/// a window. A claim rolled back after it counted its starts leaves them counted: a window then lets fewer start,
+/// never more.
+final class RecentStarts {
+    /// Lease times, oldest first, by `kind:NAME` or `queue:NAME`; at most the limit's count of them kept.
+    private var times: [String: [Double]] = [:]
+
+    /// How many more may start now under `rate` for `key` (a `column` value of the job table: `kind` or `queue`).
+    func room(_ key: String, column: String, value: String, rate: RunLimits.Rate, now: Double, in db: Database) throws
+        -> Int
+    {
+        if times[key] == nil {
+            times[key] = try Double.fetchAll(
+                db,
+                sql: """
+                    SELECT leased_at FROM tributary_jobs WHERE \(column) = ? AND leased_at > ?
+                    ORDER BY leased_at DESC LIMIT ?
+                    """, arguments: [value, now - rate.seconds, rate.count]
+            ).reversed()
+        }
+        let recent = times[key, default: []].filter { $0 > now - rate.seconds }
+        times[key] = recent
+        return max(0, rate.count - recent.count)
+    }
+
+    /// Counts a start for `key`.
+    func started(_ key: String, at now: Double, keeping count: Int) {
+        guard var recent = times[key] else { return }
+        recent.append(now)
+        if recent.count > count { recent.removeFirst(recent.count - count) }
+        times[key] = recent
+    }
+}
