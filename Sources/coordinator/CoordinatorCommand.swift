@@ -169,12 +169,10 @@ struct CoordinatorCommand: AsyncParsableCommand {
             throw ValidationError("--worker-concurrency must be between 1 and 1024")
         }
         if let workerQueues {
-            let queues = workerQueues.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-            guard !queues.isEmpty, queues.count <= JobQueue.maximumQueuesPerWorker else {
-                throw ValidationError("--worker-queues must name 1 to \(JobQueue.maximumQueuesPerWorker) queues")
-            }
-            for queue in queues {
-                if let refusal = JobQueue.refusal(of: queue) { throw ValidationError("--worker-queues: \(refusal)") }
+            do {
+                _ = try JobQueue.list(workerQueues)
+            } catch let error as JobQueueListError {
+                throw ValidationError("--worker-queues: \(error.description)")
             }
         }
         guard listen != feed || listen.hasSuffix(":*") else {

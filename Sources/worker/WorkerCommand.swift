@@ -56,15 +56,11 @@ struct WorkerCommand: AsyncParsableCommand {
     @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
-        let queueList = Self.queueList(queues)
-        guard !queueList.isEmpty, queueList.count <= JobQueue.maximumQueuesPerWorker else {
-            throw ValidationError(
-                "--queues must name 1 to \(JobQueue.maximumQueuesPerWorker) queues, separated by commas")
+        do {
+            _ = try JobQueue.list(queues)
+        } catch let error as JobQueueListError {
+            throw ValidationError("--queues: \(error.description)")
         }
-        for queue in queueList {
-            if let refusal = JobQueue.refusal(of: queue) { throw ValidationError("--queues: \(refusal)") }
-        }
-        guard Set(queueList).count == queueList.count else { throw ValidationError("--queues names a queue twice") }
         guard (1...1024).contains(concurrency) else {
             throw ValidationError(
                 "--concurrency must be between 1 and 1024 (the most jobs the coordinator leases one worker)")
@@ -79,11 +75,6 @@ struct WorkerCommand: AsyncParsableCommand {
         }
     }
 
-    /// `a,b,c` as a list, spaces and empty entries dropped.
-    static func queueList(_ text: String) -> [String] {
-        text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-    }
-
     func run() async throws {
         let logger = logging.makeLogger(label: "tributary.worker")
         var configuration = WorkerConfiguration()
@@ -92,7 +83,7 @@ struct WorkerCommand: AsyncParsableCommand {
         if let name { configuration.name = name }
         configuration.heartbeatInterval = .milliseconds(heartbeatMs)
         configuration.concurrency = concurrency
-        configuration.queues = Self.queueList(queues)
+        configuration.queues = try JobQueue.list(queues)
         let group = ServiceGroup(
             configuration: .init(
                 services: [.init(service: WorkerService(configuration: configuration, logger: logger))],

@@ -42,6 +42,7 @@ import uuid
 from pathlib import Path
 
 import zmq
+from google.protobuf.message import DecodeError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "generated"))
 try:
@@ -102,34 +103,34 @@ class RowError(Exception):
         super().__init__(f"line {line}: {message}")
 
 
+KIND_NAMES = {"string": "a JSON string", "int": "a 64-bit JSON integer", "double": "a JSON number",
+              "bool": "true or false", "date": "an ISO 8601 date-time string with a time zone",
+              "data": "a base64 string", "uuid": "a UUID string"}
+
+
 def attribute_value(kind, value):
     """A JSON value of an import row -> the Python value for the change-set column (docs/model.md, "Types").
-    Raises ValueError naming what is wrong."""
-    if kind == "string" and isinstance(value, str):
-        return value
-    if kind == "int" and isinstance(value, int) and not isinstance(value, bool):
-        if not INT64[0] <= value <= INT64[1]:
-            raise ValueError("is out of the 64-bit integer range")
-        return value
-    if kind == "double" and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    if kind == "bool" and isinstance(value, bool):
-        return int(value)
-    if kind == "date" and isinstance(value, str):
-        moment = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
-        if moment.tzinfo is None:
-            raise ValueError(f"date {value!r} has no time zone")
-        return moment.timestamp()
-    if kind == "data" and isinstance(value, str):
-        return base64.b64decode(value, validate=True)
-    if kind == "uuid" and isinstance(value, str):
-        return uuid.UUID(value).bytes
-    raise ValueError(f"expects {kind_names.get(kind, kind)}, got {json.dumps(value)[:40]}")
-
-
-kind_names = {"string": "a JSON string", "int": "a JSON integer", "double": "a JSON number",
-              "bool": "true or false", "date": "an ISO 8601 date-time string", "data": "a base64 string",
-              "uuid": "a UUID string"}
+    Raises ValueError naming what was expected."""
+    try:
+        if kind == "string" and isinstance(value, str):
+            return value
+        if kind == "int" and isinstance(value, int) and not isinstance(value, bool) and INT64[0] <= value <= INT64[1]:
+            return value
+        if kind == "double" and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if kind == "bool" and isinstance(value, bool):
+            return int(value)
+        if kind == "date" and isinstance(value, str):
+            moment = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+            if moment.tzinfo is not None:
+                return moment.timestamp()  # seconds since 1970
+        if kind == "data" and isinstance(value, str):
+            return base64.b64decode(value, validate=True)
+        if kind == "uuid" and isinstance(value, str):
+            return uuid.UUID(value).bytes
+    except ValueError:  # a string that is no date, base64 or UUID
+        pass
+    raise ValueError(f"expects {KIND_NAMES.get(kind, kind)}, got {json.dumps(value)[:40]}")
 
 
 class Obj:
@@ -138,6 +139,7 @@ class Obj:
 
     def __init__(self, entity, line):
         self.entity, self.line, self.id, self.props = entity, line, new_id(), {}
+        self.reference = True  # only nested objects so far (a top-level row always creates or updates)
 
 
 class ChangeSetBuilder:
@@ -151,7 +153,7 @@ class ChangeSetBuilder:
         self.objects = []    # in creation order
         self.by_key = {}     # (entity, key values) -> Obj
 
-    def add_row(self, entity, row, line):
+    def add_row(self, entity, row, line, nested=False):
         """Applies a row (a dict) of `entity`; returns its object. Nested objects are rows of their destination."""
         if not isinstance(row, dict):
             raise RowError(line, f"a {entity.name} row must be a JSON object")
@@ -176,11 +178,11 @@ class ChangeSetBuilder:
                 elif to_many:
                     if not isinstance(value, list):
                         raise RowError(line, f"{entity.name}.{name} expects an array of {destination} objects")
-                    props[name] = [self.add_row(target, nested, line).id for nested in value]
+                    props[name] = [self.add_row(target, item, line, nested=True).id for item in value]
                 else:
                     if not isinstance(value, dict):
                         raise RowError(line, f"{entity.name}.{name} expects a {destination} object or null")
-                    props[name] = self.add_row(target, value, line).id
+                    props[name] = self.add_row(target, value, line, nested=True).id
             else:
                 raise RowError(line, f"{entity.name} has no attribute or relationship {name!r}")
 
@@ -198,6 +200,7 @@ class ChangeSetBuilder:
             obj = Obj(entity, line)  # no uniqueness: every row is a new object
             self.objects.append(obj)
         obj.props.update(props)     # later rows of the same object in this batch win, property by property
+        obj.reference = obj.reference and nested
         return obj
 
     def change_set(self):
@@ -205,9 +208,9 @@ class ChangeSetBuilder:
         groups = {}
         for obj in self.objects:
             missing = [name for name in obj.entity.required if name not in obj.props]
-            # An object that carries nothing but its key is a *reference* (`"author": {"login": "ada"}`): the
+            # A nested object that carries nothing but its key is a *reference* (`"author": {"login": "ada"}`): the
             # coordinator finds the stored object, or refuses the save. Any other object must be creatable.
-            if missing and set(obj.props) != set(obj.entity.key):
+            if missing and not (obj.reference and set(obj.props) == set(obj.entity.key)):
                 raise RowError(obj.line, f"{obj.entity.name} needs {', '.join(missing)} (required) for a new "
                                          "object")
             groups.setdefault((obj.entity.name, tuple(sorted(obj.props))), []).append(obj)
@@ -474,7 +477,7 @@ class Worker:
         job = self.jobs.get(cancel.job_id)
         if job is not None and job.attempt == cancel.attempt:
             # A completing save on the wire with credit=1 is refused, but its credit counts: the slot is back.
-            self.end(job, f"cancelled by the coordinator after {job.saves} batches",
+            self.end(job, f"cancelled by the coordinator after {job.saves} batches sent",
                      slot_given_back=job.in_flight is not None and job.in_flight_credit > 0)
         for job in [j for j in self.waiting if j.id == cancel.job_id and j.attempt == cancel.attempt]:
             self.waiting.remove(job)
@@ -594,7 +597,11 @@ class Worker:
                 if len(frames) < 2 or frames[0] != SIGNATURE:
                     continue
                 for raw in frames[1:]:  # with accepts_batches, one message may carry several envelopes
-                    self.on_envelope(pb.Envelope.FromString(raw))
+                    try:
+                        envelope = pb.Envelope.FromString(raw)
+                    except DecodeError:
+                        continue  # not this protocol version's
+                    self.on_envelope(envelope)
 
 
 def main():

@@ -70,12 +70,7 @@ extension RootStore {
                     WHERE batch = ?
                     """, arguments: [batch])
             {
-                reply.totalJobs = Self.count(row, "total_jobs")
-                reply.doneJobs = Self.count(row, "done_jobs")
-                reply.deadJobs = Self.count(row, "dead_jobs")
-                reply.cancelledJobs = Self.count(row, "cancelled_jobs")
-                reply.totalRows = Self.count(row, "total_rows")
-                reply.doneRows = Self.count(row, "done_rows")
+                reply = Self.batchCounts(batch, row)
             }
             reply.dead = try Row.fetchAll(db, sql: Self.deadJobsOfBatchSQL, arguments: [batch]).map { row in
                 BatchStatus.DeadJob(id: row["id"], message: row["error"] ?? "", attempts: row["attempt"])
@@ -99,17 +94,20 @@ extension RootStore {
                             (SELECT batch FROM tributary_jobs ORDER BY id DESC LIMIT 1000))
                     ORDER BY total_jobs > done_jobs + dead_jobs + cancelled_jobs DESC, newest DESC LIMIT ?
                     """, arguments: [limit])
-            return rows.map { row in
-                var status = BatchStatus(batch: row["batch"])
-                status.totalJobs = Self.count(row, "total_jobs")
-                status.doneJobs = Self.count(row, "done_jobs")
-                status.deadJobs = Self.count(row, "dead_jobs")
-                status.cancelledJobs = Self.count(row, "cancelled_jobs")
-                status.totalRows = Self.count(row, "total_rows")
-                status.doneRows = Self.count(row, "done_rows")
-                return status
-            }
+            return rows.map { Self.batchCounts($0["batch"], $0) }
         }
+    }
+
+    /// A `tributary_batches` row's counters, without its dead jobs.
+    private static func batchCounts(_ batch: String, _ row: Row) -> BatchStatus {
+        var status = BatchStatus(batch: batch)
+        status.totalJobs = count(row, "total_jobs")
+        status.doneJobs = count(row, "done_jobs")
+        status.deadJobs = count(row, "dead_jobs")
+        status.cancelledJobs = count(row, "cancelled_jobs")
+        status.totalRows = count(row, "total_rows")
+        status.doneRows = count(row, "done_rows")
+        return status
     }
 
     /// The first 50 dead jobs of a batch (answered from the `tributary_jobs_dead` partial index).

@@ -20,4 +20,29 @@ public enum JobQueue {
         }
         return allowed ? nil : "queue '\(name)' may hold only letters, digits, '_', '-' and '.'"
     }
+
+    /// `a,b,c` (a worker's queues, in order) as a list, spaces around names dropped.
+    /// - Throws: ``JobQueueListError`` naming what is wrong: no name, too many, a bad or repeated one.
+    public static func list(_ text: String) throws -> [String] {
+        let names = text.split(separator: ",", omittingEmptySubsequences: false).map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
+        guard !names.isEmpty, names.count <= maximumQueuesPerWorker else {
+            throw JobQueueListError("name 1 to \(maximumQueuesPerWorker) queues, separated by commas")
+        }
+        for name in names {
+            if let refusal = refusal(of: name) { throw JobQueueListError(refusal) }
+        }
+        guard Set(names).count == names.count else { throw JobQueueListError("a queue is named twice") }
+        return names
+    }
+}
+
+/// What is wrong with a list of queues as written.
+public struct JobQueueListError: Error, CustomStringConvertible {
+    public let description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
 }
