@@ -634,6 +634,8 @@ def main():
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    # A parent may start us with these signals blocked (the mask is inherited): take them anyway.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
     try:
         return worker.run()
     except SystemExit as exit_:

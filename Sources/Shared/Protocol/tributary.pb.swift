@@ -429,7 +429,8 @@ public nonisolated struct Tributary_V1_Envelope: @unchecked Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// Chosen by the sender of a request; echoed in the reply (or Error) it causes. 0 = no reply expected.
+  /// Chosen by the sender of a request; echoed in the reply (or Error) it causes. One-way messages may use 0, but an
+  /// Error about one then carries 0 too: a sender that wants to match errors gives every message its own id.
   public var requestID: UInt64 {
     get {_storage._requestID}
     set {_uniqueStorage()._requestID = newValue}
