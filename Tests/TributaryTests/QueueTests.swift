@@ -21,10 +21,10 @@ struct QueueTests {
         }
     }
 
-    static func worker(_ endpoint: String, queues: String) throws -> StartedProcess {
+    static func worker(_ endpoint: String, queues: String, concurrency: Int = 8) throws -> StartedProcess {
         try StartedProcess.start(
             "tributary-worker",
-            ["--connect", endpoint, "--queues", queues, "--concurrency", "8", "--log-level", "error"])
+            ["--connect", endpoint, "--queues", queues, "--concurrency", String(concurrency), "--log-level", "error"])
     }
 
     /// Each job's queue, state, attempt and lease time, by id.
@@ -71,9 +71,12 @@ struct QueueTests {
                 row.state == "queued" && row.attempt == 0 && row.leasedAt == 0, "job \(row.id) of default was leased")
         }
 
-        // Newer imports jobs, then a worker of both queues: its first claim takes imports before the older default.
+        // The imports-only worker goes; newer imports jobs, then a worker of both queues taking one job at a time:
+        // every imports job goes before any of the older default ones.
+        importsOnly.kill()
+        try await waitUntil("the imports-only worker to be gone") { try await client.status().workers.isEmpty }
         let later = try await client.push(Self.jobs(3, queue: "imports")).jobIds
-        let both = try Self.worker(endpoint, queues: "imports,default")
+        let both = try Self.worker(endpoint, queues: "imports,default", concurrency: 1)
         defer { both.kill() }
         try await waitUntil("every job to be done") {
             try Self.jobRows(coordinator.storePath).allSatisfy { $0.state == "done" }
@@ -82,9 +85,12 @@ struct QueueTests {
         let leased = Dictionary(uniqueKeysWithValues: rows.map { ($0.id, $0.leasedAt) })
         let lastImport = try #require(later.compactMap { leased[Int64($0)] }.max())
         let firstDefault = try #require(defaults.compactMap { leased[Int64($0)] }.min())
-        #expect(lastImport <= firstDefault, "a default job was leased before an imports job")
+        #expect(lastImport < firstDefault, "a default job was leased before an imports job")
         #expect(rows.count == defaults.count + imports.count + later.count)
         #expect(try await client.status().queues.isEmpty)
+        // The default jobs waited in their queue until a worker served it: their wait is measured from then.
+        let waited = try await MetricsIntegrationTests.scrape(try #require(coordinator.process.httpURL))
+        #expect((waited.value("tributary_job_queue_wait_seconds_sum", ["kind": "noop"]) ?? 0) > 1)
     }
 
     @Test("a bad queue name is refused: in a push (INVALID_REQUEST), by the worker's and the CLI's flags")
@@ -175,10 +181,11 @@ struct RunLimitTests {
             #expect(inWindow <= 4, "\(inWindow) starts in the second from \(start)")
         }
         // And the pace is close to the limit's: at most 40 starts in the first 10 seconds (+1 for the window that
-        // opens at the first), and not far below (a held-back job goes out at the router's next tick, every 0.5 s).
+        // opens at the first), and not far below (a held-back job goes out at the router's next tick, every 0.5 s,
+        // so a window can pass unused for up to half a second).
         let first = try #require(starts.first)
         let inTen = starts.filter { $0 < first + 10 }.count
-        #expect((30...41).contains(inTen), "\(inTen) starts in the first 10 s")
+        #expect((24...41).contains(inTen), "\(inTen) starts in the first 10 s")
     }
 
     @Test("--rate-limit takes kind:NAME=M/PERIOD and queue:NAME=M/PERIOD, and names what is wrong otherwise")
@@ -186,11 +193,13 @@ struct RunLimitTests {
         var limits = RunLimits()
         try limits.addRate("kind:mail=10/1s")
         try limits.addRate("queue:imports=100/5m")
-        try limits.addRate("kind:x=1/500ms")
+        try limits.addRate("kind:x=1/1500ms")
         #expect(limits.rateByKind["mail"] == RunLimits.Rate(count: 10, seconds: 1))
         #expect(limits.rateByQueue["imports"] == RunLimits.Rate(count: 100, seconds: 300))
-        #expect(limits.rateByKind["x"] == RunLimits.Rate(count: 1, seconds: 0.5))
-        for bad in ["kind:mail=10", "kind:mail=0/1s", "kind:mail=10/1y", "mail=10/1s", "kind:mail=10/0s"] {
+        #expect(limits.rateByKind["x"] == RunLimits.Rate(count: 1, seconds: 1.5))
+        for bad in [
+            "kind:mail=10", "kind:mail=0/1s", "kind:mail=10/1y", "mail=10/1s", "kind:mail=10/0s", "kind:m=1/500ms",
+        ] {
             #expect(throws: RunLimitError.self, "\(bad)") { try limits.addRate(bad) }
         }
     }

@@ -63,7 +63,10 @@ public final class MetricsExporter: Sendable {
         gauge(MetricNames.historyOldestSeq, "The oldest seq the history keeps.").set(Double(status.oldestHistorySeq))
         gauge(MetricNames.historyNewestSeq, "The last seq committed.").set(Double(status.lastSeq))
         queueGauges.withLock { known in
-            for queue in status.queues {
+            // Queue names come from clients: at most 64 of them get series (the deepest first), like job kinds.
+            for queue in status.queues.sorted(by: { $0.queued > $1.queued })
+            where known.contains(queue.name) || known.count < Self.maximumQueueSeries {
+                known.insert(queue.name)
                 gauge(MetricNames.queueJobs, Self.queueHelp, [("queue", queue.name)]).set(Double(queue.queued))
                 gauge(MetricNames.queueLatencySeconds, Self.latencyHelp, [("queue", queue.name)])
                     .set(Double(queue.latencySeconds))
@@ -74,7 +77,6 @@ public final class MetricsExporter: Sendable {
                 gauge(MetricNames.queueJobs, Self.queueHelp, [("queue", name)]).set(Double(0))
                 gauge(MetricNames.queueLatencySeconds, Self.latencyHelp, [("queue", name)]).set(Double(0))
             }
-            known.formUnion(names)
         }
         // Set and retired under one lock, so two scrapes at once cannot bring back a deleted subscriber's gauge.
         subscriberGauges.withLock { known in
@@ -98,6 +100,7 @@ public final class MetricsExporter: Sendable {
 
     private static let lagHelp = "Commits a durable subscriber is behind the last one."
     private static let queueHelp = "Jobs queued in a named queue."
+    private static let maximumQueueSeries = 64
     private static let latencyHelp = "How long a queue's oldest due job has waited."
 
     private func gauge(_ name: String, _ help: String, _ labels: [(String, String)] = []) -> Prometheus.Gauge {

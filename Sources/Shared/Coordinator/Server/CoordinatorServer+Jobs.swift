@@ -50,8 +50,19 @@ extension CoordinatorServer {
                 )
             }
         }
+        let now = Date().timeIntervalSince1970
+        for (column, value, rate) in [
+            ("kind", job.kind, limits.rateByKind[job.kind]), ("queue", job.queue, limits.rateByQueue[job.queue]),
+        ] {
+            guard let rate else { continue }
+            let started = try await store.jobsLeased(whereColumn: column, is: value, since: now - rate.seconds)
+            if started >= rate.count {
+                reasons.append(
+                    "\(column):\(value) is at its rate limit (\(started) started in the last \(rate.seconds) s)")
+            }
+        }
         if reasons.isEmpty, !serving.isEmpty, serving.allSatisfy({ $0.credit == 0 }) {
-            reasons.append("every worker that serves it is busy (\(serving.count))")
+            reasons.append("every worker that serves it is busy (\(serving.count) workers)")
         }
         return reasons.joined(separator: "; ")
     }

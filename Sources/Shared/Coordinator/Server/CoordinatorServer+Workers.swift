@@ -15,6 +15,9 @@ extension CoordinatorServer {
                 throw ProtocolError(.invalidRequest, "WorkerHello: \(refusal)")
             }
         }
+        guard Set(hello.queues).count == hello.queues.count else {
+            throw ProtocolError(.invalidRequest, "WorkerHello names a queue twice")
+        }
         if workers[peer] != nil {
             // The same peer said hello again (it restarted its session): its old leases are void.
             try await workerLeft(peer, reason: "reconnected")

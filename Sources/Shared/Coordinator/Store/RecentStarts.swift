@@ -24,7 +24,8 @@ final class RecentStarts {
                     """, arguments: [value, now - rate.seconds, rate.count]
             ).reversed()
         }
-        let recent = times[key, default: []].filter { $0 > now - rate.seconds }
+        // A start "later" than now (the clock stepped back) counts as now, so the window still ends.
+        let recent = times[key, default: []].map { min($0, now) }.filter { $0 > now - rate.seconds }
         times[key] = recent
         return max(0, rate.count - recent.count)
     }

@@ -193,7 +193,7 @@ extension RootStore {
     ) throws -> [ClaimedJob] {
         guard !kinds.isEmpty, limit > 0 else { return [] }
         let now = Date().timeIntervalSince1970
-        if !runLimits.isEmpty {
+        if runLimits.concern(kinds: kinds, queues: queues) {
             return try claimJobsWithinLimits(
                 for: worker, kinds: kinds, queues: queues, limit: limit, runLimits: runLimits, now: now, in: db)
         }
@@ -202,8 +202,7 @@ extension RootStore {
         let claim = try statements.statement(
             db,
             """
-            UPDATE tributary_jobs SET state = \(JobState.running.sql), attempt = attempt + 1, worker = ?1, updated_at = ?2,
-                leased_at = ?2
+            UPDATE tributary_jobs SET state = \(JobState.running.sql), attempt = attempt + 1, worker = ?1, leased_at = ?2
             WHERE id IN (SELECT id FROM tributary_jobs WHERE state = \(JobState.queued.sql) AND queue = ?4
                          AND run_at <= ?2 AND kind IN (\(SQLText.placeholders(kinds.count, from: 5)))
                          ORDER BY priority DESC, id LIMIT ?3)
@@ -259,7 +258,7 @@ extension RootStore {
             db,
             "SELECT kind, queue, COUNT(*) FROM tributary_jobs WHERE state = \(JobState.running.sql) GROUP BY kind, queue"
         )
-        do {
+        if !runLimits.byKind.isEmpty || !runLimits.byQueue.isEmpty {
             defer { running.reset() }
             while try running.step() {
                 let count = Int(running.int64(column: 2))
@@ -301,7 +300,9 @@ extension RootStore {
             candidates.bind(3, Int64(Self.limitedClaimScan))
             for (offset, kind) in eligible.enumerated() { candidates.bind(Int32(4 + offset), kind) }
             defer { candidates.reset() }
-            while chosen.count < limit, queueRoom > 0, try candidates.step() {
+            while chosen.count < limit, queueRoom > 0, eligible.contains(where: { room(kind: $0) > 0 }),
+                try candidates.step()
+            {
                 let kind = candidates.text(column: 1) ?? ""
                 guard room(kind: kind) > 0 else { continue }
                 chosen.append(candidates.int64(column: 0))
@@ -315,8 +316,7 @@ extension RootStore {
         let lease = try statements.statement(
             db,
             """
-            UPDATE tributary_jobs SET state = \(JobState.running.sql), attempt = attempt + 1, worker = ?1, updated_at = ?2,
-                leased_at = ?2
+            UPDATE tributary_jobs SET state = \(JobState.running.sql), attempt = attempt + 1, worker = ?1, leased_at = ?2
             WHERE id = ?3 AND state = \(JobState.queued.sql)
             RETURNING id, attempt, kind, arguments, total, committed_batches, MAX(created_at, run_at, updated_at), queue
             """)
@@ -425,7 +425,8 @@ extension RootStore {
                     // Claimed for the worker but never sent to it: back without counting the attempt.
                     try db.execute(
                         sql: """
-                            UPDATE tributary_jobs SET state = \(JobState.queued.sql), worker = NULL, attempt = MAX(attempt - 1, 0)
+                            UPDATE tributary_jobs SET state = \(JobState.queued.sql), worker = NULL, attempt = MAX(attempt - 1, 0),
+                                updated_at = (julianday('now') - 2440587.5) * 86400.0
                             WHERE id = ?
                             """, arguments: [id])
                     requeued += 1
@@ -454,7 +455,8 @@ extension RootStore {
             try Int64.fetchAll(
                 db,
                 sql: """
-                    UPDATE tributary_jobs SET state = \(JobState.queued.sql), worker = NULL, attempt = MAX(attempt - 1, 0)
+                    UPDATE tributary_jobs SET state = \(JobState.queued.sql), worker = NULL, attempt = MAX(attempt - 1, 0),
+                        updated_at = (julianday('now') - 2440587.5) * 86400.0
                     WHERE state = \(JobState.running.sql) AND worker = ?
                     RETURNING id
                     """, arguments: [worker])
@@ -534,7 +536,8 @@ extension RootStore {
         try await pool.write { db in
             try db.execute(
                 sql: """
-                    UPDATE tributary_jobs SET state = \(JobState.queued.sql), worker = NULL, attempt = MAX(attempt - 1, 0)
+                    UPDATE tributary_jobs SET state = \(JobState.queued.sql), worker = NULL, attempt = MAX(attempt - 1, 0),
+                        updated_at = (julianday('now') - 2440587.5) * 86400.0
                     WHERE state = \(JobState.running.sql)
                     """)
             return db.changesCount

@@ -59,6 +59,17 @@ extension RootStore {
         }
     }
 
+    /// How many jobs whose `column` (`kind` or `queue`) is `value` were last leased after `since` (a full read of
+    /// the job table: for `jobs show`, not for claims).
+    public func jobsLeased(whereColumn column: String, is value: String, since: Double) async throws -> Int {
+        precondition(column == "kind" || column == "queue")
+        return try await pool.read { db in
+            try Int.fetchOne(
+                db, sql: "SELECT COUNT(*) FROM tributary_jobs WHERE \(column) = ? AND leased_at > ?",
+                arguments: [value, since]) ?? 0
+        }
+    }
+
     /// Progress of the jobs pushed together as `batch`.
     public func batchStatus(_ batch: String) async throws -> BatchStatus {
         try await pool.read { db in

@@ -49,6 +49,12 @@ enum StoreCompatibility {
             return .create
         }
         let format = stored.format ?? 1
+        if format > Schema.format {
+            throw StoreError(
+                .incompatibleStore,
+                "\(path) has store format \(format), written by a newer Tributary; this one reads format \(Schema.format) "
+                    + "(run the newer tributary-coordinator; do not create the store anew)")
+        }
         guard format == Schema.format || StoreUpgrade.upgradable.contains(format) else {
             throw StoreError(
                 .incompatibleStore,

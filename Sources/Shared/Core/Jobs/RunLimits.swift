@@ -35,14 +35,21 @@ public struct RunLimits: Sendable, Equatable {
 
     public var isEmpty: Bool { byKind.isEmpty && byQueue.isEmpty && rateByKind.isEmpty && rateByQueue.isEmpty }
 
-    /// Adds one `kind:NAME=M/PERIOD` or `queue:NAME=M/PERIOD`: M from 1 to 100,000 starts in any PERIOD (`500ms`,
-    /// `1s`, `5m`, `1h`; a bare number is seconds).
+    /// Whether any limit applies to a claim of `kinds` from `queues` (otherwise it takes the unlimited path).
+    public func concern(kinds: [String], queues: [String]) -> Bool {
+        kinds.contains { byKind[$0] != nil || rateByKind[$0] != nil }
+            || queues.contains { byQueue[$0] != nil || rateByQueue[$0] != nil }
+    }
+
+    /// Adds one `kind:NAME=M/PERIOD` or `queue:NAME=M/PERIOD`: M from 1 to 100,000 starts in any PERIOD of 1 s to
+    /// a day (`1s`, `1500ms`, `5m`, `1h`; a bare number is seconds). Held-back jobs go out at the router's
+    /// dispatches, twice a second, so a shorter period could not be kept to.
     /// - Throws: ``RunLimitError`` naming what is wrong with `text`.
     public mutating func addRate(_ text: String) throws {
         let usage = "'\(text)' is not kind:NAME=M/PERIOD or queue:NAME=M/PERIOD (e.g. kind:mail=10/1s)"
         guard let equals = text.lastIndex(of: "="), let slash = text.lastIndex(of: "/"), equals < slash,
             let count = Int(text[text.index(after: equals)..<slash]), (1...100_000).contains(count),
-            let seconds = Self.seconds(String(text[text.index(after: slash)...])), seconds >= 0.1, seconds <= 86_400
+            let seconds = Self.seconds(String(text[text.index(after: slash)...])), seconds >= 1, seconds <= 86_400
         else { throw RunLimitError(usage) }
         let target = text[..<equals]
         if target.hasPrefix("kind:"), !target.dropFirst(5).isEmpty {
