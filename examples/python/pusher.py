@@ -122,6 +122,8 @@ def main():
                         help="the entity the rows belong to, e.g. PullRequest")
     parser.add_argument("--file", required=True, metavar="PATH", help="the NDJSON file: one row (JSON object) per line")
     parser.add_argument("--chunk", type=int, default=1000, metavar="N", help="rows per job (default 1000)")
+    parser.add_argument("--queue", default="", metavar="NAME",
+                        help="the named queue the jobs wait in (default: the coordinator's 'default')")
     parser.add_argument("--wait", action="store_true",
                         help="wait until every job is done, dead or cancelled; exit 1 if any is dead")
     args = parser.parse_args()
@@ -129,7 +131,8 @@ def main():
         parser.error("--chunk must be positive")
 
     try:
-        specs = [pb.JobSpec(kind="import", payload=payload, arguments={"entity": args.entity}, total=rows)
+        specs = [pb.JobSpec(kind="import", payload=payload, arguments={"entity": args.entity}, total=rows,
+                            queue=args.queue)
                  for payload, rows in chunks(args.file, args.chunk)]
     except OSError as error:
         sys.exit(f"cannot read {args.file}: {error.strerror}")

@@ -359,7 +359,7 @@ class Worker:
         self.worker_id = None
         self.hello_id = self.send(worker_hello=pb.WorkerHello(
             name=self.args.name, pid=os.getpid(), heartbeat_interval_ms=self.args.heartbeat_ms,
-            job_kinds=[KIND], accepts_batches=True))
+            job_kinds=[KIND], accepts_batches=True, queues=self.args.queues))
         self.hello_sent_at = time.monotonic()
 
     def register_again(self, why):
@@ -614,12 +614,17 @@ def main():
                         help="the name shown in `tributary status` (default host:pid)")
     parser.add_argument("--concurrency", type=int, default=1, metavar="N",
                         help="jobs run at once (default 1)")
+    parser.add_argument("--queues", default="default", metavar="Q,Q",
+                        help="the named queues to serve, in order (default: default)")
     parser.add_argument("--batch-rows", type=int, default=500, metavar="N",
                         help="rows per save (default 500; a job's arguments[\"batch_size\"] overrides it). Every "
                              "worker of this kind must use the same value, or resumed jobs skip the wrong rows")
     parser.add_argument("--heartbeat-ms", type=int, default=1000, metavar="MS",
                         help="milliseconds between heartbeats, announced to the coordinator (50-60000; default 1000)")
     args = parser.parse_args()
+    args.queues = [name.strip() for name in args.queues.split(",")]
+    if not args.queues or any(not name for name in args.queues) or len(set(args.queues)) != len(args.queues):
+        parser.error("--queues must name distinct queues, separated by commas")
     if not 1 <= args.concurrency <= 1024:
         parser.error("--concurrency must be 1 to 1024")
     if args.batch_rows <= 0:
