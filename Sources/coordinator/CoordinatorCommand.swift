@@ -45,7 +45,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "The named queues the local workers serve, in order (their --queues; default: default).",
+            "The named queues the local workers serve, in order or weighted (their --queues; default: default).",
             valueName: "queue,queue"))
     var workerQueues: String?
 
@@ -170,7 +170,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
         }
         if let workerQueues {
             do {
-                _ = try JobQueue.list(workerQueues)
+                _ = try JobQueue.weightedList(workerQueues)
             } catch let error as JobQueueListError {
                 throw ValidationError("--worker-queues: \(error.description)")
             }

@@ -43,7 +43,7 @@ struct WorkerCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "The named queues to serve, in order: a job of the first that has one due, then of the next.",
+            "The named queues to serve, in order (a job of the first that has one due, then of the next), or weighted (imports:3,default:1).",
             valueName: "queue,queue"))
     var queues: String = JobQueue.defaultName
 
@@ -57,7 +57,7 @@ struct WorkerCommand: AsyncParsableCommand {
 
     func validate() throws {
         do {
-            _ = try JobQueue.list(queues)
+            _ = try JobQueue.weightedList(queues)
         } catch let error as JobQueueListError {
             throw ValidationError("--queues: \(error.description)")
         }
@@ -83,7 +83,7 @@ struct WorkerCommand: AsyncParsableCommand {
         if let name { configuration.name = name }
         configuration.heartbeatInterval = .milliseconds(heartbeatMs)
         configuration.concurrency = concurrency
-        configuration.queues = try JobQueue.list(queues)
+        (configuration.queues, configuration.queueWeights) = try JobQueue.weightedList(queues)
         let group = ServiceGroup(
             configuration: .init(
                 services: [.init(service: WorkerService(configuration: configuration, logger: logger))],

@@ -215,3 +215,62 @@ struct RunLimitTests {
         }
     }
 }
+
+/// Weighted queues: a worker started with `--queues imports:3,default:1` takes from imports about three times in
+/// four while both have jobs.
+@Suite("Weighted queues", .serialized)
+struct WeightedQueueTests {
+    /// A seeded generator, so the unit check is the same every run.
+    struct SplitMix: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    @Test("--queues a:3,b:1 parses to weights; a claim's order puts a first about 3 times in 4; bad weights refused")
+    func claimOrder() throws {
+        let (names, weights) = try JobQueue.weightedList("imports:3, default:1")
+        #expect(names == ["imports", "default"] && weights == [3, 1])
+        #expect(try JobQueue.weightedList("a,b").weights.isEmpty)
+        for bad in ["a:3,b", "a:0,b:1", "a:1001", "a:x", "a:1,a:2"] {
+            #expect(throws: JobQueueListError.self, "\(bad)") { try JobQueue.weightedList(bad) }
+        }
+        var generator = SplitMix(state: 42)
+        var first = 0
+        for _ in 0..<10_000 {
+            let order = JobQueue.claimOrder(names, weights: weights, using: &generator)
+            #expect(Set(order) == Set(names) && order.count == 2)
+            if order[0] == "imports" { first += 1 }
+        }
+        #expect((7_200...7_800).contains(first), "imports first \(first) times in 10,000")
+        #expect(JobQueue.claimOrder(names, weights: [], using: &generator) == names)
+    }
+
+    @Test("a worker of imports:3,default:1 takes imports about 3 times in 4 while both queues have jobs")
+    func weightedWorker() async throws {
+        let directory = try TemporaryDirectory()
+        let coordinator = try await TestCoordinator.start(in: directory, workers: 0)
+        defer { Task { await coordinator.process.stop() } }
+        let endpoint = coordinator.process.listenEndpoint
+        let client = try JobClient(endpoint: endpoint)
+        defer { Task { await client.close() } }
+        _ = try await client.push(QueueTests.jobs(100, queue: ""))
+        let imports = try await client.push(QueueTests.jobs(100, queue: "imports"))
+        let worker = try QueueTests.worker(endpoint, queues: "imports:3,default:1", concurrency: 1)
+        defer { worker.kill() }
+        _ = try await client.finish(imports.batch, timeout: .seconds(120))
+        let leased = try await DatabaseQueue(path: coordinator.storePath).read { db in
+            try String.fetchAll(
+                db, sql: "SELECT queue FROM tributary_jobs WHERE leased_at > 0 ORDER BY leased_at, id LIMIT 80")
+        }
+        #expect(leased.count == 80)
+        let fromImports = leased.filter { $0 == "imports" }.count
+        // 80 draws at 3/4: 60 expected, standard deviation 3.9.
+        #expect((45...75).contains(fromImports), "\(fromImports) of the first 80 jobs came from imports")
+    }
+}

@@ -898,6 +898,10 @@ public nonisolated struct Tributary_V1_WorkerHello: Sendable {
   /// Empty = ["default"].
   public var queues: [String] = []
 
+  /// Weights of `queues` (same length, each 1 to 1,000), or empty for their strict order: each claim then orders the
+  /// queues at random, a queue coming first with a chance in proportion to its weight (Sidekiq's weighted queues).
+  public var queueWeights: [UInt32] = []
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -3079,7 +3083,7 @@ nonisolated extension Tributary_V1_PropertyConflict: SwiftProtobuf.Message, Swif
 
 nonisolated extension Tributary_V1_WorkerHello: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".WorkerHello"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}pid\0\u{3}heartbeat_interval_ms\0\u{3}job_kinds\0\u{3}accepts_batches\0\u{1}queues\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}pid\0\u{3}heartbeat_interval_ms\0\u{3}job_kinds\0\u{3}accepts_batches\0\u{1}queues\0\u{3}queue_weights\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3093,6 +3097,7 @@ nonisolated extension Tributary_V1_WorkerHello: SwiftProtobuf.Message, SwiftProt
       case 4: try { try decoder.decodeRepeatedStringField(value: &self.jobKinds) }()
       case 5: try { try decoder.decodeSingularBoolField(value: &self.acceptsBatches) }()
       case 6: try { try decoder.decodeRepeatedStringField(value: &self.queues) }()
+      case 7: try { try decoder.decodeRepeatedUInt32Field(value: &self.queueWeights) }()
       default: break
       }
     }
@@ -3117,6 +3122,9 @@ nonisolated extension Tributary_V1_WorkerHello: SwiftProtobuf.Message, SwiftProt
     if !self.queues.isEmpty {
       try visitor.visitRepeatedStringField(value: self.queues, fieldNumber: 6)
     }
+    if !self.queueWeights.isEmpty {
+      try visitor.visitPackedUInt32Field(value: self.queueWeights, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3127,6 +3135,7 @@ nonisolated extension Tributary_V1_WorkerHello: SwiftProtobuf.Message, SwiftProt
     if lhs.jobKinds != rhs.jobKinds {return false}
     if lhs.acceptsBatches != rhs.acceptsBatches {return false}
     if lhs.queues != rhs.queues {return false}
+    if lhs.queueWeights != rhs.queueWeights {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -22,6 +22,8 @@ public struct WorkerConfiguration: Sendable {
     public var handlers: [any JobHandler] = [ImportJobHandler(), NoopJobHandler()]
     /// The named queues it serves, in order: a job of the first that has one due, then of the next.
     public var queues: [String] = [JobQueue.defaultName]
+    /// Weights of ``queues`` (one each), or empty for their strict order (``JobQueue/claimOrder(_:weights:using:)``).
+    public var queueWeights: [UInt32] = []
 
     public init() {}
 

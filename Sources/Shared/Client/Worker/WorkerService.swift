@@ -129,6 +129,7 @@ public struct WorkerService: Service {
                 + UInt32(configuration.heartbeatInterval.components.attoseconds / 1_000_000_000_000_000)
             $0.jobKinds = configuration.handlers.map(\.kind)
             $0.queues = configuration.queues
+            $0.queueWeights = configuration.queueWeights
             $0.acceptsBatches = true
         }
         while true {

@@ -1,4 +1,5 @@
 import Foundation
+import TributaryCore
 
 /// Workers' credit: how many more jobs each may be sent. The router owns it; claims take it, and what a claim
 /// leaves unused comes back.
@@ -20,6 +21,7 @@ extension CoordinatorServer {
     func takeCredit() -> [QueuedCommit.Claim] {
         var claims: [QueuedCommit.Claim] = []
         var taken: Set<Data> = []
+        var random = SystemRandomNumberGenerator()
         while let peer = workers.nextWithCredit(excluding: taken), let worker = workers[peer] {
             taken.insert(peer)
             let wanted = min(Int(worker.credit), Self.claimsPerTransaction)
@@ -28,7 +30,9 @@ extension CoordinatorServer {
                 QueuedCommit.Claim(
                     peer: peer, worker: worker,
                     request: ClaimRequest(
-                        worker: worker.id, kinds: worker.jobKinds, queues: worker.queues, limit: wanted,
+                        worker: worker.id, kinds: worker.jobKinds,
+                        queues: JobQueue.claimOrder(worker.queues, weights: worker.queueWeights, using: &random),
+                        limit: wanted,
                         runLimits: configuration.runLimits)))
         }
         return claims

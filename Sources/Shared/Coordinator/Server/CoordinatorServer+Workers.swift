@@ -18,6 +18,15 @@ extension CoordinatorServer {
         guard Set(hello.queues).count == hello.queues.count else {
             throw ProtocolError(.invalidRequest, "WorkerHello names a queue twice")
         }
+        guard
+            hello.queueWeights.isEmpty
+                || (hello.queueWeights.count == hello.queues.count
+                    && hello.queueWeights.allSatisfy { (1...1_000).contains($0) })
+        else {
+            throw ProtocolError(
+                .invalidRequest,
+                "WorkerHello's queue_weights must give each of its queues a weight from 1 to 1000, or none")
+        }
         if workers[peer] != nil {
             // The same peer said hello again (it restarted its session): its old leases are void.
             try await workerLeft(peer, reason: "reconnected")

@@ -13,6 +13,8 @@ struct WorkerRecord {
     let jobKinds: [String]
     /// The queues it serves, in order.
     let queues: [String]
+    /// Their weights, or empty for strict order.
+    let queueWeights: [UInt32]
     var lastSeen: ContinuousClock.Instant
     /// Jobs the worker asked for and has not been given yet.
     var credit: UInt32 = 0
@@ -40,7 +42,8 @@ struct WorkerRegistry {
         let record = WorkerRecord(
             id: "w\(nextNumber)", routingID: routingID, name: hello.name, pid: hello.pid, heartbeatInterval: interval,
             jobKinds: hello.jobKinds.isEmpty ? ["import"] : hello.jobKinds,
-            queues: hello.queues.isEmpty ? [JobQueue.defaultName] : hello.queues, lastSeen: now)
+            queues: hello.queues.isEmpty ? [JobQueue.defaultName] : hello.queues, queueWeights: hello.queueWeights,
+            lastSeen: now)
         nextNumber += 1
         workers[routingID] = record
         order.append(routingID)
