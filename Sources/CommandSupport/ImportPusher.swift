@@ -12,10 +12,11 @@ public struct ImportPusher: Sendable {
         self.client = client
     }
 
-    /// Pushes `specs` in order as one batch.
+    /// Pushes `specs` in order as one batch, with `onComplete` as the batch's callback (sent with the last
+    /// message, so the jobs of the first cannot finish the batch before the rest are pushed).
     /// - Returns: the batch, an id per spec, and the indexes of specs not enqueued because a queued or running
     ///   job holds their unique key (their id is that job's).
-    public func push(_ specs: [Tributary_V1_JobSpec]) async throws
+    public func push(_ specs: [Tributary_V1_JobSpec], onComplete: Tributary_V1_JobSpec? = nil) async throws
         -> (batch: String, jobIDs: [UInt64], duplicates: [Int])
     {
         var batch = ""
@@ -23,9 +24,9 @@ public struct ImportPusher: Sendable {
         var duplicates: [Int] = []
         var group: [Tributary_V1_JobSpec] = []
         var bytes = 0
-        func flush() async throws {
+        func flush(last: Bool = false) async throws {
             guard !group.isEmpty else { return }
-            let reply = try await client.push(group, batch: batch)
+            let reply = try await client.push(group, batch: batch, onComplete: last ? onComplete : nil)
             batch = reply.batch
             duplicates += reply.duplicates.map { ids.count + Int($0) }
             ids += reply.jobIds
@@ -37,7 +38,7 @@ public struct ImportPusher: Sendable {
             group.append(spec)
             bytes += spec.payload.count
         }
-        try await flush()
+        try await flush(last: true)
         return (batch, ids, duplicates)
     }
 }

@@ -86,7 +86,9 @@ struct ChaosTests {
         defer { workers.forEach { $0.stop() } }
 
         let client = try JobClient(endpoint: listen)
-        let pushed = try await client.pushImport(input, rowsPerJob: 500)
+        // With a batch callback: pushed exactly once, in the transaction that finishes the batch, whatever dies.
+        let pushed = try await client.pushImport(
+            input, rowsPerJob: 500, onComplete: Tributary_V1_JobSpec.with { $0.kind = "noop" })
         #expect(pushed.jobIds.count == 200)
 
         // The driver: a SIGKILL every ~0.5 s, the coordinator killed once, one SIGTERM; bounded in time.
@@ -132,6 +134,11 @@ struct ChaosTests {
                 try Row.fetchOne(db, sql: "SELECT COUNT(*) AS n, MAX(seq) AS m FROM tributary_history")
                     .map { ($0["n"] as Int, $0["m"] as Int) })
             #expect(count == maximum, "the history's sequence numbers have no gaps")
+            #expect(
+                try Int.fetchOne(
+                    db, sql: "SELECT COUNT(*) FROM tributary_jobs WHERE batch = ?",
+                    arguments: ["\(pushed.batch)/complete"])
+                    == 1, "the batch's callback was pushed once")
         }
     }
 }

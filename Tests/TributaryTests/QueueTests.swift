@@ -274,3 +274,71 @@ struct WeightedQueueTests {
         #expect((45...75).contains(fromImports), "\(fromImports) of the first 80 jobs came from imports")
     }
 }
+
+/// Batch callbacks with real processes: one job pushed when the batch finishes, with its counts, whatever ends it.
+@Suite("Batch callbacks", .serialized)
+struct BatchCallbackTests {
+    /// The jobs of the batch `name`, as (kind, state, arguments).
+    static func jobs(ofBatch name: String, in storePath: String) throws -> [(
+        kind: String, state: String, arguments: String
+    )] {
+        try DatabaseQueue(path: storePath).read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT kind, state, arguments FROM tributary_jobs WHERE batch = ?", arguments: [name]
+            )
+            .map { ($0["kind"], $0["state"], $0["arguments"]) }
+        }
+    }
+
+    @Test(
+        "a callback runs once when every job is done or dead, with the right counts; one set on a cancelled batch too")
+    func callbackRunsOnce() async throws {
+        let directory = try TemporaryDirectory()
+        let coordinator = try await TestCoordinator.start(in: directory, workers: 2)
+        defer { Task { await coordinator.process.stop() } }
+        let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+        defer { Task { await client.close() } }
+        // 5 import jobs, one of which dies of a row of the wrong type.
+        var rows = (0..<400).map { #"{"login": "user\#($0)", "name": "User \#($0)"}"# }
+        rows[350] = #"{"login": 42}"#
+        let callback = Tributary_V1_JobSpec.with {
+            $0.kind = "noop"
+            $0.arguments = ["report": "users"]
+        }
+        let specs = NDJSONChunker.chunks(of: Data((rows.joined(separator: "\n") + "\n").utf8), rowsPerJob: 80).map {
+            ImportJob.spec(entity: "User", payload: $0.payload, rows: $0.rows)
+        }
+        let pushed = try await client.push(specs, onComplete: callback)
+        #expect(pushed.jobIds.count == 5)
+        let done = "\(pushed.batch)/complete"
+        try await waitUntil("the callback to be done", timeout: .seconds(60)) {
+            try Self.jobs(ofBatch: done, in: coordinator.storePath).contains { $0.state == "done" }
+        }
+        let callbacks = try Self.jobs(ofBatch: done, in: coordinator.storePath)
+        #expect(callbacks.count == 1, "\(callbacks)")
+        let arguments = try JSONDecoder().decode(
+            [String: String].self, from: Data((callbacks.first?.arguments ?? "{}").utf8))
+        #expect(
+            arguments == [
+                "report": "users", "batch": pushed.batch, "total_jobs": "5", "done_jobs": "4", "dead_jobs": "1",
+                "cancelled_jobs": "0",
+            ], "\(arguments)")
+        // Retrying the dead job (it dies again) finishes the batch again: no second callback.
+        let dead = try #require(try await client.batchStatus(pushed.batch).dead.first?.jobID)
+        _ = try await client.retry(dead)
+        try await waitUntil("the retried job to die again") { try await client.job(dead).state == "dead" }
+        #expect(try Self.jobs(ofBatch: done, in: coordinator.storePath).count == 1)
+
+        // A batch ended by cancelling its only job (a kind no worker runs) gets its callback too.
+        let waiting = try await client.push(
+            [Tributary_V1_JobSpec.with { $0.kind = "nobody-runs-this" }], onComplete: callback)
+        _ = try await client.cancel(waiting.jobIds[0])
+        try await waitUntil("the cancelled batch's callback") {
+            try Self.jobs(ofBatch: "\(waiting.batch)/complete", in: coordinator.storePath).contains {
+                $0.state == "done"
+            }
+        }
+        let cancelled = try Self.jobs(ofBatch: "\(waiting.batch)/complete", in: coordinator.storePath)
+        #expect(cancelled.count == 1 && cancelled[0].arguments.contains(#""cancelled_jobs":"1""#), "\(cancelled)")
+    }
+}

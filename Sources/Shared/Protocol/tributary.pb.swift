@@ -1255,9 +1255,23 @@ public nonisolated struct Tributary_V1_PushJobs: Sendable {
   /// optional: groups jobs for BatchStatusRequest; the coordinator makes one if empty
   public var batch: String = String()
 
+  /// Optional: a callback job pushed once, when every job of the batch is done, dead or cancelled (a push to the
+  /// batch before then may set it again), to the batch "BATCH/complete"; its arguments gain "batch", "total_jobs",
+  /// "done_jobs", "dead_jobs" and "cancelled_jobs" (Sidekiq's batch callbacks, Celery's chords).
+  public var onComplete: Tributary_V1_JobSpec {
+    get {_onComplete ?? Tributary_V1_JobSpec()}
+    set {_onComplete = newValue}
+  }
+  /// Returns true if `onComplete` has been explicitly set.
+  public var hasOnComplete: Bool {self._onComplete != nil}
+  /// Clears the value of `onComplete`. Subsequent reads from it will return its default value.
+  public mutating func clearOnComplete() {self._onComplete = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
+
+  fileprivate var _onComplete: Tributary_V1_JobSpec? = nil
 }
 
 public nonisolated struct Tributary_V1_PushReply: Sendable {
@@ -3798,7 +3812,7 @@ nonisolated extension Tributary_V1_JobSpec: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension Tributary_V1_PushJobs: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".PushJobs"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}jobs\0\u{1}batch\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}jobs\0\u{1}batch\0\u{3}on_complete\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3808,24 +3822,33 @@ nonisolated extension Tributary_V1_PushJobs: SwiftProtobuf.Message, SwiftProtobu
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedMessageField(value: &self.jobs) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.batch) }()
+      case 3: try { try decoder.decodeSingularMessageField(value: &self._onComplete) }()
       default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
     if !self.jobs.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.jobs, fieldNumber: 1)
     }
     if !self.batch.isEmpty {
       try visitor.visitSingularStringField(value: self.batch, fieldNumber: 2)
     }
+    try { if let v = self._onComplete {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Tributary_V1_PushJobs, rhs: Tributary_V1_PushJobs) -> Bool {
     if lhs.jobs != rhs.jobs {return false}
     if lhs.batch != rhs.batch {return false}
+    if lhs._onComplete != rhs._onComplete {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -6,13 +6,13 @@ import Foundation
 
 extension JobClient {
     /// Pushes NDJSON rows of `entity` as import jobs of `rowsPerJob` rows each.
-    func pushImport(_ input: Data, entity: String = "PullRequest", rowsPerJob: Int) async throws
-        -> Tributary_V1_PushReply
-    {
+    func pushImport(
+        _ input: Data, entity: String = "PullRequest", rowsPerJob: Int, onComplete: Tributary_V1_JobSpec? = nil
+    ) async throws -> Tributary_V1_PushReply {
         let specs = NDJSONChunker.chunks(of: input, rowsPerJob: rowsPerJob).map {
             ImportJob.spec(entity: entity, payload: $0.payload, rows: $0.rows)
         }
-        return try await push(specs)
+        return try await push(specs, onComplete: onComplete)
     }
 
     /// Waits (bounded) until every job of `batch` is done or failed.

@@ -39,10 +39,13 @@ public final class JobClient: Sendable {
     /// Enqueues jobs as one batch.
     /// - Returns: the batch name and the jobs' ids.
     /// - Throws: ``ProtocolError`` naming the problem (unknown entity, payload too large, ...).
-    public func push(_ jobs: [Tributary_V1_JobSpec], batch: String = "") async throws -> Tributary_V1_PushReply {
+    public func push(_ jobs: [Tributary_V1_JobSpec], batch: String = "", onComplete: Tributary_V1_JobSpec? = nil)
+        async throws -> Tributary_V1_PushReply
+    {
         let push = Tributary_V1_PushJobs.with {
             $0.jobs = jobs
             $0.batch = batch
+            if let onComplete { $0.onComplete = onComplete }
         }
         let reply = try await connection.request(.pushJobs(push), timeout: .seconds(60))
         guard case .pushReply(let pushed) = reply.body else { throw Self.unexpected(reply) }

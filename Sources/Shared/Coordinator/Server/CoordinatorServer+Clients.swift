@@ -9,6 +9,12 @@ extension CoordinatorServer {
         for (index, spec) in push.jobs.enumerated() {
             try validate(spec, index: index)
         }
+        if push.hasOnComplete {
+            try validate(push.onComplete, index: push.jobs.count)
+            guard push.onComplete.kind != ImportJob.kind else {
+                throw ProtocolError(.invalidRequest, "on_complete cannot be an import job (it has no rows)")
+            }
+        }
         let (_, overflow) = push.jobs.reduce((Int64(0), false)) { sum, spec in
             let (total, overflow) = sum.0.addingReportingOverflow(Int64(spec.total))
             return (total, sum.1 || overflow)
@@ -19,7 +25,10 @@ extension CoordinatorServer {
         // key it reuses); answered once written, and meanwhile saves go on gathering.
         await submit()
         guard
-            await writer.push(.init(peer: peer, requestID: requestID, batch: batch, specs: push.jobs.map(JobSpec.init)))
+            await writer.push(
+                .init(
+                    peer: peer, requestID: requestID, batch: batch, specs: push.jobs.map(JobSpec.init),
+                    onComplete: push.hasOnComplete ? JobSpec(push.onComplete) : nil))
         else {
             throw ProtocolError(.shuttingDown, "the coordinator is shutting down")
         }

@@ -129,6 +129,7 @@ extension RootStore {
             try db.execute(
                 sql: "UPDATE tributary_batches SET cancelled_jobs = cancelled_jobs + 1 WHERE batch = ?",
                 arguments: [job.batch])
+            try Self.pushCallbacks(ofFinished: [job.batch], now: now, in: db)
             return job
         }
     }

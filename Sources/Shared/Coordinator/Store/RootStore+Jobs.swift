@@ -74,29 +74,33 @@ public struct ClaimRequest: Sendable {
 extension RootStore {
     /// Enqueues jobs durably.
     /// - Returns: their ids, in order.
-    public func pushJobs(_ specs: [JobSpec], batch: String) async throws -> PushedJobs {
+    public func pushJobs(_ specs: [JobSpec], batch: String, onComplete: JobSpec? = nil) async throws -> PushedJobs {
         let now = Date().timeIntervalSince1970
         return try await pool.writeWithoutTransaction { db in
-            try self.writer.statements.transaction(db) { try self.pushJobs(specs, batch: batch, now: now, in: db) }
+            try self.writer.statements.transaction(db) {
+                try self.pushJobs(specs, batch: batch, onComplete: onComplete, now: now, in: db)
+            }
         }
     }
 
     /// Queues a push on the writer (see ``pushJobs(_:batch:)``) and returns at once; writes run in the order queued.
-    public func queuePush(_ specs: [JobSpec], batch: String) -> PendingWrite<Result<PushedJobs, any Error>> {
+    public func queuePush(_ specs: [JobSpec], batch: String, onComplete: JobSpec? = nil)
+        -> PendingWrite<Result<PushedJobs, any Error>>
+    {
         let now = Date().timeIntervalSince1970
         let pending = PendingWrite<Result<PushedJobs, any Error>>()
         pool.asyncWriteWithoutTransaction { db in
             pending.fulfil(
                 Result {
                     try self.writer.statements.transaction(db) {
-                        try self.pushJobs(specs, batch: batch, now: now, in: db)
+                        try self.pushJobs(specs, batch: batch, onComplete: onComplete, now: now, in: db)
                     }
                 })
         }
         return pending
     }
 
-    private func pushJobs(_ specs: [JobSpec], batch: String, now: Double, in db: Database) throws
+    func pushJobs(_ specs: [JobSpec], batch: String, onComplete: JobSpec? = nil, now: Double, in db: Database) throws
         -> PushedJobs
     {
         let statements = writer.statements
@@ -159,6 +163,11 @@ extension RootStore {
                     total_rows = \(SQLText.clampedAdd("total_rows", "excluded.total_rows"))
                 """,
             arguments: [batch, enqueuedJobs, enqueuedRows])
+        if let onComplete {
+            try Self.setCallback(onComplete, ofBatch: batch, in: db)
+            // A push of nothing new (every job a duplicate) may leave the batch finished already.
+            try Self.pushCallbacks(ofFinished: [batch], now: now, in: db)
+        }
         return pushed
     }
 
@@ -566,6 +575,7 @@ extension RootStore {
             try db.execute(
                 sql: "UPDATE tributary_batches SET dead_jobs = dead_jobs + 1 WHERE batch = ?",
                 arguments: [job["batch"] as String])
+            try pushCallbacks(ofFinished: [job["batch"] as String], now: now, in: db)
             return .dead
         }
         var random = SystemRandomNumberGenerator()

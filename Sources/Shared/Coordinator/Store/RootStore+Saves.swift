@@ -205,6 +205,9 @@ extension RootStore {
         if !batches.isEmpty {
             try writer.statements.requireTransaction(db)
             try Self.record(batches, in: db, statements: writer.statements)
+            // A batch whose last job this finished pushes its callback, in the same transaction.
+            try Self.pushCallbacks(
+                ofFinished: batches.lazy.filter { $0.jobs > 0 }.map(\.batch), now: Date().timeIntervalSince1970, in: db)
         }
         return results
     }

@@ -87,6 +87,13 @@ enum Schema {
                     position INTEGER NOT NULL,
                     updated_at REAL NOT NULL) WITHOUT ROWID;
                 """)
+        // Format 7 added batch callbacks: the batch's callback spec (JSON) and the callback job once pushed.
+        let batchColumns = Set(
+            try Row.fetchAll(db, sql: "PRAGMA table_info(tributary_batches)").map { $0["name"] as String })
+        if !batchColumns.contains("on_complete") {
+            try db.execute(sql: "ALTER TABLE tributary_batches ADD COLUMN on_complete TEXT")
+            try db.execute(sql: "ALTER TABLE tributary_batches ADD COLUMN completed_job INTEGER")
+        }
         // Format 7 added named queues: a store of format 6 gets the column here (every job in `default`).
         let hasQueue = try Row.fetchAll(db, sql: "PRAGMA table_info(tributary_jobs)").contains { $0["name"] == "queue" }
         if !hasQueue {

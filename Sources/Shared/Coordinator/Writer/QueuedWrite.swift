@@ -64,6 +64,8 @@ struct QueuedPush: Sendable {
         let requestID: UInt64
         let batch: String
         let specs: [JobSpec]
+        /// The batch's callback (``RootStore/pushCallbacks(ofFinished:now:in:)``), if the push sets one.
+        var onComplete: JobSpec? = nil
     }
 
     let request: Request

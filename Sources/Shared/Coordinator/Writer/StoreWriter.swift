@@ -97,7 +97,9 @@ final class StoreWriter: Service, Sendable {
             guard writes <= Self.maximumQueuedWrites || state.queued.isEmpty else { return .noRoom }
             let commit = self.queueAllPending(&state)
             let write = QueuedWrite.push(
-                QueuedPush(request: push, write: self.store.queuePush(push.specs, batch: push.batch)))
+                QueuedPush(
+                    request: push,
+                    write: self.store.queuePush(push.specs, batch: push.batch, onComplete: push.onComplete)))
             state.queued.append(write)
             return .taken(commit + [write])
         }
