@@ -249,6 +249,20 @@ struct WeightedQueueTests {
         }
         #expect((7_200...7_800).contains(first), "imports first \(first) times in 10,000")
         #expect(JobQueue.claimOrder(names, weights: [], using: &generator) == names)
+        // Three queues: the order after the first pick follows the weights left.
+        var secondB = 0
+        var firstA = 0
+        for _ in 0..<10_000 {
+            let order = JobQueue.claimOrder(["a", "b", "c"], weights: [2, 1, 1], using: &generator)
+            if order[0] == "a" {
+                firstA += 1
+                if order[1] == "b" { secondB += 1 }
+            }
+        }
+        #expect((4_700...5_300).contains(firstA), "a first \(firstA) times in 10,000")
+        #expect(abs(Double(secondB) / Double(firstA) - 0.5) < 0.05, "b second \(secondB) of \(firstA)")
+        #expect(throws: JobQueueListError.self) { try JobQueue.list("a:1,b:2") }
+        #expect(try JobQueue.weightedList("a: 3, b :1").weights == [3, 1])
     }
 
     @Test("a worker of imports:3,default:1 takes imports about 3 times in 4 while both queues have jobs")

@@ -23,11 +23,12 @@ struct CallbackOptions: ParsableArguments {
         }
     }
 
-    /// The callback's spec, when one was asked for.
-    var spec: Tributary_V1_JobSpec? {
+    /// The callback's spec, when one was asked for, in the push's queue (`queue`; empty for `default`).
+    func spec(queue: String) -> Tributary_V1_JobSpec? {
         guard let onComplete else { return nil }
         return Tributary_V1_JobSpec.with { spec in
             spec.kind = onComplete
+            spec.queue = queue
             for argument in onCompleteArgument {
                 let parts = argument.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
                 spec.arguments[String(parts[0])] = String(parts[1])

@@ -72,7 +72,8 @@ struct PushJobCommand: AsyncParsableCommand {
         }
         if let payload { spec.payload = try Data(contentsOf: URL(fileURLWithPath: payload)) }
         let client = try JobClient(endpoint: jobs.endpoint, curve: try jobs.curveKeys())
-        let pushed = try await client.push([spec], onComplete: callback.spec)
+        let pushed = try await client.push(
+            [spec], onComplete: callback.spec(queue: queue == JobQueue.defaultName ? "" : queue))
         let id = pushed.jobIds.first ?? 0
         let duplicate = !pushed.duplicates.isEmpty
         if duplicate { Terminal.error("not enqueued: job \(id) has the unique key '\(uniqueKey ?? "")'") }
@@ -167,7 +168,8 @@ struct PushImportCommand: AsyncParsableCommand {
             if let uniqueKey { spec.uniqueKey = "\(uniqueKey)#\(index + 1)" }
             return spec
         }
-        let pushed = try await ImportPusher(client: client).push(specs, onComplete: callback.spec)
+        let pushed = try await ImportPusher(client: client).push(
+            specs, onComplete: callback.spec(queue: queue == JobQueue.defaultName ? "" : queue))
         let rows = chunks.reduce(0) { $0 + $1.rows }
         Terminal.error("pushed \(specs.count) jobs (\(rows) rows) as batch \(pushed.batch)")
         if !pushed.duplicates.isEmpty {

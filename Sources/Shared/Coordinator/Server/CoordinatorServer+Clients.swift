@@ -10,9 +10,17 @@ extension CoordinatorServer {
             try validate(spec, index: index)
         }
         if push.hasOnComplete {
-            try validate(push.onComplete, index: push.jobs.count)
-            guard push.onComplete.kind != ImportJob.kind else {
-                throw ProtocolError(.invalidRequest, "on_complete cannot be an import job (it has no rows)")
+            let callback = push.onComplete
+            guard !callback.kind.isEmpty, callback.kind != ImportJob.kind else {
+                throw ProtocolError(.invalidRequest, "on_complete needs a kind, and not import (it has no rows)")
+            }
+            guard callback.payload.isEmpty, callback.runAt == 0, callback.uniqueKey.isEmpty, callback.total == 0 else {
+                throw ProtocolError(
+                    .invalidRequest,
+                    "on_complete may set kind, arguments, queue, priority, max_attempts, backoff and timeout_ms only")
+            }
+            if !callback.queue.isEmpty, let refusal = JobQueue.refusal(of: callback.queue) {
+                throw ProtocolError(.invalidRequest, "on_complete: \(refusal)")
             }
         }
         let (_, overflow) = push.jobs.reduce((Int64(0), false)) { sum, spec in

@@ -101,6 +101,8 @@ extension CoordinatorServer {
                     }))
         }
         jobMetrics.cancelled(job: Int64(id), kind: before.kind)
+        // Cancelling may have finished a batch whose callback job is now queued.
+        needsDispatch = true
         logger.info("job cancelled", metadata: ["job": "\(id)", "was": "\(before.state.rawValue)"])
         await publishProgress(ofJobs: [Int64(id)])
         var after = before

@@ -188,6 +188,8 @@ extension CoordinatorServer {
 
     /// Tells the workers of attempts that timed out (maintenance failed them in the store) to stop them.
     func stopAttempts(_ attempts: [RootStore.TimedOutAttempt]) {
+        // A retry, or a batch callback (a death may finish a batch), may be waiting.
+        if !attempts.isEmpty { needsDispatch = true }
         for expired in attempts {
             jobMetrics.failed(job: expired.jobID, attempt: expired.attempt, dead: expired.outcome == .dead)
             // Only the attempt that timed out: by now the job may have been retried and leased again.

@@ -14,13 +14,18 @@ extension RootStore {
         var queue: String
         var priority: Int32
         var maxAttempts: UInt32
+        var backoffBaseMilliseconds: Int64? = nil
+        var backoffCapMilliseconds: Int64? = nil
+        var timeoutMilliseconds: Int64? = nil
     }
 
     /// Sets (or replaces, until it is pushed) the callback of `batch`.
     static func setCallback(_ spec: JobSpec, ofBatch batch: String, in db: Database) throws {
         let stored = StoredCallback(
             kind: spec.kind, arguments: spec.arguments, queue: spec.queue, priority: spec.priority,
-            maxAttempts: spec.maxAttempts)
+            maxAttempts: spec.maxAttempts, backoffBaseMilliseconds: spec.backoffBase.wholeMilliseconds,
+            backoffCapMilliseconds: spec.backoffCap.wholeMilliseconds,
+            timeoutMilliseconds: spec.timeout?.wholeMilliseconds)
         let json = String(decoding: try JSONEncoder().encode(stored), as: UTF8.self)
         try db.execute(
             sql: "UPDATE tributary_batches SET on_complete = ? WHERE batch = ? AND completed_job IS NULL",
@@ -45,19 +50,21 @@ extension RootStore {
                 arguments[name] = String(max(0, row[index + 1] as Int64? ?? 0))
             }
             let spec = JobSpec(
-                kind: stored.kind, arguments: arguments, maxAttempts: stored.maxAttempts, priority: stored.priority,
-                queue: stored.queue)
+                kind: stored.kind, arguments: arguments, maxAttempts: stored.maxAttempts,
+                backoffBase: .milliseconds(stored.backoffBaseMilliseconds ?? 0),
+                backoffCap: .milliseconds(stored.backoffCapMilliseconds ?? 0), priority: stored.priority,
+                timeout: stored.timeoutMilliseconds.map { .milliseconds($0) }, queue: stored.queue)
             let policy = RetryPolicy(spec)
             try db.execute(
                 sql: """
                     INSERT INTO tributary_jobs (batch, kind, arguments, total, created_at, updated_at, max_attempts,
-                        backoff_base_ms, backoff_cap_ms, priority, run_at, queue)
-                    VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?, 0, ?)
+                        backoff_base_ms, backoff_cap_ms, priority, run_at, queue, timeout_ms)
+                    VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?, 0, ?, ?)
                     """,
                 arguments: [
                     "\(batch)/complete", spec.kind, encodeArguments(spec.arguments), now, now,
                     Int64(policy.maxAttempts), policy.base.wholeMilliseconds, policy.cap.wholeMilliseconds,
-                    Int64(spec.priority), spec.queue,
+                    Int64(spec.priority), spec.queue, spec.timeout?.wholeMilliseconds ?? 0,
                 ])
             let id = db.lastInsertedRowID
             try db.execute(

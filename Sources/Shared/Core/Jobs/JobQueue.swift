@@ -25,7 +25,9 @@ public enum JobQueue {
     /// read by ``weightedList(_:)``.
     /// - Throws: ``JobQueueListError`` naming what is wrong: no name, too many, a bad or repeated one.
     public static func list(_ text: String) throws -> [String] {
-        try weightedList(text).names
+        let (names, weights) = try weightedList(text)
+        guard weights.isEmpty else { throw JobQueueListError("weights are not taken here: name the queues only") }
+        return names
     }
 
     /// `a,b,c` in strict order, or `a:3,b:1` weighted (every queue then has a weight from 1 to 1,000).
@@ -38,8 +40,10 @@ public enum JobQueue {
         var names: [String] = []
         var weights: [UInt32] = []
         for entry in entries {
-            let parts = entry.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
-            names.append(String(parts[0]))
+            let parts = entry.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
+            names.append(parts[0])
             if parts.count == 2 {
                 guard let weight = UInt32(parts[1]), (1...1_000).contains(weight) else {
                     throw JobQueueListError("queue '\(parts[0])' has weight '\(parts[1])': a weight is 1 to 1000")
@@ -69,7 +73,8 @@ public enum JobQueue {
     public static func claimOrder(
         _ names: [String], weights: [UInt32], using generator: inout some RandomNumberGenerator
     ) -> [String] {
-        guard weights.count == names.count, names.count > 1 else { return names }
+        // Without weights (or with a weight of 0, which no hello is let through with): their strict order.
+        guard weights.count == names.count, names.count > 1, weights.allSatisfy({ $0 > 0 }) else { return names }
         var left = Array(zip(names, weights))
         var order: [String] = []
         while !left.isEmpty {
