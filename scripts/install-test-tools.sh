@@ -11,12 +11,4 @@ missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 [ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)
 if [ ${#missing[@]} -eq 0 ]; then exit 0; fi
-if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-  echo "installing ${missing[*]} with apt" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq "${missing[@]}" >/dev/null
-else
-  echo "The dashboard's browser test needs ${missing[*]}. Run: sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
-  exit 1
-fi
+exec "$(dirname "$0")/apt-install.sh" "The dashboard's browser test" "${missing[@]}"

@@ -211,11 +211,11 @@ extension RootStore {
         let claim = try statements.statement(
             db,
             """
-            UPDATE tributary_jobs SET state = \(JobState.running.sql), attempt = attempt + 1, worker = ?1, leased_at = ?2
+            \(Self.leaseSQL)
             WHERE id IN (SELECT id FROM tributary_jobs WHERE state = \(JobState.queued.sql) AND queue = ?4
                          AND run_at <= ?2 AND kind IN (\(SQLText.placeholders(kinds.count, from: 5)))
                          ORDER BY priority DESC, id LIMIT ?3)
-            RETURNING id, attempt, kind, arguments, total, committed_batches, MAX(created_at, run_at, updated_at), queue
+            \(Self.leasedColumnsSQL)
             """)
         var jobs: [ClaimedJob] = []
         for queue in queues where jobs.count < limit {
@@ -225,17 +225,28 @@ extension RootStore {
             claim.bind(4, queue)
             for (offset, kind) in kinds.enumerated() { claim.bind(Int32(5 + offset), kind) }
             defer { claim.reset() }
-            while try claim.step() {
-                let spec = JobSpec(
-                    kind: claim.text(column: 2) ?? "", arguments: Self.decodeArguments(claim.text(column: 3) ?? "{}"),
-                    total: UInt64(max(0, claim.int64(column: 4))), queue: claim.text(column: 7) ?? queue)
-                jobs.append(
-                    ClaimedJob(
-                        id: claim.int64(column: 0), attempt: Int(claim.int64(column: 1)), spec: spec,
-                        committedBatches: Int(claim.int64(column: 5)), dueAt: claim.double(column: 6)))
-            }
+            while try claim.step() { jobs.append(Self.leasedJob(claim)) }
         }
         return try withPayloads(jobs, in: db)
+    }
+
+    /// A claim's lease: the worker (?1) holds the job from now (?2); `updated_at` is left as it was, so the
+    /// returned due time is when the job was last queued.
+    private static let leaseSQL =
+        "UPDATE tributary_jobs SET state = \(JobState.running.sql), attempt = attempt + 1, worker = ?1, leased_at = ?2"
+
+    /// What a lease returns, read by ``leasedJob(_:)``.
+    private static let leasedColumnsSQL =
+        "RETURNING id, attempt, kind, arguments, total, committed_batches, MAX(created_at, run_at, updated_at), queue"
+
+    /// The job of a row of ``leasedColumnsSQL`` (without its payload).
+    private static func leasedJob(_ row: SQLiteStatement) -> ClaimedJob {
+        let spec = JobSpec(
+            kind: row.text(column: 2) ?? "", arguments: decodeArguments(row.text(column: 3) ?? "{}"),
+            total: UInt64(max(0, row.int64(column: 4))), queue: row.text(column: 7) ?? JobQueue.defaultName)
+        return ClaimedJob(
+            id: row.int64(column: 0), attempt: Int(row.int64(column: 1)), spec: spec,
+            committedBatches: Int(row.int64(column: 5)), dueAt: row.double(column: 6))
     }
 
     /// The claimed jobs sorted by id, with their payloads read.
@@ -265,7 +276,7 @@ extension RootStore {
         var runningByQueue: [String: Int] = [:]
         let running = try statements.statement(
             db,
-            "SELECT kind, queue, COUNT(*) FROM tributary_jobs WHERE state = \(JobState.running.sql) GROUP BY kind, queue"
+            Self.runningCountsSQL
         )
         if !runLimits.byKind.isEmpty || !runLimits.byQueue.isEmpty {
             defer { running.reset() }
@@ -325,24 +336,16 @@ extension RootStore {
         let lease = try statements.statement(
             db,
             """
-            UPDATE tributary_jobs SET state = \(JobState.running.sql), attempt = attempt + 1, worker = ?1, leased_at = ?2
+            \(Self.leaseSQL)
             WHERE id = ?3 AND state = \(JobState.queued.sql)
-            RETURNING id, attempt, kind, arguments, total, committed_batches, MAX(created_at, run_at, updated_at), queue
+            \(Self.leasedColumnsSQL)
             """)
         for id in chosen {
             lease.bind(1, worker)
             lease.bind(2, now)
             lease.bind(3, id)
             defer { lease.reset() }
-            while try lease.step() {
-                let spec = JobSpec(
-                    kind: lease.text(column: 2) ?? "", arguments: Self.decodeArguments(lease.text(column: 3) ?? "{}"),
-                    total: UInt64(max(0, lease.int64(column: 4))), queue: lease.text(column: 7) ?? "")
-                jobs.append(
-                    ClaimedJob(
-                        id: lease.int64(column: 0), attempt: Int(lease.int64(column: 1)), spec: spec,
-                        committedBatches: Int(lease.int64(column: 5)), dueAt: lease.double(column: 6)))
-            }
+            while try lease.step() { jobs.append(Self.leasedJob(lease)) }
         }
         for job in jobs {
             if let rate = runLimits.rateByKind[job.spec.kind] {

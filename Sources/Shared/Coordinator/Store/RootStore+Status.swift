@@ -42,18 +42,18 @@ extension RootStore {
         }
     }
 
+    /// Running jobs per kind and queue: `kind, queue, COUNT(*)` (for status, and for limited claims on the writer).
+    static let runningCountsSQL =
+        "SELECT kind, queue, COUNT(*) FROM tributary_jobs WHERE state = \(JobState.running.sql) GROUP BY kind, queue"
+
     /// Running jobs by kind and by queue (read from the running jobs, without the writer).
     public func runningCounts() async throws -> (byKind: [String: Int], byQueue: [String: Int]) {
         try await pool.read { db in
             var byKind: [String: Int] = [:]
             var byQueue: [String: Int] = [:]
-            for row in try Row.fetchAll(
-                db,
-                sql:
-                    "SELECT kind, queue, COUNT(*) AS n FROM tributary_jobs WHERE state = \(JobState.running.sql) GROUP BY kind, queue"
-            ) {
-                byKind[row["kind"], default: 0] += row["n"] as Int
-                byQueue[row["queue"], default: 0] += row["n"] as Int
+            for row in try Row.fetchAll(db, sql: Self.runningCountsSQL) {
+                byKind[row[0], default: 0] += row[2] as Int
+                byQueue[row[1], default: 0] += row[2] as Int
             }
             return (byKind, byQueue)
         }

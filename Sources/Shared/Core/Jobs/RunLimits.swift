@@ -51,16 +51,25 @@ public struct RunLimits: Sendable, Equatable {
             let count = Int(text[text.index(after: equals)..<slash]), (1...100_000).contains(count),
             let seconds = Self.seconds(String(text[text.index(after: slash)...])), seconds >= 1, seconds <= 86_400
         else { throw RunLimitError(usage) }
-        let target = text[..<equals]
-        if target.hasPrefix("kind:"), !target.dropFirst(5).isEmpty {
-            rateByKind[String(target.dropFirst(5))] = Rate(count: count, seconds: seconds)
-        } else if target.hasPrefix("queue:") {
-            let queue = String(target.dropFirst(6))
-            if let refusal = JobQueue.refusal(of: queue) { throw RunLimitError("'\(text)': \(refusal)") }
-            rateByQueue[queue] = Rate(count: count, seconds: seconds)
-        } else {
-            throw RunLimitError(usage)
+        switch try Self.target(text[..<equals], in: text, usage: usage) {
+        case .kind(let kind): rateByKind[kind] = Rate(count: count, seconds: seconds)
+        case .queue(let queue): rateByQueue[queue] = Rate(count: count, seconds: seconds)
         }
+    }
+
+    /// What a limit applies to.
+    private enum Target {
+        case kind(String)
+        case queue(String)
+    }
+
+    /// `kind:NAME` or `queue:NAME` (a valid queue name) of `text`.
+    private static func target(_ target: Substring, in text: String, usage: String) throws -> Target {
+        if target.hasPrefix("kind:"), !target.dropFirst(5).isEmpty { return .kind(String(target.dropFirst(5))) }
+        guard target.hasPrefix("queue:") else { throw RunLimitError(usage) }
+        let queue = String(target.dropFirst(6))
+        if let refusal = JobQueue.refusal(of: queue) { throw RunLimitError("'\(text)': \(refusal)") }
+        return .queue(queue)
     }
 
     /// `500ms`, `2s`, `5m`, `1h` or a number of seconds.
@@ -79,15 +88,9 @@ public struct RunLimits: Sendable, Equatable {
         else {
             throw RunLimitError("'\(text)' is not kind:NAME=N or queue:NAME=N with N from 1 to 100000")
         }
-        let target = text[..<equals]
-        if target.hasPrefix("kind:"), !target.dropFirst(5).isEmpty {
-            byKind[String(target.dropFirst(5))] = count
-        } else if target.hasPrefix("queue:") {
-            let queue = String(target.dropFirst(6))
-            if let refusal = JobQueue.refusal(of: queue) { throw RunLimitError("'\(text)': \(refusal)") }
-            byQueue[queue] = count
-        } else {
-            throw RunLimitError("'\(text)' names neither kind:NAME nor queue:NAME")
+        switch try Self.target(text[..<equals], in: text, usage: "'\(text)' names neither kind:NAME nor queue:NAME") {
+        case .kind(let kind): byKind[kind] = count
+        case .queue(let queue): byQueue[queue] = count
         }
     }
 }
