@@ -3,8 +3,9 @@ import TributaryCoordinator
 import TributaryCore
 import TributaryProtocol
 
-/// What the HTTP endpoint reads of the coordinator: its requests answered by the router (status, jobs, actions)
-/// and the store's own reads (batches, file sizes), put together for the dashboard and the metrics.
+/// What the HTTP endpoint reads of the coordinator: the router's answers where only it knows (status: workers and
+/// the pool; the JSON API and actions), the store's reads on its reader connections for the rest (job lists,
+/// subscribers, batches, file sizes), put together for the dashboard and the metrics.
 struct CoordinatorView: Sendable {
     let server: CoordinatorServer
 
@@ -22,22 +23,9 @@ struct CoordinatorView: Sendable {
         return status
     }
 
-    func jobs(state: String, limit: UInt32 = 50) async throws -> [Tributary_V1_JobInfo] {
-        let request = Tributary_V1_JobsRequest.with {
-            $0.state = state
-            $0.limit = limit
-        }
-        guard case .jobsReply(let reply) = try await self.request(.jobsRequest(request)) else {
-            throw ProtocolError(.internal, "the coordinator answered a jobs request with something else")
-        }
-        return reply.jobs
-    }
-
-    func subscribers() async throws -> [Tributary_V1_SubscriberInfo] {
-        guard case .subscribersReply(let reply) = try await request(.subscribersRequest(.init())) else {
-            throw ProtocolError(.internal, "the coordinator answered a subscribers request with something else")
-        }
-        return reply.subscribers
+    /// The newest 50 jobs in `state`, read by the store (not a router turn).
+    func jobs(_ state: JobState) async throws -> [JobInfo] {
+        try await server.store.jobs(state: state, batch: nil, limit: 50, before: nil)
     }
 
     /// The sizes of the store's file and its write-ahead log (0 for one that does not exist).
@@ -51,9 +39,9 @@ struct CoordinatorView: Sendable {
     /// Everything the dashboard shows now.
     func snapshot(rates: [RateHistory.Sample]) async throws -> DashboardSnapshot {
         async let statusReply = status()
-        async let deadJobs = jobs(state: JobState.dead.rawValue)
-        async let queuedJobs = jobs(state: JobState.queued.rawValue)
-        async let subscriberList = subscribers()
+        async let deadJobs = jobs(.dead)
+        async let queuedJobs = jobs(.queued)
+        async let subscriberList = server.store.subscribers()
         async let batchList = server.store.recentBatches()
         let status = try await statusReply
         let sizes = fileSizes()
@@ -88,15 +76,17 @@ struct CoordinatorView: Sendable {
             },
             dead: try await deadJobs.map { job in
                 .init(
-                    id: job.jobID, kind: job.kind, queue: Self.queue(job), batch: job.batch, attempt: job.attempt,
-                    maxAttempts: job.maxAttempts,
-                    updatedAt: job.updatedAt,
-                    errors: job.errors.map { .init(attempt: $0.attempt, message: $0.message, at: $0.at) })
+                    id: UInt64(job.id), kind: job.kind, queue: job.queue, batch: job.batch,
+                    attempt: UInt32(clamping: job.attempt), maxAttempts: UInt32(clamping: job.maxAttempts),
+                    updatedAt: job.updatedAt.timeIntervalSince1970,
+                    errors: job.errors.map {
+                        .init(attempt: UInt32(clamping: $0.attempt), message: $0.message, at: $0.at)
+                    })
             },
             queued: try await queuedJobs.map {
                 .init(
-                    id: $0.jobID, kind: $0.kind, queue: Self.queue($0), batch: $0.batch, createdAt: $0.createdAt,
-                    runAt: $0.runAt > 0 ? $0.runAt : nil)
+                    id: UInt64($0.id), kind: $0.kind, queue: $0.queue, batch: $0.batch,
+                    createdAt: $0.createdAt.timeIntervalSince1970, runAt: $0.runAt?.timeIntervalSince1970)
             },
             subscribers: try await subscriberList.map {
                 .init(

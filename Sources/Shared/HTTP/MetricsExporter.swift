@@ -48,7 +48,7 @@ public final class MetricsExporter: Sendable {
     /// The metrics in the Prometheus text format, with the gauges read from the coordinator now.
     func scrape(_ view: CoordinatorView) async throws -> [UInt8] {
         let status = try await view.status()
-        let subscribers = try await view.subscribers()
+        let subscribers = try await view.server.store.subscribers()
         let counts = status.jobs
         for (state, count) in [
             ("queued", counts.queued), ("running", counts.running), ("done", counts.done), ("dead", counts.dead),
