@@ -129,4 +129,25 @@ struct HTTPEndpointTests {
         worker.cancel()
         #expect(await coordinator.process.stop() == 0)
     }
+
+    @Test("with --http-token, a real endpoint answers reads from loopback, refuses an action without the token (401)")
+    func tokenOverHTTP() async throws {
+        let directory = try TemporaryDirectory()
+        let token = "0123456789abcdef0123456789abcdef"
+        let file = try directory.write("http.token", token + "\n")
+        let coordinator = try await TestCoordinator.start(
+            in: directory, workers: 0, arguments: ["--http", "127.0.0.1:*", "--http-token", file])
+        defer { Task { await coordinator.process.stop() } }
+        let url = try #require(coordinator.process.httpURL)
+        #expect(try await HTTPRequests.send(url + "api/status").status == 200)
+        let action = ["X-Tributary-Action": "1"]
+        let refused = try await HTTPRequests.send(url + "api/jobs/1/cancel", method: "POST", headers: action)
+        #expect(refused.status == 401 && refused.body.contains("UNAUTHORIZED"), "\(refused)")
+        let wrong = try await HTTPRequests.send(
+            url + "api/jobs/1/cancel", method: "POST", token: token + "x", headers: action)
+        #expect(wrong.status == 401, "\(wrong)")
+        let allowed = try await HTTPRequests.send(
+            url + "api/jobs/1/cancel", method: "POST", token: token, headers: action)
+        #expect(allowed.status == 404 && allowed.body.contains("UNKNOWN_JOB"), "\(allowed)")
+    }
 }
