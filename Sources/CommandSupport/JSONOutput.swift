@@ -16,7 +16,8 @@ public enum JSONOutput {
                 ]
             },
             "jobs": [
-                "queued": counts.queued, "running": counts.running, "done": counts.done, "dead": counts.dead,
+                "waiting": counts.waiting, "queued": counts.queued, "running": counts.running, "done": counts.done,
+                "dead": counts.dead,
                 "cancelled": counts.cancelled,
             ],
             "lastSeq": reply.lastSeq, "oldestHistorySeq": reply.oldestHistorySeq, "storePath": reply.storePath,

@@ -26,6 +26,14 @@ public enum JobText {
         ]
         if !job.workerID.isEmpty { lines.append("worker    \(job.workerID)") }
         if !job.waiting.isEmpty { lines.append("waiting   \(job.waiting)") }
+        if !job.afterJobs.isEmpty || !job.afterBatches.isEmpty {
+            let parents = job.afterJobs.map { "job \($0)" } + job.afterBatches.map { "batch \($0)" }
+            lines.append("after     \(parents.joined(separator: ", "))  (on parent failure: \(job.onParentFailure))")
+        }
+        if !job.schedule.isEmpty {
+            let tick = Date(timeIntervalSince1970: job.tick).formatted(.iso8601)
+            lines.append("schedule  \(job.schedule), tick \(tick)")
+        }
         if job.runAt > 0 { lines.append("run at    \(Date(timeIntervalSince1970: job.runAt).formatted(.iso8601))") }
         for (key, value) in job.arguments.sorted(by: { $0.key < $1.key }) {
             lines.append("argument  \(key) = \(value)")

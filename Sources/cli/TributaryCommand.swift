@@ -6,9 +6,9 @@ struct TributaryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tributary",
         abstract:
-            "Push jobs to a Tributary coordinator, follow its change feed, show its status and jobs, or run a demo.",
+            "Push jobs to a Tributary coordinator, schedule periodic ones, follow its change feed, show its status and jobs, or run a demo.",
         subcommands: [
             PushCommand.self, SubscribeCommand.self, SubscribersCommand.self, StatusCommand.self, JobsCommand.self,
-            KeysCommand.self, DemoCommand.self,
+            SchedulesCommand.self, KeysCommand.self, DemoCommand.self,
         ])
 }

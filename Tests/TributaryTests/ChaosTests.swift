@@ -90,6 +90,28 @@ struct ChaosTests {
         let pushed = try await client.pushImport(
             input, rowsPerJob: 500, onComplete: Tributary_V1_JobSpec.with { $0.kind = "noop" })
         #expect(pushed.jobIds.count == 200)
+        // Dependencies in play: 10 jobs each waiting for two import jobs, 10 waiting for the whole import batch,
+        // and 10 more each waiting for one of those (a chain through the same push).
+        let children: [Tributary_V1_JobSpec] =
+            (0..<10).map { index in
+                .with {
+                    $0.kind = "noop"
+                    $0.afterJobs = [pushed.jobIds[index * 20], pushed.jobIds[index * 20 + 19]]
+                }
+            }
+            + (0..<10).map { _ in
+                .with {
+                    $0.kind = "noop"
+                    $0.afterBatches = [pushed.batch]
+                }
+            }
+            + (0..<10).map { index in
+                .with {
+                    $0.kind = "noop"
+                    $0.afterPushed = [UInt32(10 + index)]
+                }
+            }
+        let dependents = try await client.push(children)
 
         // The driver: a SIGKILL every ~0.5 s, the coordinator killed once, one SIGTERM; bounded in time.
         var random = SystemRandomNumberGenerator()
@@ -110,7 +132,9 @@ struct ChaosTests {
             }
             // The coordinator may be down for a moment: a refused or unanswered poll is simply retried.
             if let status = try? await client.batchStatus(pushed.batch),
-                status.doneJobs + status.deadJobs == status.totalJobs
+                status.doneJobs + status.deadJobs == status.totalJobs,
+                let waiting = try? await client.batchStatus(dependents.batch),
+                waiting.doneJobs + waiting.deadJobs + waiting.cancelledJobs == waiting.totalJobs
             {
                 finished = status
             }
@@ -139,6 +163,25 @@ struct ChaosTests {
                     db, sql: "SELECT COUNT(*) FROM tributary_jobs WHERE batch = ?",
                     arguments: ["\(pushed.batch)/complete"])
                     == 1, "the batch's callback was pushed once")
+            // Every dependent job done, each leased only after every parent was done.
+            #expect(
+                try String.fetchAll(
+                    db, sql: "SELECT DISTINCT state FROM tributary_jobs WHERE batch = ?", arguments: [dependents.batch])
+                    == ["done"])
+            let early = try Int.fetchOne(
+                db,
+                sql: """
+                    SELECT COUNT(*) FROM tributary_job_parents d JOIN tributary_jobs c ON c.id = d.child
+                    JOIN tributary_jobs p ON p.id = d.parent WHERE c.leased_at < p.updated_at
+                    """)
+            #expect(early == 0, "a child was leased before a parent job was done")
+            let beforeBatch = try Int.fetchOne(
+                db,
+                sql: """
+                    SELECT COUNT(*) FROM tributary_batch_parents d JOIN tributary_jobs c ON c.id = d.child
+                    WHERE c.leased_at < (SELECT MAX(updated_at) FROM tributary_jobs WHERE batch = d.batch)
+                    """)
+            #expect(beforeBatch == 0, "a child was leased before its parent batch was done")
         }
     }
 }

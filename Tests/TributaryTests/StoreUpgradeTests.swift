@@ -203,13 +203,63 @@ struct QueueUpgradeTests {
                 try Set(String.fetchAll(db, sql: "SELECT queue FROM tributary_jobs"))
             )
         }
-        #expect(after.0 == 7)
+        #expect(after.0 == Schema.format)
         #expect(after.1 == before.1 && after.2 == before.2 && after.3 == before.3)
         #expect(after.2.count == 200)
         #expect(after.4 == ["default"])
         #expect(try await store.queueDepths().map(\.name) == ["default"])
         let claimed = try await store.claimJobs(for: "w1", kinds: ["report"], limit: 10)
         #expect(claimed.count == 5 && claimed.allSatisfy { $0.spec.queue == "default" })
+        try store.close()
+    }
+}
+
+/// A store written before dependencies and schedules (format 7) opens upgraded: its jobs as they were, its unique
+/// key still held, and dependencies and schedules working. The fixture was written by a real coordinator of format 7
+/// (Tests/Fixtures/store-format-7).
+@Suite("Store upgrade: format 7 → 8")
+struct DependencyUpgradeTests {
+    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Fixtures/store-format-7")
+
+    @Test("the fixture's jobs, users and history stay; its unique key still holds; a child and a schedule work")
+    func upgrades() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("store.sqlite")
+        try FileManager.default.copyItem(atPath: Self.fixture.appendingPathComponent("store.sqlite").path, toPath: path)
+        let modelJSON = try String(contentsOf: Self.fixture.appendingPathComponent("model.json"), encoding: .utf8)
+        @Sendable func read(_ db: Database) throws -> (Int?, [String], [String], Int?) {
+            (
+                try Int.fetchOne(db, sql: "SELECT value FROM tributary_meta WHERE key = 'format'"),
+                try String.fetchAll(
+                    db,
+                    sql:
+                        "SELECT id || state || kind || attempt || queue || coalesce(unique_key, '-') FROM tributary_jobs ORDER BY id"
+                ),
+                try String.fetchAll(db, sql: "SELECT login || coalesce(name, '-') FROM User ORDER BY login"),
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM tributary_history")
+            )
+        }
+        let before = try await StoreUpgradeTests.readOnly(path).read { db in try read(db) }
+        #expect(before.0 == 7, "the fixture is not a format-7 store")
+
+        let store = try RootStore.open(path: path, model: try Model.decode(Data(modelJSON.utf8), source: "fixture"))
+        #expect(store.upgrade?.fromFormat == 7)
+        let after = try await store.pool.read { db in try read(db) }
+        #expect(after.0 == 8)
+        #expect(after.1 == before.1 && after.2 == before.2 && after.3 == before.3)
+        #expect(after.2.count == 200)
+        var daily = JobSpec(kind: "report", queue: "reports")
+        daily.uniqueKey = "daily"
+        let duplicate = try await store.pushJobs([daily], batch: "again")
+        #expect(duplicate.duplicates == [0], "the queued job's unique key is still held")
+        var child = JobSpec(kind: "report")
+        child.afterJobs = [1, 3]  // done, and dead
+        let pushed = try await store.pushJobs([child], batch: "children").ids[0]
+        #expect(try await store.job(id: pushed)?.state == .dead)
+        _ = try await store.putSchedule(
+            ScheduleSpec(name: "nightly", cron: "@daily", job: JobSpec(kind: "report")), replace: false)
+        #expect(try await store.schedules().map(\.spec.name) == ["nightly"])
         try store.close()
     }
 }

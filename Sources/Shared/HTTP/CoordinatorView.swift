@@ -53,7 +53,8 @@ struct CoordinatorView: Sendable {
             store: .init(path: status.storePath, bytes: sizes.store, walBytes: sizes.wal),
             feed: .init(lastSeq: status.lastSeq, oldestSeq: status.oldestHistorySeq),
             jobs: .init(
-                queued: status.jobs.queued, running: status.jobs.running, done: status.jobs.done,
+                waiting: status.jobs.waiting, queued: status.jobs.queued, running: status.jobs.running,
+                done: status.jobs.done,
                 dead: status.jobs.dead, cancelled: status.jobs.cancelled),
             totals: .init(rowsCommitted: totals.rowsCommitted, jobsDone: totals.jobsDone, commits: totals.commits),
             rates: rates,

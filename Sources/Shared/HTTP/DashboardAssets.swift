@@ -35,6 +35,7 @@ enum DashboardAssets {
           </form>
 
           <section class="cards" aria-label="summary">
+            <div class="card state-waiting"><div class="label">Waiting</div><div class="value" id="jobs-waiting">–</div></div>
             <div class="card state-queued"><div class="label">Queued</div><div class="value" id="jobs-queued">–</div></div>
             <div class="card state-running"><div class="label">Running</div><div class="value" id="jobs-running">–</div></div>
             <div class="card state-done"><div class="label">Done</div><div class="value" id="jobs-done">–</div></div>
@@ -302,6 +303,7 @@ enum DashboardAssets {
         }
         .card .value { font-size: 21px; font-weight: 600; white-space: nowrap; }
         .card .sub { color: var(--muted); font-size: 11px; min-height: 15px; white-space: nowrap; }
+        .card.state-waiting { border-top-color: #d9c27a; }
         .card.state-queued { border-top-color: var(--grey); }
         .card.state-running { border-top-color: var(--accent); }
         .card.state-done { border-top-color: var(--ok); }
@@ -881,7 +883,7 @@ enum DashboardAssets {
 
           function renderCards(snapshot) {
             const jobs = object(snapshot.jobs);
-            for (const name of ['queued', 'running', 'done', 'dead', 'cancelled']) {
+            for (const name of ['waiting', 'queued', 'running', 'done', 'dead', 'cancelled']) {
               setText($('jobs-' + name), formatInteger(jobs[name]));
             }
             $('jobs-dead').parentNode.classList.toggle('nonzero', isNumber(jobs.dead) && jobs.dead > 0);

@@ -15,6 +15,7 @@ struct DashboardSnapshot: Encodable, Sendable {
     }
 
     struct Jobs: Encodable, Sendable {
+        var waiting: UInt64
         var queued: UInt64
         var running: UInt64
         var done: UInt64

@@ -51,7 +51,8 @@ public final class MetricsExporter: Sendable {
         let subscribers = try await view.server.store.subscribers()
         let counts = status.jobs
         for (state, count) in [
-            ("queued", counts.queued), ("running", counts.running), ("done", counts.done), ("dead", counts.dead),
+            ("waiting", counts.waiting), ("queued", counts.queued), ("running", counts.running), ("done", counts.done),
+            ("dead", counts.dead),
             ("cancelled", counts.cancelled),
         ] {
             gauge(MetricNames.jobs, "Jobs by state.", [("state", state)]).set(Double(count))

@@ -424,318 +424,352 @@ public nonisolated enum Tributary_V1_FetchResultType: SwiftProtobuf.Enum, Swift.
 ///   frame 0: the protocol signature, the 4 ASCII bytes "TRB1"
 ///   frame 1: an Envelope
 /// (the ROUTER sees the peer's routing id in front of them). Replies echo the request_id.
-public nonisolated struct Tributary_V1_Envelope: @unchecked Sendable {
+public nonisolated struct Tributary_V1_Envelope: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// Chosen by the sender of a request; echoed in the reply (or Error) it causes. One-way messages may use 0, but an
   /// Error about one then carries 0 too: a sender that wants to match errors gives every message its own id.
-  public var requestID: UInt64 {
-    get {_storage._requestID}
-    set {_uniqueStorage()._requestID = newValue}
-  }
+  public var requestID: UInt64 = 0
 
-  public var body: OneOf_Body? {
-    get {return _storage._body}
-    set {_uniqueStorage()._body = newValue}
-  }
+  public var body: Tributary_V1_Envelope.OneOf_Body? = nil
 
   /// worker -> coordinator
   public var workerHello: Tributary_V1_WorkerHello {
     get {
-      if case .workerHello(let v)? = _storage._body {return v}
+      if case .workerHello(let v)? = body {return v}
       return Tributary_V1_WorkerHello()
     }
-    set {_uniqueStorage()._body = .workerHello(newValue)}
+    set {body = .workerHello(newValue)}
   }
 
   public var workerReady: Tributary_V1_WorkerReady {
     get {
-      if case .workerReady(let v)? = _storage._body {return v}
+      if case .workerReady(let v)? = body {return v}
       return Tributary_V1_WorkerReady()
     }
-    set {_uniqueStorage()._body = .workerReady(newValue)}
+    set {body = .workerReady(newValue)}
   }
 
   public var heartbeat: Tributary_V1_Heartbeat {
     get {
-      if case .heartbeat(let v)? = _storage._body {return v}
+      if case .heartbeat(let v)? = body {return v}
       return Tributary_V1_Heartbeat()
     }
-    set {_uniqueStorage()._body = .heartbeat(newValue)}
+    set {body = .heartbeat(newValue)}
   }
 
   public var saveChanges: Tributary_V1_SaveChanges {
     get {
-      if case .saveChanges(let v)? = _storage._body {return v}
+      if case .saveChanges(let v)? = body {return v}
       return Tributary_V1_SaveChanges()
     }
-    set {_uniqueStorage()._body = .saveChanges(newValue)}
+    set {body = .saveChanges(newValue)}
   }
 
   public var jobFailed: Tributary_V1_JobFailed {
     get {
-      if case .jobFailed(let v)? = _storage._body {return v}
+      if case .jobFailed(let v)? = body {return v}
       return Tributary_V1_JobFailed()
     }
-    set {_uniqueStorage()._body = .jobFailed(newValue)}
+    set {body = .jobFailed(newValue)}
   }
 
   public var workerBye: Tributary_V1_WorkerBye {
     get {
-      if case .workerBye(let v)? = _storage._body {return v}
+      if case .workerBye(let v)? = body {return v}
       return Tributary_V1_WorkerBye()
     }
-    set {_uniqueStorage()._body = .workerBye(newValue)}
+    set {body = .workerBye(newValue)}
   }
 
   /// coordinator -> worker
   public var welcome: Tributary_V1_Welcome {
     get {
-      if case .welcome(let v)? = _storage._body {return v}
+      if case .welcome(let v)? = body {return v}
       return Tributary_V1_Welcome()
     }
-    set {_uniqueStorage()._body = .welcome(newValue)}
+    set {body = .welcome(newValue)}
   }
 
   public var jobAssignment: Tributary_V1_JobAssignment {
     get {
-      if case .jobAssignment(let v)? = _storage._body {return v}
+      if case .jobAssignment(let v)? = body {return v}
       return Tributary_V1_JobAssignment()
     }
-    set {_uniqueStorage()._body = .jobAssignment(newValue)}
+    set {body = .jobAssignment(newValue)}
   }
 
   public var saveAck: Tributary_V1_SaveAck {
     get {
-      if case .saveAck(let v)? = _storage._body {return v}
+      if case .saveAck(let v)? = body {return v}
       return Tributary_V1_SaveAck()
     }
-    set {_uniqueStorage()._body = .saveAck(newValue)}
+    set {body = .saveAck(newValue)}
   }
 
   public var cancelJob: Tributary_V1_CancelJob {
     get {
-      if case .cancelJob(let v)? = _storage._body {return v}
+      if case .cancelJob(let v)? = body {return v}
       return Tributary_V1_CancelJob()
     }
-    set {_uniqueStorage()._body = .cancelJob(newValue)}
+    set {body = .cancelJob(newValue)}
   }
 
   public var drain: Tributary_V1_Drain {
     get {
-      if case .drain(let v)? = _storage._body {return v}
+      if case .drain(let v)? = body {return v}
       return Tributary_V1_Drain()
     }
-    set {_uniqueStorage()._body = .drain(newValue)}
+    set {body = .drain(newValue)}
   }
 
   /// client -> coordinator
   public var pushJobs: Tributary_V1_PushJobs {
     get {
-      if case .pushJobs(let v)? = _storage._body {return v}
+      if case .pushJobs(let v)? = body {return v}
       return Tributary_V1_PushJobs()
     }
-    set {_uniqueStorage()._body = .pushJobs(newValue)}
+    set {body = .pushJobs(newValue)}
   }
 
   public var statusRequest: Tributary_V1_StatusRequest {
     get {
-      if case .statusRequest(let v)? = _storage._body {return v}
+      if case .statusRequest(let v)? = body {return v}
       return Tributary_V1_StatusRequest()
     }
-    set {_uniqueStorage()._body = .statusRequest(newValue)}
+    set {body = .statusRequest(newValue)}
   }
 
   public var batchStatusRequest: Tributary_V1_BatchStatusRequest {
     get {
-      if case .batchStatusRequest(let v)? = _storage._body {return v}
+      if case .batchStatusRequest(let v)? = body {return v}
       return Tributary_V1_BatchStatusRequest()
     }
-    set {_uniqueStorage()._body = .batchStatusRequest(newValue)}
+    set {body = .batchStatusRequest(newValue)}
   }
 
   public var jobsRequest: Tributary_V1_JobsRequest {
     get {
-      if case .jobsRequest(let v)? = _storage._body {return v}
+      if case .jobsRequest(let v)? = body {return v}
       return Tributary_V1_JobsRequest()
     }
-    set {_uniqueStorage()._body = .jobsRequest(newValue)}
+    set {body = .jobsRequest(newValue)}
   }
 
   public var jobRequest: Tributary_V1_JobRequest {
     get {
-      if case .jobRequest(let v)? = _storage._body {return v}
+      if case .jobRequest(let v)? = body {return v}
       return Tributary_V1_JobRequest()
     }
-    set {_uniqueStorage()._body = .jobRequest(newValue)}
+    set {body = .jobRequest(newValue)}
   }
 
   public var retryJobRequest: Tributary_V1_RetryJobRequest {
     get {
-      if case .retryJobRequest(let v)? = _storage._body {return v}
+      if case .retryJobRequest(let v)? = body {return v}
       return Tributary_V1_RetryJobRequest()
     }
-    set {_uniqueStorage()._body = .retryJobRequest(newValue)}
+    set {body = .retryJobRequest(newValue)}
   }
 
   public var cancelJobRequest: Tributary_V1_CancelJobRequest {
     get {
-      if case .cancelJobRequest(let v)? = _storage._body {return v}
+      if case .cancelJobRequest(let v)? = body {return v}
       return Tributary_V1_CancelJobRequest()
     }
-    set {_uniqueStorage()._body = .cancelJobRequest(newValue)}
+    set {body = .cancelJobRequest(newValue)}
   }
 
   public var deleteJobRequest: Tributary_V1_DeleteJobRequest {
     get {
-      if case .deleteJobRequest(let v)? = _storage._body {return v}
+      if case .deleteJobRequest(let v)? = body {return v}
       return Tributary_V1_DeleteJobRequest()
     }
-    set {_uniqueStorage()._body = .deleteJobRequest(newValue)}
+    set {body = .deleteJobRequest(newValue)}
+  }
+
+  public var putScheduleRequest: Tributary_V1_PutScheduleRequest {
+    get {
+      if case .putScheduleRequest(let v)? = body {return v}
+      return Tributary_V1_PutScheduleRequest()
+    }
+    set {body = .putScheduleRequest(newValue)}
+  }
+
+  public var schedulesRequest: Tributary_V1_SchedulesRequest {
+    get {
+      if case .schedulesRequest(let v)? = body {return v}
+      return Tributary_V1_SchedulesRequest()
+    }
+    set {body = .schedulesRequest(newValue)}
+  }
+
+  public var scheduleActionRequest: Tributary_V1_ScheduleActionRequest {
+    get {
+      if case .scheduleActionRequest(let v)? = body {return v}
+      return Tributary_V1_ScheduleActionRequest()
+    }
+    set {body = .scheduleActionRequest(newValue)}
   }
 
   /// subscriber -> coordinator (the feed's requests; see docs/feed.md)
   public var historyRequest: Tributary_V1_HistoryRequest {
     get {
-      if case .historyRequest(let v)? = _storage._body {return v}
+      if case .historyRequest(let v)? = body {return v}
       return Tributary_V1_HistoryRequest()
     }
-    set {_uniqueStorage()._body = .historyRequest(newValue)}
+    set {body = .historyRequest(newValue)}
   }
 
   public var snapshotRequest: Tributary_V1_SnapshotRequest {
     get {
-      if case .snapshotRequest(let v)? = _storage._body {return v}
+      if case .snapshotRequest(let v)? = body {return v}
       return Tributary_V1_SnapshotRequest()
     }
-    set {_uniqueStorage()._body = .snapshotRequest(newValue)}
+    set {body = .snapshotRequest(newValue)}
   }
 
   public var subscriberUpdate: Tributary_V1_SubscriberUpdate {
     get {
-      if case .subscriberUpdate(let v)? = _storage._body {return v}
+      if case .subscriberUpdate(let v)? = body {return v}
       return Tributary_V1_SubscriberUpdate()
     }
-    set {_uniqueStorage()._body = .subscriberUpdate(newValue)}
+    set {body = .subscriberUpdate(newValue)}
   }
 
   public var subscribersRequest: Tributary_V1_SubscribersRequest {
     get {
-      if case .subscribersRequest(let v)? = _storage._body {return v}
+      if case .subscribersRequest(let v)? = body {return v}
       return Tributary_V1_SubscribersRequest()
     }
-    set {_uniqueStorage()._body = .subscribersRequest(newValue)}
+    set {body = .subscribersRequest(newValue)}
   }
 
   public var deleteSubscriberRequest: Tributary_V1_DeleteSubscriberRequest {
     get {
-      if case .deleteSubscriberRequest(let v)? = _storage._body {return v}
+      if case .deleteSubscriberRequest(let v)? = body {return v}
       return Tributary_V1_DeleteSubscriberRequest()
     }
-    set {_uniqueStorage()._body = .deleteSubscriberRequest(newValue)}
+    set {body = .deleteSubscriberRequest(newValue)}
   }
 
   /// worker, client or subscriber -> coordinator (a context's fetch; see docs/contexts.md)
   public var fetchRequest: Tributary_V1_FetchRequest {
     get {
-      if case .fetchRequest(let v)? = _storage._body {return v}
+      if case .fetchRequest(let v)? = body {return v}
       return Tributary_V1_FetchRequest()
     }
-    set {_uniqueStorage()._body = .fetchRequest(newValue)}
+    set {body = .fetchRequest(newValue)}
   }
 
   /// coordinator -> client
   public var pushReply: Tributary_V1_PushReply {
     get {
-      if case .pushReply(let v)? = _storage._body {return v}
+      if case .pushReply(let v)? = body {return v}
       return Tributary_V1_PushReply()
     }
-    set {_uniqueStorage()._body = .pushReply(newValue)}
+    set {body = .pushReply(newValue)}
   }
 
   public var statusReply: Tributary_V1_StatusReply {
     get {
-      if case .statusReply(let v)? = _storage._body {return v}
+      if case .statusReply(let v)? = body {return v}
       return Tributary_V1_StatusReply()
     }
-    set {_uniqueStorage()._body = .statusReply(newValue)}
+    set {body = .statusReply(newValue)}
   }
 
   public var batchStatusReply: Tributary_V1_BatchStatusReply {
     get {
-      if case .batchStatusReply(let v)? = _storage._body {return v}
+      if case .batchStatusReply(let v)? = body {return v}
       return Tributary_V1_BatchStatusReply()
     }
-    set {_uniqueStorage()._body = .batchStatusReply(newValue)}
+    set {body = .batchStatusReply(newValue)}
   }
 
   public var jobsReply: Tributary_V1_JobsReply {
     get {
-      if case .jobsReply(let v)? = _storage._body {return v}
+      if case .jobsReply(let v)? = body {return v}
       return Tributary_V1_JobsReply()
     }
-    set {_uniqueStorage()._body = .jobsReply(newValue)}
+    set {body = .jobsReply(newValue)}
   }
 
   public var jobInfo: Tributary_V1_JobInfo {
     get {
-      if case .jobInfo(let v)? = _storage._body {return v}
+      if case .jobInfo(let v)? = body {return v}
       return Tributary_V1_JobInfo()
     }
-    set {_uniqueStorage()._body = .jobInfo(newValue)}
+    set {body = .jobInfo(newValue)}
+  }
+
+  public var scheduleInfo: Tributary_V1_ScheduleInfo {
+    get {
+      if case .scheduleInfo(let v)? = body {return v}
+      return Tributary_V1_ScheduleInfo()
+    }
+    set {body = .scheduleInfo(newValue)}
+  }
+
+  public var schedulesReply: Tributary_V1_SchedulesReply {
+    get {
+      if case .schedulesReply(let v)? = body {return v}
+      return Tributary_V1_SchedulesReply()
+    }
+    set {body = .schedulesReply(newValue)}
   }
 
   /// coordinator -> subscriber
   public var historyReply: Tributary_V1_HistoryReply {
     get {
-      if case .historyReply(let v)? = _storage._body {return v}
+      if case .historyReply(let v)? = body {return v}
       return Tributary_V1_HistoryReply()
     }
-    set {_uniqueStorage()._body = .historyReply(newValue)}
+    set {body = .historyReply(newValue)}
   }
 
   public var snapshotPage: Tributary_V1_SnapshotPage {
     get {
-      if case .snapshotPage(let v)? = _storage._body {return v}
+      if case .snapshotPage(let v)? = body {return v}
       return Tributary_V1_SnapshotPage()
     }
-    set {_uniqueStorage()._body = .snapshotPage(newValue)}
+    set {body = .snapshotPage(newValue)}
   }
 
   public var subscriberInfo: Tributary_V1_SubscriberInfo {
     get {
-      if case .subscriberInfo(let v)? = _storage._body {return v}
+      if case .subscriberInfo(let v)? = body {return v}
       return Tributary_V1_SubscriberInfo()
     }
-    set {_uniqueStorage()._body = .subscriberInfo(newValue)}
+    set {body = .subscriberInfo(newValue)}
   }
 
   public var subscribersReply: Tributary_V1_SubscribersReply {
     get {
-      if case .subscribersReply(let v)? = _storage._body {return v}
+      if case .subscribersReply(let v)? = body {return v}
       return Tributary_V1_SubscribersReply()
     }
-    set {_uniqueStorage()._body = .subscribersReply(newValue)}
+    set {body = .subscribersReply(newValue)}
   }
 
   /// coordinator -> the peer that fetched
   public var fetchReply: Tributary_V1_FetchReply {
     get {
-      if case .fetchReply(let v)? = _storage._body {return v}
+      if case .fetchReply(let v)? = body {return v}
       return Tributary_V1_FetchReply()
     }
-    set {_uniqueStorage()._body = .fetchReply(newValue)}
+    set {body = .fetchReply(newValue)}
   }
 
   /// coordinator -> any peer
   public var error: Tributary_V1_Error {
     get {
-      if case .error(let v)? = _storage._body {return v}
+      if case .error(let v)? = body {return v}
       return Tributary_V1_Error()
     }
-    set {_uniqueStorage()._body = .error(newValue)}
+    set {body = .error(newValue)}
   }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -763,6 +797,9 @@ public nonisolated struct Tributary_V1_Envelope: @unchecked Sendable {
     case retryJobRequest(Tributary_V1_RetryJobRequest)
     case cancelJobRequest(Tributary_V1_CancelJobRequest)
     case deleteJobRequest(Tributary_V1_DeleteJobRequest)
+    case putScheduleRequest(Tributary_V1_PutScheduleRequest)
+    case schedulesRequest(Tributary_V1_SchedulesRequest)
+    case scheduleActionRequest(Tributary_V1_ScheduleActionRequest)
     /// subscriber -> coordinator (the feed's requests; see docs/feed.md)
     case historyRequest(Tributary_V1_HistoryRequest)
     case snapshotRequest(Tributary_V1_SnapshotRequest)
@@ -777,6 +814,8 @@ public nonisolated struct Tributary_V1_Envelope: @unchecked Sendable {
     case batchStatusReply(Tributary_V1_BatchStatusReply)
     case jobsReply(Tributary_V1_JobsReply)
     case jobInfo(Tributary_V1_JobInfo)
+    case scheduleInfo(Tributary_V1_ScheduleInfo)
+    case schedulesReply(Tributary_V1_SchedulesReply)
     /// coordinator -> subscriber
     case historyReply(Tributary_V1_HistoryReply)
     case snapshotPage(Tributary_V1_SnapshotPage)
@@ -790,8 +829,6 @@ public nonisolated struct Tributary_V1_Envelope: @unchecked Sendable {
   }
 
   public init() {}
-
-  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 public nonisolated struct Tributary_V1_Error: Sendable {
@@ -959,33 +996,42 @@ public nonisolated struct Tributary_V1_WorkerBye: Sendable {
   public init() {}
 }
 
-public nonisolated struct Tributary_V1_JobAssignment: Sendable {
+public nonisolated struct Tributary_V1_JobAssignment: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var jobID: UInt64 = 0
+  public var jobID: UInt64 {
+    get {_storage._jobID}
+    set {_uniqueStorage()._jobID = newValue}
+  }
 
   /// 1 for the first run
-  public var attempt: UInt32 = 0
+  public var attempt: UInt32 {
+    get {_storage._attempt}
+    set {_uniqueStorage()._attempt = newValue}
+  }
 
   public var spec: Tributary_V1_JobSpec {
-    get {_spec ?? Tributary_V1_JobSpec()}
-    set {_spec = newValue}
+    get {_storage._spec ?? Tributary_V1_JobSpec()}
+    set {_uniqueStorage()._spec = newValue}
   }
   /// Returns true if `spec` has been explicitly set.
-  public var hasSpec: Bool {self._spec != nil}
+  public var hasSpec: Bool {_storage._spec != nil}
   /// Clears the value of `spec`. Subsequent reads from it will return its default value.
-  public mutating func clearSpec() {self._spec = nil}
+  public mutating func clearSpec() {_uniqueStorage()._spec = nil}
 
   /// batches of this job already committed: resume after them
-  public var committedBatches: UInt32 = 0
+  public var committedBatches: UInt32 {
+    get {_storage._committedBatches}
+    set {_uniqueStorage()._committedBatches = newValue}
+  }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
-  fileprivate var _spec: Tributary_V1_JobSpec? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 /// The coordinator is stopping: take no new job; finish the running ones if they can (their saves are accepted
@@ -1240,38 +1286,58 @@ public nonisolated struct Tributary_V1_JobSpec: Sendable {
   /// the named queue it waits in; empty = "default" (docs/jobs.md)
   public var queue: String = String()
 
+  /// Dependencies (docs/jobs.md): a job with parents is "waiting" until every parent is done, then queued in the
+  /// transaction that commits the last parent's completion. A parent that dies or is cancelled settles the job by
+  /// on_parent_failure. Parents must exist when the job is pushed (an unknown one refuses the push).
+  public var afterJobs: [UInt64] = []
+
+  /// parent batches: each is a parent once every job it has is done
+  public var afterBatches: [String] = []
+
+  /// parent jobs of the same PushJobs, by index (an earlier one)
+  public var afterPushed: [UInt32] = []
+
+  /// "fail" (default: the job dies), "cancel", or "run" (it runs once every
+  public var onParentFailure: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
 
-public nonisolated struct Tributary_V1_PushJobs: Sendable {
+public nonisolated struct Tributary_V1_PushJobs: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var jobs: [Tributary_V1_JobSpec] = []
+  public var jobs: [Tributary_V1_JobSpec] {
+    get {_storage._jobs}
+    set {_uniqueStorage()._jobs = newValue}
+  }
 
   /// optional: groups jobs for BatchStatusRequest; the coordinator makes one if empty
-  public var batch: String = String()
+  public var batch: String {
+    get {_storage._batch}
+    set {_uniqueStorage()._batch = newValue}
+  }
 
   /// Optional: a callback job pushed once, when every job of the batch is done, dead or cancelled (a push to the
   /// batch before then may set it again), to the batch "BATCH/complete"; its arguments gain "batch", "total_jobs",
   /// "done_jobs", "dead_jobs" and "cancelled_jobs" (Sidekiq's batch callbacks, Celery's chords).
   public var onComplete: Tributary_V1_JobSpec {
-    get {_onComplete ?? Tributary_V1_JobSpec()}
-    set {_onComplete = newValue}
+    get {_storage._onComplete ?? Tributary_V1_JobSpec()}
+    set {_uniqueStorage()._onComplete = newValue}
   }
   /// Returns true if `onComplete` has been explicitly set.
-  public var hasOnComplete: Bool {self._onComplete != nil}
+  public var hasOnComplete: Bool {_storage._onComplete != nil}
   /// Clears the value of `onComplete`. Subsequent reads from it will return its default value.
-  public mutating func clearOnComplete() {self._onComplete = nil}
+  public mutating func clearOnComplete() {_uniqueStorage()._onComplete = nil}
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
-  fileprivate var _onComplete: Tributary_V1_JobSpec? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 public nonisolated struct Tributary_V1_PushReply: Sendable {
@@ -1341,6 +1407,9 @@ public nonisolated struct Tributary_V1_JobCounts: Sendable {
   public var dead: UInt64 = 0
 
   public var cancelled: UInt64 = 0
+
+  /// waiting for parent jobs or batches (dependencies)
+  public var waiting: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1515,7 +1584,7 @@ public nonisolated struct Tributary_V1_JobsRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// "queued", "running", "done", "dead", "cancelled", or empty for all
+  /// "waiting", "queued", "running", "done", "dead", "cancelled", or empty for all
   public var state: String = String()
 
   public var batch: String = String()
@@ -1593,6 +1662,153 @@ public nonisolated struct Tributary_V1_RetryJobRequest: Sendable {
   public init() {}
 }
 
+/// A schedule kept in the store: at each tick of its cron expression the coordinator enqueues one job, unique by
+/// (schedule, tick), in the batch "schedule/NAME"; the job's arguments gain "schedule" and "tick" (seconds since
+/// 1970, the tick's time).
+public nonisolated struct Tributary_V1_ScheduleSpec: @unchecked Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// letters, digits, '-', '_', '.', at most 64
+  public var name: String {
+    get {_storage._name}
+    set {_uniqueStorage()._name = newValue}
+  }
+
+  /// 5 fields (minute hour day-of-month month day-of-week), 6 (seconds first), or @hourly,
+  public var cron: String {
+    get {_storage._cron}
+    set {_uniqueStorage()._cron = newValue}
+  }
+
+  /// @daily, @weekly, @monthly, @yearly, @every DURATION
+  public var timezone: String {
+    get {_storage._timezone}
+    set {_uniqueStorage()._timezone = newValue}
+  }
+
+  /// ticks that fell due while no coordinator ran: "once" (default: one job, for the
+  public var missed: String {
+    get {_storage._missed}
+    set {_uniqueStorage()._missed = newValue}
+  }
+
+  /// latest), "all" (a job for each, at most 1,000), "skip" (none)
+  public var job: Tributary_V1_JobSpec {
+    get {_storage._job ?? Tributary_V1_JobSpec()}
+    set {_uniqueStorage()._job = newValue}
+  }
+  /// Returns true if `job` has been explicitly set.
+  public var hasJob: Bool {_storage._job != nil}
+  /// Clears the value of `job`. Subsequent reads from it will return its default value.
+  public mutating func clearJob() {_uniqueStorage()._job = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+/// Adds a schedule, or replaces one of the same name when `replace` is set. Answered with ScheduleInfo.
+public nonisolated struct Tributary_V1_PutScheduleRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var schedule: Tributary_V1_ScheduleSpec {
+    get {_schedule ?? Tributary_V1_ScheduleSpec()}
+    set {_schedule = newValue}
+  }
+  /// Returns true if `schedule` has been explicitly set.
+  public var hasSchedule: Bool {self._schedule != nil}
+  /// Clears the value of `schedule`. Subsequent reads from it will return its default value.
+  public mutating func clearSchedule() {self._schedule = nil}
+
+  public var replace: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _schedule: Tributary_V1_ScheduleSpec? = nil
+}
+
+public nonisolated struct Tributary_V1_SchedulesRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// "pause", "resume" or "delete" a schedule by name. Answered with ScheduleInfo (for delete, as it was).
+public nonisolated struct Tributary_V1_ScheduleActionRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var name: String = String()
+
+  public var action: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Tributary_V1_ScheduleInfo: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var schedule: Tributary_V1_ScheduleSpec {
+    get {_schedule ?? Tributary_V1_ScheduleSpec()}
+    set {_schedule = newValue}
+  }
+  /// Returns true if `schedule` has been explicitly set.
+  public var hasSchedule: Bool {self._schedule != nil}
+  /// Clears the value of `schedule`. Subsequent reads from it will return its default value.
+  public mutating func clearSchedule() {self._schedule = nil}
+
+  public var paused: Bool = false
+
+  /// the next tick it fires at (seconds since 1970)
+  public var nextTick: Double = 0
+
+  /// 0: none yet
+  public var lastTick: Double = 0
+
+  public var lastJobID: UInt64 = 0
+
+  /// jobs enqueued
+  public var fired: UInt64 = 0
+
+  /// ticks passed over: missed ("skip", or all but the latest for "once"), or paused
+  public var skipped: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _schedule: Tributary_V1_ScheduleSpec? = nil
+}
+
+public nonisolated struct Tributary_V1_SchedulesReply: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var schedules: [Tributary_V1_ScheduleInfo] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 public nonisolated struct Tributary_V1_JobError: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -1610,49 +1826,129 @@ public nonisolated struct Tributary_V1_JobError: Sendable {
   public init() {}
 }
 
-public nonisolated struct Tributary_V1_JobInfo: Sendable {
+public nonisolated struct Tributary_V1_JobInfo: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var jobID: UInt64 = 0
+  public var jobID: UInt64 {
+    get {_storage._jobID}
+    set {_uniqueStorage()._jobID = newValue}
+  }
 
-  public var batch: String = String()
+  public var batch: String {
+    get {_storage._batch}
+    set {_uniqueStorage()._batch = newValue}
+  }
 
-  public var kind: String = String()
+  public var kind: String {
+    get {_storage._kind}
+    set {_uniqueStorage()._kind = newValue}
+  }
 
-  public var state: String = String()
+  public var state: String {
+    get {_storage._state}
+    set {_uniqueStorage()._state = newValue}
+  }
 
-  public var attempt: UInt32 = 0
+  public var attempt: UInt32 {
+    get {_storage._attempt}
+    set {_uniqueStorage()._attempt = newValue}
+  }
 
-  public var maxAttempts: UInt32 = 0
+  public var maxAttempts: UInt32 {
+    get {_storage._maxAttempts}
+    set {_uniqueStorage()._maxAttempts = newValue}
+  }
 
-  public var done: UInt64 = 0
+  public var done: UInt64 {
+    get {_storage._done}
+    set {_uniqueStorage()._done = newValue}
+  }
 
-  public var total: UInt64 = 0
+  public var total: UInt64 {
+    get {_storage._total}
+    set {_uniqueStorage()._total = newValue}
+  }
 
   /// the worker holding it, while running
-  public var workerID: String = String()
+  public var workerID: String {
+    get {_storage._workerID}
+    set {_uniqueStorage()._workerID = newValue}
+  }
 
   /// not before this (seconds since 1970); 0 = at once
-  public var runAt: Double = 0
+  public var runAt: Double {
+    get {_storage._runAt}
+    set {_uniqueStorage()._runAt = newValue}
+  }
 
-  public var createdAt: Double = 0
+  public var createdAt: Double {
+    get {_storage._createdAt}
+    set {_uniqueStorage()._createdAt = newValue}
+  }
 
-  public var updatedAt: Double = 0
+  public var updatedAt: Double {
+    get {_storage._updatedAt}
+    set {_uniqueStorage()._updatedAt = newValue}
+  }
 
-  public var errors: [Tributary_V1_JobError] = []
+  public var errors: [Tributary_V1_JobError] {
+    get {_storage._errors}
+    set {_uniqueStorage()._errors = newValue}
+  }
 
-  public var arguments: Dictionary<String,String> = [:]
+  public var arguments: Dictionary<String,String> {
+    get {_storage._arguments}
+    set {_uniqueStorage()._arguments = newValue}
+  }
 
-  public var queue: String = String()
+  public var queue: String {
+    get {_storage._queue}
+    set {_uniqueStorage()._queue = newValue}
+  }
 
-  /// JobRequest, for a queued job: why it has not gone out yet (empty: nothing holds it)
-  public var waiting: String = String()
+  /// JobRequest, for a queued or waiting job: why it has not gone out yet (empty: nothing
+  public var waiting: String {
+    get {_storage._waiting}
+    set {_uniqueStorage()._waiting = newValue}
+  }
+
+  /// holds it)
+  public var afterJobs: [UInt64] {
+    get {_storage._afterJobs}
+    set {_uniqueStorage()._afterJobs = newValue}
+  }
+
+  /// its parent batches
+  public var afterBatches: [String] {
+    get {_storage._afterBatches}
+    set {_uniqueStorage()._afterBatches = newValue}
+  }
+
+  /// "fail", "cancel" or "run" (only for a job with parents)
+  public var onParentFailure: String {
+    get {_storage._onParentFailure}
+    set {_uniqueStorage()._onParentFailure = newValue}
+  }
+
+  /// the schedule that enqueued it, if any
+  public var schedule: String {
+    get {_storage._schedule}
+    set {_uniqueStorage()._schedule = newValue}
+  }
+
+  /// that schedule's tick (seconds since 1970)
+  public var tick: Double {
+    get {_storage._tick}
+    set {_uniqueStorage()._tick = newValue}
+  }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
+
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 /// Feed messages are two frames: [topic, body]. For each commit, in this order: one DidSave per entity it touched
@@ -2270,687 +2566,734 @@ nonisolated extension Tributary_V1_FetchResultType: SwiftProtobuf._ProtoNameProv
 
 nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Envelope"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{4}\u{9}worker_hello\0\u{3}worker_ready\0\u{1}heartbeat\0\u{3}save_changes\0\u{3}job_failed\0\u{3}worker_bye\0\u{2}\u{5}welcome\0\u{3}job_assignment\0\u{3}save_ack\0\u{3}cancel_job\0\u{1}drain\0\u{4}\u{6}push_jobs\0\u{3}status_request\0\u{3}batch_status_request\0\u{3}jobs_request\0\u{3}job_request\0\u{3}retry_job_request\0\u{3}cancel_job_request\0\u{3}delete_job_request\0\u{4}\u{3}push_reply\0\u{3}status_reply\0\u{3}batch_status_reply\0\u{3}jobs_reply\0\u{3}job_info\0\u{2}\u{6}error\0\u{4}\u{a}history_request\0\u{3}history_reply\0\u{3}snapshot_request\0\u{3}snapshot_page\0\u{3}subscriber_update\0\u{3}subscriber_info\0\u{3}subscribers_request\0\u{3}subscribers_reply\0\u{3}delete_subscriber_request\0\u{4}\u{2}fetch_request\0\u{3}fetch_reply\0")
-
-  fileprivate class _StorageClass {
-    var _requestID: UInt64 = 0
-    var _body: Tributary_V1_Envelope.OneOf_Body?
-
-      // This property is used as the initial default value for new instances of the type.
-      // The type itself is protecting the reference to its storage via CoW semantics.
-      // This will force a copy to be made of this reference when the first mutation occurs;
-      // hence, it is safe to mark this as `nonisolated(unsafe)`.
-      static nonisolated(unsafe) let defaultInstance = _StorageClass()
-
-    private init() {}
-
-    init(copying source: _StorageClass) {
-      _requestID = source._requestID
-      _body = source._body
-    }
-  }
-
-  fileprivate mutating func _uniqueStorage() -> _StorageClass {
-    if !isKnownUniquelyReferenced(&_storage) {
-      _storage = _StorageClass(copying: _storage)
-    }
-    return _storage
-  }
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{4}\u{9}worker_hello\0\u{3}worker_ready\0\u{1}heartbeat\0\u{3}save_changes\0\u{3}job_failed\0\u{3}worker_bye\0\u{2}\u{5}welcome\0\u{3}job_assignment\0\u{3}save_ack\0\u{3}cancel_job\0\u{1}drain\0\u{4}\u{6}push_jobs\0\u{3}status_request\0\u{3}batch_status_request\0\u{3}jobs_request\0\u{3}job_request\0\u{3}retry_job_request\0\u{3}cancel_job_request\0\u{3}delete_job_request\0\u{3}put_schedule_request\0\u{3}schedules_request\0\u{3}push_reply\0\u{3}status_reply\0\u{3}batch_status_reply\0\u{3}jobs_reply\0\u{3}job_info\0\u{3}schedule_info\0\u{3}schedules_reply\0\u{2}\u{4}error\0\u{4}\u{5}schedule_action_request\0\u{4}\u{5}history_request\0\u{3}history_reply\0\u{3}snapshot_request\0\u{3}snapshot_page\0\u{3}subscriber_update\0\u{3}subscriber_info\0\u{3}subscribers_request\0\u{3}subscribers_reply\0\u{3}delete_subscriber_request\0\u{4}\u{2}fetch_request\0\u{3}fetch_reply\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    _ = _uniqueStorage()
-    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
-      while let fieldNumber = try decoder.nextFieldNumber() {
-        // The use of inline closures is to circumvent an issue where the compiler
-        // allocates stack space for every case branch when no optimizations are
-        // enabled. https://github.com/apple/swift-protobuf/issues/1034
-        switch fieldNumber {
-        case 1: try { try decoder.decodeSingularUInt64Field(value: &_storage._requestID) }()
-        case 10: try {
-          var v: Tributary_V1_WorkerHello?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .workerHello(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .workerHello(v)
-          }
-        }()
-        case 11: try {
-          var v: Tributary_V1_WorkerReady?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .workerReady(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .workerReady(v)
-          }
-        }()
-        case 12: try {
-          var v: Tributary_V1_Heartbeat?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .heartbeat(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .heartbeat(v)
-          }
-        }()
-        case 13: try {
-          var v: Tributary_V1_SaveChanges?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .saveChanges(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .saveChanges(v)
-          }
-        }()
-        case 14: try {
-          var v: Tributary_V1_JobFailed?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .jobFailed(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .jobFailed(v)
-          }
-        }()
-        case 15: try {
-          var v: Tributary_V1_WorkerBye?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .workerBye(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .workerBye(v)
-          }
-        }()
-        case 20: try {
-          var v: Tributary_V1_Welcome?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .welcome(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .welcome(v)
-          }
-        }()
-        case 21: try {
-          var v: Tributary_V1_JobAssignment?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .jobAssignment(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .jobAssignment(v)
-          }
-        }()
-        case 22: try {
-          var v: Tributary_V1_SaveAck?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .saveAck(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .saveAck(v)
-          }
-        }()
-        case 23: try {
-          var v: Tributary_V1_CancelJob?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .cancelJob(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .cancelJob(v)
-          }
-        }()
-        case 24: try {
-          var v: Tributary_V1_Drain?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .drain(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .drain(v)
-          }
-        }()
-        case 30: try {
-          var v: Tributary_V1_PushJobs?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .pushJobs(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .pushJobs(v)
-          }
-        }()
-        case 31: try {
-          var v: Tributary_V1_StatusRequest?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .statusRequest(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .statusRequest(v)
-          }
-        }()
-        case 32: try {
-          var v: Tributary_V1_BatchStatusRequest?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .batchStatusRequest(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .batchStatusRequest(v)
-          }
-        }()
-        case 33: try {
-          var v: Tributary_V1_JobsRequest?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .jobsRequest(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .jobsRequest(v)
-          }
-        }()
-        case 34: try {
-          var v: Tributary_V1_JobRequest?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .jobRequest(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .jobRequest(v)
-          }
-        }()
-        case 35: try {
-          var v: Tributary_V1_RetryJobRequest?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .retryJobRequest(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .retryJobRequest(v)
-          }
-        }()
-        case 36: try {
-          var v: Tributary_V1_CancelJobRequest?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .cancelJobRequest(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .cancelJobRequest(v)
-          }
-        }()
-        case 37: try {
-          var v: Tributary_V1_DeleteJobRequest?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .deleteJobRequest(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .deleteJobRequest(v)
-          }
-        }()
-        case 40: try {
-          var v: Tributary_V1_PushReply?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .pushReply(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .pushReply(v)
-          }
-        }()
-        case 41: try {
-          var v: Tributary_V1_StatusReply?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .statusReply(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .statusReply(v)
-          }
-        }()
-        case 42: try {
-          var v: Tributary_V1_BatchStatusReply?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .batchStatusReply(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .batchStatusReply(v)
-          }
-        }()
-        case 43: try {
-          var v: Tributary_V1_JobsReply?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .jobsReply(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .jobsReply(v)
-          }
-        }()
-        case 44: try {
-          var v: Tributary_V1_JobInfo?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .jobInfo(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .jobInfo(v)
-          }
-        }()
-        case 50: try {
-          var v: Tributary_V1_Error?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .error(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .error(v)
-          }
-        }()
-        case 60: try {
-          var v: Tributary_V1_HistoryRequest?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .historyRequest(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .historyRequest(v)
-          }
-        }()
-        case 61: try {
-          var v: Tributary_V1_HistoryReply?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .historyReply(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .historyReply(v)
-          }
-        }()
-        case 62: try {
-          var v: Tributary_V1_SnapshotRequest?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .snapshotRequest(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .snapshotRequest(v)
-          }
-        }()
-        case 63: try {
-          var v: Tributary_V1_SnapshotPage?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .snapshotPage(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .snapshotPage(v)
-          }
-        }()
-        case 64: try {
-          var v: Tributary_V1_SubscriberUpdate?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .subscriberUpdate(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .subscriberUpdate(v)
-          }
-        }()
-        case 65: try {
-          var v: Tributary_V1_SubscriberInfo?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .subscriberInfo(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .subscriberInfo(v)
-          }
-        }()
-        case 66: try {
-          var v: Tributary_V1_SubscribersRequest?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .subscribersRequest(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .subscribersRequest(v)
-          }
-        }()
-        case 67: try {
-          var v: Tributary_V1_SubscribersReply?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .subscribersReply(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .subscribersReply(v)
-          }
-        }()
-        case 68: try {
-          var v: Tributary_V1_DeleteSubscriberRequest?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .deleteSubscriberRequest(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .deleteSubscriberRequest(v)
-          }
-        }()
-        case 70: try {
-          var v: Tributary_V1_FetchRequest?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .fetchRequest(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .fetchRequest(v)
-          }
-        }()
-        case 71: try {
-          var v: Tributary_V1_FetchReply?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .fetchReply(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .fetchReply(v)
-          }
-        }()
-        default: break
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
+      case 10: try {
+        var v: Tributary_V1_WorkerHello?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .workerHello(let m) = current {v = m}
         }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .workerHello(v)
+        }
+      }()
+      case 11: try {
+        var v: Tributary_V1_WorkerReady?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .workerReady(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .workerReady(v)
+        }
+      }()
+      case 12: try {
+        var v: Tributary_V1_Heartbeat?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .heartbeat(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .heartbeat(v)
+        }
+      }()
+      case 13: try {
+        var v: Tributary_V1_SaveChanges?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .saveChanges(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .saveChanges(v)
+        }
+      }()
+      case 14: try {
+        var v: Tributary_V1_JobFailed?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .jobFailed(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .jobFailed(v)
+        }
+      }()
+      case 15: try {
+        var v: Tributary_V1_WorkerBye?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .workerBye(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .workerBye(v)
+        }
+      }()
+      case 20: try {
+        var v: Tributary_V1_Welcome?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .welcome(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .welcome(v)
+        }
+      }()
+      case 21: try {
+        var v: Tributary_V1_JobAssignment?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .jobAssignment(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .jobAssignment(v)
+        }
+      }()
+      case 22: try {
+        var v: Tributary_V1_SaveAck?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .saveAck(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .saveAck(v)
+        }
+      }()
+      case 23: try {
+        var v: Tributary_V1_CancelJob?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .cancelJob(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .cancelJob(v)
+        }
+      }()
+      case 24: try {
+        var v: Tributary_V1_Drain?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .drain(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .drain(v)
+        }
+      }()
+      case 30: try {
+        var v: Tributary_V1_PushJobs?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .pushJobs(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .pushJobs(v)
+        }
+      }()
+      case 31: try {
+        var v: Tributary_V1_StatusRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .statusRequest(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .statusRequest(v)
+        }
+      }()
+      case 32: try {
+        var v: Tributary_V1_BatchStatusRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .batchStatusRequest(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .batchStatusRequest(v)
+        }
+      }()
+      case 33: try {
+        var v: Tributary_V1_JobsRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .jobsRequest(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .jobsRequest(v)
+        }
+      }()
+      case 34: try {
+        var v: Tributary_V1_JobRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .jobRequest(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .jobRequest(v)
+        }
+      }()
+      case 35: try {
+        var v: Tributary_V1_RetryJobRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .retryJobRequest(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .retryJobRequest(v)
+        }
+      }()
+      case 36: try {
+        var v: Tributary_V1_CancelJobRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .cancelJobRequest(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .cancelJobRequest(v)
+        }
+      }()
+      case 37: try {
+        var v: Tributary_V1_DeleteJobRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .deleteJobRequest(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .deleteJobRequest(v)
+        }
+      }()
+      case 38: try {
+        var v: Tributary_V1_PutScheduleRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .putScheduleRequest(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .putScheduleRequest(v)
+        }
+      }()
+      case 39: try {
+        var v: Tributary_V1_SchedulesRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .schedulesRequest(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .schedulesRequest(v)
+        }
+      }()
+      case 40: try {
+        var v: Tributary_V1_PushReply?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .pushReply(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .pushReply(v)
+        }
+      }()
+      case 41: try {
+        var v: Tributary_V1_StatusReply?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .statusReply(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .statusReply(v)
+        }
+      }()
+      case 42: try {
+        var v: Tributary_V1_BatchStatusReply?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .batchStatusReply(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .batchStatusReply(v)
+        }
+      }()
+      case 43: try {
+        var v: Tributary_V1_JobsReply?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .jobsReply(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .jobsReply(v)
+        }
+      }()
+      case 44: try {
+        var v: Tributary_V1_JobInfo?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .jobInfo(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .jobInfo(v)
+        }
+      }()
+      case 45: try {
+        var v: Tributary_V1_ScheduleInfo?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .scheduleInfo(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .scheduleInfo(v)
+        }
+      }()
+      case 46: try {
+        var v: Tributary_V1_SchedulesReply?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .schedulesReply(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .schedulesReply(v)
+        }
+      }()
+      case 50: try {
+        var v: Tributary_V1_Error?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .error(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .error(v)
+        }
+      }()
+      case 55: try {
+        var v: Tributary_V1_ScheduleActionRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .scheduleActionRequest(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .scheduleActionRequest(v)
+        }
+      }()
+      case 60: try {
+        var v: Tributary_V1_HistoryRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .historyRequest(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .historyRequest(v)
+        }
+      }()
+      case 61: try {
+        var v: Tributary_V1_HistoryReply?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .historyReply(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .historyReply(v)
+        }
+      }()
+      case 62: try {
+        var v: Tributary_V1_SnapshotRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .snapshotRequest(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .snapshotRequest(v)
+        }
+      }()
+      case 63: try {
+        var v: Tributary_V1_SnapshotPage?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .snapshotPage(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .snapshotPage(v)
+        }
+      }()
+      case 64: try {
+        var v: Tributary_V1_SubscriberUpdate?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .subscriberUpdate(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .subscriberUpdate(v)
+        }
+      }()
+      case 65: try {
+        var v: Tributary_V1_SubscriberInfo?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .subscriberInfo(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .subscriberInfo(v)
+        }
+      }()
+      case 66: try {
+        var v: Tributary_V1_SubscribersRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .subscribersRequest(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .subscribersRequest(v)
+        }
+      }()
+      case 67: try {
+        var v: Tributary_V1_SubscribersReply?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .subscribersReply(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .subscribersReply(v)
+        }
+      }()
+      case 68: try {
+        var v: Tributary_V1_DeleteSubscriberRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .deleteSubscriberRequest(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .deleteSubscriberRequest(v)
+        }
+      }()
+      case 70: try {
+        var v: Tributary_V1_FetchRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .fetchRequest(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .fetchRequest(v)
+        }
+      }()
+      case 71: try {
+        var v: Tributary_V1_FetchReply?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .fetchReply(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .fetchReply(v)
+        }
+      }()
+      default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every if/case branch local when no optimizations
-      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-      // https://github.com/apple/swift-protobuf/issues/1182
-      if _storage._requestID != 0 {
-        try visitor.visitSingularUInt64Field(value: _storage._requestID, fieldNumber: 1)
-      }
-      switch _storage._body {
-      case .workerHello?: try {
-        guard case .workerHello(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
-      }()
-      case .workerReady?: try {
-        guard case .workerReady(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
-      }()
-      case .heartbeat?: try {
-        guard case .heartbeat(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
-      }()
-      case .saveChanges?: try {
-        guard case .saveChanges(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
-      }()
-      case .jobFailed?: try {
-        guard case .jobFailed(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 14)
-      }()
-      case .workerBye?: try {
-        guard case .workerBye(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
-      }()
-      case .welcome?: try {
-        guard case .welcome(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 20)
-      }()
-      case .jobAssignment?: try {
-        guard case .jobAssignment(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 21)
-      }()
-      case .saveAck?: try {
-        guard case .saveAck(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 22)
-      }()
-      case .cancelJob?: try {
-        guard case .cancelJob(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 23)
-      }()
-      case .drain?: try {
-        guard case .drain(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 24)
-      }()
-      case .pushJobs?: try {
-        guard case .pushJobs(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 30)
-      }()
-      case .statusRequest?: try {
-        guard case .statusRequest(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 31)
-      }()
-      case .batchStatusRequest?: try {
-        guard case .batchStatusRequest(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 32)
-      }()
-      case .jobsRequest?: try {
-        guard case .jobsRequest(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 33)
-      }()
-      case .jobRequest?: try {
-        guard case .jobRequest(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 34)
-      }()
-      case .retryJobRequest?: try {
-        guard case .retryJobRequest(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 35)
-      }()
-      case .cancelJobRequest?: try {
-        guard case .cancelJobRequest(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 36)
-      }()
-      case .deleteJobRequest?: try {
-        guard case .deleteJobRequest(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 37)
-      }()
-      case .pushReply?: try {
-        guard case .pushReply(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 40)
-      }()
-      case .statusReply?: try {
-        guard case .statusReply(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 41)
-      }()
-      case .batchStatusReply?: try {
-        guard case .batchStatusReply(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 42)
-      }()
-      case .jobsReply?: try {
-        guard case .jobsReply(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 43)
-      }()
-      case .jobInfo?: try {
-        guard case .jobInfo(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 44)
-      }()
-      case .error?: try {
-        guard case .error(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 50)
-      }()
-      case .historyRequest?: try {
-        guard case .historyRequest(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 60)
-      }()
-      case .historyReply?: try {
-        guard case .historyReply(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 61)
-      }()
-      case .snapshotRequest?: try {
-        guard case .snapshotRequest(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 62)
-      }()
-      case .snapshotPage?: try {
-        guard case .snapshotPage(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 63)
-      }()
-      case .subscriberUpdate?: try {
-        guard case .subscriberUpdate(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 64)
-      }()
-      case .subscriberInfo?: try {
-        guard case .subscriberInfo(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 65)
-      }()
-      case .subscribersRequest?: try {
-        guard case .subscribersRequest(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 66)
-      }()
-      case .subscribersReply?: try {
-        guard case .subscribersReply(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 67)
-      }()
-      case .deleteSubscriberRequest?: try {
-        guard case .deleteSubscriberRequest(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 68)
-      }()
-      case .fetchRequest?: try {
-        guard case .fetchRequest(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 70)
-      }()
-      case .fetchReply?: try {
-        guard case .fetchReply(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 71)
-      }()
-      case nil: break
-      }
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.requestID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.requestID, fieldNumber: 1)
+    }
+    switch self.body {
+    case .workerHello?: try {
+      guard case .workerHello(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
+    }()
+    case .workerReady?: try {
+      guard case .workerReady(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
+    }()
+    case .heartbeat?: try {
+      guard case .heartbeat(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
+    }()
+    case .saveChanges?: try {
+      guard case .saveChanges(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
+    }()
+    case .jobFailed?: try {
+      guard case .jobFailed(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 14)
+    }()
+    case .workerBye?: try {
+      guard case .workerBye(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
+    }()
+    case .welcome?: try {
+      guard case .welcome(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 20)
+    }()
+    case .jobAssignment?: try {
+      guard case .jobAssignment(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 21)
+    }()
+    case .saveAck?: try {
+      guard case .saveAck(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 22)
+    }()
+    case .cancelJob?: try {
+      guard case .cancelJob(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 23)
+    }()
+    case .drain?: try {
+      guard case .drain(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 24)
+    }()
+    case .pushJobs?: try {
+      guard case .pushJobs(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 30)
+    }()
+    case .statusRequest?: try {
+      guard case .statusRequest(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 31)
+    }()
+    case .batchStatusRequest?: try {
+      guard case .batchStatusRequest(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 32)
+    }()
+    case .jobsRequest?: try {
+      guard case .jobsRequest(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 33)
+    }()
+    case .jobRequest?: try {
+      guard case .jobRequest(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 34)
+    }()
+    case .retryJobRequest?: try {
+      guard case .retryJobRequest(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 35)
+    }()
+    case .cancelJobRequest?: try {
+      guard case .cancelJobRequest(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 36)
+    }()
+    case .deleteJobRequest?: try {
+      guard case .deleteJobRequest(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 37)
+    }()
+    case .putScheduleRequest?: try {
+      guard case .putScheduleRequest(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 38)
+    }()
+    case .schedulesRequest?: try {
+      guard case .schedulesRequest(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 39)
+    }()
+    case .pushReply?: try {
+      guard case .pushReply(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 40)
+    }()
+    case .statusReply?: try {
+      guard case .statusReply(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 41)
+    }()
+    case .batchStatusReply?: try {
+      guard case .batchStatusReply(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 42)
+    }()
+    case .jobsReply?: try {
+      guard case .jobsReply(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 43)
+    }()
+    case .jobInfo?: try {
+      guard case .jobInfo(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 44)
+    }()
+    case .scheduleInfo?: try {
+      guard case .scheduleInfo(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 45)
+    }()
+    case .schedulesReply?: try {
+      guard case .schedulesReply(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 46)
+    }()
+    case .error?: try {
+      guard case .error(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 50)
+    }()
+    case .scheduleActionRequest?: try {
+      guard case .scheduleActionRequest(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 55)
+    }()
+    case .historyRequest?: try {
+      guard case .historyRequest(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 60)
+    }()
+    case .historyReply?: try {
+      guard case .historyReply(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 61)
+    }()
+    case .snapshotRequest?: try {
+      guard case .snapshotRequest(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 62)
+    }()
+    case .snapshotPage?: try {
+      guard case .snapshotPage(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 63)
+    }()
+    case .subscriberUpdate?: try {
+      guard case .subscriberUpdate(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 64)
+    }()
+    case .subscriberInfo?: try {
+      guard case .subscriberInfo(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 65)
+    }()
+    case .subscribersRequest?: try {
+      guard case .subscribersRequest(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 66)
+    }()
+    case .subscribersReply?: try {
+      guard case .subscribersReply(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 67)
+    }()
+    case .deleteSubscriberRequest?: try {
+      guard case .deleteSubscriberRequest(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 68)
+    }()
+    case .fetchRequest?: try {
+      guard case .fetchRequest(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 70)
+    }()
+    case .fetchReply?: try {
+      guard case .fetchReply(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 71)
+    }()
+    case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Tributary_V1_Envelope, rhs: Tributary_V1_Envelope) -> Bool {
-    if lhs._storage !== rhs._storage {
-      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
-        let _storage = _args.0
-        let rhs_storage = _args.1
-        if _storage._requestID != rhs_storage._requestID {return false}
-        if _storage._body != rhs_storage._body {return false}
-        return true
-      }
-      if !storagesAreEqual {return false}
-    }
+    if lhs.requestID != rhs.requestID {return false}
+    if lhs.body != rhs.body {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3267,46 +3610,88 @@ nonisolated extension Tributary_V1_JobAssignment: SwiftProtobuf.Message, SwiftPr
   public static let protoMessageName: String = _protobuf_package + ".JobAssignment"
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}job_id\0\u{1}attempt\0\u{1}spec\0\u{3}committed_batches\0")
 
+  fileprivate class _StorageClass {
+    var _jobID: UInt64 = 0
+    var _attempt: UInt32 = 0
+    var _spec: Tributary_V1_JobSpec? = nil
+    var _committedBatches: UInt32 = 0
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _jobID = source._jobID
+      _attempt = source._attempt
+      _spec = source._spec
+      _committedBatches = source._committedBatches
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.jobID) }()
-      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.attempt) }()
-      case 3: try { try decoder.decodeSingularMessageField(value: &self._spec) }()
-      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.committedBatches) }()
-      default: break
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularUInt64Field(value: &_storage._jobID) }()
+        case 2: try { try decoder.decodeSingularUInt32Field(value: &_storage._attempt) }()
+        case 3: try { try decoder.decodeSingularMessageField(value: &_storage._spec) }()
+        case 4: try { try decoder.decodeSingularUInt32Field(value: &_storage._committedBatches) }()
+        default: break
+        }
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    if self.jobID != 0 {
-      try visitor.visitSingularUInt64Field(value: self.jobID, fieldNumber: 1)
-    }
-    if self.attempt != 0 {
-      try visitor.visitSingularUInt32Field(value: self.attempt, fieldNumber: 2)
-    }
-    try { if let v = self._spec {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
-    } }()
-    if self.committedBatches != 0 {
-      try visitor.visitSingularUInt32Field(value: self.committedBatches, fieldNumber: 4)
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if _storage._jobID != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._jobID, fieldNumber: 1)
+      }
+      if _storage._attempt != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._attempt, fieldNumber: 2)
+      }
+      try { if let v = _storage._spec {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+      } }()
+      if _storage._committedBatches != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._committedBatches, fieldNumber: 4)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Tributary_V1_JobAssignment, rhs: Tributary_V1_JobAssignment) -> Bool {
-    if lhs.jobID != rhs.jobID {return false}
-    if lhs.attempt != rhs.attempt {return false}
-    if lhs._spec != rhs._spec {return false}
-    if lhs.committedBatches != rhs.committedBatches {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._jobID != rhs_storage._jobID {return false}
+        if _storage._attempt != rhs_storage._attempt {return false}
+        if _storage._spec != rhs_storage._spec {return false}
+        if _storage._committedBatches != rhs_storage._committedBatches {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3727,7 +4112,7 @@ nonisolated extension Tributary_V1_Column: SwiftProtobuf.Message, SwiftProtobuf.
 
 nonisolated extension Tributary_V1_JobSpec: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".JobSpec"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{1}payload\0\u{1}arguments\0\u{1}total\0\u{3}max_attempts\0\u{3}backoff_base_ms\0\u{3}backoff_cap_ms\0\u{1}priority\0\u{3}run_at\0\u{3}unique_key\0\u{3}timeout_ms\0\u{1}queue\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{1}payload\0\u{1}arguments\0\u{1}total\0\u{3}max_attempts\0\u{3}backoff_base_ms\0\u{3}backoff_cap_ms\0\u{1}priority\0\u{3}run_at\0\u{3}unique_key\0\u{3}timeout_ms\0\u{1}queue\0\u{3}after_jobs\0\u{3}after_batches\0\u{3}after_pushed\0\u{3}on_parent_failure\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3747,6 +4132,10 @@ nonisolated extension Tributary_V1_JobSpec: SwiftProtobuf.Message, SwiftProtobuf
       case 10: try { try decoder.decodeSingularStringField(value: &self.uniqueKey) }()
       case 11: try { try decoder.decodeSingularUInt32Field(value: &self.timeoutMs) }()
       case 12: try { try decoder.decodeSingularStringField(value: &self.queue) }()
+      case 13: try { try decoder.decodeRepeatedUInt64Field(value: &self.afterJobs) }()
+      case 14: try { try decoder.decodeRepeatedStringField(value: &self.afterBatches) }()
+      case 15: try { try decoder.decodeRepeatedUInt32Field(value: &self.afterPushed) }()
+      case 16: try { try decoder.decodeSingularStringField(value: &self.onParentFailure) }()
       default: break
       }
     }
@@ -3789,6 +4178,18 @@ nonisolated extension Tributary_V1_JobSpec: SwiftProtobuf.Message, SwiftProtobuf
     if !self.queue.isEmpty {
       try visitor.visitSingularStringField(value: self.queue, fieldNumber: 12)
     }
+    if !self.afterJobs.isEmpty {
+      try visitor.visitPackedUInt64Field(value: self.afterJobs, fieldNumber: 13)
+    }
+    if !self.afterBatches.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.afterBatches, fieldNumber: 14)
+    }
+    if !self.afterPushed.isEmpty {
+      try visitor.visitPackedUInt32Field(value: self.afterPushed, fieldNumber: 15)
+    }
+    if !self.onParentFailure.isEmpty {
+      try visitor.visitSingularStringField(value: self.onParentFailure, fieldNumber: 16)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3805,6 +4206,10 @@ nonisolated extension Tributary_V1_JobSpec: SwiftProtobuf.Message, SwiftProtobuf
     if lhs.uniqueKey != rhs.uniqueKey {return false}
     if lhs.timeoutMs != rhs.timeoutMs {return false}
     if lhs.queue != rhs.queue {return false}
+    if lhs.afterJobs != rhs.afterJobs {return false}
+    if lhs.afterBatches != rhs.afterBatches {return false}
+    if lhs.afterPushed != rhs.afterPushed {return false}
+    if lhs.onParentFailure != rhs.onParentFailure {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3814,41 +4219,81 @@ nonisolated extension Tributary_V1_PushJobs: SwiftProtobuf.Message, SwiftProtobu
   public static let protoMessageName: String = _protobuf_package + ".PushJobs"
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}jobs\0\u{1}batch\0\u{3}on_complete\0")
 
+  fileprivate class _StorageClass {
+    var _jobs: [Tributary_V1_JobSpec] = []
+    var _batch: String = String()
+    var _onComplete: Tributary_V1_JobSpec? = nil
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _jobs = source._jobs
+      _batch = source._batch
+      _onComplete = source._onComplete
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.jobs) }()
-      case 2: try { try decoder.decodeSingularStringField(value: &self.batch) }()
-      case 3: try { try decoder.decodeSingularMessageField(value: &self._onComplete) }()
-      default: break
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeRepeatedMessageField(value: &_storage._jobs) }()
+        case 2: try { try decoder.decodeSingularStringField(value: &_storage._batch) }()
+        case 3: try { try decoder.decodeSingularMessageField(value: &_storage._onComplete) }()
+        default: break
+        }
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    if !self.jobs.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.jobs, fieldNumber: 1)
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if !_storage._jobs.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._jobs, fieldNumber: 1)
+      }
+      if !_storage._batch.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._batch, fieldNumber: 2)
+      }
+      try { if let v = _storage._onComplete {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+      } }()
     }
-    if !self.batch.isEmpty {
-      try visitor.visitSingularStringField(value: self.batch, fieldNumber: 2)
-    }
-    try { if let v = self._onComplete {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
-    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Tributary_V1_PushJobs, rhs: Tributary_V1_PushJobs) -> Bool {
-    if lhs.jobs != rhs.jobs {return false}
-    if lhs.batch != rhs.batch {return false}
-    if lhs._onComplete != rhs._onComplete {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._jobs != rhs_storage._jobs {return false}
+        if _storage._batch != rhs_storage._batch {return false}
+        if _storage._onComplete != rhs_storage._onComplete {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3970,7 +4415,7 @@ nonisolated extension Tributary_V1_WorkerInfo: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Tributary_V1_JobCounts: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".JobCounts"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}queued\0\u{1}running\0\u{1}done\0\u{1}dead\0\u{1}cancelled\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}queued\0\u{1}running\0\u{1}done\0\u{1}dead\0\u{1}cancelled\0\u{1}waiting\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3983,6 +4428,7 @@ nonisolated extension Tributary_V1_JobCounts: SwiftProtobuf.Message, SwiftProtob
       case 3: try { try decoder.decodeSingularUInt64Field(value: &self.done) }()
       case 4: try { try decoder.decodeSingularUInt64Field(value: &self.dead) }()
       case 5: try { try decoder.decodeSingularUInt64Field(value: &self.cancelled) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.waiting) }()
       default: break
       }
     }
@@ -4004,6 +4450,9 @@ nonisolated extension Tributary_V1_JobCounts: SwiftProtobuf.Message, SwiftProtob
     if self.cancelled != 0 {
       try visitor.visitSingularUInt64Field(value: self.cancelled, fieldNumber: 5)
     }
+    if self.waiting != 0 {
+      try visitor.visitSingularUInt64Field(value: self.waiting, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4013,6 +4462,7 @@ nonisolated extension Tributary_V1_JobCounts: SwiftProtobuf.Message, SwiftProtob
     if lhs.done != rhs.done {return false}
     if lhs.dead != rhs.dead {return false}
     if lhs.cancelled != rhs.cancelled {return false}
+    if lhs.waiting != rhs.waiting {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4557,6 +5007,291 @@ nonisolated extension Tributary_V1_RetryJobRequest: SwiftProtobuf.Message, Swift
   }
 }
 
+nonisolated extension Tributary_V1_ScheduleSpec: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ScheduleSpec"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}cron\0\u{1}timezone\0\u{1}missed\0\u{1}job\0")
+
+  fileprivate class _StorageClass {
+    var _name: String = String()
+    var _cron: String = String()
+    var _timezone: String = String()
+    var _missed: String = String()
+    var _job: Tributary_V1_JobSpec? = nil
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _name = source._name
+      _cron = source._cron
+      _timezone = source._timezone
+      _missed = source._missed
+      _job = source._job
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularStringField(value: &_storage._name) }()
+        case 2: try { try decoder.decodeSingularStringField(value: &_storage._cron) }()
+        case 3: try { try decoder.decodeSingularStringField(value: &_storage._timezone) }()
+        case 4: try { try decoder.decodeSingularStringField(value: &_storage._missed) }()
+        case 5: try { try decoder.decodeSingularMessageField(value: &_storage._job) }()
+        default: break
+        }
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if !_storage._name.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._name, fieldNumber: 1)
+      }
+      if !_storage._cron.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._cron, fieldNumber: 2)
+      }
+      if !_storage._timezone.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._timezone, fieldNumber: 3)
+      }
+      if !_storage._missed.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._missed, fieldNumber: 4)
+      }
+      try { if let v = _storage._job {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
+      } }()
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_ScheduleSpec, rhs: Tributary_V1_ScheduleSpec) -> Bool {
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._name != rhs_storage._name {return false}
+        if _storage._cron != rhs_storage._cron {return false}
+        if _storage._timezone != rhs_storage._timezone {return false}
+        if _storage._missed != rhs_storage._missed {return false}
+        if _storage._job != rhs_storage._job {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_PutScheduleRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".PutScheduleRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}schedule\0\u{1}replace\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._schedule) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.replace) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._schedule {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    if self.replace != false {
+      try visitor.visitSingularBoolField(value: self.replace, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_PutScheduleRequest, rhs: Tributary_V1_PutScheduleRequest) -> Bool {
+    if lhs._schedule != rhs._schedule {return false}
+    if lhs.replace != rhs.replace {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_SchedulesRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SchedulesRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_SchedulesRequest, rhs: Tributary_V1_SchedulesRequest) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_ScheduleActionRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ScheduleActionRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}action\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.action) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
+    }
+    if !self.action.isEmpty {
+      try visitor.visitSingularStringField(value: self.action, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_ScheduleActionRequest, rhs: Tributary_V1_ScheduleActionRequest) -> Bool {
+    if lhs.name != rhs.name {return false}
+    if lhs.action != rhs.action {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_ScheduleInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ScheduleInfo"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}schedule\0\u{1}paused\0\u{3}next_tick\0\u{3}last_tick\0\u{3}last_job_id\0\u{1}fired\0\u{1}skipped\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._schedule) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.paused) }()
+      case 3: try { try decoder.decodeSingularDoubleField(value: &self.nextTick) }()
+      case 4: try { try decoder.decodeSingularDoubleField(value: &self.lastTick) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.lastJobID) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.fired) }()
+      case 7: try { try decoder.decodeSingularUInt64Field(value: &self.skipped) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._schedule {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    if self.paused != false {
+      try visitor.visitSingularBoolField(value: self.paused, fieldNumber: 2)
+    }
+    if self.nextTick.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.nextTick, fieldNumber: 3)
+    }
+    if self.lastTick.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.lastTick, fieldNumber: 4)
+    }
+    if self.lastJobID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.lastJobID, fieldNumber: 5)
+    }
+    if self.fired != 0 {
+      try visitor.visitSingularUInt64Field(value: self.fired, fieldNumber: 6)
+    }
+    if self.skipped != 0 {
+      try visitor.visitSingularUInt64Field(value: self.skipped, fieldNumber: 7)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_ScheduleInfo, rhs: Tributary_V1_ScheduleInfo) -> Bool {
+    if lhs._schedule != rhs._schedule {return false}
+    if lhs.paused != rhs.paused {return false}
+    if lhs.nextTick != rhs.nextTick {return false}
+    if lhs.lastTick != rhs.lastTick {return false}
+    if lhs.lastJobID != rhs.lastJobID {return false}
+    if lhs.fired != rhs.fired {return false}
+    if lhs.skipped != rhs.skipped {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_SchedulesReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SchedulesReply"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}schedules\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.schedules) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.schedules.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.schedules, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_SchedulesReply, rhs: Tributary_V1_SchedulesReply) -> Bool {
+    if lhs.schedules != rhs.schedules {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension Tributary_V1_JobError: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".JobError"
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}attempt\0\u{1}at\0\u{1}message\0")
@@ -4599,104 +5334,205 @@ nonisolated extension Tributary_V1_JobError: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Tributary_V1_JobInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".JobInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}job_id\0\u{1}batch\0\u{1}kind\0\u{1}state\0\u{1}attempt\0\u{3}max_attempts\0\u{1}done\0\u{1}total\0\u{3}worker_id\0\u{3}run_at\0\u{3}created_at\0\u{3}updated_at\0\u{1}errors\0\u{1}arguments\0\u{1}queue\0\u{1}waiting\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}job_id\0\u{1}batch\0\u{1}kind\0\u{1}state\0\u{1}attempt\0\u{3}max_attempts\0\u{1}done\0\u{1}total\0\u{3}worker_id\0\u{3}run_at\0\u{3}created_at\0\u{3}updated_at\0\u{1}errors\0\u{1}arguments\0\u{1}queue\0\u{1}waiting\0\u{3}after_jobs\0\u{3}after_batches\0\u{3}on_parent_failure\0\u{1}schedule\0\u{1}tick\0")
+
+  fileprivate class _StorageClass {
+    var _jobID: UInt64 = 0
+    var _batch: String = String()
+    var _kind: String = String()
+    var _state: String = String()
+    var _attempt: UInt32 = 0
+    var _maxAttempts: UInt32 = 0
+    var _done: UInt64 = 0
+    var _total: UInt64 = 0
+    var _workerID: String = String()
+    var _runAt: Double = 0
+    var _createdAt: Double = 0
+    var _updatedAt: Double = 0
+    var _errors: [Tributary_V1_JobError] = []
+    var _arguments: Dictionary<String,String> = [:]
+    var _queue: String = String()
+    var _waiting: String = String()
+    var _afterJobs: [UInt64] = []
+    var _afterBatches: [String] = []
+    var _onParentFailure: String = String()
+    var _schedule: String = String()
+    var _tick: Double = 0
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _jobID = source._jobID
+      _batch = source._batch
+      _kind = source._kind
+      _state = source._state
+      _attempt = source._attempt
+      _maxAttempts = source._maxAttempts
+      _done = source._done
+      _total = source._total
+      _workerID = source._workerID
+      _runAt = source._runAt
+      _createdAt = source._createdAt
+      _updatedAt = source._updatedAt
+      _errors = source._errors
+      _arguments = source._arguments
+      _queue = source._queue
+      _waiting = source._waiting
+      _afterJobs = source._afterJobs
+      _afterBatches = source._afterBatches
+      _onParentFailure = source._onParentFailure
+      _schedule = source._schedule
+      _tick = source._tick
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.jobID) }()
-      case 2: try { try decoder.decodeSingularStringField(value: &self.batch) }()
-      case 3: try { try decoder.decodeSingularStringField(value: &self.kind) }()
-      case 4: try { try decoder.decodeSingularStringField(value: &self.state) }()
-      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.attempt) }()
-      case 6: try { try decoder.decodeSingularUInt32Field(value: &self.maxAttempts) }()
-      case 7: try { try decoder.decodeSingularUInt64Field(value: &self.done) }()
-      case 8: try { try decoder.decodeSingularUInt64Field(value: &self.total) }()
-      case 9: try { try decoder.decodeSingularStringField(value: &self.workerID) }()
-      case 10: try { try decoder.decodeSingularDoubleField(value: &self.runAt) }()
-      case 11: try { try decoder.decodeSingularDoubleField(value: &self.createdAt) }()
-      case 12: try { try decoder.decodeSingularDoubleField(value: &self.updatedAt) }()
-      case 13: try { try decoder.decodeRepeatedMessageField(value: &self.errors) }()
-      case 14: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: &self.arguments) }()
-      case 15: try { try decoder.decodeSingularStringField(value: &self.queue) }()
-      case 16: try { try decoder.decodeSingularStringField(value: &self.waiting) }()
-      default: break
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularUInt64Field(value: &_storage._jobID) }()
+        case 2: try { try decoder.decodeSingularStringField(value: &_storage._batch) }()
+        case 3: try { try decoder.decodeSingularStringField(value: &_storage._kind) }()
+        case 4: try { try decoder.decodeSingularStringField(value: &_storage._state) }()
+        case 5: try { try decoder.decodeSingularUInt32Field(value: &_storage._attempt) }()
+        case 6: try { try decoder.decodeSingularUInt32Field(value: &_storage._maxAttempts) }()
+        case 7: try { try decoder.decodeSingularUInt64Field(value: &_storage._done) }()
+        case 8: try { try decoder.decodeSingularUInt64Field(value: &_storage._total) }()
+        case 9: try { try decoder.decodeSingularStringField(value: &_storage._workerID) }()
+        case 10: try { try decoder.decodeSingularDoubleField(value: &_storage._runAt) }()
+        case 11: try { try decoder.decodeSingularDoubleField(value: &_storage._createdAt) }()
+        case 12: try { try decoder.decodeSingularDoubleField(value: &_storage._updatedAt) }()
+        case 13: try { try decoder.decodeRepeatedMessageField(value: &_storage._errors) }()
+        case 14: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: &_storage._arguments) }()
+        case 15: try { try decoder.decodeSingularStringField(value: &_storage._queue) }()
+        case 16: try { try decoder.decodeSingularStringField(value: &_storage._waiting) }()
+        case 17: try { try decoder.decodeRepeatedUInt64Field(value: &_storage._afterJobs) }()
+        case 18: try { try decoder.decodeRepeatedStringField(value: &_storage._afterBatches) }()
+        case 19: try { try decoder.decodeSingularStringField(value: &_storage._onParentFailure) }()
+        case 20: try { try decoder.decodeSingularStringField(value: &_storage._schedule) }()
+        case 21: try { try decoder.decodeSingularDoubleField(value: &_storage._tick) }()
+        default: break
+        }
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    if self.jobID != 0 {
-      try visitor.visitSingularUInt64Field(value: self.jobID, fieldNumber: 1)
-    }
-    if !self.batch.isEmpty {
-      try visitor.visitSingularStringField(value: self.batch, fieldNumber: 2)
-    }
-    if !self.kind.isEmpty {
-      try visitor.visitSingularStringField(value: self.kind, fieldNumber: 3)
-    }
-    if !self.state.isEmpty {
-      try visitor.visitSingularStringField(value: self.state, fieldNumber: 4)
-    }
-    if self.attempt != 0 {
-      try visitor.visitSingularUInt32Field(value: self.attempt, fieldNumber: 5)
-    }
-    if self.maxAttempts != 0 {
-      try visitor.visitSingularUInt32Field(value: self.maxAttempts, fieldNumber: 6)
-    }
-    if self.done != 0 {
-      try visitor.visitSingularUInt64Field(value: self.done, fieldNumber: 7)
-    }
-    if self.total != 0 {
-      try visitor.visitSingularUInt64Field(value: self.total, fieldNumber: 8)
-    }
-    if !self.workerID.isEmpty {
-      try visitor.visitSingularStringField(value: self.workerID, fieldNumber: 9)
-    }
-    if self.runAt.bitPattern != 0 {
-      try visitor.visitSingularDoubleField(value: self.runAt, fieldNumber: 10)
-    }
-    if self.createdAt.bitPattern != 0 {
-      try visitor.visitSingularDoubleField(value: self.createdAt, fieldNumber: 11)
-    }
-    if self.updatedAt.bitPattern != 0 {
-      try visitor.visitSingularDoubleField(value: self.updatedAt, fieldNumber: 12)
-    }
-    if !self.errors.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.errors, fieldNumber: 13)
-    }
-    if !self.arguments.isEmpty {
-      try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: self.arguments, fieldNumber: 14)
-    }
-    if !self.queue.isEmpty {
-      try visitor.visitSingularStringField(value: self.queue, fieldNumber: 15)
-    }
-    if !self.waiting.isEmpty {
-      try visitor.visitSingularStringField(value: self.waiting, fieldNumber: 16)
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      if _storage._jobID != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._jobID, fieldNumber: 1)
+      }
+      if !_storage._batch.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._batch, fieldNumber: 2)
+      }
+      if !_storage._kind.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._kind, fieldNumber: 3)
+      }
+      if !_storage._state.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._state, fieldNumber: 4)
+      }
+      if _storage._attempt != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._attempt, fieldNumber: 5)
+      }
+      if _storage._maxAttempts != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._maxAttempts, fieldNumber: 6)
+      }
+      if _storage._done != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._done, fieldNumber: 7)
+      }
+      if _storage._total != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._total, fieldNumber: 8)
+      }
+      if !_storage._workerID.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._workerID, fieldNumber: 9)
+      }
+      if _storage._runAt.bitPattern != 0 {
+        try visitor.visitSingularDoubleField(value: _storage._runAt, fieldNumber: 10)
+      }
+      if _storage._createdAt.bitPattern != 0 {
+        try visitor.visitSingularDoubleField(value: _storage._createdAt, fieldNumber: 11)
+      }
+      if _storage._updatedAt.bitPattern != 0 {
+        try visitor.visitSingularDoubleField(value: _storage._updatedAt, fieldNumber: 12)
+      }
+      if !_storage._errors.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._errors, fieldNumber: 13)
+      }
+      if !_storage._arguments.isEmpty {
+        try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: _storage._arguments, fieldNumber: 14)
+      }
+      if !_storage._queue.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._queue, fieldNumber: 15)
+      }
+      if !_storage._waiting.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._waiting, fieldNumber: 16)
+      }
+      if !_storage._afterJobs.isEmpty {
+        try visitor.visitPackedUInt64Field(value: _storage._afterJobs, fieldNumber: 17)
+      }
+      if !_storage._afterBatches.isEmpty {
+        try visitor.visitRepeatedStringField(value: _storage._afterBatches, fieldNumber: 18)
+      }
+      if !_storage._onParentFailure.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._onParentFailure, fieldNumber: 19)
+      }
+      if !_storage._schedule.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._schedule, fieldNumber: 20)
+      }
+      if _storage._tick.bitPattern != 0 {
+        try visitor.visitSingularDoubleField(value: _storage._tick, fieldNumber: 21)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Tributary_V1_JobInfo, rhs: Tributary_V1_JobInfo) -> Bool {
-    if lhs.jobID != rhs.jobID {return false}
-    if lhs.batch != rhs.batch {return false}
-    if lhs.kind != rhs.kind {return false}
-    if lhs.state != rhs.state {return false}
-    if lhs.attempt != rhs.attempt {return false}
-    if lhs.maxAttempts != rhs.maxAttempts {return false}
-    if lhs.done != rhs.done {return false}
-    if lhs.total != rhs.total {return false}
-    if lhs.workerID != rhs.workerID {return false}
-    if lhs.runAt != rhs.runAt {return false}
-    if lhs.createdAt != rhs.createdAt {return false}
-    if lhs.updatedAt != rhs.updatedAt {return false}
-    if lhs.errors != rhs.errors {return false}
-    if lhs.arguments != rhs.arguments {return false}
-    if lhs.queue != rhs.queue {return false}
-    if lhs.waiting != rhs.waiting {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._jobID != rhs_storage._jobID {return false}
+        if _storage._batch != rhs_storage._batch {return false}
+        if _storage._kind != rhs_storage._kind {return false}
+        if _storage._state != rhs_storage._state {return false}
+        if _storage._attempt != rhs_storage._attempt {return false}
+        if _storage._maxAttempts != rhs_storage._maxAttempts {return false}
+        if _storage._done != rhs_storage._done {return false}
+        if _storage._total != rhs_storage._total {return false}
+        if _storage._workerID != rhs_storage._workerID {return false}
+        if _storage._runAt != rhs_storage._runAt {return false}
+        if _storage._createdAt != rhs_storage._createdAt {return false}
+        if _storage._updatedAt != rhs_storage._updatedAt {return false}
+        if _storage._errors != rhs_storage._errors {return false}
+        if _storage._arguments != rhs_storage._arguments {return false}
+        if _storage._queue != rhs_storage._queue {return false}
+        if _storage._waiting != rhs_storage._waiting {return false}
+        if _storage._afterJobs != rhs_storage._afterJobs {return false}
+        if _storage._afterBatches != rhs_storage._afterBatches {return false}
+        if _storage._onParentFailure != rhs_storage._onParentFailure {return false}
+        if _storage._schedule != rhs_storage._schedule {return false}
+        if _storage._tick != rhs_storage._tick {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -46,6 +46,8 @@ struct PushJobCommand: AsyncParsableCommand {
 
     @OptionGroup var callback: CallbackOptions
 
+    @OptionGroup var parents: ParentOptions
+
     @OptionGroup var jobs: JobsEndpointOption
 
     func validate() throws {
@@ -71,6 +73,7 @@ struct PushJobCommand: AsyncParsableCommand {
             spec.arguments[String(parts[0])] = String(parts[1])
         }
         if let payload { spec.payload = try Data(contentsOf: URL(fileURLWithPath: payload)) }
+        parents.apply(to: &spec)
         let client = try JobClient(endpoint: jobs.endpoint, curve: try jobs.curveKeys())
         let pushed = try await client.push(
             [spec], onComplete: callback.spec(queue: queue == JobQueue.defaultName ? "" : queue))

@@ -25,7 +25,7 @@ struct StatusCommand: AsyncParsableCommand {
         Terminal.line("last seq  \(status.lastSeq)  (history from seq \(status.oldestHistorySeq))")
         let jobs = status.jobs
         Terminal.line(
-            "jobs      queued \(jobs.queued)  running \(jobs.running)  done \(jobs.done)  dead \(jobs.dead)  cancelled \(jobs.cancelled)"
+            "jobs      waiting \(jobs.waiting)  queued \(jobs.queued)  running \(jobs.running)  done \(jobs.done)  dead \(jobs.dead)  cancelled \(jobs.cancelled)"
         )
         for limit in status.limits {
             if limit.periodSeconds > 0 {

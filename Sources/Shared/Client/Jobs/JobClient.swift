@@ -120,6 +120,37 @@ public final class JobClient: Sendable {
         return job
     }
 
+    /// Adds a schedule (periodic job), or replaces the one of its name when `replace`.
+    public func putSchedule(_ schedule: Tributary_V1_ScheduleSpec, replace: Bool = false) async throws
+        -> Tributary_V1_ScheduleInfo
+    {
+        let request = Tributary_V1_PutScheduleRequest.with {
+            $0.schedule = schedule
+            $0.replace = replace
+        }
+        let reply = try await connection.request(.putScheduleRequest(request))
+        guard case .scheduleInfo(let info) = reply.body else { throw Self.unexpected(reply) }
+        return info
+    }
+
+    /// Every schedule, by name.
+    public func schedules() async throws -> [Tributary_V1_ScheduleInfo] {
+        let reply = try await connection.request(.schedulesRequest(.init()))
+        guard case .schedulesReply(let schedules) = reply.body else { throw Self.unexpected(reply) }
+        return schedules.schedules
+    }
+
+    /// Pauses, resumes or deletes a schedule (`action`: "pause", "resume" or "delete").
+    public func schedule(_ name: String, action: String) async throws -> Tributary_V1_ScheduleInfo {
+        let request = Tributary_V1_ScheduleActionRequest.with {
+            $0.name = name
+            $0.action = action
+        }
+        let reply = try await connection.request(.scheduleActionRequest(request))
+        guard case .scheduleInfo(let info) = reply.body else { throw Self.unexpected(reply) }
+        return info
+    }
+
     /// Closes the connection, sending what is queued first.
     public func close() async {
         await connection.close()

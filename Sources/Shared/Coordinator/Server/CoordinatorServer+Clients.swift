@@ -14,7 +14,9 @@ extension CoordinatorServer {
             guard !callback.kind.isEmpty, callback.kind != ImportJob.kind else {
                 throw ProtocolError(.invalidRequest, "on_complete needs a kind, and not import (it has no rows)")
             }
-            guard callback.payload.isEmpty, callback.runAt == 0, callback.uniqueKey.isEmpty, callback.total == 0 else {
+            guard callback.payload.isEmpty, callback.runAt == 0, callback.uniqueKey.isEmpty, callback.total == 0,
+                callback.afterJobs.isEmpty, callback.afterBatches.isEmpty, callback.afterPushed.isEmpty
+            else {
                 throw ProtocolError(
                     .invalidRequest,
                     "on_complete may set kind, arguments, queue, priority, max_attempts, backoff and timeout_ms only")
@@ -35,12 +37,15 @@ extension CoordinatorServer {
         guard
             await writer.push(
                 .init(
-                    peer: peer, requestID: requestID, batch: batch, specs: push.jobs.map(JobSpec.init),
+                    peer: peer, requestID: requestID, batch: batch, specs: try push.jobs.map(JobSpec.init(checking:)),
                     onComplete: push.hasOnComplete ? JobSpec(push.onComplete) : nil))
         else {
             throw ProtocolError(.shuttingDown, "the coordinator is shutting down")
         }
     }
+
+    /// Most parents (jobs and batches) one job may name.
+    static let maximumParents = 1_000
 
     private func validate(_ spec: Tributary_V1_JobSpec, index: Int) throws {
         guard !spec.kind.isEmpty else {
@@ -56,6 +61,19 @@ extension CoordinatorServer {
         if !spec.queue.isEmpty, let refusal = JobQueue.refusal(of: spec.queue) {
             throw ProtocolError(.invalidRequest, "job \(index): \(refusal)")
         }
+        let parents = spec.afterJobs.count + spec.afterBatches.count + spec.afterPushed.count
+        guard parents <= Self.maximumParents else {
+            throw ProtocolError(
+                .invalidRequest,
+                "job \(index) names \(parents) parents; at most \(Self.maximumParents) (a batch counts as one)")
+        }
+        for parent in spec.afterJobs { try Self.requireInt64(parent, "after_jobs of job \(index)") }
+        if let position = spec.afterPushed.first(where: { $0 >= index }) {
+            throw ProtocolError(
+                .invalidRequest,
+                "job \(index) of the push waits for job \(position) of the push: after_pushed names earlier jobs only")
+        }
+        _ = try JobSpec(checking: spec)
         let limit = configuration.limits.maximumPayloadBytes
         guard spec.payload.count <= limit else {
             throw ProtocolError(

@@ -21,6 +21,7 @@ extension CoordinatorServer {
         }
         var wire = job.wire
         if job.state == .queued { wire.waiting = try await waitingReason(of: job) }
+        if job.state == .waiting { wire.waiting = try await store.parentsReason(of: job.id) }
         reply(to: peer, requestID: requestID, .jobInfo(wire))
     }
 

@@ -141,6 +141,9 @@ extension CoordinatorServer {
         case .retryJobRequest(let request): try await retryJob(request.jobID, from: peer, requestID: requestID)
         case .cancelJobRequest(let request): try await cancelJob(request.jobID, from: peer, requestID: requestID)
         case .deleteJobRequest(let request): try await deleteJob(request.jobID, from: peer, requestID: requestID)
+        case .putScheduleRequest(let request): try await putSchedule(request, from: peer, requestID: requestID)
+        case .schedulesRequest: try await listSchedules(from: peer, requestID: requestID)
+        case .scheduleActionRequest(let request): try await scheduleAction(request, from: peer, requestID: requestID)
         case .historyRequest(let request): try history(request, from: peer, requestID: requestID)
         case .snapshotRequest(let request): try snapshot(request, from: peer, requestID: requestID)
         case .subscriberUpdate(let update): try await subscriberUpdate(update, from: peer, requestID: requestID)
@@ -151,7 +154,8 @@ extension CoordinatorServer {
             let store = self.store
             try readers.submit(peer: peer, requestID: requestID) { .fetchReply(try await store.fetch(request)) }
         case .welcome, .jobAssignment, .saveAck, .cancelJob, .drain, .pushReply, .statusReply, .batchStatusReply,
-            .jobsReply, .jobInfo, .historyReply, .snapshotPage, .subscriberInfo, .subscribersReply, .fetchReply, .error:
+            .jobsReply, .jobInfo, .historyReply, .snapshotPage, .subscriberInfo, .subscribersReply, .fetchReply,
+            .scheduleInfo, .schedulesReply, .error:
             throw ProtocolError(
                 .unknownMessage, "the coordinator sends \(Self.name(of: body)) messages; it does not take them")
         }

@@ -189,6 +189,7 @@ public actor CoordinatorServer: Service {
         switch event {
         case .written: answer(writer.takeAnswers())
         case .tick: await tick()
+        case .jobsQueued: if workers.anyHasCredit { needsDispatch = true }
         case .attemptsExpired(let attempts): stopAttempts(attempts)
         case .workerExited(let pid, let name): await workerProcessExited(pid: pid, name: name)
         case .reloadAllowList: await reloadAllowListNow()
@@ -204,6 +205,11 @@ public actor CoordinatorServer: Service {
     /// A local pool process exited: its jobs go back at once rather than after its heartbeats lapse.
     public nonisolated func workerExited(pid: Int32, name: String) {
         post(.workerExited(pid: pid, name: name))
+    }
+
+    /// Jobs were queued outside the router (a schedule fired): they go out with the next claims.
+    public nonisolated func jobsQueued() {
+        post(.jobsQueued)
     }
 
     /// Reads the allow-list again (on SIGHUP): see ``reloadAllowListNow()``.

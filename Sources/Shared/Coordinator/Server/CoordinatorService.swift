@@ -82,7 +82,9 @@ public struct CoordinatorService: Service {
         if let admission { services.append(admission) }
         services += [publisher, server.readers, server.writer] as [any Service]
         services += self.services(server)
-        services += [server, maintenance] as [any Service]
+        let schedules = ScheduleService(
+            store: server.store, logger: logger, jobsQueued: { server.jobsQueued() })
+        services += [server, maintenance, schedules] as [any Service]
         if let supervisor { services.append(supervisor) }
         let group = ServiceGroup(
             configuration: .init(

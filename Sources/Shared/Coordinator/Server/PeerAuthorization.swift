@@ -54,14 +54,14 @@ final class PeerAuthorization: Sendable {
         switch body {
         case .workerHello, .workerReady, .heartbeat, .saveChanges, .jobFailed, .workerBye: [.worker]
         case .pushJobs, .batchStatusRequest, .jobsRequest, .jobRequest, .retryJobRequest, .cancelJobRequest,
-            .deleteJobRequest, .deleteSubscriberRequest:
+            .deleteJobRequest, .deleteSubscriberRequest, .putScheduleRequest, .schedulesRequest, .scheduleActionRequest:
             [.client]
         case .statusRequest, .historyRequest, .snapshotRequest, .subscriberUpdate, .subscribersRequest:
             [.client, .subscriber]
         case .fetchRequest: [.worker, .client, .subscriber]
         case .welcome, .jobAssignment, .saveAck, .cancelJob, .drain, .pushReply, .statusReply, .batchStatusReply,
             .jobsReply, .jobInfo, .historyReply, .snapshotPage, .subscriberInfo, .subscribersReply, .fetchReply,
-            .error:
+            .scheduleInfo, .schedulesReply, .error:
             nil
         }
     }

@@ -13,6 +13,8 @@ enum RouterEvent: Sendable {
     case tick
     /// Maintenance failed attempts that outlived their job's timeout: their workers are to stop them.
     case attemptsExpired([RootStore.TimedOutAttempt])
+    /// Jobs were queued by another service (a schedule's ticks): workers with credit are to claim.
+    case jobsQueued
     /// A local pool process exited.
     case workerExited(pid: Int32, name: String)
     /// SIGHUP: the allow-list is to be read again.

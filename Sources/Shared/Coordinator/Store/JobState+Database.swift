@@ -11,4 +11,7 @@ extension JobState: DatabaseValueConvertible {
 
     /// The state as an SQL literal, for statements that name a state (`state = 'queued'`).
     var sql: String { "'\(rawValue)'" }
+
+    /// The states of a job not finished yet (waiting, queued, running), as an SQL list: those a unique key holds.
+    static let liveSQL = [JobState.waiting, .queued, .running].map(\.sql).joined(separator: ", ")
 }

@@ -62,7 +62,9 @@ extension RootStore {
     /// One job, or nil when there is none with that id.
     public func job(id: Int64) async throws -> JobInfo? {
         try await pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM tributary_jobs WHERE id = ?", arguments: [id]).map(Self.jobInfo)
+            try Row.fetchOne(db, sql: "SELECT * FROM tributary_jobs WHERE id = ?", arguments: [id]).map {
+                try Self.jobInfo($0, in: db)
+            }
         }
     }
 
@@ -80,15 +82,19 @@ extension RootStore {
             guard state == .dead else {
                 throw StoreError(.constraint, "job \(id) is \(state.rawValue); only dead jobs can be retried")
             }
+            // A job with parents waits for them again (and is settled at once by how they stand).
+            let parents = try Self.parents(of: id, in: db)
+            let hasParents = !parents.jobs.isEmpty || !parents.batches.isEmpty
             try db.execute(
                 sql: """
-                    UPDATE tributary_jobs SET state = \(JobState.queued.sql), attempt = 0, run_at = 0, updated_at = ? WHERE id = ?
-                    """, arguments: [now, id])
+                    UPDATE tributary_jobs SET state = ?, attempt = 0, run_at = 0, updated_at = ? WHERE id = ?
+                    """, arguments: [(hasParents ? JobState.waiting : .queued).rawValue, now, id])
             try db.execute(
                 sql: "UPDATE tributary_batches SET dead_jobs = dead_jobs - 1 WHERE batch = ?",
                 arguments: [row["batch"] as String])
+            if hasParents { try Self.settle([id], now: now, in: db) }
             return try Row.fetchOne(db, sql: "SELECT * FROM tributary_jobs WHERE id = ?", arguments: [id])
-                .map(Self.jobInfo)
+                .map { try Self.jobInfo($0, in: db) }
         }
     }
 
@@ -104,6 +110,7 @@ extension RootStore {
                 throw StoreError(.constraint, "job \(id) is \(job.state.rawValue); cancel it before deleting it")
             }
             try db.execute(sql: "DELETE FROM tributary_payloads WHERE job_id = ?", arguments: [id])
+            try Self.forgetParents(ofDeleted: "id = ?", arguments: [id], in: db)
             try db.execute(sql: "DELETE FROM tributary_jobs WHERE id = ?", arguments: [id])
             return job
         }
@@ -118,9 +125,10 @@ extension RootStore {
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM tributary_jobs WHERE id = ?", arguments: [id])
             else { return nil }
             let job = try Self.jobInfo(row)
-            guard job.state == .queued || job.state == .running else {
+            guard [.waiting, .queued, .running].contains(job.state) else {
                 throw StoreError(
-                    .constraint, "job \(id) is \(job.state.rawValue); only queued or running jobs can be cancelled")
+                    .constraint,
+                    "job \(id) is \(job.state.rawValue); only waiting, queued or running jobs can be cancelled")
             }
             try db.execute(
                 sql:
@@ -129,15 +137,22 @@ extension RootStore {
             try db.execute(
                 sql: "UPDATE tributary_batches SET cancelled_jobs = cancelled_jobs + 1 WHERE batch = ?",
                 arguments: [job.batch])
-            try Self.pushCallbacks(ofFinished: [job.batch], now: now, in: db)
+            try Self.finished(jobs: [id], batches: [job.batch], now: now, in: db)
             return job
         }
+    }
+
+    /// A job row as ``JobInfo``, with its parents.
+    static func jobInfo(_ row: Row, in db: Database) throws -> JobInfo {
+        var info = try jobInfo(row)
+        (info.afterJobs, info.afterBatches) = try parents(of: info.id, in: db)
+        return info
     }
 
     private static func jobInfo(_ row: Row) throws -> JobInfo {
         let history = (try? JSONDecoder().decode([JobError].self, from: Data((row["errors"] as String).utf8)))
         let runAt: Double = row["run_at"]
-        return JobInfo(
+        let job = JobInfo(
             id: row["id"], batch: row["batch"], kind: row["kind"], state: try state(row), attempt: row["attempt"],
             maxAttempts: row["max_attempts"], done: UInt64(max(0, row["done"] as Int64)),
             total: UInt64(max(0, row["total"] as Int64)), worker: row["worker"],
@@ -145,6 +160,11 @@ extension RootStore {
             createdAt: Date(timeIntervalSince1970: row["created_at"]),
             updatedAt: Date(timeIntervalSince1970: row["updated_at"]), arguments: decodeArguments(row["arguments"]),
             errors: history ?? [], queue: row["queue"] ?? JobQueue.defaultName)
+        var info = job
+        info.onParentFailure = (row["on_parent_failure"] as String?).flatMap(ParentFailure.init(rawValue:)) ?? .fail
+        info.schedule = row["schedule"]
+        info.tick = row["tick"]
+        return info
     }
 
     /// A job row's state; a name this version does not know is refused rather than guessed.

@@ -108,19 +108,20 @@ extension RootStore {
             db,
             """
             INSERT INTO tributary_jobs (batch, kind, arguments, total, created_at, updated_at,
-                max_attempts, backoff_base_ms, backoff_cap_ms, priority, run_at, unique_key, timeout_ms, queue)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+                max_attempts, backoff_base_ms, backoff_cap_ms, priority, run_at, unique_key, timeout_ms, queue,
+                state, on_parent_failure)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
             """)
         let insertPayload = try statements.statement(
             db, "INSERT INTO tributary_payloads (job_id, payload) VALUES (?, ?)")
         let findUnique = try statements.statement(
             db,
-            "SELECT id FROM tributary_jobs WHERE unique_key = ? AND state IN (\(JobState.queued.sql), \(JobState.running.sql))"
-        )
+            "SELECT id FROM tributary_jobs WHERE unique_key = ? AND state IN (\(JobState.liveSQL))")
         var pushed = PushedJobs()
         pushed.ids.reserveCapacity(specs.count)
         var enqueuedJobs = 0
         var enqueuedRows: Int64 = 0
+        var waiting: [Int64] = []
         for (index, spec) in specs.enumerated() {
             if let uniqueKey = spec.uniqueKey, !uniqueKey.isEmpty {
                 findUnique.bind(1, uniqueKey)
@@ -145,8 +146,14 @@ extension RootStore {
             insert.bind(11, spec.uniqueKey?.isEmpty == false ? spec.uniqueKey : nil)
             insert.bind(12, spec.timeout?.wholeMilliseconds ?? 0)
             insert.bind(13, spec.queue)
+            insert.bind(14, (spec.hasParents ? JobState.waiting : .queued).rawValue)
+            if spec.hasParents { insert.bind(15, spec.onParentFailure.rawValue) } else { insert.bindNull(15) }
             try insert.execute()
             let id = db.lastInsertedRowID
+            if spec.hasParents {
+                try Self.recordParents(of: spec, id: id, batch: batch, index: index, pushedIDs: pushed.ids, in: db)
+                waiting.append(id)
+            }
             if !spec.payload.isEmpty {
                 insertPayload.bind(1, id)
                 insertPayload.bind(2, bytes: spec.payload)
@@ -163,10 +170,12 @@ extension RootStore {
                     total_rows = \(SQLText.clampedAdd("total_rows", "excluded.total_rows"))
                 """,
             arguments: [batch, enqueuedJobs, enqueuedRows])
+        // Children whose parents are done already go to the queue at once; those with a failed parent settle.
+        try Self.settle(waiting.reversed(), now: now, in: db)
         if let onComplete {
             try Self.setCallback(onComplete, ofBatch: batch, in: db)
             // A push of nothing new (every job a duplicate) may leave the batch finished already.
-            try Self.pushCallbacks(ofFinished: [batch], now: now, in: db)
+            try Self.finished(jobs: [], batches: [batch], now: now, in: db)
         }
         return pushed
     }
@@ -503,6 +512,7 @@ extension RootStore {
         try await pool.write { db in
             let condition = "state IN (\(JobState.done.sql), \(JobState.cancelled.sql)) AND updated_at < ?"
             let arguments: StatementArguments = [cutoff.timeIntervalSince1970]
+            try Self.forgetParents(ofDeleted: condition, arguments: arguments, in: db)
             try db.execute(
                 sql:
                     "DELETE FROM tributary_payloads WHERE job_id IN (SELECT id FROM tributary_jobs WHERE \(condition))",
@@ -578,7 +588,7 @@ extension RootStore {
             try db.execute(
                 sql: "UPDATE tributary_batches SET dead_jobs = dead_jobs + 1 WHERE batch = ?",
                 arguments: [job["batch"] as String])
-            try pushCallbacks(ofFinished: [job["batch"] as String], now: now, in: db)
+            try finished(jobs: [id], batches: [job["batch"] as String], now: now, in: db)
             return .dead
         }
         var random = SystemRandomNumberGenerator()

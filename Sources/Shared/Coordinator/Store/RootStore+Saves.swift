@@ -205,9 +205,15 @@ extension RootStore {
         if !batches.isEmpty {
             try writer.statements.requireTransaction(db)
             try Self.record(batches, in: db, statements: writer.statements)
-            // A batch whose last job this finished pushes its callback, in the same transaction.
-            try Self.pushCallbacks(
-                ofFinished: batches.lazy.filter { $0.jobs > 0 }.map(\.batch), now: Date().timeIntervalSince1970, in: db)
+            // A batch whose last job this finished pushes its callback, and the jobs waiting for what finished
+            // are settled, in the same transaction.
+            let completed = zip(saves, results).compactMap { pair, result -> Int64? in
+                guard case .success(let applied) = result, (applied.batchProgress?.jobs ?? 0) > 0 else { return nil }
+                return Int64(pair.save.jobID)
+            }
+            try Self.finished(
+                jobs: completed, batches: batches.lazy.filter { $0.jobs > 0 }.map(\.batch),
+                now: Date().timeIntervalSince1970, in: db)
         }
         return results
     }

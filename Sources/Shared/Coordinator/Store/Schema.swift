@@ -11,9 +11,9 @@ import TributaryCore
 /// keys never leave the store; reads turn them back into ids.
 enum Schema {
     /// The layout of Tributary's own tables, kept in `tributary_meta` under `format`. A store of format 5 (16-byte
-    /// keys in relationships) or 6 (no named queues) is upgraded on open (``StoreUpgrade``); another format is
-    /// refused with a message rather than misread.
-    static let format = 7
+    /// keys in relationships), 6 (no named queues) or 7 (no dependencies or schedules) is upgraded on open
+    /// (``StoreUpgrade``); another format is refused with a message rather than misread.
+    static let format = 8
 
     static func createSystemTables(_ db: Database) throws {
         try db.execute(
@@ -49,9 +49,11 @@ enum Schema {
                 DROP INDEX IF EXISTS tributary_jobs_queue;
                 DROP INDEX IF EXISTS tributary_jobs_queued;
                 CREATE INDEX IF NOT EXISTS tributary_jobs_running ON tributary_jobs(worker) WHERE state = \(JobState.running.sql);
-                -- At most one queued or running job per unique key (pushes check first; this is the backstop).
-                CREATE UNIQUE INDEX IF NOT EXISTS tributary_jobs_unique_key ON tributary_jobs(unique_key)
-                    WHERE unique_key IS NOT NULL AND state IN (\(JobState.queued.sql), \(JobState.running.sql));
+                -- At most one waiting, queued or running job per unique key (pushes check first; this is the
+                -- backstop). Format 7's index left waiting jobs out.
+                DROP INDEX IF EXISTS tributary_jobs_unique_key;
+                CREATE UNIQUE INDEX IF NOT EXISTS tributary_jobs_unique_live ON tributary_jobs(unique_key)
+                    WHERE unique_key IS NOT NULL AND state IN (\(JobState.liveSQL));
                 DROP INDEX IF EXISTS tributary_jobs_by_batch;
                 DROP INDEX IF EXISTS tributary_jobs_by_batch_state;
                 CREATE INDEX IF NOT EXISTS tributary_jobs_of_batch ON tributary_jobs(batch);
@@ -99,6 +101,42 @@ enum Schema {
         if !hasQueue {
             try db.execute(sql: "ALTER TABLE tributary_jobs ADD COLUMN queue TEXT NOT NULL DEFAULT 'default'")
         }
+        // Format 8 added dependencies and schedules: what a failed parent does to a job (NULL: it dies), and the
+        // schedule and tick that enqueued it.
+        let jobColumns = Set(
+            try Row.fetchAll(db, sql: "PRAGMA table_info(tributary_jobs)").map { $0["name"] as String })
+        if !jobColumns.contains("on_parent_failure") {
+            try db.execute(sql: "ALTER TABLE tributary_jobs ADD COLUMN on_parent_failure TEXT")
+            try db.execute(sql: "ALTER TABLE tributary_jobs ADD COLUMN schedule TEXT")
+            try db.execute(sql: "ALTER TABLE tributary_jobs ADD COLUMN tick REAL")
+        }
+        try db.execute(
+            sql: """
+                -- A job's parents: jobs, and batches. Read by parent when one finishes, by child when it is shown.
+                CREATE TABLE IF NOT EXISTS tributary_job_parents (
+                    parent INTEGER NOT NULL, child INTEGER NOT NULL, PRIMARY KEY (parent, child)) WITHOUT ROWID;
+                CREATE INDEX IF NOT EXISTS tributary_job_parents_by_child ON tributary_job_parents(child);
+                CREATE TABLE IF NOT EXISTS tributary_batch_parents (
+                    batch TEXT NOT NULL, child INTEGER NOT NULL, PRIMARY KEY (batch, child)) WITHOUT ROWID;
+                CREATE INDEX IF NOT EXISTS tributary_batch_parents_by_child ON tributary_batch_parents(child);
+                -- One job per (schedule, tick), ever: the backstop of a schedule's exactly-once firing.
+                CREATE UNIQUE INDEX IF NOT EXISTS tributary_jobs_schedule_tick ON tributary_jobs(schedule, tick)
+                    WHERE schedule IS NOT NULL;
+                CREATE TABLE IF NOT EXISTS tributary_schedules (
+                    name TEXT PRIMARY KEY NOT NULL,
+                    cron TEXT NOT NULL,
+                    timezone TEXT NOT NULL,
+                    missed TEXT NOT NULL,
+                    job TEXT NOT NULL,
+                    paused INTEGER NOT NULL DEFAULT 0,
+                    next_tick REAL NOT NULL,
+                    last_tick REAL,
+                    last_job INTEGER,
+                    fired INTEGER NOT NULL DEFAULT 0,
+                    skipped INTEGER NOT NULL DEFAULT 0,
+                    created_at REAL NOT NULL,
+                    updated_at REAL NOT NULL) WITHOUT ROWID;
+                """)
         // A claim reads one queue at a time, in the worker's order, each by priority then age.
         try db.execute(
             sql: """

@@ -13,9 +13,12 @@ import TributaryCore
 ///
 /// Format 6 → 7: the job table gains its `queue` column (every job in `default`) and the index claims read by
 /// queue; ``Schema/createSystemTables(_:)`` adds them, as for a format-5 store on its way.
+///
+/// Format 7 → 8: the job table gains `on_parent_failure`, `schedule` and `tick`, the unique-key index also covers
+/// waiting jobs, and the dependency and schedule tables appear; also done by the system tables' set-up.
 public enum StoreUpgrade {
     /// The formats this Tributary upgrades on open.
-    static let upgradable: Set<Int> = [5, 6]
+    static let upgradable: Set<Int> = [5, 6, 7]
 
     /// What an upgrade did, for the coordinator's log.
     public struct Report: Sendable {
@@ -33,10 +36,11 @@ public enum StoreUpgrade {
     /// Upgrades the tables of `model` (the model the store was written with) from `format` to ``Schema/format``.
     static func run(from format: Int, model: Model, in db: Database) throws -> Report {
         guard upgradable.contains(format) else {
-            throw StoreError(.incompatibleStore, "store format \(format) cannot be upgraded (only formats 5 and 6 can)")
+            throw StoreError(
+                .incompatibleStore, "store format \(format) cannot be upgraded (only formats 5, 6 and 7 can)")
         }
         let started = ContinuousClock.now
-        // 6 → 7 is the job table's alone, done by the system tables' set-up.
+        // 6 → 7 and 7 → 8 are the job tables' alone, done by the system tables' set-up.
         guard format == 5 else {
             return Report(
                 fromFormat: format, objects: 0, references: 0, danglingReferencesCleared: 0,

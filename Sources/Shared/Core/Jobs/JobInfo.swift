@@ -24,6 +24,13 @@ public struct JobInfo: Sendable, Equatable {
     public var errors: [JobError]
     /// The named queue it waits in.
     public var queue: String
+    /// Its parent jobs and batches (dependencies), and what a failed parent does to it.
+    public var afterJobs: [Int64] = []
+    public var afterBatches: [String] = []
+    public var onParentFailure: ParentFailure = .fail
+    /// The schedule that enqueued it, and that schedule's tick (seconds since 1970).
+    public var schedule: String?
+    public var tick: Double?
 
     public init(
         id: Int64, batch: String, kind: String, state: JobState, attempt: Int, maxAttempts: Int, done: UInt64,

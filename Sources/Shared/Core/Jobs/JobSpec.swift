@@ -30,6 +30,17 @@ public struct JobSpec: Sendable, Equatable {
     public var timeout: Duration?
     /// The named queue it waits in (``JobQueue``).
     public var queue: String
+    /// Parent jobs, by id: the job waits (``JobState/waiting``) until each is done.
+    public var afterJobs: [Int64] = []
+    /// Parent batches: each counts as done once every job it has is done.
+    public var afterBatches: [String] = []
+    /// Parent jobs of the same push, by index (earlier ones).
+    public var afterPushed: [Int] = []
+    /// What a parent that dies or is cancelled does to this job.
+    public var onParentFailure: ParentFailure = .fail
+
+    /// Whether the job names parents.
+    public var hasParents: Bool { !afterJobs.isEmpty || !afterBatches.isEmpty || !afterPushed.isEmpty }
 
     public init(
         kind: String, payload: Data = Data(), arguments: [String: String] = [:], total: UInt64 = 0,

@@ -1,5 +1,8 @@
 /// Where a job is in the coordinator's queue.
 public enum JobState: String, Sendable, Hashable, CaseIterable {
+    /// Waiting for its parent jobs or batches (dependencies) to be done; queued in the transaction that commits the
+    /// last one's completion.
+    case waiting
     /// Waiting to be claimed (also while waiting for a retry or its `run_at`).
     case queued
     /// Leased to a worker's attempt.

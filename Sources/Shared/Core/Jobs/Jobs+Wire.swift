@@ -14,6 +14,23 @@ extension JobSpec {
             uniqueKey: wire.uniqueKey.isEmpty ? nil : wire.uniqueKey,
             timeout: wire.timeoutMs == 0 ? nil : .milliseconds(Int64(wire.timeoutMs)),
             queue: wire.queue.isEmpty ? JobQueue.defaultName : wire.queue)
+        afterJobs = wire.afterJobs.map { Int64(clamping: $0) }
+        afterBatches = wire.afterBatches
+        afterPushed = wire.afterPushed.map { Int($0) }
+    }
+
+    /// The spec of a `PushJobs`, checked: its `on_parent_failure` is a known policy.
+    /// - Throws: ``ProtocolError`` naming an unknown policy.
+    public init(checking wire: Tributary_V1_JobSpec) throws {
+        self.init(wire)
+        guard let policy = wire.onParentFailure.isEmpty ? .fail : ParentFailure(rawValue: wire.onParentFailure)
+        else {
+            throw ProtocolError(
+                .invalidRequest,
+                "unknown on_parent_failure '\(wire.onParentFailure)' (one of \(ParentFailure.names.joined(separator: ", ")))"
+            )
+        }
+        onParentFailure = policy
     }
 
     public var wire: Tributary_V1_JobSpec {
@@ -30,6 +47,66 @@ extension JobSpec {
             $0.uniqueKey = uniqueKey ?? ""
             $0.timeoutMs = UInt32(clamping: max(0, timeout?.wholeMilliseconds ?? 0))
             $0.queue = queue == JobQueue.defaultName ? "" : queue
+            $0.afterJobs = afterJobs.map { UInt64(max(0, $0)) }
+            $0.afterBatches = afterBatches
+            $0.afterPushed = afterPushed.map { UInt32(clamping: $0) }
+            $0.onParentFailure = onParentFailure == .fail ? "" : onParentFailure.rawValue
+        }
+    }
+}
+
+extension ScheduleSpec {
+    /// The spec a `PutScheduleRequest` carries, checked.
+    /// - Throws: ``ProtocolError`` naming a bad name, cron expression, time zone or missed-tick policy.
+    public init(checking wire: Tributary_V1_ScheduleSpec) throws {
+        if let refusal = ScheduleSpec.refusal(ofName: wire.name) { throw ProtocolError(.invalidRequest, refusal) }
+        guard let missed = wire.missed.isEmpty ? .once : MissedTicks(rawValue: wire.missed) else {
+            throw ProtocolError(
+                .invalidRequest,
+                "unknown missed-tick policy '\(wire.missed)' (one of \(MissedTicks.names.joined(separator: ", ")))")
+        }
+        guard !wire.job.kind.isEmpty else {
+            throw ProtocolError(.invalidRequest, "schedule '\(wire.name)' names no job kind")
+        }
+        self.init(
+            name: wire.name, cron: wire.cron, timeZone: wire.timezone, missed: missed, job: JobSpec(wire.job))
+        do {
+            _ = try cronSchedule()
+        } catch let error as CronError {
+            throw ProtocolError(.invalidRequest, "schedule '\(wire.name)': \(error.description)")
+        }
+    }
+
+    public var wire: Tributary_V1_ScheduleSpec {
+        Tributary_V1_ScheduleSpec.with {
+            $0.name = name
+            $0.cron = cron
+            $0.timezone = timeZone
+            $0.missed = missed.rawValue
+            $0.job = job.wire
+        }
+    }
+}
+
+extension ScheduleInfo {
+    /// - Throws: ``ProtocolError`` when the coordinator sent a schedule this version cannot read.
+    public init(_ wire: Tributary_V1_ScheduleInfo) throws {
+        self.init(
+            spec: try ScheduleSpec(checking: wire.schedule), paused: wire.paused, nextTick: wire.nextTick,
+            lastTick: wire.lastTick == 0 ? nil : wire.lastTick,
+            lastJobID: wire.lastJobID == 0 ? nil : Int64(clamping: wire.lastJobID), fired: Int64(clamping: wire.fired),
+            skipped: Int64(clamping: wire.skipped))
+    }
+
+    public var wire: Tributary_V1_ScheduleInfo {
+        Tributary_V1_ScheduleInfo.with {
+            $0.schedule = spec.wire
+            $0.paused = paused
+            $0.nextTick = nextTick
+            $0.lastTick = lastTick ?? 0
+            $0.lastJobID = UInt64(max(0, lastJobID ?? 0))
+            $0.fired = UInt64(max(0, fired))
+            $0.skipped = UInt64(max(0, skipped))
         }
     }
 }
@@ -51,6 +128,11 @@ extension JobInfo {
             $0.updatedAt = updatedAt.timeIntervalSince1970
             $0.arguments = arguments
             $0.queue = queue
+            $0.afterJobs = afterJobs.map { UInt64(max(0, $0)) }
+            $0.afterBatches = afterBatches
+            $0.onParentFailure = afterJobs.isEmpty && afterBatches.isEmpty ? "" : onParentFailure.rawValue
+            $0.schedule = schedule ?? ""
+            $0.tick = tick ?? 0
             $0.errors = errors.map { error in
                 Tributary_V1_JobError.with {
                     $0.attempt = UInt32(clamping: error.attempt)
@@ -116,6 +198,7 @@ extension [JobState: UInt64] {
             $0.done = self[.done] ?? 0
             $0.dead = self[.dead] ?? 0
             $0.cancelled = self[.cancelled] ?? 0
+            $0.waiting = self[.waiting] ?? 0
         }
     }
 }

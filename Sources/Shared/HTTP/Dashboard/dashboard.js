@@ -428,7 +428,7 @@
 
   function renderCards(snapshot) {
     const jobs = object(snapshot.jobs);
-    for (const name of ['queued', 'running', 'done', 'dead', 'cancelled']) {
+    for (const name of ['waiting', 'queued', 'running', 'done', 'dead', 'cancelled']) {
       setText($('jobs-' + name), formatInteger(jobs[name]));
     }
     $('jobs-dead').parentNode.classList.toggle('nonzero', isNumber(jobs.dead) && jobs.dead > 0);

@@ -1,0 +1,41 @@
+import Foundation
+import TributaryCore
+import TributaryProtocol
+
+/// Requests that add, list, pause, resume or delete schedules (periodic jobs).
+extension CoordinatorServer {
+    func putSchedule(_ request: Tributary_V1_PutScheduleRequest, from peer: Data, requestID: UInt64) async throws {
+        guard request.hasSchedule else { throw ProtocolError(.invalidRequest, "PutScheduleRequest has no schedule") }
+        let spec = try ScheduleSpec(checking: request.schedule)
+        if let refusal = JobQueue.refusal(of: spec.job.queue) { throw ProtocolError(.invalidRequest, refusal) }
+        let info = try await store.putSchedule(spec, replace: request.replace)
+        logger.info(
+            "schedule set",
+            metadata: ["schedule": "\(spec.name)", "cron": "\(spec.cron)", "next": "\(info.nextTick)"])
+        reply(to: peer, requestID: requestID, .scheduleInfo(info.wire))
+    }
+
+    func listSchedules(from peer: Data, requestID: UInt64) async throws {
+        let schedules = try await store.schedules()
+        reply(to: peer, requestID: requestID, .schedulesReply(.with { $0.schedules = schedules.map(\.wire) }))
+    }
+
+    func scheduleAction(_ request: Tributary_V1_ScheduleActionRequest, from peer: Data, requestID: UInt64)
+        async throws
+    {
+        let info: ScheduleInfo?
+        switch request.action {
+        case "pause": info = try await store.setSchedule(request.name, paused: true)
+        case "resume": info = try await store.setSchedule(request.name, paused: false)
+        case "delete": info = try await store.deleteSchedule(request.name)
+        default:
+            throw ProtocolError(
+                .invalidRequest, "unknown schedule action '\(request.action)' (one of pause, resume, delete)")
+        }
+        guard let info else {
+            throw ProtocolError(.invalidRequest, "schedule '\(request.name)' does not exist")
+        }
+        logger.info("schedule \(request.action)", metadata: ["schedule": "\(request.name)"])
+        reply(to: peer, requestID: requestID, .scheduleInfo(info.wire))
+    }
+}
