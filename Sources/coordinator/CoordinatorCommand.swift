@@ -127,14 +127,14 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(
         name: .customLong("limit"),
         help: ArgumentHelp(
-            "At most N jobs of a kind or queue running at once, across every worker (repeatable): kind:NAME=N or queue:NAME=N.",
+            "At most N jobs of a kind or queue running at once, across every worker (repeatable): kind:NAME=N or queue:NAME=N; kind:NAME/ARG=N limits per value of the job argument ARG (e.g. kind:export/customer=2).",
             valueName: "target=N"))
     var runLimits: [String] = []
 
     @Option(
         name: .customLong("rate-limit"),
         help: ArgumentHelp(
-            "At most M jobs of a kind or queue started in any PERIOD, across every worker (repeatable): kind:NAME=M/PERIOD or queue:NAME=M/PERIOD, PERIOD like 500ms, 1s, 5m, 1h.",
+            "At most M jobs of a kind or queue started in any PERIOD, across every worker (repeatable): kind:NAME=M/PERIOD or queue:NAME=M/PERIOD, PERIOD like 1s, 5m, 1h; kind:NAME/ARG=M/PERIOD per value of the argument ARG.",
             valueName: "target=M/PERIOD"))
     var rateLimits: [String] = []
 

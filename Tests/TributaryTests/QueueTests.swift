@@ -188,6 +188,89 @@ struct RunLimitTests {
         #expect((24...41).contains(inTen), "\(inTen) starts in the first 10 s")
     }
 
+    @Test(
+        "a limit of 2 per customer holds across 3 workers for each customer (from the store); `jobs show` and status name it"
+    )
+    func perArgumentLimitHolds() async throws {
+        let directory = try TemporaryDirectory()
+        let coordinator = try await TestCoordinator.start(
+            in: directory, workers: 3,
+            arguments: [
+                "--limit", "kind:noop/customer=2", "--rate-limit", "kind:mail/customer=3/1s", "--limit",
+                "kind:hold/customer=1",
+            ])
+        defer { Task { await coordinator.process.stop() } }
+        let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+        defer { Task { await client.close() } }
+        let customers = ["acme", "globex", "initech"]
+        let specs = (0..<90).map { index in
+            Tributary_V1_JobSpec.with {
+                $0.kind = "noop"
+                $0.arguments = ["customer": customers[index % 3]]
+            }
+        }
+        let pushed = try await client.push(specs)
+        _ = try await client.finish(pushed.batch, timeout: .seconds(120))
+        let rows = try DatabaseQueue(path: coordinator.storePath).read { db in
+            try Row.fetchAll(db, sql: "SELECT arguments, leased_at, updated_at, state FROM tributary_jobs")
+        }
+        #expect(rows.count == 90 && rows.allSatisfy { $0["state"] as String == "done" })
+        var overlaps: [String: Int] = [:]
+        for customer in customers {
+            let intervals = rows.filter { ($0["arguments"] as String).contains(customer) }.map {
+                (start: $0["leased_at"] as Double, end: $0["updated_at"] as Double)
+            }
+            overlaps[customer] = Self.maximumOverlap(intervals)
+        }
+        #expect(overlaps.values.allSatisfy { $0 <= 2 }, "more than 2 ran at once for a customer: \(overlaps)")
+        #expect(
+            Self.maximumOverlap(rows.map { ($0["leased_at"] as Double, $0["updated_at"] as Double) }) > 2,
+            "customers ran beside each other")
+        let status = try await client.status()
+        #expect(
+            status.limits.map(\.target) == ["kind:noop/customer", "kind:hold/customer", "kind:mail/customer"],
+            "\(status.limits)")
+
+        // Jobs that hold on until cancelled: one per customer runs, and `jobs show` says why the other waits.
+        let holds = try await client.push(
+            ["acme", "acme", "globex"].map { customer in
+                Tributary_V1_JobSpec.with {
+                    $0.kind = "hold"
+                    $0.arguments = ["customer": customer]
+                }
+            })
+        let worker = InProcessWorker.start(
+            endpoint: coordinator.process.listenEndpoint, handlers: [SecurityTests.Hold(completes: false)])
+        defer { worker.cancel() }
+        try await waitUntil("one hold job per customer to run") {
+            var running = 0
+            for id in holds.jobIds where try await client.job(id).state == "running" { running += 1 }
+            return running == 2
+        }
+        let waiting = try await client.job(holds.jobIds[1])
+        #expect(waiting.state == "queued")
+        #expect(
+            waiting.waiting.contains("kind:hold/customer=acme is at its limit (1 running of 1)"), "\(waiting.waiting)")
+        for id in holds.jobIds { _ = try? await client.cancel(id) }
+    }
+
+    @Test("per-argument limits parse (kind:NAME/ARG=N, kind:NAME/ARG=M/PERIOD) and name what is wrong otherwise")
+    func perArgumentParsing() throws {
+        var limits = RunLimits()
+        try limits.add("kind:export/customer=2")
+        try limits.addRate("queue:mail/tenant.id=5/1s")
+        #expect(
+            limits.perArgument == [
+                .init(target: .kind("export"), argument: "customer", count: 2),
+                .init(target: .queue("mail"), argument: "tenant.id", count: 5, rate: .init(count: 5, seconds: 1)),
+            ])
+        #expect(limits.concern(kinds: ["export"], queues: ["default"]))
+        #expect(!limits.concern(kinds: ["other"], queues: ["default"]))
+        for bad in ["kind:export/=2", "kind:export/a b=2", "kind:export/x\"y=2"] {
+            #expect(throws: RunLimitError.self, "\(bad)") { try limits.add(bad) }
+        }
+    }
+
     @Test("--rate-limit takes kind:NAME=M/PERIOD and queue:NAME=M/PERIOD, and names what is wrong otherwise")
     func rateParsing() throws {
         var limits = RunLimits()

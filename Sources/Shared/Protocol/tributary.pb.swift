@@ -1463,13 +1463,13 @@ public nonisolated struct Tributary_V1_RunLimitInfo: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// "kind:NAME" or "queue:NAME"
+  /// "kind:NAME" or "queue:NAME"; "kind:NAME/ARGUMENT" for a limit per value of
   public var target: String = String()
 
-  /// most jobs running at once (a rate limit: started in any period)
+  /// an argument
   public var limit: UInt32 = 0
 
-  /// running now (0 for a rate limit)
+  /// running now (0 for a rate limit; per argument: under its busiest value)
   public var running: UInt64 = 0
 
   /// a rate limit (--rate-limit): its period; 0 for a concurrency limit
@@ -1787,7 +1787,7 @@ public nonisolated struct Tributary_V1_ScheduleInfo: Sendable {
   /// jobs enqueued
   public var fired: UInt64 = 0
 
-  /// ticks passed over: missed ("skip", or all but the latest for "once"), or paused
+  /// ticks passed over: missed ("skip", or all but the latest for "once"); ticks while
   public var skipped: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()

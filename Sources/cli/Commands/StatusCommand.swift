@@ -32,7 +32,8 @@ struct StatusCommand: AsyncParsableCommand {
                 Terminal.line(
                     "rate      \(limit.target)  at most \(limit.limit) started in any \(limit.periodSeconds) s")
             } else {
-                Terminal.line("limit     \(limit.target)  \(limit.running) running of \(limit.limit)")
+                let per = limit.target.contains("/") ? " per value (the busiest)" : ""
+                Terminal.line("limit     \(limit.target)  \(limit.running) running of \(limit.limit)\(per)")
             }
         }
         for queue in status.queues {

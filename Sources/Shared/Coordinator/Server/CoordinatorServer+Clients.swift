@@ -106,6 +106,17 @@ extension CoordinatorServer {
         let limits = configuration.runLimits
         let runningCounts =
             limits.byKind.isEmpty && limits.byQueue.isEmpty ? ([:], [:]) : try await store.runningCounts()
+        var perArgument: [Tributary_V1_RunLimitInfo] = []
+        for limit in limits.perArgument {
+            let busiest = limit.rate == nil ? try await store.busiestValue(of: limit) : 0
+            perArgument.append(
+                .with {
+                    $0.target = limit.name
+                    $0.limit = UInt32(limit.count)
+                    $0.running = UInt64(busiest)
+                    $0.periodSeconds = limit.rate?.seconds ?? 0
+                })
+        }
         let now = ContinuousClock.now
         let reply = Tributary_V1_StatusReply.with { reply in
             reply.limits =
@@ -136,7 +147,7 @@ extension CoordinatorServer {
                         $0.limit = UInt32(rate.count)
                         $0.periodSeconds = rate.seconds
                     }
-                }
+                } + perArgument
             reply.queues = queues.map { queue in
                 Tributary_V1_QueueInfo.with {
                     $0.name = queue.name

@@ -62,6 +62,16 @@ extension CoordinatorServer {
                     "\(column):\(value) is at its rate limit (\(started) started in the last \(rate.seconds) s)")
             }
         }
+        for limit in limits.perArgument where limit.target.covers(kind: job.kind, queue: job.queue) {
+            let value = job.arguments[limit.argument] ?? ""
+            let used = try await store.usage(of: limit, value: value, now: now)
+            if used >= limit.count {
+                reasons.append(
+                    limit.rate.map {
+                        "\(limit.name)=\(value) is at its rate limit (\(used) started in the last \($0.seconds) s)"
+                    } ?? "\(limit.name)=\(value) is at its limit (\(used) running of \(limit.count))")
+            }
+        }
         if reasons.isEmpty, !serving.isEmpty, serving.allSatisfy({ $0.credit == 0 }) {
             reasons.append("every worker that serves it is busy (\(serving.count) workers)")
         }

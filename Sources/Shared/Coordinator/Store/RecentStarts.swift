@@ -8,20 +8,30 @@ import TributaryCore
 /// a window. A claim rolled back after it counted its starts leaves them counted: a window then lets fewer start,
 /// never more.
 final class RecentStarts {
-    /// Lease times, oldest first, by `kind:NAME` or `queue:NAME`; at most the limit's count of them kept.
+    /// Lease times, oldest first, by `kind:NAME` or `queue:NAME` (`…/ARGUMENT=VALUE` per argument value); at most
+    /// the limit's count of them kept.
     private var times: [String: [Double]] = [:]
 
     /// How many more may start now under `rate` for `key` (a `column` value of the job table: `kind` or `queue`).
     func room(_ key: String, column: String, value: String, rate: RunLimits.Rate, now: Double, in db: Database) throws
         -> Int
     {
+        try room(key, jobs: "\(column) = ?", [value], rate: rate, now: now, in: db)
+    }
+
+    /// How many more may start now under `rate` for `key`, the jobs whose leases count being those matching the SQL
+    /// condition `jobs` with `arguments` (read from the store the first time).
+    func room(
+        _ key: String, jobs condition: String, _ arguments: StatementArguments, rate: RunLimits.Rate, now: Double,
+        in db: Database
+    ) throws -> Int {
         if times[key] == nil {
             times[key] = try Double.fetchAll(
                 db,
                 sql: """
-                    SELECT leased_at FROM tributary_jobs WHERE \(column) = ? AND leased_at > ?
+                    SELECT leased_at FROM tributary_jobs WHERE \(condition) AND leased_at > ?
                     ORDER BY leased_at DESC LIMIT ?
-                    """, arguments: [value, now - rate.seconds, rate.count]
+                    """, arguments: arguments + [now - rate.seconds, rate.count]
             ).reversed()
         }
         // A start "later" than now (the clock stepped back) counts as now, so the window still ends.

@@ -274,7 +274,8 @@ extension RootStore {
 
     /// A claim that keeps to concurrency limits: per queue, in the worker's order, the kinds and queues already at
     /// their limits are left out, and the candidates are read in the queue's order (priority, then age) until the
-    /// claim is full, skipping those of a kind whose limit the claim has reached. At most
+    /// claim is full, skipping those of a kind whose limit the claim has reached, and those whose argument value is
+    /// at a per-argument limit (``ArgumentLimitRoom``). At most
     /// ``limitedClaimScan`` candidates are read per queue, so a deep run of jobs that must wait costs a bounded read.
     private func claimJobsWithinLimits(
         for worker: String, kinds: [String], queues: [String], limit: Int, runLimits: RunLimits, now: Double,
@@ -308,6 +309,7 @@ extension RootStore {
                 runLimits.byKind[kind].map { $0 - runningByKind[kind, default: 0] } ?? .max,
                 rateRoomByKind[kind] ?? .max)
         }
+        var argumentRoom = try ArgumentLimitRoom(runLimits.perArgument(kinds: kinds, queues: queues), in: db)
         var chosen: [Int64] = []
         for queue in queues where chosen.count < limit {
             var queueRoom = runLimits.byQueue[queue].map { $0 - runningByQueue[queue, default: 0] } ?? .max
@@ -321,7 +323,7 @@ extension RootStore {
             let candidates = try statements.statement(
                 db,
                 """
-                SELECT id, kind FROM tributary_jobs WHERE state = \(JobState.queued.sql) AND queue = ?1 AND run_at <= ?2
+                SELECT id, kind, arguments FROM tributary_jobs WHERE state = \(JobState.queued.sql) AND queue = ?1 AND run_at <= ?2
                     AND kind IN (\(SQLText.placeholders(eligible.count, from: 4))) ORDER BY priority DESC, id LIMIT ?3
                 """)
             candidates.bind(1, queue)
@@ -334,6 +336,13 @@ extension RootStore {
             {
                 let kind = candidates.text(column: 1) ?? ""
                 guard room(kind: kind) > 0 else { continue }
+                if !argumentRoom.isEmpty {
+                    let arguments = Self.decodeArguments(candidates.text(column: 2) ?? "{}")
+                    guard
+                        try argumentRoom.admit(
+                            kind: kind, queue: queue, arguments: arguments, now: now, starts: starts, in: db)
+                    else { continue }
+                }
                 chosen.append(candidates.int64(column: 0))
                 runningByKind[kind, default: 0] += 1
                 if let left = rateRoomByKind[kind] { rateRoomByKind[kind] = left - 1 }
@@ -356,6 +365,7 @@ extension RootStore {
             defer { lease.reset() }
             while try lease.step() { jobs.append(Self.leasedJob(lease)) }
         }
+        argumentRoom.started(jobs, at: now, starts: starts)
         for job in jobs {
             if let rate = runLimits.rateByKind[job.spec.kind] {
                 starts.started("kind:\(job.spec.kind)", at: now, keeping: rate.count)

@@ -70,6 +70,35 @@ extension RootStore {
         }
     }
 
+    /// The jobs under a per-argument limit with the argument's `value`: running now (a concurrency limit), or
+    /// started in its last period (a rate limit).
+    public func usage(of limit: RunLimits.PerArgument, value: String, now: Double) async throws -> Int {
+        let (condition, name) = ArgumentLimitRoom.condition(limit.target)
+        let started = limit.rate.map { "leased_at > \(now - $0.seconds)" } ?? "state = \(JobState.running.sql)"
+        return try await pool.read { db in
+            try Int.fetchOne(
+                db,
+                sql: """
+                    SELECT COUNT(*) FROM tributary_jobs
+                    WHERE \(started) AND \(condition) AND coalesce(json_extract(arguments, ?), '') = ?
+                    """, arguments: [name, ArgumentLimitRoom.path(limit.argument), value]) ?? 0
+        }
+    }
+
+    /// The most jobs running under one value of a per-argument concurrency limit.
+    public func busiestValue(of limit: RunLimits.PerArgument) async throws -> Int {
+        let (condition, name) = ArgumentLimitRoom.condition(limit.target)
+        return try await pool.read { db in
+            try Int.fetchOne(
+                db,
+                sql: """
+                    SELECT MAX(n) FROM (SELECT COUNT(*) AS n FROM tributary_jobs
+                        WHERE state = \(JobState.running.sql) AND \(condition)
+                        GROUP BY coalesce(json_extract(arguments, ?), ''))
+                    """, arguments: [name, ArgumentLimitRoom.path(limit.argument)]) ?? 0
+        }
+    }
+
     /// Progress of the jobs pushed together as `batch`.
     public func batchStatus(_ batch: String) async throws -> BatchStatus {
         try await pool.read { db in
