@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 import TributaryCommandSupport
 
@@ -75,6 +76,68 @@ struct PythonExampleTests {
                 "pusher.py",
                 ["--listen", coordinator.process.listenEndpoint, "--entity", "Nope", "--file", rows]))
         #expect(refused.status == 1 && refused.error.joined().contains("UNKNOWN_ENTITY"))
+    }
+
+    @Test("the pusher pushes jobs that wait for a batch, with a batch callback, and adds a schedule")
+    func pusherDependenciesAndSchedules() async throws {
+        let directory = try TemporaryDirectory()
+        let first = try directory.write("first.ndjson", DemoData.pullRequests(count: 1_000, users: 50))
+        let second = try directory.write(
+            "second.ndjson", DemoData.pullRequests(count: 1_000, users: 50, startingAt: 1_001))
+        let coordinator = try await TestCoordinator.start(in: directory, workers: 2)
+        defer { Task { await coordinator.process.stop() } }
+        let listen = ["--listen", coordinator.process.listenEndpoint]
+        let pushed = try await Self.finish(
+            try Self.start("pusher.py", listen + ["--entity", "PullRequest", "--file", first, "--chunk", "250"]))
+        #expect(pushed.status == 0, "pusher: \(pushed.error.joined(separator: "\n"))")
+        let batch = try #require(
+            pushed.output.first?.split(separator: " ").drop { $0 != "batch" }.dropFirst().first.map(String.init))
+        let after = try await Self.finish(
+            try Self.start(
+                "pusher.py",
+                listen + [
+                    "--entity", "PullRequest", "--file", second, "--chunk", "250", "--after-batch", batch,
+                    "--on-complete", "noop", "--argument", "customer=acme", "--wait",
+                ]))
+        #expect(after.status == 0, "pusher: \(after.error.joined(separator: "\n"))")
+        let secondBatch = try #require(
+            after.output.first?.split(separator: " ").drop { $0 != "batch" }.dropFirst().first.map(String.init))
+        try await DatabaseQueue(path: coordinator.storePath).read { db in
+            let firstDone =
+                try Double.fetchOne(
+                    db, sql: "SELECT MAX(updated_at) FROM tributary_jobs WHERE batch = ?", arguments: [batch])
+                ?? .infinity
+            let secondStart =
+                try Double.fetchOne(
+                    db, sql: "SELECT MIN(leased_at) FROM tributary_jobs WHERE batch = ?", arguments: [secondBatch]) ?? 0
+            #expect(secondStart >= firstDone, "a job ran before the batch it waits for was done")
+            #expect(
+                try String.fetchAll(
+                    db, sql: "SELECT arguments FROM tributary_jobs WHERE batch = ?", arguments: [secondBatch]
+                )
+                .allSatisfy { $0.contains(#""customer":"acme""#) })
+            #expect(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM PullRequest") == 2_000)
+        }
+        try await waitUntil("the batch callback to be done") {
+            try await DatabaseQueue(path: coordinator.storePath).read { db in
+                try String.fetchAll(
+                    db, sql: "SELECT state FROM tributary_jobs WHERE batch = ?", arguments: ["\(secondBatch)/complete"])
+            } == ["done"]
+        }
+        let scheduled = try await Self.finish(
+            try Self.start(
+                "pusher.py",
+                listen + [
+                    "--schedule", "nightly", "--cron", "0 3 * * *", "--kind", "noop", "--timezone", "Europe/Paris",
+                ]))
+        #expect(scheduled.status == 0, "pusher: \(scheduled.error.joined(separator: "\n"))")
+        let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+        let schedules = try await client.schedules()
+        await client.close()
+        #expect(schedules.map(\.schedule.name) == ["nightly"] && schedules.first?.schedule.timezone == "Europe/Paris")
+        let bad = try await Self.finish(
+            try Self.start("pusher.py", listen + ["--schedule", "x", "--cron", "* * *", "--kind", "noop"]))
+        #expect(bad.status == 1 && bad.error.joined().contains("has 3 fields"), "\(bad.error)")
     }
 
     @Test(

@@ -3,7 +3,9 @@
 
 The file is cut into jobs of --chunk rows (blank lines dropped), pushed as one batch over a DEALER socket
 (2 frames: b"TRB1" and a serialized tributary.v1.Envelope; see docs/protocol.md). With --wait, the batch is
-polled until every job is done, dead or cancelled.
+polled until every job is done, dead or cancelled. The jobs may wait for other jobs or batches (--after,
+--after-batch) and the batch may have a callback job (--on-complete). With --schedule NAME --cron EXPR --kind KIND,
+it adds a periodic job instead (docs/jobs.md).
 
 Exit status: 0 on success; 1 when the file cannot be read, the coordinator refuses the push or a job is dead;
 2 when the coordinator does not answer within 10 s.
@@ -82,14 +84,18 @@ def chunks(path, rows_per_job):
         yield b"\n".join(rows) + b"\n", len(rows)
 
 
-def push(client, specs):
-    """Pushes the specs as one batch, in messages of at most BYTES_PER_PUSH payload bytes."""
+def push(client, specs, on_complete=None):
+    """Pushes the specs as one batch, in messages of at most BYTES_PER_PUSH payload bytes; the last message sets
+    the batch's callback, so it cannot run before every job is pushed."""
     batch, job_ids, group, size = "", [], [], 0
 
-    def flush():
+    def flush(last=False):
         nonlocal batch, group, size
         if group:
-            reply = client.request(push_jobs=pb.PushJobs(jobs=group, batch=batch)).push_reply
+            push_jobs = pb.PushJobs(jobs=group, batch=batch)
+            if last and on_complete is not None:
+                push_jobs.on_complete.CopyFrom(on_complete)
+            reply = client.request(push_jobs=push_jobs).push_reply
             batch = reply.batch
             job_ids.extend(reply.job_ids)
             group, size = [], 0
@@ -99,8 +105,28 @@ def push(client, specs):
             flush()
         group.append(spec)
         size += len(spec.payload)
-    flush()
+    flush(last=True)
     return batch, job_ids
+
+
+def add_schedule(args, arguments):
+    """Adds (or replaces) the schedule of --schedule and prints it."""
+    spec = pb.ScheduleSpec(name=args.schedule, cron=args.cron, timezone=args.timezone, missed=args.missed,
+                           job=pb.JobSpec(kind=args.kind, arguments=arguments, queue=args.queue))
+    context = zmq.Context()
+    try:
+        client = Client(context, args.listen)
+        info = client.request(put_schedule_request=pb.PutScheduleRequest(schedule=spec, replace=True)).schedule_info
+        print(f"schedule {info.schedule.name}: next tick at {info.next_tick:.0f} (seconds since 1970)", flush=True)
+        return 0
+    except CoordinatorError as error:
+        print(error, file=sys.stderr)
+        return 1
+    except NoReply as error:
+        print(error, file=sys.stderr)
+        return 2
+    finally:
+        context.destroy(linger=0)
 
 
 def wait(client, batch):
@@ -118,21 +144,49 @@ def main():
                         default=os.environ.get("TRIBUTARY_LISTEN", "tcp://127.0.0.1:7400"),
                         help="the coordinator's jobs/control endpoint (env TRIBUTARY_LISTEN; "
                              "default tcp://127.0.0.1:7400)")
-    parser.add_argument("--entity", required=True, metavar="NAME",
-                        help="the entity the rows belong to, e.g. PullRequest")
-    parser.add_argument("--file", required=True, metavar="PATH", help="the NDJSON file: one row (JSON object) per line")
+    parser.add_argument("--entity", metavar="NAME", help="the entity the rows belong to, e.g. PullRequest")
+    parser.add_argument("--file", metavar="PATH", help="the NDJSON file: one row (JSON object) per line")
     parser.add_argument("--chunk", type=int, default=1000, metavar="N", help="rows per job (default 1000)")
     parser.add_argument("--queue", default="", metavar="NAME",
                         help="the named queue the jobs wait in (default: the coordinator's 'default')")
+    parser.add_argument("--argument", action="append", default=[], metavar="KEY=VALUE",
+                        help="an argument of every job, e.g. customer=acme for a per-customer limit (repeatable)")
+    parser.add_argument("--after", action="append", default=[], type=int, metavar="JOB",
+                        help="a job every pushed job waits for (repeatable)")
+    parser.add_argument("--after-batch", action="append", default=[], metavar="BATCH",
+                        help="a batch every pushed job waits for: each of its jobs done (repeatable)")
+    parser.add_argument("--on-parent-failure", choices=["fail", "cancel", "run"], default="",
+                        help="what a dead or cancelled parent does to the jobs (default: fail)")
+    parser.add_argument("--on-complete", metavar="KIND",
+                        help="a job of this kind runs once when the batch finishes, with its counts")
     parser.add_argument("--wait", action="store_true",
                         help="wait until every job is done, dead or cancelled; exit 1 if any is dead")
+    parser.add_argument("--schedule", metavar="NAME", help="add (or replace) a schedule instead of pushing a file")
+    parser.add_argument("--cron", metavar="EXPR", help="with --schedule: when it fires, e.g. '*/5 * * * *'")
+    parser.add_argument("--kind", metavar="KIND", help="with --schedule: the kind of job each tick enqueues")
+    parser.add_argument("--timezone", default="", metavar="ZONE", help="with --schedule: an IANA zone (default UTC)")
+    parser.add_argument("--missed", choices=["once", "all", "skip"], default="",
+                        help="with --schedule: ticks missed while no coordinator ran (default once)")
     args = parser.parse_args()
     if args.chunk <= 0:
         parser.error("--chunk must be positive")
+    arguments = {}
+    for item in args.argument:
+        key, sep, value = item.partition("=")
+        if not key or not sep:
+            parser.error(f"--argument {item!r} is not KEY=VALUE")
+        arguments[key] = value
+    if args.schedule:
+        if not args.cron or not args.kind:
+            parser.error("--schedule needs --cron and --kind")
+        return add_schedule(args, arguments)
+    if not args.entity or not args.file:
+        parser.error("--entity and --file are required (or --schedule)")
 
     try:
-        specs = [pb.JobSpec(kind="import", payload=payload, arguments={"entity": args.entity}, total=rows,
-                            queue=args.queue)
+        specs = [pb.JobSpec(kind="import", payload=payload, arguments={**arguments, "entity": args.entity},
+                            total=rows, queue=args.queue, after_jobs=args.after, after_batches=args.after_batch,
+                            on_parent_failure=args.on_parent_failure)
                  for payload, rows in chunks(args.file, args.chunk)]
     except OSError as error:
         sys.exit(f"cannot read {args.file}: {error.strerror}")
@@ -142,7 +196,8 @@ def main():
     context = zmq.Context()
     try:
         client = Client(context, args.listen)
-        batch, job_ids = push(client, specs)
+        on_complete = pb.JobSpec(kind=args.on_complete, queue=args.queue) if args.on_complete else None
+        batch, job_ids = push(client, specs, on_complete)
         jobs = f"{len(job_ids)} job" + ("" if len(job_ids) == 1 else "s")
         print(f"pushed {jobs} as batch {batch} (job ids {' '.join(map(str, job_ids))})", flush=True)
         if args.wait:

@@ -19,7 +19,7 @@ struct JobsCommand: AsyncParsableCommand {
 struct JobsListCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "list", abstract: "List jobs, newest first.")
 
-    @Option(help: "Only jobs in this state: queued, running, done, dead or cancelled.")
+    @Option(help: "Only jobs in this state: waiting, queued, running, done, dead or cancelled.")
     var state: String?
 
     @Option(help: "Only jobs of this batch.")
@@ -95,7 +95,9 @@ struct JobsRetryCommand: AsyncParsableCommand {
 struct JobsCancelCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cancel",
-        abstract: "Cancel a queued or running job; a running one stops at its next batch, keeping what it committed.")
+        abstract:
+            "Cancel a waiting, queued or running job; a running one stops at its next batch, keeping what it committed."
+    )
 
     @Argument(help: "The job id.")
     var id: UInt64

@@ -40,7 +40,7 @@ struct PushJobCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Enqueue nothing while a job with this key is queued or running (prints that job's id instead).",
+            "Enqueue nothing while a job with this key is waiting, queued or running (prints that job's id instead).",
             valueName: "key"))
     var uniqueKey: String?
 
@@ -138,11 +138,13 @@ struct PushImportCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Give job N of this push the unique key KEY#N: pushing the same file again while its jobs are queued or running enqueues nothing twice.",
+            "Give job N of this push the unique key KEY#N: pushing the same file again while its jobs are waiting, queued or running enqueues nothing twice.",
             valueName: "key"))
     var uniqueKey: String?
 
     @OptionGroup var callback: CallbackOptions
+
+    @OptionGroup var parents: ParentOptions
 
     @OptionGroup var jobs: JobsEndpointOption
 
@@ -169,6 +171,7 @@ struct PushImportCommand: AsyncParsableCommand {
             spec.runAt = runAt
             if queue != JobQueue.defaultName { spec.queue = queue }
             if let uniqueKey { spec.uniqueKey = "\(uniqueKey)#\(index + 1)" }
+            parents.apply(to: &spec)
             return spec
         }
         let pushed = try await ImportPusher(client: client).push(
@@ -177,7 +180,8 @@ struct PushImportCommand: AsyncParsableCommand {
         Terminal.error("pushed \(specs.count) jobs (\(rows) rows) as batch \(pushed.batch)")
         if !pushed.duplicates.isEmpty {
             Terminal.error(
-                "not enqueued: \(pushed.duplicates.count) of them, whose unique keys queued or running jobs hold")
+                "not enqueued: \(pushed.duplicates.count) of them, whose unique keys waiting, queued or running jobs hold"
+            )
         }
         guard wait else {
             Terminal.line(pushed.batch)

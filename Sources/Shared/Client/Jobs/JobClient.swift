@@ -99,7 +99,7 @@ public final class JobClient: Sendable {
         return job
     }
 
-    /// Cancels a queued or running job.
+    /// Cancels a waiting, queued or running job.
     public func cancel(_ id: UInt64) async throws -> Tributary_V1_JobInfo {
         let reply = try await connection.request(.cancelJobRequest(.with { $0.jobID = id }))
         guard case .jobInfo(let job) = reply.body else { throw Self.unexpected(reply) }
