@@ -65,6 +65,20 @@ extension CoordinatorServer {
                 logger.error("claim failed", metadata: ["worker": "\(claim.worker.id)", "error": "\(error)"])
             }
         }
+        if !commit.claims.isEmpty { scheduleRateLimitWake() }
+    }
+
+    /// A claim found a rate limit full: a dispatch is due when its window next has room, rather than at the next
+    /// tick (up to half a second later), so that the limit's pace is kept to.
+    private func scheduleRateLimitWake() {
+        guard let at = store.writer.recentStarts.nextRoom.take() else { return }
+        if let scheduled = rateLimitWake, scheduled <= at { return }
+        rateLimitWake = at
+        Task { [weak self] in
+            // A moment past it, so that the oldest start has left the window when the claim looks.
+            try? await Task.sleep(for: .seconds(max(0, at - Date().timeIntervalSince1970) + 0.002))
+            self?.post(.rateLimitRoom)
+        }
     }
 
     /// Answers a push once its jobs are enqueued; they may go out at once.

@@ -33,6 +33,8 @@ public actor CoordinatorServer: Service {
     /// Set by what may let jobs go out (credit, new jobs, a worker gone, time); the claims go to the writer with
     /// the next saves (``submit()``), so many jobs are claimed in one transaction.
     var needsDispatch = false
+    /// When a dispatch is due because a full rate limit has room again (seconds since 1970), if one is scheduled.
+    var rateLimitWake: Double?
     /// The saves of the message being handled, for the writer once it is (``submit()``).
     var gathered: [SaveGroup.Member] = []
     /// Replies gathered while a group commit is answered, sent together once it is.
@@ -190,6 +192,9 @@ public actor CoordinatorServer: Service {
         case .written: answer(writer.takeAnswers())
         case .tick: await tick()
         case .jobsQueued: if workers.anyHasCredit { needsDispatch = true }
+        case .rateLimitRoom:
+            rateLimitWake = nil
+            if workers.anyHasCredit { needsDispatch = true }
         case .attemptsExpired(let attempts): stopAttempts(attempts)
         case .workerExited(let pid, let name): await workerProcessExited(pid: pid, name: name)
         case .reloadAllowList: await reloadAllowListNow()

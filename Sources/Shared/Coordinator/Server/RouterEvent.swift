@@ -15,6 +15,8 @@ enum RouterEvent: Sendable {
     case attemptsExpired([RootStore.TimedOutAttempt])
     /// Jobs were queued by another service (a schedule's ticks): workers with credit are to claim.
     case jobsQueued
+    /// A full rate limit has room again (``CoordinatorServer/scheduleRateLimitWake()``).
+    case rateLimitRoom
     /// A local pool process exited.
     case workerExited(pid: Int32, name: String)
     /// SIGHUP: the allow-list is to be read again.

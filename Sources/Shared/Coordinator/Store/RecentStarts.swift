@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 import TributaryCore
 
 /// When the latest jobs of each rate-limited kind or queue were leased: what a rate limit (`--rate-limit`, at most M
@@ -8,6 +9,9 @@ import TributaryCore
 /// a window. A claim rolled back after it counted its starts leaves them counted: a window then lets fewer start,
 /// never more.
 final class RecentStarts {
+    /// When a rate limit a claim found full next has room: told to the router, which dispatches then.
+    let nextRoom = NextRoom()
+
     /// Lease times, oldest first, by `kind:NAME` or `queue:NAME` (`…/ARGUMENT=VALUE` per argument value); at most
     /// the limit's count of them kept.
     private var times: [String: [Double]] = [:]
@@ -37,7 +41,10 @@ final class RecentStarts {
         // A start "later" than now (the clock stepped back) counts as now, so the window still ends.
         let recent = times[key, default: []].map { min($0, now) }.filter { $0 > now - rate.seconds }
         times[key] = recent
-        return max(0, rate.count - recent.count)
+        let room = max(0, rate.count - recent.count)
+        // Full: the oldest start leaves the window at its time plus the period, and a start is free again.
+        if room == 0, let oldest = recent.first { nextRoom.note(oldest + rate.seconds) }
+        return room
     }
 
     /// Counts a start for `key`.
@@ -46,5 +53,23 @@ final class RecentStarts {
         recent.append(now)
         if recent.count > count { recent.removeFirst(recent.count - count) }
         times[key] = recent
+    }
+}
+
+/// The earliest time a full rate limit has room again, noted by claims on the writer and taken by the router, which
+/// dispatches then instead of at its next tick (so a limit's pace is kept to, not up to half a second below it).
+final class NextRoom: Sendable {
+    private let earliest = Mutex<Double?>(nil)
+
+    func note(_ time: Double) {
+        earliest.withLock { $0 = min($0 ?? time, time) }
+    }
+
+    /// The earliest time noted since the last call, if any.
+    func take() -> Double? {
+        earliest.withLock { value in
+            defer { value = nil }
+            return value
+        }
     }
 }

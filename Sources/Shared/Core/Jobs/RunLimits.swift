@@ -95,8 +95,7 @@ public struct RunLimits: Sendable, Equatable {
 
     /// Adds one `kind:NAME=M/PERIOD` or `queue:NAME=M/PERIOD` (with `/ARGUMENT` after the name: per value of that
     /// argument): M from 1 to 100,000 starts in any PERIOD of 1 s to a day (`1s`, `1500ms`, `5m`, `1h`; a bare
-    /// number is seconds). Held-back jobs go out at the router's dispatches, twice a second, so a shorter period
-    /// could not be kept to.
+    /// number is seconds). A held-back job goes out when its window has room again.
     /// - Throws: ``RunLimitError`` naming what is wrong with `text`.
     public mutating func addRate(_ text: String) throws {
         let usage =
