@@ -87,7 +87,10 @@ extension RootStore {
     public func fireDueSchedules(now: Double = Date().timeIntervalSince1970, catchingUp: Bool) async throws
         -> FiredTicks
     {
-        try await pool.write { db in
+        // Most looks find nothing due: a read says so without taking the writer.
+        let next = try await pool.read { db in try Self.nextTick(in: db) }
+        if next.map({ $0 > now }) ?? true { return FiredTicks(next: next) }
+        return try await pool.write { db in
             var fired = FiredTicks()
             let due = try Row.fetchAll(
                 db,
@@ -124,10 +127,15 @@ extension RootStore {
                         """,
                     arguments: [tick, firing.last, lastJob, firing.count, skipped, now, info.spec.name])
             }
-            fired.next = try Double.fetchOne(
-                db, sql: "SELECT MIN(next_tick) FROM tributary_schedules WHERE NOT paused AND next_tick > 0")
+            fired.next = try Self.nextTick(in: db)
             return fired
         }
+    }
+
+    /// The earliest next tick of an active schedule.
+    private static func nextTick(in db: Database) throws -> Double? {
+        try Double.fetchOne(
+            db, sql: "SELECT MIN(next_tick) FROM tributary_schedules WHERE NOT paused AND next_tick > 0")
     }
 
     /// Enqueues the job of `spec`'s tick `at`, unless one was enqueued for it before.
