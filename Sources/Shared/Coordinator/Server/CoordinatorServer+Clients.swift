@@ -73,7 +73,6 @@ extension CoordinatorServer {
                 .invalidRequest,
                 "job \(index) of the push waits for job \(position) of the push: after_pushed names earlier jobs only")
         }
-        _ = try JobSpec(checking: spec)
         let limit = configuration.limits.maximumPayloadBytes
         guard spec.payload.count <= limit else {
             throw ProtocolError(
