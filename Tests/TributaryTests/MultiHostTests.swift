@@ -37,7 +37,7 @@ struct MultiHostTests {
         let hosts = try NetworkNamespaces(spokes: 3)
         defer { hosts.remove() }
         let (b, c, d) = (1, 2, 3)
-        let input = DemoData.pullRequests(count: 150_000, users: 500)
+        let input = DemoData.pullRequests(count: 100_000, users: 500)
         let expected = try ImportIntegrationTests.Expected(input)
         let inputPath = try directory.write("input.ndjson", input)
         let modelPath = try directory.write("model.json", DemoData.modelJSON)
@@ -99,7 +99,7 @@ struct MultiHostTests {
         let push = try start(
             0, "tributary",
             [
-                "push", "import", "--entity", "PullRequest", "--file", inputPath, "--chunk", "500", "--listen",
+                "push", "import", "--entity", "PullRequest", "--file", inputPath, "--chunk", "400", "--listen",
                 "tcp://127.0.0.1:\(Self.jobsPort)",
             ] + curve("c1"))
         let pushed = try await push.finish(timeout: .seconds(60))
@@ -117,7 +117,7 @@ struct MultiHostTests {
         let restoredAt = try Self.progress(storePath, batch: batch).done
         lost.kill()
         let lostAt = try Self.progress(storePath, batch: batch).done
-        #expect(lostAt < 300, "the import was over before host D was lost: the scenario did not happen")
+        #expect(lostAt < 250, "the import was over before host D was lost: the scenario did not happen")
         try await waitUntil("the import to finish", timeout: .seconds(300)) {
             let progress = try Self.progress(storePath, batch: batch)
             return progress.done + progress.dead == progress.total
@@ -137,8 +137,8 @@ struct MultiHostTests {
             seen.value.last == lastSeq
         }
         try await store.read { db in
-            #expect(try Self.progress(storePath, batch: batch) == (300, 0, 300))
-            #expect(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM PullRequest") == 150_000)
+            #expect(try Self.progress(storePath, batch: batch) == (250, 0, 250))
+            #expect(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM PullRequest") == 100_000)
             #expect(try AppliedOnce.rewrittenObjects(of: "PullRequest", in: db) == 0, "a batch was applied twice")
             let mismatches = try expected.mismatches(in: db)
             #expect(mismatches.users == 0 && mismatches.authors == 0 && mismatches.reviewers == 0)
@@ -147,8 +147,8 @@ struct MultiHostTests {
         #expect(seen.value == Array(1...lastSeq), "the subscriber did not see every commit once, in order")
         print(
             """
-            multi-host: B's link cut at \(cutAt) of 300 jobs done for 5 s (restored at \(restoredAt)), host D lost at \
-            \(lostAt); \(lostAttempts) jobs had an attempt lost; 150,000 rows once; the subscriber on C saw seq 1 to \
+            multi-host: B's link cut at \(cutAt) of 250 jobs done for 5 s (restored at \(restoredAt)), host D lost at \
+            \(lostAt); \(lostAttempts) jobs had an attempt lost; 100,000 rows once; the subscriber on C saw seq 1 to \
             \(lastSeq), each once, in order
             """)
     }

@@ -13,11 +13,13 @@ func waitUntil(
     _ condition: () async throws -> Bool
 ) async throws {
     let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
+    while true {
         if try await condition() { return }
+        // Checked after the condition, so that a poll woken late (the machine loaded by the tests running beside
+        // it) still sees a condition that became true meanwhile, rather than timing out without a last look.
+        if ContinuousClock.now >= deadline { throw TimedOut(what: what) }
         try await Task.sleep(for: interval)
     }
-    throw TimedOut(what: what)
 }
 
 /// Runs `body`, failing with ``TimedOut`` if it has not finished within `timeout`.
