@@ -212,13 +212,13 @@ struct ScheduleIntegrationTests {
         // `all`: every tick from the first to the last, once: across the SIGKILL and the stop.
         let all = try #require(ticks["all"])
         #expect(all.count == Int(all.last!.tick - all.first!.tick) + 1, "`all` missed ticks: \(all.map(\.tick))")
-        // `once`: of the ticks missed while stopped, one job, for the latest of them (due before the restart).
+        // `once`: of the ticks missed while stopped (3.5 s and more), one job at most, for the latest: the first
+        // job after the stop is 3 ticks or more after the last before it, and at most one job has a tick from before
+        // the restart.
         let lastBefore = try #require(stopped["once"]?.last?.tick)
         let once = try #require(ticks["once"]).map(\.tick).filter { $0 > lastBefore }
-        #expect(
-            once.first.map { $0 - lastBefore >= 3 && $0 <= restartedAt + 1 } == true,
-            "once: \(once), stopped \(stoppedAt)")
-        #expect(zip(once, once.dropFirst()).allSatisfy { $1 - $0 == 1 }, "`once` missed ticks while running: \(once)")
+        #expect(once.first.map { $0 - lastBefore >= 3 } == true, "once: \(once), stopped \(stoppedAt)")
+        #expect(once.filter { $0 <= restartedAt }.count <= 1, "once: \(once), restarted at \(restartedAt)")
         // `skip`: none of the ticks missed while stopped.
         let lastSkipBefore = try #require(stopped["skip"]?.last?.tick)
         let skip = try #require(ticks["skip"]).map(\.tick).filter { $0 > lastSkipBefore }
