@@ -113,21 +113,13 @@ def add_schedule(args, arguments):
     """Adds (or replaces) the schedule of --schedule and prints it."""
     spec = pb.ScheduleSpec(name=args.schedule, cron=args.cron, timezone=args.timezone, missed=args.missed,
                            job=pb.JobSpec(kind=args.kind, arguments=arguments, queue=args.queue))
-    context = zmq.Context()
-    try:
-        client = Client(context, args.listen)
-        info = client.request(put_schedule_request=pb.PutScheduleRequest(schedule=spec, replace=True)).schedule_info
+    def put(client):
+        request = pb.PutScheduleRequest(schedule=spec, replace=True)
+        info = client.request(put_schedule_request=request).schedule_info
         print(f"schedule {info.schedule.name}: next tick at {info.next_tick:.0f} (seconds since 1970)", flush=True)
         return 0
-    except CoordinatorError as error:
-        print(error, file=sys.stderr)
-        return 1
-    except NoReply as error:
-        print(error, file=sys.stderr)
-        return 2
-    finally:
-        context.destroy(linger=0)
 
+    return with_client(args.listen, put)
 
 def wait(client, batch):
     """Polls the batch until it is finished; returns the last BatchStatusReply."""
@@ -193,9 +185,7 @@ def main():
     if not specs:
         sys.exit(f"{args.file} has no rows")
 
-    context = zmq.Context()
-    try:
-        client = Client(context, args.listen)
+    def push_file(client):
         on_complete = pb.JobSpec(kind=args.on_complete, queue=args.queue) if args.on_complete else None
         batch, job_ids = push(client, specs, on_complete)
         jobs = f"{len(job_ids)} job" + ("" if len(job_ids) == 1 else "s")
@@ -210,6 +200,15 @@ def main():
             if status.dead_jobs:
                 return 1
         return 0
+
+    return with_client(args.listen, push_file)
+
+
+def with_client(endpoint, body):
+    """Runs body(client) and returns its exit status: 1 when the coordinator refuses, 2 when it does not answer."""
+    context = zmq.Context()
+    try:
+        return body(Client(context, endpoint))
     except CoordinatorError as error:
         print(error, file=sys.stderr)
         return 1
@@ -220,7 +219,6 @@ def main():
         return 130
     finally:
         context.destroy(linger=0)
-
 
 if __name__ == "__main__":
     sys.exit(main())
