@@ -250,5 +250,12 @@ struct ScheduleIntegrationTests {
                 coordinator.process.listenEndpoint,
             ])
         #expect(bad.status != 0 && bad.error.contains("has 3 fields"), "\(bad.error)")
+        let importing = try await Binaries.run(
+            "tributary",
+            [
+                "schedules", "add", "x", "--cron", "@hourly", "--kind", "import", "--listen",
+                coordinator.process.listenEndpoint,
+            ])
+        #expect(importing.status != 0 && importing.error.contains("cannot enqueue import jobs"), "\(importing.error)")
     }
 }

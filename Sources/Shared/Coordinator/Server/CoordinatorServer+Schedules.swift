@@ -7,6 +7,17 @@ extension CoordinatorServer {
     func putSchedule(_ request: Tributary_V1_PutScheduleRequest, from peer: Data, requestID: UInt64) async throws {
         guard request.hasSchedule else { throw ProtocolError(.invalidRequest, "PutScheduleRequest has no schedule") }
         let spec = try ScheduleSpec(checking: request.schedule)
+        guard spec.job.kind != ImportJob.kind else {
+            throw ProtocolError(.invalidRequest, "a schedule cannot enqueue import jobs: they need rows to import")
+        }
+        guard request.schedule.job.payload.isEmpty, request.schedule.job.uniqueKey.isEmpty,
+            request.schedule.job.afterJobs.isEmpty, request.schedule.job.afterBatches.isEmpty,
+            request.schedule.job.afterPushed.isEmpty
+        else {
+            throw ProtocolError(
+                .invalidRequest,
+                "a schedule's job may set kind, arguments, queue, priority, max_attempts, backoff and timeout_ms only")
+        }
         if let refusal = JobQueue.refusal(of: spec.job.queue) { throw ProtocolError(.invalidRequest, refusal) }
         let info = try await store.putSchedule(spec, replace: request.replace)
         logger.info(
