@@ -14,6 +14,15 @@ struct ArgumentLimitRoom {
 
     var isEmpty: Bool { limits.isEmpty }
 
+    /// The arguments the limits name, each once, in a fixed order.
+    let arguments: [String]
+
+    /// Columns to add to a candidates' SELECT: each of ``arguments``, as text (names are letters, digits, `_`, `-`
+    /// and `.`, so they are safe inside the path literal).
+    var columnsSQL: String {
+        arguments.map { ", CAST(json_extract(arguments, '\(Self.path($0))') AS TEXT)" }.joined()
+    }
+
     /// The SQL path of an argument in the job's `arguments` JSON.
     static func path(_ argument: String) -> String { "$.\"\(argument)\"" }
 
@@ -28,6 +37,7 @@ struct ArgumentLimitRoom {
     /// Reads the running jobs under each of `limits`.
     init(_ limits: [RunLimits.PerArgument], in db: Database) throws {
         self.limits = limits
+        arguments = Array(Set(limits.map(\.argument))).sorted()
         running = Array(repeating: [:], count: limits.count)
         rateRoom = Array(repeating: [:], count: limits.count)
         for (index, limit) in limits.enumerated() where limit.rate == nil {

@@ -323,7 +323,7 @@ extension RootStore {
             let candidates = try statements.statement(
                 db,
                 """
-                SELECT id, kind, arguments FROM tributary_jobs WHERE state = \(JobState.queued.sql) AND queue = ?1 AND run_at <= ?2
+                SELECT id, kind\(argumentRoom.columnsSQL) FROM tributary_jobs WHERE state = \(JobState.queued.sql) AND queue = ?1 AND run_at <= ?2
                     AND kind IN (\(SQLText.placeholders(eligible.count, from: 4))) ORDER BY priority DESC, id LIMIT ?3
                 """)
             candidates.bind(1, queue)
@@ -337,7 +337,12 @@ extension RootStore {
                 let kind = candidates.text(column: 1) ?? ""
                 guard room(kind: kind) > 0 else { continue }
                 if !argumentRoom.isEmpty {
-                    let arguments = Self.decodeArguments(candidates.text(column: 2) ?? "{}")
+                    // Only the arguments the limits name, read by SQLite: a deep run of jobs of one value at its
+                    // limit is read past without decoding each job's arguments.
+                    var arguments: [String: String] = [:]
+                    for (offset, name) in argumentRoom.arguments.enumerated() {
+                        arguments[name] = candidates.text(column: Int32(2 + offset))
+                    }
                     guard
                         try argumentRoom.admit(
                             kind: kind, queue: queue, arguments: arguments, now: now, starts: starts, in: db)
