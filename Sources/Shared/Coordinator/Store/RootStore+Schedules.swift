@@ -112,11 +112,13 @@ extension RootStore {
                     case (.skip, true): []
                     default: ticks.suffix(1)
                     }
-                var lastJob = info.lastJobID
+                var (lastJob, lastTick, enqueued) = (info.lastJobID, Double?.none, 0)
+                // A tick that has its job already (a clock stepped back, a schedule re-added under its name) enqueues
+                // nothing and is not counted as fired.
                 for at in firing {
                     guard let id = try Self.fire(info.spec, tick: at, now: now, in: db) else { continue }
                     fired.jobs.append(id)
-                    lastJob = id
+                    (lastJob, lastTick, enqueued) = (id, at, enqueued + 1)
                 }
                 let skipped = ticks.count - firing.count
                 fired.skipped += skipped
@@ -125,7 +127,7 @@ extension RootStore {
                         UPDATE tributary_schedules SET next_tick = ?, last_tick = coalesce(?, last_tick), last_job = ?,
                             fired = fired + ?, skipped = skipped + ?, updated_at = ? WHERE name = ?
                         """,
-                    arguments: [tick, firing.last, lastJob, firing.count, skipped, now, info.spec.name])
+                    arguments: [tick, lastTick, lastJob, enqueued, skipped, now, info.spec.name])
             }
             fired.next = try Self.nextTick(in: db)
             return fired
