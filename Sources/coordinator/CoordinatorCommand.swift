@@ -55,6 +55,12 @@ struct CoordinatorCommand: AsyncParsableCommand {
     )
     var retentionHours: Double = 168
 
+    @Option(
+        help: ArgumentHelp(
+            "Where `tributary backup --to FILE` may write (FILE relative to it, or inside it; default: the store's directory).",
+            valueName: "path"))
+    var backupDir: String?
+
     @Option(help: "Hours to keep the change history; 0 keeps it. History a durable subscriber has not read stays.")
     var historyHours: Double = 168
 
@@ -164,6 +170,11 @@ struct CoordinatorCommand: AsyncParsableCommand {
         guard (1...1_000_000).contains(feedBuffer) else {
             throw ValidationError("--feed-buffer must be between 1 and 1000000")
         }
+        if let backupDir {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: backupDir, isDirectory: &isDirectory), isDirectory.boolValue
+            else { throw ValidationError("--backup-dir \(backupDir) is not a directory") }
+        }
         guard historyCommits >= 0 else { throw ValidationError("--history-commits must be 0 (no limit) or more") }
         if let workerConcurrency, !(1...1024).contains(workerConcurrency) {
             throw ValidationError("--worker-concurrency must be between 1 and 1024")
@@ -263,6 +274,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
         configuration.commitRows = commitRows
         configuration.commitSeconds = commitSeconds > 0 ? commitSeconds : nil
         configuration.runLimits = try parsedRunLimits()
+        configuration.backupDirectory = backupDir.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
         if let curveSecret, let allow {
             let curve = try CoordinatorCurve(secretFile: curveSecret, allowDirectory: allow)
             configuration.curve = curve

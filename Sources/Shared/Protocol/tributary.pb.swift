@@ -614,6 +614,14 @@ public nonisolated struct Tributary_V1_Envelope: Sendable {
     set {body = .scheduleActionRequest(newValue)}
   }
 
+  public var backupRequest: Tributary_V1_BackupRequest {
+    get {
+      if case .backupRequest(let v)? = body {return v}
+      return Tributary_V1_BackupRequest()
+    }
+    set {body = .backupRequest(newValue)}
+  }
+
   /// subscriber -> coordinator (the feed's requests; see docs/feed.md)
   public var historyRequest: Tributary_V1_HistoryRequest {
     get {
@@ -721,6 +729,14 @@ public nonisolated struct Tributary_V1_Envelope: Sendable {
     set {body = .schedulesReply(newValue)}
   }
 
+  public var backupReply: Tributary_V1_BackupReply {
+    get {
+      if case .backupReply(let v)? = body {return v}
+      return Tributary_V1_BackupReply()
+    }
+    set {body = .backupReply(newValue)}
+  }
+
   /// coordinator -> subscriber
   public var historyReply: Tributary_V1_HistoryReply {
     get {
@@ -800,6 +816,7 @@ public nonisolated struct Tributary_V1_Envelope: Sendable {
     case putScheduleRequest(Tributary_V1_PutScheduleRequest)
     case schedulesRequest(Tributary_V1_SchedulesRequest)
     case scheduleActionRequest(Tributary_V1_ScheduleActionRequest)
+    case backupRequest(Tributary_V1_BackupRequest)
     /// subscriber -> coordinator (the feed's requests; see docs/feed.md)
     case historyRequest(Tributary_V1_HistoryRequest)
     case snapshotRequest(Tributary_V1_SnapshotRequest)
@@ -816,6 +833,7 @@ public nonisolated struct Tributary_V1_Envelope: Sendable {
     case jobInfo(Tributary_V1_JobInfo)
     case scheduleInfo(Tributary_V1_ScheduleInfo)
     case schedulesReply(Tributary_V1_SchedulesReply)
+    case backupReply(Tributary_V1_BackupReply)
     /// coordinator -> subscriber
     case historyReply(Tributary_V1_HistoryReply)
     case snapshotPage(Tributary_V1_SnapshotPage)
@@ -1809,6 +1827,45 @@ public nonisolated struct Tributary_V1_SchedulesReply: Sendable {
   public init() {}
 }
 
+/// An online backup of the store (`tributary backup --to FILE`): a consistent copy of the store as of one commit,
+/// written while the coordinator serves, from a read transaction (SQLite's VACUUM INTO), so commits go on meanwhile.
+/// The file is written on the coordinator's host, inside its backup directory (`--backup-dir`, by default the
+/// store's directory): `path` is relative to it, or absolute and inside it. An existing file is never replaced
+/// (INVALID_REQUEST); the copy appears under its name only once complete. Answered with BackupReply.
+public nonisolated struct Tributary_V1_BackupRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var path: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Tributary_V1_BackupReply: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the backup's absolute path on the coordinator's host
+  public var path: String = String()
+
+  /// its size
+  public var bytes: UInt64 = 0
+
+  /// the last commit it holds: a coordinator started on it resumes the feed after this seq
+  public var lastSeq: UInt64 = 0
+
+  /// how long the copy took
+  public var seconds: Double = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 public nonisolated struct Tributary_V1_JobError: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -2566,7 +2623,7 @@ nonisolated extension Tributary_V1_FetchResultType: SwiftProtobuf._ProtoNameProv
 
 nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Envelope"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{4}\u{9}worker_hello\0\u{3}worker_ready\0\u{1}heartbeat\0\u{3}save_changes\0\u{3}job_failed\0\u{3}worker_bye\0\u{2}\u{5}welcome\0\u{3}job_assignment\0\u{3}save_ack\0\u{3}cancel_job\0\u{1}drain\0\u{4}\u{6}push_jobs\0\u{3}status_request\0\u{3}batch_status_request\0\u{3}jobs_request\0\u{3}job_request\0\u{3}retry_job_request\0\u{3}cancel_job_request\0\u{3}delete_job_request\0\u{3}put_schedule_request\0\u{3}schedules_request\0\u{3}push_reply\0\u{3}status_reply\0\u{3}batch_status_reply\0\u{3}jobs_reply\0\u{3}job_info\0\u{3}schedule_info\0\u{3}schedules_reply\0\u{2}\u{4}error\0\u{4}\u{5}schedule_action_request\0\u{4}\u{5}history_request\0\u{3}history_reply\0\u{3}snapshot_request\0\u{3}snapshot_page\0\u{3}subscriber_update\0\u{3}subscriber_info\0\u{3}subscribers_request\0\u{3}subscribers_reply\0\u{3}delete_subscriber_request\0\u{4}\u{2}fetch_request\0\u{3}fetch_reply\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{4}\u{9}worker_hello\0\u{3}worker_ready\0\u{1}heartbeat\0\u{3}save_changes\0\u{3}job_failed\0\u{3}worker_bye\0\u{2}\u{5}welcome\0\u{3}job_assignment\0\u{3}save_ack\0\u{3}cancel_job\0\u{1}drain\0\u{4}\u{6}push_jobs\0\u{3}status_request\0\u{3}batch_status_request\0\u{3}jobs_request\0\u{3}job_request\0\u{3}retry_job_request\0\u{3}cancel_job_request\0\u{3}delete_job_request\0\u{3}put_schedule_request\0\u{3}schedules_request\0\u{3}push_reply\0\u{3}status_reply\0\u{3}batch_status_reply\0\u{3}jobs_reply\0\u{3}job_info\0\u{3}schedule_info\0\u{3}schedules_reply\0\u{3}backup_reply\0\u{2}\u{3}error\0\u{4}\u{5}schedule_action_request\0\u{3}backup_request\0\u{4}\u{4}history_request\0\u{3}history_reply\0\u{3}snapshot_request\0\u{3}snapshot_page\0\u{3}subscriber_update\0\u{3}subscriber_info\0\u{3}subscribers_request\0\u{3}subscribers_reply\0\u{3}delete_subscriber_request\0\u{4}\u{2}fetch_request\0\u{3}fetch_reply\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2939,6 +2996,19 @@ nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobu
           self.body = .schedulesReply(v)
         }
       }()
+      case 47: try {
+        var v: Tributary_V1_BackupReply?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .backupReply(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .backupReply(v)
+        }
+      }()
       case 50: try {
         var v: Tributary_V1_Error?
         var hadOneofValue = false
@@ -2963,6 +3033,19 @@ nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobu
         if let v = v {
           if hadOneofValue {try decoder.handleConflictingOneOf()}
           self.body = .scheduleActionRequest(v)
+        }
+      }()
+      case 56: try {
+        var v: Tributary_V1_BackupRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .backupRequest(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .backupRequest(v)
         }
       }()
       case 60: try {
@@ -3234,6 +3317,10 @@ nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobu
       guard case .schedulesReply(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 46)
     }()
+    case .backupReply?: try {
+      guard case .backupReply(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 47)
+    }()
     case .error?: try {
       guard case .error(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 50)
@@ -3241,6 +3328,10 @@ nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobu
     case .scheduleActionRequest?: try {
       guard case .scheduleActionRequest(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 55)
+    }()
+    case .backupRequest?: try {
+      guard case .backupRequest(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 56)
     }()
     case .historyRequest?: try {
       guard case .historyRequest(let v)? = self.body else { preconditionFailure() }
@@ -5287,6 +5378,81 @@ nonisolated extension Tributary_V1_SchedulesReply: SwiftProtobuf.Message, SwiftP
 
   public static func ==(lhs: Tributary_V1_SchedulesReply, rhs: Tributary_V1_SchedulesReply) -> Bool {
     if lhs.schedules != rhs.schedules {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_BackupRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BackupRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}path\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.path) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.path.isEmpty {
+      try visitor.visitSingularStringField(value: self.path, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_BackupRequest, rhs: Tributary_V1_BackupRequest) -> Bool {
+    if lhs.path != rhs.path {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_BackupReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BackupReply"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}path\0\u{1}bytes\0\u{3}last_seq\0\u{1}seconds\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.path) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.bytes) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.lastSeq) }()
+      case 4: try { try decoder.decodeSingularDoubleField(value: &self.seconds) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.path.isEmpty {
+      try visitor.visitSingularStringField(value: self.path, fieldNumber: 1)
+    }
+    if self.bytes != 0 {
+      try visitor.visitSingularUInt64Field(value: self.bytes, fieldNumber: 2)
+    }
+    if self.lastSeq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.lastSeq, fieldNumber: 3)
+    }
+    if self.seconds.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.seconds, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_BackupReply, rhs: Tributary_V1_BackupReply) -> Bool {
+    if lhs.path != rhs.path {return false}
+    if lhs.bytes != rhs.bytes {return false}
+    if lhs.lastSeq != rhs.lastSeq {return false}
+    if lhs.seconds != rhs.seconds {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -24,7 +24,14 @@ enum Binaries {
     static func run(
         _ name: String, _ arguments: [String], environment: [String: String]? = nil, timeout: Duration = .seconds(600)
     ) async throws -> (status: Int32, output: String, error: String) {
-        let started = try StartedProcess.start(name, arguments, environment: environment)
+        try await run(executable: url(name), arguments, environment: environment, timeout: timeout)
+    }
+
+    /// Runs an executable given by its path to completion (see ``run(_:_:environment:timeout:)``).
+    static func run(
+        executable: URL, _ arguments: [String], environment: [String: String]? = nil, timeout: Duration = .seconds(600)
+    ) async throws -> (status: Int32, output: String, error: String) {
+        let started = try StartedProcess.start(executable: executable, arguments, environment: environment)
         defer { started.kill() }
         let (status, output, error) = try await started.finish(timeout: timeout)
         return (status, output.joined(separator: "\n"), error.joined(separator: "\n"))

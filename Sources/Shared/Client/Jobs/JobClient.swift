@@ -151,6 +151,14 @@ public final class JobClient: Sendable {
         return info
     }
 
+    /// Has the coordinator write an online backup of its store to `path` on its host (relative to its backup
+    /// directory, or absolute inside it); returns once the file is complete.
+    public func backup(to path: String, timeout: Duration = .seconds(600)) async throws -> Tributary_V1_BackupReply {
+        let reply = try await connection.request(.backupRequest(.with { $0.path = path }), timeout: timeout)
+        guard case .backupReply(let backup) = reply.body else { throw Self.unexpected(reply) }
+        return backup
+    }
+
     /// Closes the connection, sending what is queued first.
     public func close() async {
         await connection.close()

@@ -50,6 +50,9 @@ public struct CoordinatorConfiguration: Sendable {
     public var limits = CoordinatorLimits()
     /// Most jobs of a kind or queue running at once, across every worker (`--limit`).
     public var runLimits = RunLimits()
+    /// Where `tributary backup` writes (a backup's path is relative to it, or absolute inside it); nil: the store's
+    /// directory.
+    public var backupDirectory: String?
     /// How often the feed publishes a heartbeat carrying the last sequence number.
     public var feedHeartbeatInterval: Duration = .milliseconds(500)
 

@@ -144,6 +144,7 @@ extension CoordinatorServer {
         case .putScheduleRequest(let request): try await putSchedule(request, from: peer, requestID: requestID)
         case .schedulesRequest: try await listSchedules(from: peer, requestID: requestID)
         case .scheduleActionRequest(let request): try await scheduleAction(request, from: peer, requestID: requestID)
+        case .backupRequest(let request): try backup(request, from: peer, requestID: requestID)
         case .historyRequest(let request): try history(request, from: peer, requestID: requestID)
         case .snapshotRequest(let request): try snapshot(request, from: peer, requestID: requestID)
         case .subscriberUpdate(let update): try await subscriberUpdate(update, from: peer, requestID: requestID)
@@ -155,7 +156,7 @@ extension CoordinatorServer {
             try readers.submit(peer: peer, requestID: requestID) { .fetchReply(try await store.fetch(request)) }
         case .welcome, .jobAssignment, .saveAck, .cancelJob, .drain, .pushReply, .statusReply, .batchStatusReply,
             .jobsReply, .jobInfo, .historyReply, .snapshotPage, .subscriberInfo, .subscribersReply, .fetchReply,
-            .scheduleInfo, .schedulesReply, .error:
+            .scheduleInfo, .schedulesReply, .backupReply, .error:
             throw ProtocolError(
                 .unknownMessage, "the coordinator sends \(Self.name(of: body)) messages; it does not take them")
         }

@@ -54,14 +54,15 @@ final class PeerAuthorization: Sendable {
         switch body {
         case .workerHello, .workerReady, .heartbeat, .saveChanges, .jobFailed, .workerBye: [.worker]
         case .pushJobs, .batchStatusRequest, .jobsRequest, .jobRequest, .retryJobRequest, .cancelJobRequest,
-            .deleteJobRequest, .deleteSubscriberRequest, .putScheduleRequest, .schedulesRequest, .scheduleActionRequest:
+            .deleteJobRequest, .deleteSubscriberRequest, .putScheduleRequest, .schedulesRequest, .scheduleActionRequest,
+            .backupRequest:
             [.client]
         case .statusRequest, .historyRequest, .snapshotRequest, .subscriberUpdate, .subscribersRequest:
             [.client, .subscriber]
         case .fetchRequest: [.worker, .client, .subscriber]
         case .welcome, .jobAssignment, .saveAck, .cancelJob, .drain, .pushReply, .statusReply, .batchStatusReply,
             .jobsReply, .jobInfo, .historyReply, .snapshotPage, .subscriberInfo, .subscribersReply, .fetchReply,
-            .scheduleInfo, .schedulesReply, .error:
+            .scheduleInfo, .schedulesReply, .backupReply, .error:
             nil
         }
     }

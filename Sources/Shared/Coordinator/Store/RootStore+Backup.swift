@@ -1,0 +1,74 @@
+import Foundation
+import GRDB
+import TributaryCore
+
+/// A backup written by ``RootStore/backup(to:)``.
+public struct StoreBackup: Sendable, Equatable {
+    /// Where it is (absolute).
+    public var path: String
+    public var bytes: UInt64
+    /// The last commit it holds.
+    public var lastSeq: UInt64
+    public var seconds: Double
+}
+
+/// Online backups: a consistent copy of the store written while the coordinator serves.
+extension RootStore {
+    /// Copies the store as of one commit into a new file at `path` with SQLite's `VACUUM INTO`, run on a reader
+    /// connection (one read transaction: commits go on meanwhile, and the copy holds none of them half). The copy is
+    /// written beside `path` under a temporary name, synced, and then linked to `path`, so `path` appears only
+    /// complete and an existing file is never replaced.
+    /// - Throws: ``StoreError`` (`invalidRequest`) naming the path when it exists or its directory does not;
+    ///   nothing is left behind then.
+    public func backup(to path: String) async throws -> StoreBackup {
+        let started = ContinuousClock.now
+        let url = URL(fileURLWithPath: path)
+        let directory = url.deletingLastPathComponent().path
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
+        else {
+            throw StoreError(.invalidRequest, "cannot back up to \(path): the directory \(directory) does not exist")
+        }
+        guard !FileManager.default.fileExists(atPath: path) else {
+            throw StoreError(
+                .invalidRequest, "cannot back up to \(path): the file exists (a backup never replaces one)")
+        }
+        let temporary = "\(directory)/.\(url.lastPathComponent).\(UUID().uuidString).partial"
+        defer { unlink(temporary) }
+        do {
+            try await pool.unsafeRead { db in try db.execute(sql: "VACUUM INTO ?", arguments: [temporary]) }
+        } catch {
+            throw StoreError(.sqlite, "cannot back up to \(path): \(error)")
+        }
+        let lastSeq = try Self.lastSequenceNumber(ofFileAt: temporary)
+        try Self.sync(temporary)
+        guard link(temporary, path) == 0 else {
+            let reason =
+                errno == EEXIST ? "the file exists (a backup never replaces one)" : String(cString: strerror(errno))
+            throw StoreError(.invalidRequest, "cannot back up to \(path): \(reason)")
+        }
+        try Self.sync(directory)
+        let bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? UInt64) ?? 0
+        let elapsed = ContinuousClock.now - started
+        return StoreBackup(
+            path: path, bytes: bytes, lastSeq: lastSeq,
+            seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+
+    private static func lastSequenceNumber(ofFileAt path: String) throws -> UInt64 {
+        var configuration = Configuration()
+        configuration.readonly = true
+        return try DatabaseQueue(path: path, configuration: configuration).read { try lastSequenceNumber($0) }
+    }
+
+    /// Flushes a file (or a directory's entries) to the disk.
+    private static func sync(_ path: String) throws {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0, fsync(fd) == 0 else {
+            let reason = String(cString: strerror(errno))
+            if fd >= 0 { Glibc.close(fd) }
+            throw StoreError(.sqlite, "cannot sync \(path): \(reason)")
+        }
+        Glibc.close(fd)
+    }
+}
