@@ -14,9 +14,10 @@ public enum ZMQProxy {
         }
     }
 
-    /// Tells a proxy to stop: `steering` is a PAIR connected to the PAIR the proxy was given as `control`.
-    public static func terminate(_ steering: ZMQSocket) throws {
-        try steering.send([Data("TERMINATE".utf8)])
+    /// Tells a proxy to stop: `steering` is a PAIR connected to the PAIR the proxy was given as `control`. Does not
+    /// wait: a proxy that already stopped (its control socket closed) leaves nothing to tell.
+    public static func terminate(_ steering: ZMQSocket) {
+        try? steering.send([Data("TERMINATE".utf8)], dontWait: true)
     }
 }
 

@@ -21,10 +21,17 @@ struct BenchCommand: AsyncParsableCommand {
               of the maximum rate, against ZeroMQ round trips over loopback on this machine.
             restart: a coordinator's start, from launch to serving, on a store with 100,000 queued jobs, against
               the same start on an empty store.
+            fanout (only with --only fanout; needs root): --subscribers `tributary subscribe` processes on two
+              hosts (network namespaces) following an import on a third, straight from the coordinator and then
+              through a `tributary relay` on each subscriber host: events delivered per second, latency from commit
+              to subscriber, the coordinator's CPU time and peak RSS.
             """)
 
     enum Benchmark: String, ExpressibleByArgument, CaseIterable {
-        case `import`, memory, scaling, jobs, latency, restart
+        case `import`, memory, scaling, jobs, latency, restart, fanout
+
+        /// What a run without --only measures (fanout needs root and takes its own run).
+        static let byDefault: [Benchmark] = [.import, .memory, .scaling, .jobs, .latency, .restart]
     }
 
     @Option(help: "Pull requests to import.")
@@ -57,7 +64,14 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Saves per latency measurement.")
     var saves = 5_000
 
-    @Option(help: "Run only these benchmarks (repeatable): import, memory, scaling, jobs, latency, restart.")
+    @Option(help: "Subscriber processes for the fanout benchmark, spread over two hosts.")
+    var subscribers = 100
+
+    @Option(help: "Pull requests imported in the fanout benchmark (jobs of 500 rows, one commit each).")
+    var fanoutRows = 100_000
+
+    @Option(
+        help: "Run only these benchmarks (repeatable): import, memory, scaling, jobs, latency, restart, fanout.")
     var only: [Benchmark] = []
 
     @Flag(help: "A quick run: 100,000 rows, 10,000 jobs, 1,000 saves.")
@@ -75,7 +89,7 @@ struct BenchCommand: AsyncParsableCommand {
         SQLiteProcessSettings.apply()
         let rows = quick ? 100_000 : self.rows
         let users = self.users ?? max(1, rows / 50)
-        let selected = Set(only.isEmpty ? Benchmark.allCases : only)
+        let selected = Set(only.isEmpty ? Benchmark.byDefault : only)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "tributary-bench-\(UUID().uuidString.prefix(8).lowercased())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -95,6 +109,9 @@ struct BenchCommand: AsyncParsableCommand {
         if selected.contains(.latency) {
             try await runLatency(saves: quick ? 1_000 : saves, directory: directory)
         }
+        if selected.contains(.fanout) {
+            try await runFanOut(directory: directory)
+        }
         if selected.contains(.restart) {
             let (queued, empty) = try await RestartBenchmark(jobs: quick ? 10_000 : jobs, directory: directory).run()
             Terminal.line(
@@ -110,6 +127,38 @@ struct BenchCommand: AsyncParsableCommand {
         (importConcurrency.map { ["--worker-concurrency", String($0)] } ?? [])
             + (commitRows.map { ["--commit-rows", String($0)] } ?? [])
             + (commitSeconds.map { ["--commit-seconds", String($0)] } ?? [])
+    }
+
+    private func runFanOut(directory: URL) async throws {
+        guard NetworkNamespaces.available else {
+            Terminal.error("bench: fanout needs root and iproute2 to make network namespaces; skipped")
+            return
+        }
+        let benchmark = FanOutBenchmark(
+            subscribers: subscribers, rows: quick ? 20_000 : fanoutRows, directory: directory)
+        var outcomes: [Bool: FanOutBenchmark.Outcome] = [:]
+        for throughRelay in [false, true] {
+            let outcome = try await benchmark.run(throughRelay: throughRelay)
+            outcomes[throughRelay] = outcome
+            Terminal.line(
+                """
+                fanout \(throughRelay ? "via relays" : "direct    "): \(subscribers) subscribers on 2 hosts, \
+                \(outcome.commits) commits: \(outcome.events.formatted()) events in \
+                \(String(format: "%.1f", outcome.seconds)) s (\(Int(outcome.eventsPerSecond).formatted())/s); \
+                latency p50 \(String(format: "%.1f", outcome.medianP50)) ms, p99 \(String(format: "%.1f", outcome.medianP99)) ms \
+                (median subscriber), worst p99 \(String(format: "%.1f", outcome.worstP99)) ms; coordinator CPU \
+                \(String(format: "%.1f", outcome.coordinatorCPUSeconds)) s, peak RSS \
+                \(Int(outcome.coordinatorPeakBytes / 1_048_576)) MB; import \(Int(outcome.importRowsPerSecond).formatted()) rows/s
+                """)
+        }
+        if let relay = outcomes[true], let direct = outcomes[false] {
+            Terminal.line(
+                Figure(
+                    name: "fanout coordinator CPU", tributary: relay.coordinatorCPUSeconds,
+                    baseline: direct.coordinatorCPUSeconds, unit: "s", smallerIsBetter: true,
+                    note: "via a relay per subscriber host; baseline: every subscriber on the coordinator"
+                ).line)
+        }
     }
 
     private func runLatency(saves: Int, directory: URL) async throws {

@@ -89,12 +89,16 @@ struct RelayTests {
         #expect(users.seen.value == userSeqs, "the relay's filtered subscriber saw other commits than the history's")
 
         // Afterwards: the whole feed from history, through the relay's forwarded requests.
-        let late = try Subscriber(["--since", "0"] + throughRelay)
+        let late = try Subscriber(["--since", "0", "--latency"] + throughRelay)
         defer { late.process.kill() }
         try await waitUntil("the late subscriber to catch up", timeout: .seconds(60)) {
             late.seen.value.last == lastSeq
         }
         #expect(late.seen.value == Array(1...lastSeq))
+        // --latency: on SIGINT, how long its events took from their commit, on standard error.
+        kill(late.process.pid, SIGINT)
+        let latency = try await late.process.waitForError(containing: "latency:")
+        #expect(latency.hasPrefix("latency: \(lastSeq) events, p50 "), "\(latency)")
 
         // Anything but the feed's requests is refused, naming the coordinator as the place to send it.
         let push = try await Binaries.run("tributary", ["push", "job", "--kind", "noop", "--listen", relayListen])

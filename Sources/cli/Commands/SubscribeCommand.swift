@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 import TributaryClient
 import TributaryCommandSupport
 import TributaryCore
@@ -47,6 +48,12 @@ struct SubscribeCommand: AsyncParsableCommand {
     @Option(help: "Exit after this many events (default: follow for ever).")
     var count: Int?
 
+    @Flag(
+        help:
+            "On exit, print on standard error how long events took from their commit to their line here (p50, p99, max)."
+    )
+    var latency = false
+
     @OptionGroup var source: FeedEndpointOption
     @OptionGroup var jobs: JobsEndpointOption
 
@@ -68,7 +75,12 @@ struct SubscribeCommand: AsyncParsableCommand {
             feed: source.endpoint, jobs: jobs.endpoint, options: options, curve: try jobs.curveKeys())
         let json = format == .json
         let count = count
-        let stopped = try await StopSignals.run { try await Self.follow(feed, json: json, count: count) } == nil
+        let latencies = latency ? FeedLatencies() : nil
+        defer { if let latencies { Terminal.error(latencies.summary) } }
+        let stopped =
+            try await StopSignals.run {
+                try await Self.follow(feed, json: json, count: count, latencies: latencies)
+            } == nil
         if stopped {
             // SIGTERM or SIGINT: every event printed counts as processed; store that position, then exit 0.
             do {
@@ -83,7 +95,7 @@ struct SubscribeCommand: AsyncParsableCommand {
     }
 
     /// Prints the feed's events until `count` were printed (then acknowledges them) or the feed fails.
-    private static func follow(_ feed: ChangeFeed, json: Bool, count: Int?) async throws {
+    private static func follow(_ feed: ChangeFeed, json: Bool, count: Int?, latencies: FeedLatencies?) async throws {
         var seen = 0
         do {
             for try await event in feed {
@@ -95,6 +107,7 @@ struct SubscribeCommand: AsyncParsableCommand {
                     if isLast { Terminal.error("snapshot complete at seq \(seq)") }
                 case .didSave(let save):
                     Terminal.line(json ? save.jsonLine : save.textLine)
+                    latencies?.record(since: save.committedAt)
                     seen += 1
                     if let count, seen >= count {
                         try await feed.acknowledge()
@@ -114,5 +127,25 @@ struct SubscribeCommand: AsyncParsableCommand {
         return json
             ? "{\"snapshot\":\(seq),\"entity\":\"\(batch.entity)\",\"objects\":\(rows)}"
             : "snapshot at seq \(seq)  \(batch.entity):\(rows)"
+    }
+}
+
+/// `subscribe --latency`: how long each event took from its commit to its line.
+final class FeedLatencies: Sendable {
+    private let seconds = Mutex<[Double]>([])
+
+    func record(since committed: Date) {
+        let latency = Date().timeIntervalSince(committed)
+        seconds.withLock { $0.append(latency) }
+    }
+
+    var summary: String {
+        let sorted = seconds.withLock { $0 }.sorted()
+        guard !sorted.isEmpty else { return "latency: no events" }
+        func at(_ quantile: Double) -> String {
+            let value = sorted[min(sorted.count - 1, Int((Double(sorted.count) * quantile).rounded(.up)) - 1)]
+            return String(format: "%.1f ms", value * 1000)
+        }
+        return "latency: \(sorted.count) events, p50 \(at(0.5)), p99 \(at(0.99)), max \(at(1)) (commit to print)"
     }
 }

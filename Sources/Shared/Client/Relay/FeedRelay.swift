@@ -104,7 +104,7 @@ public final class FeedRelay: Service, Sendable {
         logger.info("relay serving", metadata: ["feed": "\(feedEndpoint)", "listen": "\(listenEndpoint)"])
         try? await gracefulShutdown()
         steering.withLock { steering in
-            if let socket = steering { try? ZMQProxy.terminate(socket) }
+            if let socket = steering { ZMQProxy.terminate(socket) }
         }
         forwarder.stop()
         _ = await (proxied, forwarded)
