@@ -24,18 +24,6 @@ struct ReviewScenarioTests {
 
     // MARK: - Helpers
 
-    static func child(
-        after: [Int64] = [], batches: [String] = [], pushed: [Int] = [], policy: ParentFailure = .fail,
-        kind: String = "noop"
-    ) -> JobSpec {
-        var spec = JobSpec(kind: kind)
-        spec.afterJobs = after
-        spec.afterBatches = batches
-        spec.afterPushed = pushed
-        spec.onParentFailure = policy
-        return spec
-    }
-
     static let callback = JobSpec(kind: "callback")
 
     func state(_ id: Int64) async throws -> JobState? { try await store.job(id: id)?.state }
@@ -140,7 +128,7 @@ struct ReviewScenarioTests {
     @Test("a crash while a completion queues its child undoes the completion too; done again, the child queues once")
     func crashWhileSettlingChild() async throws {
         let parent = try await store.pushJobs([JobSpec(kind: "parent")], batch: "p", onComplete: Self.callback).ids[0]
-        let child = try await store.pushJobs([Self.child(after: [parent])], batch: "c").ids[0]
+        let child = try await store.pushJobs([DependencyStoreTests.job(after: [parent])], batch: "c").ids[0]
         let leased = try await lease(parent)
         try await crash(on: "AFTER UPDATE OF state", of: "tributary_jobs", when: "NEW.id = \(child)")
         let save = Self.completion(leased, [.inserting("User", "login", "parent-row")])
@@ -167,7 +155,9 @@ struct ReviewScenarioTests {
     @Test("a crash while a dead parent cascades to its grandchild leaves parent, child and grandchild as they were")
     func crashWhileCascading() async throws {
         let parent = try await store.pushJobs([JobSpec(kind: "parent")], batch: "p").ids[0]
-        let family = try await store.pushJobs([Self.child(after: [parent]), Self.child(pushed: [0])], batch: "c").ids
+        let family = try await store.pushJobs(
+            [DependencyStoreTests.job(after: [parent]), DependencyStoreTests.job(pushed: [0])], batch: "c"
+        ).ids
         let leased = try await lease(parent)
         try await crash(on: "AFTER UPDATE OF state", of: "tributary_jobs", when: "NEW.id = \(family[1])")
         await #expect(throws: (any Error).self) {
@@ -237,7 +227,9 @@ struct ReviewScenarioTests {
     func groupRetriedIsolated() async throws {
         let parent = try await store.pushJobs([JobSpec(kind: "parent")], batch: "p", onComplete: Self.callback).ids[0]
         let other = try await store.pushJobs([JobSpec(kind: "other")], batch: "o").ids[0]
-        let child = try await store.pushJobs([Self.child(after: [parent]), Self.child(batches: ["p"])], batch: "c").ids
+        let child = try await store.pushJobs(
+            [DependencyStoreTests.job(after: [parent]), DependencyStoreTests.job(batches: ["p"])], batch: "c"
+        ).ids
         let parentJob = try await lease(parent)
         let otherJob = try await lease(other, kind: "other")
         // The second save names an entity the model lacks: applied without savepoints first, the group fails on it
@@ -265,7 +257,7 @@ struct ReviewScenarioTests {
         let jobs = try await store.pushJobs(
             [JobSpec(kind: "parent"), JobSpec(kind: "parent")], batch: "p", onComplete: Self.callback
         ).ids
-        let child = try await store.pushJobs([Self.child(batches: ["p"])], batch: "c").ids[0]
+        let child = try await store.pushJobs([DependencyStoreTests.job(batches: ["p"])], batch: "c").ids[0]
         let claimed = try await store.claimJobs(for: "w", kinds: ["parent"], limit: 2)
         #expect(claimed.map(\.id) == jobs)
         let results = try await store.applySaves(claimed.map { (Self.completion($0), "w") })
@@ -280,7 +272,9 @@ struct ReviewScenarioTests {
     @Test("a dead child retried while its parent is still dead dies again at once; the counters stay true")
     func retryChildOfDeadParent() async throws {
         let parent = try await store.pushJobs([JobSpec(kind: "parent")], batch: "p").ids[0]
-        let child = try await store.pushJobs([Self.child(after: [parent])], batch: "c", onComplete: Self.callback).ids[
+        let child = try await store.pushJobs(
+            [DependencyStoreTests.job(after: [parent])], batch: "c", onComplete: Self.callback
+        ).ids[
             0]
         try await kill(parent)
         #expect(try await state(child) == .dead)
@@ -297,7 +291,8 @@ struct ReviewScenarioTests {
     @Test("a parent retried after its run-policy child ran does not run the child again")
     func retryParentAfterChildRan() async throws {
         let parent = try await store.pushJobs([JobSpec(kind: "parent")], batch: "p").ids[0]
-        let child = try await store.pushJobs([Self.child(after: [parent], policy: .run)], batch: "c").ids[0]
+        let child = try await store.pushJobs([DependencyStoreTests.job(after: [parent], policy: .run)], batch: "c").ids[
+            0]
         try await kill(parent)
         #expect(try await state(child) == .queued)
         try await complete(child, kind: "noop")
@@ -312,7 +307,7 @@ struct ReviewScenarioTests {
     @Test("a dead parent retried and done leaves its dead child dead until the child is retried, then runs it once")
     func retryParentThenChild() async throws {
         let parent = try await store.pushJobs([JobSpec(kind: "parent")], batch: "p").ids[0]
-        let child = try await store.pushJobs([Self.child(after: [parent])], batch: "c").ids[0]
+        let child = try await store.pushJobs([DependencyStoreTests.job(after: [parent])], batch: "c").ids[0]
         try await kill(parent)
         _ = try await store.retryJob(id: parent)
         #expect(try await state(child) == .dead)
@@ -332,7 +327,10 @@ struct ReviewScenarioTests {
     func cancelWaitingChild() async throws {
         let parent = try await store.pushJobs([JobSpec(kind: "parent")], batch: "p").ids[0]
         let family = try await store.pushJobs(
-            [Self.child(after: [parent]), Self.child(pushed: [0]), Self.child(pushed: [0], policy: .run)], batch: "c",
+            [
+                DependencyStoreTests.job(after: [parent]), DependencyStoreTests.job(pushed: [0]),
+                DependencyStoreTests.job(pushed: [0], policy: .run),
+            ], batch: "c",
             onComplete: Self.callback
         ).ids
         _ = try await store.cancelJob(id: family[0])
@@ -353,7 +351,8 @@ struct ReviewScenarioTests {
         let parents = try await store.pushJobs(
             [JobSpec(kind: "parent"), JobSpec(kind: "parent"), JobSpec(kind: "parent")], batch: "p"
         ).ids
-        let child = try await store.pushJobs([Self.child(after: parents, policy: .run)], batch: "c").ids[0]
+        let child = try await store.pushJobs([DependencyStoreTests.job(after: parents, policy: .run)], batch: "c").ids[
+            0]
         _ = try await store.cancelJob(id: parents[0])
         try await complete(parents[1])
         #expect(try await state(child) == .waiting)
@@ -366,7 +365,7 @@ struct ReviewScenarioTests {
         // A parent pruned is gone: a new child naming it is refused, nothing enqueued.
         let before = try await store.jobCounts().counts
         await #expect(throws: StoreError.self) {
-            try await store.pushJobs([Self.child(after: [parents[1]])], batch: "c")
+            try await store.pushJobs([DependencyStoreTests.job(after: [parents[1]])], batch: "c")
         }
         #expect(try await store.jobCounts().counts == before)
         #expect(
@@ -376,7 +375,9 @@ struct ReviewScenarioTests {
     @Test("queued, running and waiting parents cannot be deleted: their children keep them")
     func unfinishedParentsStay() async throws {
         let parents = try await store.pushJobs([JobSpec(kind: "parent"), JobSpec(kind: "parent")], batch: "p").ids
-        let child = try await store.pushJobs([Self.child(after: parents), Self.child(pushed: [0])], batch: "c").ids
+        let child = try await store.pushJobs(
+            [DependencyStoreTests.job(after: parents), DependencyStoreTests.job(pushed: [0])], batch: "c"
+        ).ids
         _ = try await lease(parents[1])
         for id in [parents[0], parents[1], child[0]] {
             await #expect(throws: StoreError.self) { try await store.deleteJob(id: id) }
@@ -393,7 +394,7 @@ struct ReviewScenarioTests {
         var unique = JobSpec(kind: "parent")
         unique.uniqueKey = "nightly"
         let existing = try await store.pushJobs([unique], batch: "p").ids[0]
-        let pushed = try await store.pushJobs([unique, Self.child(pushed: [0])], batch: "c")
+        let pushed = try await store.pushJobs([unique, DependencyStoreTests.job(pushed: [0])], batch: "c")
         #expect(pushed.duplicates == [0] && pushed.ids[0] == existing)
         #expect(try await store.job(id: pushed.ids[1])?.afterJobs == [existing])
         #expect(try await store.batchStatus("c").totalJobs == 1, "the duplicate is not counted in the new batch")
@@ -405,7 +406,10 @@ struct ReviewScenarioTests {
     @Test("after_pushed: a chain in one push, a parent named twice, a refused position leave nothing behind")
     func afterPushed() async throws {
         let pushed = try await store.pushJobs(
-            [JobSpec(kind: "parent"), Self.child(pushed: [0, 0]), Self.child(pushed: [1], kind: "parent")], batch: "c"
+            [
+                JobSpec(kind: "parent"), DependencyStoreTests.job(pushed: [0, 0]),
+                DependencyStoreTests.job("parent", pushed: [1]),
+            ], batch: "c"
         ).ids
         #expect(try await store.job(id: pushed[1])?.afterJobs == [pushed[0]])
         try await complete(pushed[0])
@@ -419,7 +423,8 @@ struct ReviewScenarioTests {
         }
         for position in [-1, 1, 2] {
             await #expect(throws: StoreError.self) {
-                try await store.pushJobs([JobSpec(kind: "parent"), Self.child(pushed: [position])], batch: "d")
+                try await store.pushJobs(
+                    [JobSpec(kind: "parent"), DependencyStoreTests.job(pushed: [position])], batch: "d")
             }
         }
         #expect(
@@ -436,7 +441,7 @@ struct ReviewScenarioTests {
     @Test("a batch parent that gains a job while its child waits: the child waits for that job too")
     func batchGainsJobs() async throws {
         let first = try await store.pushJobs([JobSpec(kind: "parent")], batch: "p", onComplete: Self.callback).ids[0]
-        let child = try await store.pushJobs([Self.child(batches: ["p"])], batch: "c").ids[0]
+        let child = try await store.pushJobs([DependencyStoreTests.job(batches: ["p"])], batch: "c").ids[0]
         let second = try await store.pushJobs([JobSpec(kind: "parent")], batch: "p").ids[0]
         try await complete(first)
         #expect(try await state(child) == .waiting)
@@ -537,18 +542,24 @@ struct ReviewScenarioTests {
         "a full rate limit names a wake-up strictly after now, when its oldest start leaves the window, and no earlier")
     func rateLimitWake() async throws {
         var limits = RunLimits()
-        try limits.addRate("kind:mail=2/10s")
+        // An hour's window: however slow a loaded machine makes the claims below, the window stays full.
+        try limits.addRate("kind:mail=2/1h")
         _ = try await store.pushJobs(Array(repeating: JobSpec(kind: "mail"), count: 5), batch: "m")
         let starts = store.writer.recentStarts
         _ = starts.nextRoom.take()
-        let before = Date().timeIntervalSince1970
-        #expect(try await store.claimJobs(for: "w", kinds: ["mail"], limit: 10, runLimits: limits).count == 2)
+        let claimed = try await store.claimJobs(for: "w", kinds: ["mail"], limit: 10, runLimits: limits)
+        #expect(claimed.count == 2)
+        let oldest = try #require(
+            try await store.pool.read { db in
+                try Double.fetchOne(db, sql: "SELECT MIN(leased_at) FROM tributary_jobs WHERE state = 'running'")
+            })
         for _ in 0..<3 {
             #expect(try await store.claimJobs(for: "w", kinds: ["mail"], limit: 10, runLimits: limits).isEmpty)
             let wake = try #require(starts.nextRoom.take(), "a full limit noted no wake-up: dispatch would stall")
-            let now = Date().timeIntervalSince1970
-            #expect(wake > now + 9, "a wake-up before the window has room would spin the router: \(wake - now) s")
-            #expect(wake >= before + 10 && wake <= now + 10)
+            #expect(
+                abs(wake - (oldest + 3_600)) < 0.001,
+                "the wake-up is not when the oldest start leaves the window: \(wake - oldest) s after it")
+            #expect(wake > Date().timeIntervalSince1970, "a wake-up that is already due would spin the router")
         }
         #expect(starts.nextRoom.take() == nil, "a wake-up was noted without a claim")
     }
