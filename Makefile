@@ -1,7 +1,7 @@
 # Tributary: the two commands a newcomer runs are `make demo` and `make test`.
 SWIFT ?= swift
 
-.PHONY: demo test deps python-example test-tools dashboard build release bench fuzz fuzz-seeds proto lint clean
+.PHONY: demo test deps python-example test-tools dashboard build release bench fuzz fuzz-seeds proto entities lint clean
 
 ## demo: build, then import 100,000 generated pull requests through a local coordinator and 2 workers
 demo: deps
@@ -75,9 +75,15 @@ fuzz-seeds:
 proto:
 	scripts/generate-proto.sh
 
-## lint: check formatting against .swift-format (generated protobuf code excluded)
+## entities: regenerate the entity types the tests compile (Tests/GeneratedEntities) from Tests/Fixtures' models
+entities:
+	$(SWIFT) build --product tributary
+	.build/debug/tributary generate swift --model Tests/Fixtures/demo-model.json --output Tests/GeneratedEntities/Demo
+	.build/debug/tributary generate swift --model Tests/Fixtures/every-type-model.json --output Tests/GeneratedEntities/EveryType
+
+## lint: check formatting against .swift-format (generated protobuf code and entity types excluded)
 lint:
-	$(SWIFT) format lint --strict $$(git ls-files 'Sources/*.swift' 'Tests/*.swift' Package.swift | grep -v '\.pb\.swift$$')
+	$(SWIFT) format lint --strict $$(git ls-files 'Sources/*.swift' 'Tests/*.swift' Package.swift | grep -v '\.pb\.swift$$' | grep -v '^Tests/GeneratedEntities/')
 
 clean:
 	rm -rf .build .build-protoc

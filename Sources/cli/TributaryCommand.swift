@@ -9,6 +9,7 @@ struct TributaryCommand: AsyncParsableCommand {
             "Push jobs to a Tributary coordinator, schedule periodic ones, follow its change feed, show its status and jobs, or run a demo.",
         subcommands: [
             PushCommand.self, SubscribeCommand.self, SubscribersCommand.self, StatusCommand.self, JobsCommand.self,
-            SchedulesCommand.self, BackupCommand.self, RelayCommand.self, KeysCommand.self, DemoCommand.self,
+            SchedulesCommand.self, BackupCommand.self, RelayCommand.self, KeysCommand.self, GenerateCommand.self,
+            DemoCommand.self,
         ])
 }
