@@ -75,11 +75,14 @@ fuzz-seeds:
 proto:
 	scripts/generate-proto.sh
 
-## entities: regenerate the entity types the tests compile (Tests/GeneratedEntities) from Tests/Fixtures' models
+## entities: regenerate the committed entity types (Tests/GeneratedEntities, examples/triage-worker/Entities) from
+## the models in Tests/Fixtures
 entities:
 	$(SWIFT) build --product tributary
 	.build/debug/tributary generate swift --model Tests/Fixtures/demo-model.json --output Tests/GeneratedEntities/Demo
 	.build/debug/tributary generate swift --model Tests/Fixtures/every-type-model.json --output Tests/GeneratedEntities/EveryType
+	.build/debug/tributary generate swift --model Tests/Fixtures/demo-model.json --output examples/triage-worker/Entities \
+		--access internal
 
 ## lint: check formatting against .swift-format (generated protobuf code and entity types excluded)
 lint:

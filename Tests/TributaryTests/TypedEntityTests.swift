@@ -12,7 +12,6 @@ import TributaryCommandSupport
 @Suite("Typed entities: generated types")
 struct TypedEntityTests {
     static let fixtures = Repository.root.appendingPathComponent("Tests/Fixtures")
-    static let generated = Repository.root.appendingPathComponent("Tests/GeneratedEntities")
 
     static func model(_ name: String) throws -> Model {
         try Model.load(contentsOf: fixtures.appendingPathComponent(name))
@@ -20,17 +19,19 @@ struct TypedEntityTests {
 
     @Test(
         "the committed entity types are what the generator writes for the fixture models (`make entities` rewrites them)",
-        arguments: [("demo-model.json", "Demo"), ("every-type-model.json", "EveryType")])
-    func committedMatchGenerator(model file: String, folder: String) throws {
+        arguments: [
+            ("demo-model.json", "Tests/GeneratedEntities/Demo", "public"),
+            ("every-type-model.json", "Tests/GeneratedEntities/EveryType", "public"),
+            ("demo-model.json", "examples/triage-worker/Entities", "internal"),
+        ])
+    func committedMatchGenerator(model file: String, folder: String, access: String) throws {
         let model = try Self.model(file)
-        let files = SwiftEntityGenerator.files(for: model, source: "Tests/Fixtures/\(file)")
-        let committed = try FileManager.default.contentsOfDirectory(
-            atPath: Self.generated.appendingPathComponent(folder).path
-        ).sorted()
+        let files = SwiftEntityGenerator.files(for: model, source: "Tests/Fixtures/\(file)", access: access)
+        let directory = Repository.root.appendingPathComponent(folder)
+        let committed = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
         #expect(committed == files.map(\.name).sorted())
         for file in files {
-            let text = try String(
-                contentsOf: Self.generated.appendingPathComponent("\(folder)/\(file.name)"), encoding: .utf8)
+            let text = try String(contentsOf: directory.appendingPathComponent(file.name), encoding: .utf8)
             #expect(
                 text == file.contents, "\(folder)/\(file.name) differs from the generator's output: run make entities")
         }

@@ -4,9 +4,9 @@ import TributaryCore
 /// The "triage" job kind: every open (unmerged) pull request with at least `min_additions` additions gets the
 /// reviewer `reviewer` (a User found or created) and a score of additions / 100.
 ///
-/// It shows the patterns a custom job is made of: a fetch with a predicate parsed from a format string, the
-/// fetch-then-create way of finding an object (which sees the context's own unsaved insert), to-many
-/// relationships, and a merge policy chosen for the job's context.
+/// It shows the patterns a custom job is made of, with the entity types `tributary generate swift` wrote for the
+/// demo model (Entities/): a typed fetch, the fetch-then-create way of finding an object (which sees the context's
+/// own unsaved insert), a to-many relationship, and a merge policy chosen for the job's context.
 struct TriageHandler: JobHandler {
     let kind = "triage"
 
@@ -22,6 +22,9 @@ struct TriageHandler: JobHandler {
         }
         let login = arguments["reviewer"] ?? "triage-bot"
         let context = job.makeContext(name: "triage-\(job.jobID)")
+        // The generated types against the coordinator's model: a model changed since they were generated fails here.
+        try PullRequest.check(against: context.model)
+        try User.check(against: context.model)
         // This job sets reviewers and scores; if someone saved other properties of the same pull requests since
         // they were fetched, those stay (per property, the job's own changes win).
         context.mergePolicy = .objectTrump
@@ -34,34 +37,27 @@ struct TriageHandler: JobHandler {
     /// Does the job's work in `context`; returns how many pull requests it looked at.
     func triage(in context: ObjectContext, minimum: Int, reviewerLogin login: String) throws -> Int {
         let reviewer = try findOrCreateUser(login: login, in: context)
-        let request = FetchRequest(
-            entity: "PullRequest",
-            predicate: try FetchPredicate(format: "merged == NO AND additions >= %d", minimum),
-            sortedBy: [FetchSort("number")])
-        let pullRequests = try context.fetch(request)
+        let pullRequests = try PullRequest.fetch(
+            in: context, where: PullRequest.merged == false && PullRequest.additions >= minimum,
+            sortedBy: [PullRequest.number.ascending])
         for pullRequest in pullRequests {
-            let reviewers = try pullRequest.destinations("reviewers")
-            if !reviewers.contains(reviewer.objectID) {
-                try pullRequest.setDestinations(
-                    try reviewers.map { try context.object(with: $0) } + [reviewer], for: "reviewers")
+            if !pullRequest.reviewers.contains(where: { $0.objectID == reviewer.objectID }) {
+                pullRequest.reviewers.append(reviewer)
             }
-            if case .int(let additions) = try pullRequest.value("additions") {
-                try pullRequest.setValue(.double(Double(additions) / 100), for: "score")
-            }
+            pullRequest.score = Double(pullRequest.additions) / 100
         }
         return pullRequests.count
     }
 
     /// The articles' find-or-create: fetch by key, insert when missing. The fetch includes the context's unsaved
     /// objects, so asking twice in one job never makes two.
-    func findOrCreateUser(login: String, in context: ObjectContext) throws -> ManagedObject {
-        let byLogin = FetchRequest(entity: "User", predicate: Key("login") == login, limit: 1)
-        if let existing = try context.fetch(byLogin).first { return existing }
-        let user = try context.insert("User")
-        try user.setValue(.string(login), for: "login")
-        try user.setValue(.string("Triage bot"), for: "name")
+    func findOrCreateUser(login: String, in context: ObjectContext) throws -> User {
+        if let existing = try User.fetch(in: context, where: User.login == login, limit: 1).first { return existing }
+        let user = try User.insert(into: context)
+        user.login = login
+        user.name = "Triage bot"
         // The new user is not saved yet, and a fetch already finds it.
-        guard try context.count(for: byLogin) == 1 else {
+        guard try User.count(in: context, where: User.login == login) == 1 else {
             throw InvalidArguments(description: "a fetch did not see the unsaved user '\(login)'")
         }
         return user
