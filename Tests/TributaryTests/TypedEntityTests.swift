@@ -1,5 +1,6 @@
 import Foundation
 import GeneratedEntities
+import PluginEntities
 import Testing
 import TributaryCommandSupport
 
@@ -196,5 +197,31 @@ struct TypedEntityTests {
         }
         #expect(mismatches.isEmpty, "\(mismatches)")
         await connection.close()
+    }
+
+    @Test(
+        "the build-tool plugin writes a target's entity types from its model file on every build: they save and fetch")
+    func pluginTypes() async throws {
+        let model = try Model.load(
+            contentsOf: Repository.root.appendingPathComponent("Tests/PluginEntities/notes.tributary.json"))
+        try Note.check(against: model)
+        let store = try TemporaryStore(modelJSON: String(decoding: model.encodedJSON(), as: UTF8.self))
+        let writer = store.makeContext()
+        try await writer.perform { context in
+            let first = try Note.findOrCreate(title: "first", in: context)
+            first.rank = 2
+            let second = try Note.findOrCreate(title: "second", in: context)
+            second.body = "hello"
+            second.rank = 1
+            second.related = [first]
+        }
+        _ = try await writer.save()
+        let reader = store.makeContext()
+        let read = try await reader.perform { context in
+            try Note.fetch(in: context, where: Note.rank >= 1, sortedBy: [Note.rank.ascending]).map {
+                "\($0.title) \($0.body ?? "-") \($0.related.map(\.title))"
+            }
+        }
+        #expect(read == ["second hello [\"first\"]", "first - []"])
     }
 }

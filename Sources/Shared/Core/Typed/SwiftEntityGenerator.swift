@@ -1,5 +1,4 @@
 import Foundation
-import TributaryCore
 
 /// `tributary generate swift`: Swift source for a model's entities, one file each, every type a ``TypedEntity``: a
 /// typed view over its `ManagedObject` with a property per attribute and relationship, a typed key per attribute
