@@ -10,10 +10,11 @@ demo: deps
 
 ## test: lint, build (warnings are errors) and run every test, unit and integration. The heaviest suites (the chaos
 ## and multi-host tests, each an import of 100,000 rows through several processes, the replication and relay tests,
-## the schedule and dependency tests with their own coordinators and workers) and the one most sensitive to a loaded machine (the size limits',
-## with a worker in the test process) run after the rest, one after the other: on 2 cores, beside the others, the
-## load pushed requests past their 10 s timeouts.
-HEAVY_TESTS = ChaosTests|MultiHostTests|ReplicationTests|RelayTests|ScheduleIntegrationTests|DependencyIntegrationTests|LimitsTests
+## the schedule and dependency tests with their own coordinators and workers) and the ones most sensitive to a loaded
+## machine (the size limits', with a worker in the test process; the dashboard's, driving chromium) run after the
+## rest, one after the other: on 2 cores, beside the others, the load pushed requests past their 10 s timeouts and
+## the browser past its 60 s waits.
+HEAVY_TESTS = ChaosTests|MultiHostTests|ReplicationTests|RelayTests|ScheduleIntegrationTests|DependencyIntegrationTests|LimitsTests|DashboardBrowserTests
 test: deps python-example test-tools lint
 	$(SWIFT) build --build-tests
 	scripts/check-layers.sh .build/debug
