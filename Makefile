@@ -76,14 +76,12 @@ fuzz-seeds:
 proto:
 	scripts/generate-proto.sh
 
-## entities: regenerate the committed entity types (Tests/GeneratedEntities, examples/triage-worker/Entities) from
-## the models in Tests/Fixtures
+## entities: regenerate the committed entity types the tests compile (Tests/GeneratedEntities) from the models in
+## Tests/Fixtures (the triage example's are written at build time by the TributaryEntities plugin)
 entities:
 	$(SWIFT) build --product tributary
 	.build/debug/tributary generate swift --model Tests/Fixtures/demo-model.json --output Tests/GeneratedEntities/Demo
 	.build/debug/tributary generate swift --model Tests/Fixtures/every-type-model.json --output Tests/GeneratedEntities/EveryType
-	.build/debug/tributary generate swift --model Tests/Fixtures/demo-model.json --output examples/triage-worker/Entities \
-		--access internal
 
 ## lint: check formatting against .swift-format (generated protobuf code and entity types excluded)
 lint:

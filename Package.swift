@@ -173,8 +173,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "examples/triage-worker",
-            exclude: ["README.md"],
-            swiftSettings: swiftSettings
+            exclude: ["README.md", "demo.tributary.json"],
+            swiftSettings: swiftSettings,
+            // Its entity types (PullRequest, User) are written from demo.tributary.json at every build.
+            plugins: ["TributaryEntities"]
         ),
         // The fuzz targets (every decoder of outside bytes) and their seed corpus, for the fuzzer and the tests.
         .target(

@@ -4,8 +4,8 @@ import TributaryCore
 /// The "triage" job kind: every open (unmerged) pull request with at least `min_additions` additions gets the
 /// reviewer `reviewer` (a User found or created) and a score of additions / 100.
 ///
-/// It shows the patterns a custom job is made of, with the entity types `tributary generate swift` wrote for the
-/// demo model (Entities/): a typed fetch, the fetch-then-create way of finding an object (which sees the context's
+/// It shows the patterns a custom job is made of, with the entity types the TributaryEntities plugin writes from
+/// demo.tributary.json at every build: a typed fetch, the fetch-then-create way of finding an object (which sees the context's
 /// own unsaved insert), a to-many relationship, and a merge policy chosen for the job's context.
 struct TriageHandler: JobHandler {
     let kind = "triage"
