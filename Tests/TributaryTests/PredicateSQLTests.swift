@@ -120,7 +120,8 @@ struct PredicateSQLTests {
         compiled = try compile("title ==[c] %@", "x")
         #expect(
             compiled.sql
-                == #"("title" IS NOT NULL AND tributary_fold_key(CAST("title" AS BLOB)) = tributary_fold_key(?))"#)
+                == #"("title" IS NOT NULL AND tributary_fold_key(CAST("title" AS BLOB), 1) = tributary_fold_key(?, 1))"#
+        )
         // Text with a NUL is bound as a blob and cast back, so no byte is lost.
         compiled = try compile("title == %@", "a\0b")
         #expect(compiled.sql == #""title" IS CAST(? AS TEXT)"#)
@@ -184,7 +185,11 @@ struct PredicateSQLTests {
         #expect(quoted?.kind == .unknownKey)
         let path = #expect(throws: FetchPredicateError.self) { try (Key("author.login") == "x").compile(for: entity) }
         #expect(path?.kind == .unsupported)
-        #expect(path?.message.contains("only the fetched entity's own attributes and to-one relationships") == true)
+        #expect(path?.message.contains("need the model") == true)
+        let hostilePath = #expect(throws: FetchPredicateError.self) {
+            try (Key("author.login\" = 1; --") == "x").compile(for: entity, in: PredicateTable.model)
+        }
+        #expect(hostilePath?.kind == .unknownKey)
         let nan = #expect(throws: FetchPredicateError.self) { try (Key("score") < Double.nan).compile(for: entity) }
         #expect(nan?.kind == .wrongType)
         #expect(nan?.message.contains("NaN") == true)

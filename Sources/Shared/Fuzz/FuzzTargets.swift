@@ -41,7 +41,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
 
     private static func envelope(_ envelope: Tributary_V1_Envelope) {
         if case .fetchRequest(let request) = envelope.body, let entity = fuzzModel.entity(named: request.entity) {
-            _ = try? FetchQuery(request, entity: entity)
+            _ = try? FetchQuery(request, entity: entity, model: fuzzModel)
         }
         if case .saveChanges(let save) = envelope.body { apply(save.changes) }
     }
@@ -85,7 +85,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         let arguments: [any PredicateArgument] = ["a", 1, 2.5, true, ["x", "y"]]
         guard let predicate = try? FetchPredicate(format: format, argumentArray: arguments) else { return }
         for entity in fuzzModel.entities {
-            guard let compiled = try? predicate.compile(for: entity) else { continue }
+            guard let compiled = try? predicate.compile(for: entity, in: fuzzModel) else { continue }
             _ = compiled.evaluate(
                 values: Array(repeating: nil, count: entity.attributes.count),
                 toOne: Array(repeating: nil, count: entity.relationships.count))

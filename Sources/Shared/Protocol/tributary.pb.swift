@@ -376,6 +376,57 @@ public nonisolated enum Tributary_V1_ComparisonOperator: SwiftProtobuf.Enum, Swi
 
 }
 
+/// How a comparison whose key path crosses a to-many relationship counts the values it reaches.
+public nonisolated enum Tributary_V1_Quantifier: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+
+  /// no to-many in the key path: its one value is compared
+  case direct // = 0
+
+  /// ANY (SOME): at least one value matches
+  case any // = 1
+
+  /// ALL: every value matches (true when there is none)
+  case all // = 2
+
+  /// NONE: no value matches
+  case none // = 3
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .direct
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .direct
+    case 1: self = .any
+    case 2: self = .all
+    case 3: self = .none
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .direct: return 0
+    case .any: return 1
+    case .all: return 2
+    case .none: return 3
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [Tributary_V1_Quantifier] = [
+    .direct,
+    .any,
+    .all,
+    .none,
+  ]
+
+}
+
 public nonisolated enum Tributary_V1_FetchResultType: SwiftProtobuf.Enum, Swift.CaseIterable {
   public typealias RawValue = Int
 
@@ -2477,7 +2528,8 @@ public nonisolated struct Tributary_V1_PredicateList: Sendable {
   public init() {}
 }
 
-/// `key <operator> value`: key is an attribute or a to-one relationship of the fetched entity.
+/// `key <operator> value`: key is an attribute or a to-one relationship of the fetched entity, or a key path through
+/// relationships (`author.login`, `reviewers.login` with a quantifier, `reviewers.@count`).
 public nonisolated struct Tributary_V1_Comparison: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -2492,6 +2544,12 @@ public nonisolated struct Tributary_V1_Comparison: Sendable {
 
   /// [c]: strings compare after Unicode case folding
   public var caseInsensitive: Bool = false
+
+  /// ANY / ALL / NONE for key paths through a to-many relationship
+  public var quantifier: Tributary_V1_Quantifier = .direct
+
+  /// [d]: strings compare without their diacritics (é as e)
+  public var diacriticInsensitive: Bool = false
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2549,6 +2607,10 @@ public nonisolated struct Tributary_V1_FetchRequest: Sendable {
   /// 16 bytes per id: when not empty, only these objects (a refresh, a fault)
   public var onlyIds: Data = Data()
 
+  /// Relationship key paths whose destinations come back with the objects (Core Data's
+  /// relationshipKeyPathsForPrefetching): `author`, `reviewers`, `author.team`. Objects results only.
+  public var prefetch: [String] = []
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2576,6 +2638,9 @@ public nonisolated struct Tributary_V1_FetchReply: Sendable {
 
   /// the last commit the read saw
   public var seq: UInt64 = 0
+
+  /// the destinations of the request's prefetch key paths, one batch per path
+  public var prefetched: [Tributary_V1_EntityBatch] = []
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2615,6 +2680,10 @@ nonisolated extension Tributary_V1_Operation: SwiftProtobuf._ProtoNameProviding 
 
 nonisolated extension Tributary_V1_ComparisonOperator: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0COMPARISON_OPERATOR_UNSPECIFIED\0\u{1}EQUAL\0\u{1}NOT_EQUAL\0\u{1}LESS\0\u{1}LESS_OR_EQUAL\0\u{1}GREATER\0\u{1}GREATER_OR_EQUAL\0\u{1}IN\0\u{1}BEGINS_WITH\0\u{1}ENDS_WITH\0\u{1}CONTAINS\0\u{1}LIKE\0")
+}
+
+nonisolated extension Tributary_V1_Quantifier: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0QUANTIFIER_DIRECT\0\u{1}QUANTIFIER_ANY\0\u{1}QUANTIFIER_ALL\0\u{1}QUANTIFIER_NONE\0")
 }
 
 nonisolated extension Tributary_V1_FetchResultType: SwiftProtobuf._ProtoNameProviding {
@@ -6601,7 +6670,7 @@ nonisolated extension Tributary_V1_PredicateList: SwiftProtobuf.Message, SwiftPr
 
 nonisolated extension Tributary_V1_Comparison: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Comparison"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}operator\0\u{1}values\0\u{3}case_insensitive\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}operator\0\u{1}values\0\u{3}case_insensitive\0\u{1}quantifier\0\u{3}diacritic_insensitive\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -6613,6 +6682,8 @@ nonisolated extension Tributary_V1_Comparison: SwiftProtobuf.Message, SwiftProto
       case 2: try { try decoder.decodeSingularEnumField(value: &self.`operator`) }()
       case 3: try { try decoder.decodeRepeatedMessageField(value: &self.values) }()
       case 4: try { try decoder.decodeSingularBoolField(value: &self.caseInsensitive) }()
+      case 5: try { try decoder.decodeSingularEnumField(value: &self.quantifier) }()
+      case 6: try { try decoder.decodeSingularBoolField(value: &self.diacriticInsensitive) }()
       default: break
       }
     }
@@ -6631,6 +6702,12 @@ nonisolated extension Tributary_V1_Comparison: SwiftProtobuf.Message, SwiftProto
     if self.caseInsensitive != false {
       try visitor.visitSingularBoolField(value: self.caseInsensitive, fieldNumber: 4)
     }
+    if self.quantifier != .direct {
+      try visitor.visitSingularEnumField(value: self.quantifier, fieldNumber: 5)
+    }
+    if self.diacriticInsensitive != false {
+      try visitor.visitSingularBoolField(value: self.diacriticInsensitive, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -6639,6 +6716,8 @@ nonisolated extension Tributary_V1_Comparison: SwiftProtobuf.Message, SwiftProto
     if lhs.`operator` != rhs.`operator` {return false}
     if lhs.values != rhs.values {return false}
     if lhs.caseInsensitive != rhs.caseInsensitive {return false}
+    if lhs.quantifier != rhs.quantifier {return false}
+    if lhs.diacriticInsensitive != rhs.diacriticInsensitive {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -6681,7 +6760,7 @@ nonisolated extension Tributary_V1_SortKey: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension Tributary_V1_FetchRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".FetchRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}entity\0\u{1}predicate\0\u{1}sort\0\u{1}limit\0\u{1}offset\0\u{3}result_type\0\u{3}exclude_ids\0\u{3}only_ids\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}entity\0\u{1}predicate\0\u{1}sort\0\u{1}limit\0\u{1}offset\0\u{3}result_type\0\u{3}exclude_ids\0\u{3}only_ids\0\u{1}prefetch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -6697,6 +6776,7 @@ nonisolated extension Tributary_V1_FetchRequest: SwiftProtobuf.Message, SwiftPro
       case 6: try { try decoder.decodeSingularEnumField(value: &self.resultType) }()
       case 7: try { try decoder.decodeSingularBytesField(value: &self.excludeIds) }()
       case 8: try { try decoder.decodeSingularBytesField(value: &self.onlyIds) }()
+      case 9: try { try decoder.decodeRepeatedStringField(value: &self.prefetch) }()
       default: break
       }
     }
@@ -6731,6 +6811,9 @@ nonisolated extension Tributary_V1_FetchRequest: SwiftProtobuf.Message, SwiftPro
     if !self.onlyIds.isEmpty {
       try visitor.visitSingularBytesField(value: self.onlyIds, fieldNumber: 8)
     }
+    if !self.prefetch.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.prefetch, fieldNumber: 9)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -6743,6 +6826,7 @@ nonisolated extension Tributary_V1_FetchRequest: SwiftProtobuf.Message, SwiftPro
     if lhs.resultType != rhs.resultType {return false}
     if lhs.excludeIds != rhs.excludeIds {return false}
     if lhs.onlyIds != rhs.onlyIds {return false}
+    if lhs.prefetch != rhs.prefetch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -6750,7 +6834,7 @@ nonisolated extension Tributary_V1_FetchRequest: SwiftProtobuf.Message, SwiftPro
 
 nonisolated extension Tributary_V1_FetchReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".FetchReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}count\0\u{1}objects\0\u{1}seq\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}count\0\u{1}objects\0\u{1}seq\0\u{1}prefetched\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -6761,6 +6845,7 @@ nonisolated extension Tributary_V1_FetchReply: SwiftProtobuf.Message, SwiftProto
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.count) }()
       case 2: try { try decoder.decodeSingularMessageField(value: &self._objects) }()
       case 3: try { try decoder.decodeSingularUInt64Field(value: &self.seq) }()
+      case 4: try { try decoder.decodeRepeatedMessageField(value: &self.prefetched) }()
       default: break
       }
     }
@@ -6780,6 +6865,9 @@ nonisolated extension Tributary_V1_FetchReply: SwiftProtobuf.Message, SwiftProto
     if self.seq != 0 {
       try visitor.visitSingularUInt64Field(value: self.seq, fieldNumber: 3)
     }
+    if !self.prefetched.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.prefetched, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -6787,6 +6875,7 @@ nonisolated extension Tributary_V1_FetchReply: SwiftProtobuf.Message, SwiftProto
     if lhs.count != rhs.count {return false}
     if lhs._objects != rhs._objects {return false}
     if lhs.seq != rhs.seq {return false}
+    if lhs.prefetched != rhs.prefetched {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

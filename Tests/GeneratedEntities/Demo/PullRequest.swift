@@ -71,6 +71,7 @@ public struct PullRequest: TypedEntity {
     public static let score = TypedKey<PullRequest, Double?>("score")
     public static let createdAt = TypedKey<PullRequest, Date>("createdAt")
     public static let author = TypedKey<PullRequest, User?>("author")
+    public static let reviewers = TypedToManyKey<PullRequest, User>("reviewers")
 
     /// The `PullRequest` with this number (its uniqueness constraint) in the context, or a new one with it.
     public static func findOrCreate(number: Int, in context: ObjectContext) throws -> PullRequest {

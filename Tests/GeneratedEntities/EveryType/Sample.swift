@@ -134,6 +134,7 @@ public struct Sample: TypedEntity {
     public static let parentToken = TypedKey<Sample, UUID?>("parentToken")
     public static let `default` = TypedKey<Sample, String?>("default")
     public static let owner = TypedKey<Sample, Owner?>("owner")
+    public static let tags = TypedToManyKey<Sample, Tag>("tags")
 
     /// The `Sample` with this code (its uniqueness constraint) in the context, or a new one with it.
     public static func findOrCreate(code: String, in context: ObjectContext) throws -> Sample {

@@ -13,15 +13,19 @@ extension PredicateSQLFunction {
         }
     }
 
-    static func matcher(_ name: String, _ match: @escaping @Sendable (String, String, Bool) -> Bool)
-        -> DatabaseFunction
-    {
+    /// The ``PredicateText/Folding`` a function's flag argument holds (0 for anything but an integer).
+    static func folding(_ value: DatabaseValue) -> PredicateText.Folding {
+        PredicateText.Folding(rawValue: Int64.fromDatabaseValue(value) ?? 0)
+    }
+
+    static func matcher(
+        _ name: String, _ match: @escaping @Sendable (String, String, PredicateText.Folding) -> Bool
+    ) -> DatabaseFunction {
         DatabaseFunction(name, argumentCount: 3, pure: true) { arguments in
             guard arguments.count == 3, let first = string(arguments[0]), let second = string(arguments[1]) else {
                 return Int64(0)
             }
-            let caseInsensitive = Int64.fromDatabaseValue(arguments[2]) == 1
-            return Int64(match(first, second, caseInsensitive) ? 1 : 0)
+            return Int64(match(first, second, folding(arguments[2])) ? 1 : 0)
         }
     }
 }
@@ -31,25 +35,25 @@ extension FetchPredicate {
     /// compiled predicates (``RootStore`` does, in `prepareDatabase`).
     static func registerSQLFunctions(in db: Database) {
         db.add(
-            function: DatabaseFunction(PredicateSQLFunction.foldKey, argumentCount: 1, pure: true) { arguments in
-                guard let string = arguments.first.flatMap(PredicateSQLFunction.string) else { return nil }
-                return PredicateText.foldKey(string)
+            function: DatabaseFunction(PredicateSQLFunction.foldKey, argumentCount: 2, pure: true) { arguments in
+                guard arguments.count == 2, let string = PredicateSQLFunction.string(arguments[0]) else { return nil }
+                return PredicateText.foldKey(string, PredicateSQLFunction.folding(arguments[1]))
             })
         db.add(
             function: PredicateSQLFunction.matcher(PredicateSQLFunction.beginsWith) {
-                PredicateText.beginsWith($0, $1, foldCase: $2)
+                PredicateText.beginsWith($0, $1, folding: $2)
             })
         db.add(
             function: PredicateSQLFunction.matcher(PredicateSQLFunction.endsWith) {
-                PredicateText.endsWith($0, $1, foldCase: $2)
+                PredicateText.endsWith($0, $1, folding: $2)
             })
         db.add(
             function: PredicateSQLFunction.matcher(PredicateSQLFunction.contains) {
-                PredicateText.contains($0, $1, foldCase: $2)
+                PredicateText.contains($0, $1, folding: $2)
             })
         db.add(
             function: PredicateSQLFunction.matcher(PredicateSQLFunction.like) {
-                PredicateText.like($1, pattern: $0, foldCase: $2)
+                PredicateText.like($1, pattern: $0, folding: $2)
             })
     }
 }

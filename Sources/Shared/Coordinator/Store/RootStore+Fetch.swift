@@ -10,6 +10,8 @@ extension RootStore {
     static let maximumExcludedIDs = FetchRequest.maximumExcludedIDs
     /// Most values one fetch binds (SQLite allows 32,766).
     static let maximumBoundValues = 32_000
+    /// Most key paths one fetch prefetches.
+    static let maximumPrefetchPaths = 16
 
     /// Answers a fetch from a reader connection (never waiting for the writer): the matching objects, ids or count,
     /// leaving out `exclude_ids`, at one consistent point whose commit is `seq`.
@@ -31,7 +33,7 @@ extension RootStore {
             let known = model.entities.map(\.name).joined(separator: ", ")
             throw StoreError(.unknownEntity, "unknown entity '\(request.entity)' (the model has \(known))")
         }
-        return try FetchQuery(request, entity: entity)
+        return try FetchQuery(request, entity: entity, model: model)
     }
 }
 
@@ -44,19 +46,29 @@ package struct FetchQuery {
     let order: String
     let limit: Int?
     let offset: Int
+    /// The prefetch key paths, resolved: their destinations are read with the objects.
+    let prefetch: [[PredicateHop]]
+    let model: Model
 
-    package init(_ request: Tributary_V1_FetchRequest, entity: Entity) throws {
+    package init(_ request: Tributary_V1_FetchRequest, entity: Entity, model: Model) throws {
         self.entity = entity
         resultType = request.resultType
         var condition = "1"
         var arguments: [DatabaseValue] = []
         do {
             if request.hasPredicate {
-                let compiled = try FetchPredicate(wire: request.predicate).compile(for: entity)
+                let compiled = try FetchPredicate(wire: request.predicate).compile(for: entity, in: model)
                 condition = compiled.sql
                 arguments = compiled.arguments.map(\.databaseValue)
             }
             order = try request.sort.map { FetchSort(wire: $0) }.compile(for: entity).sql
+            guard request.prefetch.count <= RootStore.maximumPrefetchPaths else {
+                throw FetchPredicateError(
+                    .tooComplex,
+                    "a fetch may prefetch at most \(RootStore.maximumPrefetchPaths) key paths, not \(request.prefetch.count)"
+                )
+            }
+            prefetch = try request.prefetch.map { try model.prefetchPath($0, from: entity) }
         } catch let error as FetchPredicateError {
             throw StoreError(.invalidPredicate, "fetch of '\(entity.name)': \(error.message)")
         }
@@ -88,11 +100,53 @@ package struct FetchQuery {
         }
         self.condition = condition
         self.arguments = arguments
+        self.model = model
         // One more than the most allowed, to tell a fetch that matches too many without a limit.
         limit =
             request.limit != 0
             ? Int(request.limit) : request.resultType == .count ? nil : RootStore.maximumFetchRows + 1
         offset = Int(request.offset)
+    }
+
+    /// The destinations of the prefetch key paths from the fetched objects, read in the fetch's own read
+    /// transaction: one batch per relationship step (a step two paths share is read once).
+    private func prefetched(in db: Database) throws -> [Tributary_V1_EntityBatch] {
+        let table = SQLText.quote(entity.name)
+        // The fetched objects' row keys: the fetch itself, as a subquery.
+        let fetched =
+            "SELECT \(SQLText.rowKey) FROM \(table) WHERE \(condition) ORDER BY \(order) LIMIT ? OFFSET ?"
+        let fetchedArguments = arguments + [(limit ?? -1).databaseValue, offset.databaseValue]
+        var batches: [Tributary_V1_EntityBatch] = []
+        var read = Set<String>()
+        for path in prefetch {
+            var keys = fetched
+            var prefix = ""
+            for hop in path {
+                prefix += "." + hop.name
+                if hop.isToMany {
+                    keys =
+                        "SELECT destination FROM \(SQLText.quote(SQLText.joinTable(hop.source, hop.name))) "
+                        + "WHERE source IN (\(keys))"
+                } else {
+                    keys =
+                        "SELECT \(SQLText.quote(hop.name)) FROM \(SQLText.quote(hop.source)) "
+                        + "WHERE \(SQLText.rowKey) IN (\(keys))"
+                }
+                guard read.insert(prefix).inserted, let destination = model.entity(named: hop.destination) else {
+                    continue
+                }
+                let batch = try ObjectRows.read(
+                    destination, where: "\(SQLText.rowKey) IN (\(keys))", arguments: fetchedArguments, in: db)
+                guard batch.ids.count / 16 <= RootStore.maximumFetchRows else {
+                    throw StoreError(
+                        .invalidRequest,
+                        "prefetching '\(prefix.dropFirst())' of '\(entity.name)' reaches more than "
+                            + "\(RootStore.maximumFetchRows) objects; fetch fewer at a time")
+                }
+                batches.append(batch)
+            }
+        }
+        return batches
     }
 
     func run(in db: Database) throws -> Tributary_V1_FetchReply {
@@ -117,6 +171,7 @@ package struct FetchQuery {
         case .objects, .UNRECOGNIZED:
             reply.objects = try ObjectRows.read(
                 entity, where: condition, arguments: arguments, order: order, limit: limit, offset: offset, in: db)
+            if !prefetch.isEmpty && !reply.objects.ids.isEmpty { reply.prefetched = try prefetched(in: db) }
         }
         guard reply.objects.ids.count / 16 <= RootStore.maximumFetchRows else {
             throw StoreError(

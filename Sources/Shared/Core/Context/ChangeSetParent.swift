@@ -66,7 +66,7 @@ extension ObjectContext: ChangeSetParent {
     /// it would see after this context's save.
     public func fetch(_ request: Tributary_V1_FetchRequest) throws -> Tributary_V1_FetchReply {
         try performAndWait {
-            let (objects, count) = try resolveFetch(request)
+            let (objects, count, prefetched) = try resolveFetch(request)
             var reply = Tributary_V1_FetchReply()
             reply.count = UInt64(count)
             switch request.resultType {
@@ -78,7 +78,15 @@ extension ObjectContext: ChangeSetParent {
                 // One request for every fault among them, not one per object.
                 let faults = objects.filter(\.isFault)
                 if !faults.isEmpty { try loadStoredValues(of: faults) }
-                reply.objects = ChangeSetBuilder.storedRows(of: try requireEntity(request.entity), objects)
+                let entity = try requireEntity(request.entity)
+                reply.objects = ChangeSetBuilder.storedRows(of: entity, objects)
+                if !request.prefetch.isEmpty {
+                    let paths = try request.prefetch.map { try model.prefetchPath($0, from: entity) }
+                    for step in try prefetch(paths, from: objects, prefetched: prefetched) {
+                        reply.prefetched.append(
+                            ChangeSetBuilder.storedRows(of: try requireEntity(step.entity), step.objects))
+                    }
+                }
             }
             return reply
         }

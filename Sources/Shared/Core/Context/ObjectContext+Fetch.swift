@@ -10,9 +10,17 @@ extension ObjectContext {
     /// worker it waits for the coordinator's answer (one round trip), as Core Data's fetch waits for its store.
     /// - Throws: ``FetchPredicateError`` for a predicate or sort the entity cannot answer; ``ContextError`` for an
     ///   unknown entity; the parent's error (a ``ProtocolError`` from the coordinator, a ``StoreError``).
+    ///
+    /// Relationships named in ``FetchRequest/relationshipKeyPathsForPrefetching`` come back with the objects and
+    /// are registered, so reading them afterwards asks the parent nothing more.
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
         assertOnQueue()
-        return try resolveFetch(request.wire(.objects)).objects.map(register(fetched:))
+        let entity = try requireEntity(request.entity)
+        let paths = try request.relationshipKeyPathsForPrefetching.map { try model.prefetchPath($0, from: entity) }
+        let result = try resolveFetch(request.wire(.objects))
+        let objects = result.objects.map(register(fetched:))
+        if !paths.isEmpty { _ = try prefetch(paths, from: objects, prefetched: result.prefetched) }
+        return objects
     }
 
     /// The ids of the objects `request` selects, in order, without registering objects (Core Data's
@@ -89,9 +97,12 @@ extension ObjectContext {
     /// deleted, plus its inserted and changed objects that match in memory, sorted together, then windowed.
     /// Objects come back unregistered when the parent sent them (ids only, without values, for an ids fetch
     /// that needs no sorting here).
-    func resolveFetch(_ request: Tributary_V1_FetchRequest) throws -> (objects: [ManagedObject], count: Int) {
+    func resolveFetch(_ request: Tributary_V1_FetchRequest) throws -> (
+        objects: [ManagedObject], count: Int, prefetched: [Tributary_V1_EntityBatch]
+    ) {
         let entity = try requireEntity(request.entity)
-        let predicate = request.hasPredicate ? try FetchPredicate(wire: request.predicate).compile(for: entity) : nil
+        let predicate =
+            request.hasPredicate ? try FetchPredicate(wire: request.predicate).compile(for: entity, in: model) : nil
         let sort = try request.sort.map { FetchSort(wire: $0) }.compile(for: entity)
         let excludedByChild = Self.ids(request.excludeIds)
         let only = Self.ids(request.onlyIds)
@@ -104,8 +115,14 @@ extension ObjectContext {
         // Changed stand-ins are judged on their whole values, so load what they did not change.
         let faults = changed.filter(\.isFault)
         if !faults.isEmpty { try loadStoredValues(of: faults) }
-        let local = (insertedOrder.compactMap { registered[$0] }.filter(concerns) + changed).filter { object in
-            predicate?.evaluate(values: object.values, toOne: object.toOne) ?? true
+        var local = insertedOrder.compactMap { registered[$0] }.filter(concerns) + changed
+        if let predicate {
+            // Key paths read the objects they reach as this context sees them, loaded in a batch per step.
+            let resolver: any PredicateResolver =
+                predicate.relationshipPaths.isEmpty || local.isEmpty
+                ? NoPredicateResolver()
+                : try ContextPredicateResolver(context: self, paths: predicate.relationshipPaths, from: local)
+            local = local.filter { predicate.evaluate($0.predicateSubject, resolver: resolver) }
         }
         var parentRequest = request
         for object in changed { object.objectID.uuid.append(to: &parentRequest.excludeIds) }
@@ -119,12 +136,13 @@ extension ObjectContext {
         if request.resultType == .count {
             let stored = Int(clamping: try parent?.fetch(parentRequest).count ?? 0)
             let total = stored + local.count
-            return ([], max(0, min(total - offset, limit == 0 ? Int.max : limit)))
+            return ([], max(0, min(total - offset, limit == 0 ? Int.max : limit)), [])
         }
         // Sorting here needs the parent's values; an ids fetch that only merges by id does not.
         parentRequest.resultType =
             request.resultType == .ids && (local.isEmpty || request.sort.isEmpty) ? .ids : .objects
-        var candidates = try parent.map { try transientObjects(from: try $0.fetch(parentRequest).objects) } ?? []
+        let reply = try parent?.fetch(parentRequest)
+        var candidates = try reply.map { try transientObjects(from: $0.objects) } ?? []
         if !local.isEmpty {
             candidates += local
             candidates.sort { lhs, rhs in
@@ -133,7 +151,47 @@ extension ObjectContext {
             }
         }
         let window = Array(candidates.dropFirst(offset).prefix(limit == 0 ? Int.max : limit))
-        return (window, window.count)
+        return (window, window.count, reply?.prefetched ?? [])
+    }
+
+    /// Registers what `paths` reach from `objects`: first the objects the parent prefetched, then, step by step,
+    /// any destination still a fault (objects changed here, or a parent that sent none), loaded in one fetch per
+    /// entity and step. Returns the objects each step reached, for a parent answering a child's prefetch.
+    func prefetch(
+        _ paths: [[PredicateHop]], from objects: [ManagedObject], prefetched: [Tributary_V1_EntityBatch]
+    ) throws -> [(entity: String, objects: [ManagedObject])] {
+        for batch in prefetched {
+            for object in try transientObjects(from: batch) where deletedObjects[object.objectID.uuid] == nil {
+                _ = register(fetched: object)
+            }
+        }
+        var reached: [(entity: String, objects: [ManagedObject])] = []
+        var steps = Set<String>()
+        for path in paths {
+            var frontier = objects
+            var prefix = ""
+            for hop in path {
+                prefix += "." + hop.name
+                var seen = Set<UUID>()
+                var next: [ManagedObject] = []
+                for object in frontier {
+                    let ids: [UUID]
+                    if hop.isToMany {
+                        ids = object.toMany.indices.contains(hop.index) ? object.toMany[hop.index] : []
+                    } else {
+                        ids = object.toOne.indices.contains(hop.index) ? object.toOne[hop.index].map { [$0] } ?? [] : []
+                    }
+                    for id in ids where seen.insert(id).inserted && deletedObjects[id] == nil {
+                        next.append(try self.object(with: ObjectID(entity: hop.destination, uuid: id)))
+                    }
+                }
+                let faults = next.filter(\.isFault)
+                if !faults.isEmpty { try loadStoredValues(of: faults) }
+                if steps.insert(prefix).inserted { reached.append((hop.destination, next)) }
+                frontier = next
+            }
+        }
+        return reached
     }
 
     /// The registered object for a fetched one: the one the context holds (an unchanged one takes the fetched

@@ -37,9 +37,20 @@ extension FetchPredicate: CustomStringConvertible {
 }
 
 extension FetchPredicate.Comparison: CustomStringConvertible {
-    /// The comparison as a format string: `key OP[c] value`.
+    /// The comparison as a format string: `ANY key.path OP[cd] value`.
     public var description: String {
-        "\(Self.formatKey(key)) \(op.formatSymbol)\(caseInsensitive ? "[c]" : "") \(value)"
+        let quantifier = quantifier == .direct ? "" : quantifier.formatWord + " "
+        let modifier =
+            caseInsensitive || diacriticInsensitive
+            ? "[" + (caseInsensitive ? "c" : "") + (diacriticInsensitive ? "d" : "") + "]" : ""
+        return "\(quantifier)\(Self.formatKeyPath(key)) \(op.formatSymbol)\(modifier) \(value)"
+    }
+
+    /// A key path as the parser reads it: each component formatted by ``formatKey(_:)``, `@count` as it is.
+    static func formatKeyPath(_ key: String) -> String {
+        key.split(separator: ".", omittingEmptySubsequences: false).map { component in
+            component.hasPrefix("@") ? String(component) : formatKey(String(component))
+        }.joined(separator: ".")
     }
 
     /// A key as the parser reads it: `#` before words the parser reserves. Keys that are not identifiers are printed
@@ -53,6 +64,18 @@ extension FetchPredicate.Comparison: CustomStringConvertible {
             && !("0"..."9").contains(key.unicodeScalars.first ?? "0")
         guard isIdentifier, PredicateParser.reservedKeyWords.contains(key.uppercased()) else { return key }
         return "#" + key
+    }
+}
+
+extension FetchPredicate.Quantifier {
+    /// The quantifier as format strings write it (`ANY`, `ALL`, `NONE`; empty for ``direct``).
+    var formatWord: String {
+        switch self {
+        case .direct: ""
+        case .any: "ANY"
+        case .all: "ALL"
+        case .none: "NONE"
+        }
     }
 }
 

@@ -71,6 +71,8 @@ extension FetchPredicate.Comparison {
             message.values = [value.wire]
         }
         message.caseInsensitive = caseInsensitive
+        message.diacriticInsensitive = diacriticInsensitive
+        message.quantifier = quantifier.wire
         return message
     }
 
@@ -95,7 +97,35 @@ extension FetchPredicate.Comparison {
             }
             value = try PredicateValue(wire: wire.values[0])
         }
-        self.init(key: wire.key, op: op, value: value, caseInsensitive: wire.caseInsensitive)
+        self.init(
+            key: wire.key, op: op, value: value, caseInsensitive: wire.caseInsensitive,
+            diacriticInsensitive: wire.diacriticInsensitive,
+            quantifier: try FetchPredicate.Quantifier(wire: wire.quantifier))
+    }
+}
+
+extension FetchPredicate.Quantifier {
+    /// The quantifier on the wire.
+    package var wire: Tributary_V1_Quantifier {
+        switch self {
+        case .direct: .direct
+        case .any: .any
+        case .all: .all
+        case .none: .none
+        }
+    }
+
+    /// Reads a quantifier from the wire.
+    /// - Throws: ``FetchPredicateError`` of kind `syntax` for an unknown one.
+    package init(wire: Tributary_V1_Quantifier) throws {
+        switch wire {
+        case .direct: self = .direct
+        case .any: self = .any
+        case .all: self = .all
+        case .none: self = .none
+        case .UNRECOGNIZED(let raw):
+            throw FetchPredicateError(.syntax, "malformed predicate: unknown quantifier \(raw)")
+        }
     }
 }
 

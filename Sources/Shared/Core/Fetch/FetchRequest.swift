@@ -22,16 +22,22 @@ public struct FetchRequest: Sendable, Hashable {
     public var fetchLimit: Int
     /// Results to skip first.
     public var fetchOffset: Int
+    /// Relationship key paths whose destinations come back with the objects, registered in the context (Core
+    /// Data's `relationshipKeyPathsForPrefetching`): `["author", "reviewers"]` makes a loop over the fetched pull
+    /// requests and their authors and reviewers one round trip, not one per object. `author.team` prefetches the
+    /// authors and their teams.
+    public var relationshipKeyPathsForPrefetching: [String]
 
     public init(
         entity: String, predicate: FetchPredicate? = nil, sortedBy sortDescriptors: [FetchSort] = [], limit: Int = 0,
-        offset: Int = 0
+        offset: Int = 0, prefetching relationshipKeyPaths: [String] = []
     ) {
         self.entity = entity
         self.predicate = predicate
         self.sortDescriptors = sortDescriptors
         self.fetchLimit = limit
         self.fetchOffset = offset
+        self.relationshipKeyPathsForPrefetching = relationshipKeyPaths
     }
 
     /// The request on the wire, asking for `resultType`.
@@ -43,6 +49,7 @@ public struct FetchRequest: Sendable, Hashable {
         wire.limit = UInt32(clamping: max(0, fetchLimit))
         wire.offset = UInt32(clamping: max(0, fetchOffset))
         wire.resultType = resultType
+        if resultType == .objects { wire.prefetch = relationshipKeyPathsForPrefetching }
         return wire
     }
 }

@@ -13,18 +13,24 @@ extension FetchPredicate {
     /// - `BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `LIKE` and `[c]` only on string attributes, with string values;
     /// - order operators work on every type: numbers numerically, strings by UTF-8 bytes, data and uuids by bytes,
     ///   bools as 0 < 1; NaN is refused (SQLite stores it as NULL).
-    /// - Throws: ``FetchPredicateError``: `unknownKey`, `unsupported` (key paths, to-many relationships), `wrongType`,
-    ///   `tooComplex`.
-    package func compile(for entity: Entity) throws -> CompiledPredicate {
+    /// - `[c]`, `[d]`, `[cd]` only on string attributes;
+    /// - key paths (`author.login`) need `model`; a path through a to-many relationship needs `ANY`, `ALL` or `NONE`,
+    ///   which need one; `@count` follows a to-many relationship and compares as an int.
+    ///
+    /// A key path compiles to an `EXISTS` subquery joining the relationships' tables (`NOT EXISTS` for `ALL`, `NONE`
+    /// and tests that hold for NULL), so a path that breaks at a nil to-one gives the same answer as a nil value.
+    /// - Throws: ``FetchPredicateError``: `unknownKey`, `unsupported`, `wrongType`, `tooComplex`.
+    package func compile(for entity: Entity, in model: Model? = nil) throws -> CompiledPredicate {
         try checkLimits()
-        var compiler = PredicateCompiler(entity: entity)
+        var compiler = PredicateCompiler(entity: entity, model: model)
         let (tree, root) = try compiler.compile(self)
         let (sql, arguments) = tree.rendered()
         guard sql.utf8.count <= PredicateLimits.maxSQLLength else {
             throw FetchPredicateError.tooComplex(
                 "the predicate compiles to more than \(PredicateLimits.maxSQLLength) bytes of SQL")
         }
-        return CompiledPredicate(sql: sql, arguments: arguments, root: root)
+        return CompiledPredicate(
+            sql: sql, arguments: arguments, root: root, relationshipPaths: compiler.relationshipPaths)
     }
 }
 
@@ -34,11 +40,18 @@ struct PredicateCompiler {
     typealias Node = CompiledPredicate.Node
 
     let entity: Entity
+    /// The model key paths are resolved in; nil refuses them.
+    let model: Model?
     /// The values bound by the comparison being compiled, in the order of its `?`.
     private var arguments: [SQLValue] = []
+    /// The relationship sequences the key paths compiled so far follow (for in-memory evaluation's loading).
+    private(set) var relationshipPaths: [[PredicateHop]] = []
+    /// The number of table aliases written so far, so every joined table gets its own.
+    private var aliases = 0
 
-    init(entity: Entity) {
+    init(entity: Entity, model: Model?) {
         self.entity = entity
+        self.model = model
     }
 
     mutating func compile(_ predicate: FetchPredicate) throws -> (PredicateSQLTree, Node) {
@@ -64,14 +77,98 @@ struct PredicateCompiler {
     // MARK: - Comparisons
 
     private mutating func compile(_ comparison: FetchPredicate.Comparison) throws -> (String, Node) {
-        let column = try entity.column(forKey: comparison.key, use: "compared")
+        let path: PredicateKeyPath
+        if comparison.key.contains(".") || (comparison.quantifier != .direct && model != nil) {
+            guard let model else {
+                throw FetchPredicateError(
+                    .unsupported,
+                    "key paths such as \(FetchPredicateError.quoted(comparison.key)) need the model to be compiled")
+            }
+            path = try model.keyPath(comparison.key, from: entity, use: "compared")
+        } else {
+            path = PredicateKeyPath(hops: [], end: try entity.column(forKey: comparison.key, use: "compared"))
+        }
+        let quantifier = comparison.quantifier
+        if path.crossesToMany && quantifier == .direct {
+            let hop = path.hops.first(where: \.isToMany)!
+            throw FetchPredicateError(
+                .unsupported,
+                "'\(hop.source).\(hop.name)' is a to-many relationship, so \(FetchPredicateError.quoted(comparison.key)) "
+                    + "reaches many values: write ANY, ALL or NONE before it")
+        }
+        if !path.crossesToMany && quantifier != .direct {
+            throw FetchPredicateError(
+                .unsupported,
+                "\(quantifier.formatWord) needs a key path through a to-many relationship; "
+                    + "\(FetchPredicateError.quoted(comparison.key)) reaches one value")
+        }
+        if !path.relationshipSequence.isEmpty { relationshipPaths.append(path.relationshipSequence) }
+        guard !path.hops.isEmpty else {
+            let (sql, test) = try compileTest(comparison, path.end)
+            return (sql, .test(path.end, test))
+        }
+        // The hops as joins from the fetched row, the comparison on the last one's row.
+        var from = ""
+        var correlation = ""
+        var owner = SQLText.quote(entity.name)
+        for hop in path.hops {
+            let alias = nextAlias()
+            let destination = "\(SQLText.quote(hop.destination)) AS \(alias)"
+            if hop.isToMany {
+                let join = nextAlias()
+                let table = "\(SQLText.quote(SQLText.joinTable(hop.source, hop.name))) AS \(join)"
+                let link = "\(alias).\(SQLText.rowKey) = \(join).destination"
+                if from.isEmpty {
+                    from = "FROM \(table) JOIN \(destination) ON \(link)"
+                    correlation = "\(join).source = \(owner).\(SQLText.rowKey)"
+                } else {
+                    from +=
+                        " JOIN \(table) ON \(join).source = \(owner).\(SQLText.rowKey) JOIN \(destination) ON \(link)"
+                }
+            } else {
+                let link = "\(alias).\(SQLText.rowKey) = \(owner).\(SQLText.quote(hop.name))"
+                if from.isEmpty {
+                    from = "FROM \(destination)"
+                    correlation = link
+                } else {
+                    from += " JOIN \(destination) ON \(link)"
+                }
+            }
+            owner = alias
+        }
+        var end = path.end
+        end.qualifier = owner
+        let (leaf, test) = try compileTest(comparison, end)
+        // Every leaf is NULL-free, so NOT inside the subquery is exact.
+        let exists = "EXISTS (SELECT 1 \(from) WHERE \(correlation) AND \(leaf))"
+        let notExistsFailing = "NOT EXISTS (SELECT 1 \(from) WHERE \(correlation) AND NOT \(leaf))"
+        let sql: String
+        switch quantifier {
+        case .direct: sql = test.evaluate(.null) ? notExistsFailing : exists
+        case .any: sql = exists
+        case .all: sql = notExistsFailing
+        case .none: sql = "NOT " + exists
+        }
+        return (sql, .path(path, quantifier, test))
+    }
+
+    private mutating func nextAlias() -> String {
+        aliases += 1
+        return "\"tributary_p\(aliases)\""
+    }
+
+    /// A comparison of one column (of the fetched row, or of a row a key path joined): its NULL-free SQL and the
+    /// same test for values in memory.
+    private mutating func compileTest(_ comparison: FetchPredicate.Comparison, _ column: PropertyColumn) throws
+        -> (String, CompiledPredicate.Test)
+    {
         let op = comparison.op
         if comparison.value == .null {
             // A to-one's key column is NULL exactly when its destination is: tested without reading the destination.
             let name = column.isToOne ? column.columnSQL : column.sql
             switch op {
-            case .equal: return ("\(name) IS NULL", .test(column, .isNull(true)))
-            case .notEqual: return ("\(name) IS NOT NULL", .test(column, .isNull(false)))
+            case .equal: return ("\(name) IS NULL", .isNull(true))
+            case .notEqual: return ("\(name) IS NOT NULL", .isNull(false))
             default:
                 throw FetchPredicateError(
                     .wrongType,
@@ -79,14 +176,19 @@ struct PredicateCompiler {
             }
         }
         let name = column.sql
-        let foldCase = comparison.caseInsensitive
+        let folding = PredicateText.Folding(
+            caseInsensitive: comparison.caseInsensitive, diacriticInsensitive: comparison.diacriticInsensitive)
+        let foldCase = !folding.isEmpty
+        let modifier =
+            "[" + (comparison.caseInsensitive ? "c" : "") + (comparison.diacriticInsensitive ? "d" : "") + "]"
         if foldCase && !column.isString {
-            throw FetchPredicateError(.wrongType, "[c] needs a string attribute; \(describe(column)) is not one")
+            throw FetchPredicateError(
+                .wrongType, "\(modifier) needs a string attribute; \(describe(column)) is not one")
         }
         if op == .in {
             let items: [PredicateValue]
             if case .list(let values) = comparison.value { items = values } else { items = [comparison.value] }
-            return try compileIn(column, items, foldCase: foldCase)
+            return try compileIn(column, items, folding: folding)
         }
         if case .list = comparison.value {
             throw FetchPredicateError(
@@ -105,7 +207,7 @@ struct PredicateCompiler {
             }
             let patternSQL = functionOperand(pattern)
             let value = "CAST(\(name) AS BLOB)"
-            let flag = foldCase ? "1" : "0"
+            let flag = String(folding.rawValue)
             let sql: String
             switch op {
             case .beginsWith: sql = "\(PredicateSQLFunction.beginsWith)(\(value), \(patternSQL), \(flag))"
@@ -113,44 +215,45 @@ struct PredicateCompiler {
             case .contains: sql = "\(PredicateSQLFunction.contains)(\(value), \(patternSQL), \(flag))"
             default: sql = "\(PredicateSQLFunction.like)(\(patternSQL), \(value), \(flag))"
             }
-            return (sql, .test(column, .text(op, pattern, foldCase: foldCase)))
+            return (sql, .text(op, pattern, folding: folding))
         }
         let value = try convert(comparison.value, for: column)
         if foldCase {
             guard case .text(let string) = value else {
-                throw FetchPredicateError(.wrongType, "[c] needs a string value for \(describe(column))")
+                throw FetchPredicateError(.wrongType, "\(modifier) needs a string value for \(describe(column))")
             }
-            let folded = "\(PredicateSQLFunction.foldKey)(CAST(\(name) AS BLOB))"
-            let operand = "\(PredicateSQLFunction.foldKey)(\(functionOperand(string)))"
-            let test = CompiledPredicate.Test.compare(op, .blob(PredicateText.foldKey(string)), foldCase: true)
+            let folded = "\(PredicateSQLFunction.foldKey)(CAST(\(name) AS BLOB), \(folding.rawValue))"
+            let operand = "\(PredicateSQLFunction.foldKey)(\(functionOperand(string)), \(folding.rawValue))"
+            let test = CompiledPredicate.Test.compare(
+                op, .blob(PredicateText.foldKey(string, folding)), folding: folding)
             switch op {
             case .notEqual:
-                return ("NOT (\(name) IS NOT NULL AND \(folded) = \(operand))", .test(column, test))
+                return ("NOT (\(name) IS NOT NULL AND \(folded) = \(operand))", test)
             default:
-                return ("(\(name) IS NOT NULL AND \(folded) \(op.sqlSymbol) \(operand))", .test(column, test))
+                return ("(\(name) IS NOT NULL AND \(folded) \(op.sqlSymbol) \(operand))", test)
             }
         }
         let operand = bind(value)
-        let test = CompiledPredicate.Test.compare(op, value, foldCase: false)
+        let test = CompiledPredicate.Test.compare(op, value, folding: [])
         if case .toOne(_, let destination) = column.source, op == .equal || op == .notEqual {
             // Through the column's index: the rows whose key is the destination's (none when it does not exist).
             let key = column.columnSQL
             let sql =
                 "(\(key) IS NOT NULL AND \(key) IN (SELECT \(SQLText.rowKey) FROM \(SQLText.quote(destination)) "
                 + "WHERE \"id\" = \(operand)))"
-            return (op == .equal ? sql : "NOT \(sql)", .test(column, test))
+            return (op == .equal ? sql : "NOT \(sql)", test)
         }
         switch op {
-        case .equal: return ("\(name) IS \(operand)", .test(column, test))
-        case .notEqual: return ("\(name) IS NOT \(operand)", .test(column, test))
-        default: return ("(\(name) IS NOT NULL AND \(name) \(op.sqlSymbol) \(operand))", .test(column, test))
+        case .equal: return ("\(name) IS \(operand)", test)
+        case .notEqual: return ("\(name) IS NOT \(operand)", test)
+        default: return ("(\(name) IS NOT NULL AND \(name) \(op.sqlSymbol) \(operand))", test)
         }
     }
 
-    private mutating func compileIn(_ column: PropertyColumn, _ items: [PredicateValue], foldCase: Bool) throws
-        -> (String, Node)
+    private mutating func compileIn(_ column: PropertyColumn, _ items: [PredicateValue], folding: PredicateText.Folding)
+        throws -> (String, CompiledPredicate.Test)
     {
-        guard !items.isEmpty else { return ("0", .constant(false)) }
+        guard !items.isEmpty else { return ("0", .oneOf([], folding: [])) }
         let values = try items.map { item -> SQLValue in
             switch item {
             case .null:
@@ -163,26 +266,26 @@ struct PredicateCompiler {
             }
         }
         let name = column.sql
-        if foldCase {
+        if !folding.isEmpty {
             var keys = Set<SQLValue>()
             var operands: [String] = []
             for value in values {
                 guard case .text(let string) = value else {
-                    throw FetchPredicateError(.wrongType, "[c] needs string values for \(describe(column))")
+                    throw FetchPredicateError(.wrongType, "[c] and [d] need string values for \(describe(column))")
                 }
-                keys.insert(.blob(PredicateText.foldKey(string)))
-                operands.append("\(PredicateSQLFunction.foldKey)(\(functionOperand(string)))")
+                keys.insert(.blob(PredicateText.foldKey(string, folding)))
+                operands.append("\(PredicateSQLFunction.foldKey)(\(functionOperand(string)), \(folding.rawValue))")
             }
-            let folded = "\(PredicateSQLFunction.foldKey)(CAST(\(name) AS BLOB))"
+            let folded = "\(PredicateSQLFunction.foldKey)(CAST(\(name) AS BLOB), \(folding.rawValue))"
             return (
                 "(\(name) IS NOT NULL AND \(folded) IN (\(operands.joined(separator: ", "))))",
-                .test(column, .oneOf(keys, foldCase: true))
+                .oneOf(keys, folding: folding)
             )
         }
         let operands = values.map { bind($0) }
         return (
             "(\(name) IS NOT NULL AND \(name) IN (\(operands.joined(separator: ", "))))",
-            .test(column, .oneOf(Set(values), foldCase: false))
+            .oneOf(Set(values), folding: [])
         )
     }
 
@@ -199,7 +302,15 @@ struct PredicateCompiler {
             return .real(double)
         }
         switch column.source {
-        case .toOne:
+        case .count:
+            switch value {
+            case .int(let integer): return .integer(integer)
+            case .double(let double):
+                guard let integer = Int64(exactly: double) else { throw refuse(" (\(double) is not a whole number)") }
+                return .integer(integer)
+            default: throw refuse()
+            }
+        case .toOne, .identity:
             guard case .uuid(let uuid) = value else { throw refuse(" (use an ObjectID or UUID)") }
             return .blob(uuid.bytes)
         case .attribute(_, let type):
@@ -245,6 +356,6 @@ struct PredicateCompiler {
     }
 
     private func describe(_ column: PropertyColumn) -> String {
-        "\(column.typeDescription) '\(entity.name).\(column.name)'"
+        "\(column.typeDescription) '\(column.table).\(column.displayName)'"
     }
 }

@@ -62,6 +62,15 @@ struct PredicateLexer {
             }
             let word = identifier()
             return PredicateToken(kind: .escapedKey(word), offset: start, text: "#" + word)
+        case "@":
+            // `@count` after a key path's `.`: an operator of the path, read as a word the parser checks.
+            index += 1
+            guard let first = peek(), Self.isIdentifierStart(first) else {
+                throw FetchPredicateError.at(
+                    .syntax, "'@' must be followed by a name such as count", offset: start, token: "@")
+            }
+            let word = "@" + identifier()
+            return PredicateToken(kind: .identifier(word), offset: start, text: word)
         case "$":
             index += 1
             _ = identifier()

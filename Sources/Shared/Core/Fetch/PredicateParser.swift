@@ -7,8 +7,11 @@ import Foundation
 /// or         := and (("OR" | "||") and)*
 /// and        := not (("AND" | "&&") not)*
 /// not        := ("NOT" | "!") not | primary
-/// primary    := "(" or ")" | "TRUEPREDICATE" | "FALSEPREDICATE" | key operator modifier? value
+/// primary    := "(" or ")" | "TRUEPREDICATE" | "FALSEPREDICATE" | quantifier? path operator modifier? value
+/// quantifier := ANY | SOME | ALL | NONE
+/// path       := key ("." key)* ("." "@count")?
 /// key        := identifier | "#" identifier | %K
+/// modifier   := "[c]" | "[d]" | "[cd]"
 /// operator   := == = != <> < <= =< > >= => IN BEGINSWITH ENDSWITH CONTAINS LIKE
 /// value      := %@ | %d | %i | %ld | %lld | %f | string | number | TRUE | YES | FALSE | NO | NIL | NULL
 ///             | "{" (value ("," value)*)? "}" | CAST "(" value "," string ")"
@@ -133,31 +136,62 @@ struct PredicateParser {
     // MARK: - Comparisons
 
     private mutating func parseComparison() throws -> FetchPredicate.Comparison {
+        var quantifier = FetchPredicate.Quantifier.direct
+        switch current.word?.uppercased() {
+        case "ANY", "SOME": quantifier = .any
+        case "ALL": quantifier = .all
+        case "NONE": quantifier = .none
+        default: break
+        }
+        if quantifier != .direct { advance() }
         let key = try parseKey()
         let op = try parseOperator(after: key)
         var caseInsensitive = false
+        var diacriticInsensitive = false
         if case .modifier(let letters) = current.kind {
-            if letters.contains("d") {
-                throw error(.unsupported, "diacritic-insensitive comparison is not supported")
+            guard !letters.isEmpty, letters.allSatisfy({ $0 == "c" || $0 == "d" }) else {
+                throw error(.unsupported, "unknown comparison modifier (only [c], [d] and [cd] are supported)")
             }
-            guard letters == "c" else {
-                throw error(.unsupported, "unknown comparison modifier (only [c] is supported)")
-            }
-            caseInsensitive = true
+            caseInsensitive = letters.contains("c")
+            diacriticInsensitive = letters.contains("d")
             advance()
         }
         let value = current.isSymbol("{") ? try parseList() : try parseScalar(inList: false)
-        return FetchPredicate.Comparison(key: key, op: op, value: value, caseInsensitive: caseInsensitive)
+        return FetchPredicate.Comparison(
+            key: key, op: op, value: value, caseInsensitive: caseInsensitive,
+            diacriticInsensitive: diacriticInsensitive, quantifier: quantifier)
     }
 
+    /// A key or a key path: `additions`, `author.login`, `#order.total`, `reviewers.@count`, or `%K` (whose string
+    /// may itself be a path).
     private mutating func parseKey() throws -> String {
+        var key = try parseKeyComponent(first: true)
+        while current.isSymbol(".") {
+            advance()
+            key += "." + (try parseKeyComponent(first: false))
+        }
+        return key
+    }
+
+    private mutating func parseKeyComponent(first: Bool) throws -> String {
         let token = current
         let key: String
         switch token.kind {
+        case .identifier(let word) where word.hasPrefix("@"):
+            guard !first else { throw error(.syntax, "\(word) must follow a to-many relationship: write key.\(word)") }
+            guard word.lowercased() == "@count" else {
+                throw error(.unsupported, "\(word) is not supported; only @count is")
+            }
+            key = "@count"
         case .identifier(let word):
             let upper = word.uppercased()
-            if ["ANY", "ALL", "SOME", "NONE", "SUBQUERY", "SELF", "FUNCTION", "FETCH", "ANYKEY"].contains(upper) {
-                throw error(.unsupported, "\(upper) is not supported; compare an attribute or to-one relationship")
+            if ["SUBQUERY", "SELF", "FUNCTION", "FETCH", "ANYKEY"].contains(upper) {
+                throw error(.unsupported, "\(upper) is not supported; compare a key or a key path")
+            }
+            if ["ANY", "ALL", "SOME", "NONE"].contains(upper) {
+                throw error(
+                    .syntax,
+                    first ? "\(upper) must be followed by a key path" : "\(upper) must come before the key path")
             }
             guard !Self.reservedKeyWords.contains(upper) else {
                 throw error(.syntax, "expected a key (write #\(word) for a key named '\(word)')")
@@ -165,31 +199,18 @@ struct PredicateParser {
             key = word
         case .escapedKey(let word):
             key = word
-        case .placeholder(.key):
+        case .placeholder(.key) where first:
             let argument = try takeArgument(for: token)
             guard case .string(let name) = argument else {
                 throw error(.wrongType, "%K needs a string argument (a key name), got \(argument.typeName)")
             }
             key = name
         case .end:
-            throw error(.syntax, "expected a comparison")
+            throw error(.syntax, first ? "expected a comparison" : "expected a key after '.'")
         default:
-            throw error(.syntax, "expected a key")
+            throw error(.syntax, first ? "expected a key" : "expected a key after '.'")
         }
         advance()
-        if current.isSymbol(".") {
-            var path = key
-            while current.isSymbol(".") {
-                advance()
-                guard let word = current.word else { break }
-                path += "." + word
-                advance()
-            }
-            throw FetchPredicateError.at(
-                .unsupported,
-                "key paths such as \(FetchPredicateError.quoted(path)) are not supported: only the fetched entity's own "
-                    + "attributes and to-one relationships can be compared", offset: token.offset, token: path)
-        }
         return key
     }
 
@@ -364,7 +385,9 @@ extension FetchPredicate {
     /// ```
     ///
     /// Supported: `==` `=` `!=` `<>` `<` `<=` `=<` `>` `>=` `=>` `IN` `BEGINSWITH` `ENDSWITH` `CONTAINS` `LIKE`, the
-    /// `[c]` modifier, `AND`/`&&`, `OR`/`||`, `NOT`/`!`, parentheses, `TRUEPREDICATE`, `FALSEPREDICATE`; values
+    /// `[c]`, `[d]` and `[cd]` modifiers, key paths through relationships (`author.login`), `ANY`/`SOME`/`ALL`/`NONE`
+    /// before a key path through a to-many relationship, `@count` after one, `AND`/`&&`, `OR`/`||`, `NOT`/`!`,
+    /// parentheses, `TRUEPREDICATE`, `FALSEPREDICATE`; values
     /// `%@` `%d` `%i` `%ld` `%lld` `%f`, quoted strings, numbers, `TRUE`/`YES`/`FALSE`/`NO`, `nil`/`NULL`, `{...}`
     /// lists and `CAST(seconds since 2001, "NSDate")`; keys as names, `#name` or `%K`.
     /// - Throws: ``FetchPredicateError`` naming the problem and, for syntax errors, the offset and token.

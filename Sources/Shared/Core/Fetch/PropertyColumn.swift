@@ -7,6 +7,10 @@ struct PropertyColumn: Sendable, Hashable {
         case attribute(index: Int, type: AttributeType)
         /// A to-one relationship: its index in `Entity.relationships` and its destination entity.
         case toOne(index: Int, destination: String)
+        /// `@count` of a to-many relationship: its index in `Entity.relationships` and its destination entity.
+        case count(index: Int, destination: String)
+        /// The object itself, as its id: what `ANY reviewers == %@` compares.
+        case identity
     }
 
     /// The entity's name (its table's).
@@ -14,19 +18,32 @@ struct PropertyColumn: Sendable, Hashable {
     /// The property's name, from the model.
     let name: String
     let source: Source
+    /// What the column is qualified with in SQL: nil for the fetched entity's table as the enclosing query names it
+    /// (attributes then go unqualified), or the alias of a table joined on a key path's way.
+    var qualifier: String?
+
+    /// The table (or alias) the property is read from.
+    private var owner: String { qualifier ?? SQLText.quote(table) }
 
     /// The property's value in SQL, from the model's (validated) names, never from the input: the quoted column of
-    /// an attribute; for a to-one relationship, the destination's 16-byte id (the column holds its row key).
+    /// an attribute; for a to-one relationship, the destination's 16-byte id (the column holds its row key); for
+    /// `@count`, the number of the relationship's join rows.
     var sql: String {
         switch source {
-        case .attribute: SQLText.quote(name)
-        case .toOne(_, let destination): SQLText.toOneID(table: table, relationship: name, destination: destination)
+        case .attribute: qualifier.map { "\($0).\(SQLText.quote(name))" } ?? SQLText.quote(name)
+        case .toOne(_, let destination):
+            SQLText.toOneID(owner: owner, relationship: name, destination: destination)
+        case .identity:
+            "\(owner).\"id\""
+        case .count:
+            "(SELECT COUNT(*) FROM \(SQLText.quote(SQLText.joinTable(table, name))) AS \"tributary_c\" "
+                + "WHERE \"tributary_c\".source = \(owner).\(SQLText.rowKey))"
         }
     }
 
     /// The column itself, qualified by its table: for a to-one relationship, the one holding its destination's
     /// row key.
-    var columnSQL: String { "\(SQLText.quote(table)).\(SQLText.quote(name))" }
+    var columnSQL: String { "\(owner).\(SQLText.quote(name))" }
 
     /// Whether the property is a to-one relationship.
     var isToOne: Bool {
@@ -40,23 +57,47 @@ struct PropertyColumn: Sendable, Hashable {
         return false
     }
 
+    /// The name error messages give the property: `login`, `reviewers.@count`.
+    var displayName: String {
+        if case .count = source { return "\(name).@count" }
+        if case .identity = source { return "\(name) (the object)" }
+        return name
+    }
+
     /// How error messages name the property's type: `int attribute`, `to-one relationship`.
     var typeDescription: String {
         switch source {
         case .attribute(_, let type): "\(type.rawValue) attribute"
         case .toOne: "to-one relationship"
+        case .count: "count of a to-many relationship"
+        case .identity: "to-many relationship"
         }
     }
 
     /// The value SQLite holds for this property of an object whose attribute values are `values` (by attribute
-    /// index) and to-one destinations are `toOne` (by relationship index). Missing entries are NULL.
+    /// index) and to-one destinations are `toOne` (by relationship index). Missing entries are NULL; `@count` is
+    /// NULL here (see ``value(of:resolver:)``).
     func value(values: [AttributeValue?], toOne: [UUID?]) -> SQLValue {
         switch source {
         case .attribute(let index, let type):
             return values.indices.contains(index) ? SQLValue(values[index], columnType: type) : .null
         case .toOne(let index, _):
             return toOne.indices.contains(index) ? SQLValue(toOne[index]) : .null
+        case .count, .identity:
+            return .null
         }
+    }
+
+    /// The value of this property of `subject`; `@count` counts the destinations `resolver` finds (an object
+    /// deleted in a context no longer counts).
+    func value(of subject: PredicateSubject, resolver: any PredicateResolver) -> SQLValue {
+        if case .identity = source { return SQLValue(subject.id) }
+        guard case .count(let index, let destination) = source else {
+            return value(values: subject.values, toOne: subject.toOne)
+        }
+        guard subject.toMany.indices.contains(index) else { return .integer(0) }
+        return .integer(
+            Int64(subject.toMany[index].count(where: { resolver.subject(for: $0, entity: destination) != nil })))
     }
 }
 
@@ -74,8 +115,8 @@ extension Entity {
             guard !relationships[index].isToMany else {
                 throw FetchPredicateError(
                     .unsupported,
-                    "'\(name).\(key)' is a to-many relationship and cannot be \(use); only attributes and to-one "
-                        + "relationships can")
+                    "'\(name).\(key)' is a to-many relationship and cannot be \(use) itself; compare "
+                        + "\(key).@count, or a key of its destinations with ANY, ALL or NONE (ANY \(key).name == ...)")
             }
             return PropertyColumn(
                 table: name, name: relationships[index].name,
@@ -84,8 +125,8 @@ extension Entity {
         if key.contains(".") {
             throw FetchPredicateError(
                 .unsupported,
-                "key paths such as \(FetchPredicateError.quoted(key)) are not supported: only the fetched entity's own "
-                    + "attributes and to-one relationships can be \(use)")
+                "key paths such as \(FetchPredicateError.quoted(key)) cannot be \(use) here: only the entity's own "
+                    + "attributes and to-one relationships can")
         }
         throw FetchPredicateError(
             .unknownKey,

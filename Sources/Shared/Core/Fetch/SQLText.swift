@@ -19,8 +19,13 @@ package enum SQLText {
     /// subquery (NULL when the column is), for reads and predicates. `table` must be named so, unaliased, in the
     /// enclosing query.
     package static func toOneID(table: String, relationship: String, destination: String) -> String {
+        toOneID(owner: quote(table), relationship: relationship, destination: destination)
+    }
+
+    /// ``toOneID(table:relationship:destination:)`` for a row named by `owner`: a quoted table name or alias.
+    package static func toOneID(owner: String, relationship: String, destination: String) -> String {
         "(SELECT \"tributary_d\".\"id\" FROM \(quote(destination)) AS \"tributary_d\" "
-            + "WHERE \"tributary_d\".\(rowKey) = \(quote(table)).\(quote(relationship)))"
+            + "WHERE \"tributary_d\".\(rowKey) = \(owner).\(quote(relationship)))"
     }
 
     /// `column + amount`, stopping at the largest 64-bit integer (SQLite would turn an overflow into a REAL).

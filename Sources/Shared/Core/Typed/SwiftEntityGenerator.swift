@@ -113,10 +113,13 @@ public enum SwiftEntityGenerator {
                 "    \(access) static let \(identifier(attribute.name)) = TypedKey<\(type), \(valueType)>(\"\(attribute.name)\")"
             )
         }
-        for relationship in entity.relationships where !relationship.isToMany {
+        for relationship in entity.relationships {
+            let key =
+                relationship.isToMany
+                ? "TypedToManyKey<\(type), \(identifier(relationship.destination))>"
+                : "TypedKey<\(type), \(identifier(relationship.destination))?>"
             lines.append(
-                "    \(access) static let \(identifier(relationship.name)) = TypedKey<\(type), \(identifier(relationship.destination))?>(\"\(relationship.name)\")"
-            )
+                "    \(access) static let \(identifier(relationship.name)) = \(key)(\"\(relationship.name)\")")
         }
         if let constraint = entity.primaryUniqueness {
             let attributes = constraint.compactMap { name in entity.attributes.first { $0.name == name } }

@@ -22,17 +22,95 @@ public struct TypedSort<Root: TypedEntity>: Sendable {
 /// An attribute or to-one relationship of `Root` whose values are `Value`, for predicates and sorts; generated as a
 /// static property of the entity type (`PullRequest.additions`). A misspelled key, or a comparison with a value of
 /// the wrong type, does not compile.
+///
+/// Keys of related entities chain through relationships: `PullRequest.author[User.login] == "ada"` (a to-one
+/// path; nil when the author is), `PullRequest.reviewers.any[User.login] == "grace"` (`ANY`; also `all`, `none`),
+/// `PullRequest.reviewers.count > 2` (`@count`).
 public struct TypedKey<Root: TypedEntity, Value>: Sendable {
+    /// The key, or key path, as the untyped API names it.
+    public let name: String
+    /// `ANY`, `ALL` or `NONE` when the path goes through a to-many relationship.
+    public let quantifier: FetchPredicate.Quantifier
+
+    public init(_ name: String) {
+        self.init(name, quantifier: .direct)
+    }
+
+    public init(_ name: String, quantifier: FetchPredicate.Quantifier) {
+        self.name = name
+        self.quantifier = quantifier
+    }
+
+    /// Sorts ascending by the key (an attribute or to-one relationship of `Root`).
+    public var ascending: TypedSort<Root> { TypedSort(sort: FetchSort(name, ascending: true)) }
+    /// Sorts descending by the key.
+    public var descending: TypedSort<Root> { TypedSort(sort: FetchSort(name, ascending: false)) }
+
+    var key: Key { Key(name, quantifier: quantifier) }
+}
+
+// MARK: - Key paths through relationships
+
+extension TypedKey {
+    /// A key of the destination of this to-one key: `PullRequest.author[User.login]` is `author.login`, nil when the
+    /// author is.
+    public subscript<Destination: TypedEntity, Next>(key: TypedKey<Destination, Next>) -> TypedKey<Root, Next?>
+    where Value == Destination? {
+        TypedKey<Root, Next?>("\(name).\(key.name)", quantifier: quantifier)
+    }
+
+    /// An optional key of the destination of this to-one key (`PullRequest.author[User.name]` for an optional name).
+    public subscript<Destination: TypedEntity, Wrapped>(key: TypedKey<Destination, Wrapped?>) -> TypedKey<
+        Root, Wrapped?
+    >
+    where Value == Destination? {
+        TypedKey<Root, Wrapped?>("\(name).\(key.name)", quantifier: quantifier)
+    }
+
+    /// A to-many relationship of the destination of this to-one key: `PullRequest.author[User.followers]`.
+    public subscript<Destination: TypedEntity, Next: TypedEntity>(key: TypedToManyKey<Destination, Next>)
+        -> TypedToManyKey<Root, Next>
+    where Value == Destination? {
+        TypedToManyKey<Root, Next>("\(name).\(key.name)")
+    }
+}
+
+/// A to-many relationship of `Root` whose destinations are `Destination`, for predicates: generated as a static
+/// property of the entity type (`PullRequest.reviewers`). Compare what it reaches with ``any``, ``all`` or ``none``,
+/// or how many it holds with ``count``.
+public struct TypedToManyKey<Root: TypedEntity, Destination: TypedEntity>: Sendable {
+    /// The relationship's name, or the key path to it.
     public let name: String
 
     public init(_ name: String) {
         self.name = name
     }
 
-    public var ascending: TypedSort<Root> { TypedSort(sort: FetchSort(name, ascending: true)) }
-    public var descending: TypedSort<Root> { TypedSort(sort: FetchSort(name, ascending: false)) }
+    /// `path.@count`: how many destinations the relationship holds.
+    public var count: TypedKey<Root, Int> { TypedKey("\(name).@count") }
+    /// `ANY path...`: true when at least one destination matches (`PullRequest.reviewers.any[User.login] == "ada"`).
+    public var any: TypedQuantifiedKey<Root, Destination> { TypedQuantifiedKey(name: name, quantifier: .any) }
+    /// `ALL path...`: true when every destination matches, and when there is none.
+    public var all: TypedQuantifiedKey<Root, Destination> { TypedQuantifiedKey(name: name, quantifier: .all) }
+    /// `NONE path...`: true when no destination matches.
+    public var none: TypedQuantifiedKey<Root, Destination> { TypedQuantifiedKey(name: name, quantifier: .none) }
+}
 
-    var key: Key { Key(name) }
+/// A to-many relationship under `ANY`, `ALL` or `NONE`, waiting for the key of its destinations to compare.
+public struct TypedQuantifiedKey<Root: TypedEntity, Destination: TypedEntity>: Sendable {
+    let name: String
+    let quantifier: FetchPredicate.Quantifier
+
+    /// A key of the destinations: `PullRequest.reviewers.any[User.login]`.
+    public subscript<Next>(key: TypedKey<Destination, Next>) -> TypedKey<Root, Next> {
+        TypedKey("\(name).\(key.name)", quantifier: quantifier)
+    }
+
+    /// A to-many relationship of the destinations: their destinations, flattened (`ANY teams.members.login` is
+    /// `Organization.teams.any[Team.members][User.login]`).
+    public subscript<Next: TypedEntity>(key: TypedToManyKey<Destination, Next>) -> TypedQuantifiedKey<Root, Next> {
+        TypedQuantifiedKey<Root, Next>(name: "\(name).\(key.name)", quantifier: quantifier)
+    }
 }
 
 /// Values that have an order in predicates (`<`, `<=`, `>`, `>=`).
@@ -86,17 +164,32 @@ extension TypedKey {
 
 // MARK: - Strings
 
+extension TypedKey where Value == String? {
+    public func beginsWith(_ prefix: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false)
+        -> TypedPredicate<Root>
+    { .init(key.beginsWith(prefix, caseInsensitive: caseInsensitive, diacriticInsensitive: diacriticInsensitive)) }
+    public func endsWith(_ suffix: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false)
+        -> TypedPredicate<Root>
+    { .init(key.endsWith(suffix, caseInsensitive: caseInsensitive, diacriticInsensitive: diacriticInsensitive)) }
+    public func contains(_ substring: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false)
+        -> TypedPredicate<Root>
+    { .init(key.contains(substring, caseInsensitive: caseInsensitive, diacriticInsensitive: diacriticInsensitive)) }
+    public func like(_ pattern: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false)
+        -> TypedPredicate<Root>
+    { .init(key.like(pattern, caseInsensitive: caseInsensitive, diacriticInsensitive: diacriticInsensitive)) }
+}
+
 extension TypedKey where Value == String {
-    public func beginsWith(_ prefix: String, caseInsensitive: Bool = false) -> TypedPredicate<Root> {
-        .init(key.beginsWith(prefix, caseInsensitive: caseInsensitive))
-    }
-    public func endsWith(_ suffix: String, caseInsensitive: Bool = false) -> TypedPredicate<Root> {
-        .init(key.endsWith(suffix, caseInsensitive: caseInsensitive))
-    }
-    public func contains(_ substring: String, caseInsensitive: Bool = false) -> TypedPredicate<Root> {
-        .init(key.contains(substring, caseInsensitive: caseInsensitive))
-    }
-    public func like(_ pattern: String, caseInsensitive: Bool = false) -> TypedPredicate<Root> {
-        .init(key.like(pattern, caseInsensitive: caseInsensitive))
-    }
+    public func beginsWith(_ prefix: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false)
+        -> TypedPredicate<Root>
+    { .init(key.beginsWith(prefix, caseInsensitive: caseInsensitive, diacriticInsensitive: diacriticInsensitive)) }
+    public func endsWith(_ suffix: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false)
+        -> TypedPredicate<Root>
+    { .init(key.endsWith(suffix, caseInsensitive: caseInsensitive, diacriticInsensitive: diacriticInsensitive)) }
+    public func contains(_ substring: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false)
+        -> TypedPredicate<Root>
+    { .init(key.contains(substring, caseInsensitive: caseInsensitive, diacriticInsensitive: diacriticInsensitive)) }
+    public func like(_ pattern: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false)
+        -> TypedPredicate<Root>
+    { .init(key.like(pattern, caseInsensitive: caseInsensitive, diacriticInsensitive: diacriticInsensitive)) }
 }

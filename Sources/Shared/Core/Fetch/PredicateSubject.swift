@@ -1,0 +1,182 @@
+import Foundation
+
+/// An object as in-memory predicate evaluation reads it: its attribute values, to-one destinations and to-many
+/// destinations, each by index in its entity's model.
+package struct PredicateSubject: Sendable {
+    /// The object's id.
+    package var id: UUID
+    /// Attribute values by attribute index.
+    package var values: [AttributeValue?]
+    /// To-one destinations by relationship index (nil at to-many indexes).
+    package var toOne: [UUID?]
+    /// To-many destinations by relationship index (empty at to-one indexes).
+    package var toMany: [[UUID]]
+
+    package init(id: UUID, values: [AttributeValue?], toOne: [UUID?], toMany: [[UUID]]) {
+        self.id = id
+        self.values = values
+        self.toOne = toOne
+        self.toMany = toMany
+    }
+}
+
+/// Finds the objects a key path reaches while a predicate is evaluated in memory: a context answers with its own
+/// objects (with their unsaved changes) and the ones it loaded from its parent; nil for an object that does not
+/// exist there (deleted, or never saved).
+package protocol PredicateResolver {
+    func subject(for id: UUID, entity: String) -> PredicateSubject?
+}
+
+/// A resolver that knows no objects: key paths reach nothing (for predicates without them).
+package struct NoPredicateResolver: PredicateResolver {
+    package init() {}
+    package func subject(for id: UUID, entity: String) -> PredicateSubject? { nil }
+}
+
+/// A relationship a key path goes through.
+package struct PredicateHop: Sendable, Hashable {
+    /// The entity the relationship belongs to.
+    package let source: String
+    /// The relationship's name and its index in the source entity's relationships.
+    package let name: String
+    package let index: Int
+    /// The entity it points to.
+    package let destination: String
+    package let isToMany: Bool
+}
+
+/// A comparison's key resolved against the model: the relationships it goes through (none for a key of the
+/// fetched entity) and the property it ends in, on the last hop's destination.
+struct PredicateKeyPath: Sendable {
+    let hops: [PredicateHop]
+    /// The property compared: an attribute, a to-one relationship or `@count` of a to-many one.
+    let end: PropertyColumn
+
+    /// Whether a hop is to-many, so the path reaches any number of values and needs ANY, ALL or NONE.
+    var crossesToMany: Bool { hops.contains(where: \.isToMany) }
+
+    /// The relationship sequences in-memory evaluation follows from the fetched object: the hops, and for `@count`
+    /// the counted relationship too (its destinations are counted only when they exist).
+    var relationshipSequence: [PredicateHop] {
+        guard case .count(let index, let destination) = end.source else { return hops }
+        return hops + [
+            PredicateHop(source: end.table, name: end.name, index: index, destination: destination, isToMany: true)
+        ]
+    }
+
+    /// The objects the hops reach from `subject`: one or none through to-one relationships, any number through
+    /// to-many ones (destinations that `resolver` does not find are skipped).
+    func reached(from subject: PredicateSubject, resolver: any PredicateResolver) -> [PredicateSubject] {
+        var current = [subject]
+        for hop in hops {
+            var next: [PredicateSubject] = []
+            for object in current {
+                if hop.isToMany {
+                    guard object.toMany.indices.contains(hop.index) else { continue }
+                    for id in object.toMany[hop.index] {
+                        if let found = resolver.subject(for: id, entity: hop.destination) { next.append(found) }
+                    }
+                } else if object.toOne.indices.contains(hop.index), let id = object.toOne[hop.index],
+                    let found = resolver.subject(for: id, entity: hop.destination)
+                {
+                    next.append(found)
+                }
+            }
+            current = next
+            if current.isEmpty { break }
+        }
+        return current
+    }
+}
+
+extension PredicateLimits {
+    /// The most relationships one key path goes through.
+    public static let maxKeyPathHops = 8
+}
+
+extension Model {
+    /// Resolves a comparison's key against `entity`: a key of its own (`additions`), a key path through
+    /// relationships (`author.login`, `reviewers.team.name`) or `@count` after a to-many relationship
+    /// (`reviewers.@count`, `author.followers.@count`).
+    /// - Throws: ``FetchPredicateError``: `unknownKey` naming the entity and key that does not exist, `unsupported`
+    ///   for a path through an attribute or ending in a to-many relationship, `tooComplex` for more than
+    ///   ``PredicateLimits/maxKeyPathHops`` relationships.
+    func keyPath(_ key: String, from entity: Entity, use: String) throws -> PredicateKeyPath {
+        var components = key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard !components.contains(where: \.isEmpty) else {
+            throw FetchPredicateError(.syntax, "the key path \(FetchPredicateError.quoted(key)) has an empty component")
+        }
+        let counted = components.last == "@count"
+        if counted { components.removeLast() }
+        guard !components.isEmpty else {
+            throw FetchPredicateError(.syntax, "@count must follow a to-many relationship: write key.@count")
+        }
+        guard components.count - 1 <= PredicateLimits.maxKeyPathHops else {
+            throw FetchPredicateError.tooComplex(
+                "the key path \(FetchPredicateError.quoted(key)) goes through more than "
+                    + "\(PredicateLimits.maxKeyPathHops) relationships")
+        }
+        var hops: [PredicateHop] = []
+        var current = entity
+        let last = components.removeLast()
+        for component in components {
+            guard let index = current.relationships.firstIndex(where: { $0.name == component }) else {
+                let what = current.attributes.contains { $0.name == component } ? "an attribute" : nil
+                throw FetchPredicateError(
+                    what == nil ? .unknownKey : .unsupported,
+                    what.map {
+                        "'\(current.name).\(component)' is \($0), so the key path \(FetchPredicateError.quoted(key)) cannot go through it"
+                    }
+                        ?? "entity '\(current.name)' has no relationship named \(FetchPredicateError.quoted(component)) (in the key path \(FetchPredicateError.quoted(key)))"
+                )
+            }
+            let relationship = current.relationships[index]
+            guard let destination = self.entity(named: relationship.destination) else {
+                throw FetchPredicateError(.unknownKey, "entity '\(relationship.destination)' is not in the model")
+            }
+            hops.append(
+                PredicateHop(
+                    source: current.name, name: relationship.name, index: index, destination: destination.name,
+                    isToMany: relationship.isToMany))
+            current = destination
+        }
+        if counted {
+            guard let index = current.relationships.firstIndex(where: { $0.name == last }),
+                current.relationships[index].isToMany
+            else {
+                throw FetchPredicateError(
+                    current.attributes.contains { $0.name == last }
+                        || current.relationships.contains { $0.name == last }
+                        ? .unsupported : .unknownKey,
+                    "@count needs a to-many relationship; '\(current.name)' has none named \(FetchPredicateError.quoted(last))"
+                )
+            }
+            let column = PropertyColumn(
+                table: current.name, name: last,
+                source: .count(index: index, destination: current.relationships[index].destination))
+            return PredicateKeyPath(hops: hops, end: column)
+        }
+        if let index = current.relationships.firstIndex(where: { $0.name == last }),
+            current.relationships[index].isToMany
+        {
+            // `ANY reviewers == %@`: the destinations themselves, by id.
+            let relationship = current.relationships[index]
+            hops.append(
+                PredicateHop(
+                    source: current.name, name: relationship.name, index: index, destination: relationship.destination,
+                    isToMany: true))
+            return PredicateKeyPath(
+                hops: hops, end: PropertyColumn(table: relationship.destination, name: last, source: .identity))
+        }
+        let column: PropertyColumn
+        do {
+            column = try current.column(forKey: last, use: use)
+        } catch let error as FetchPredicateError where !hops.isEmpty && error.kind == .unknownKey {
+            throw FetchPredicateError(
+                .unknownKey,
+                "entity '\(current.name)' has no attribute or to-one relationship named "
+                    + "\(FetchPredicateError.quoted(last)) (in the key path \(FetchPredicateError.quoted(key)))")
+        }
+        return PredicateKeyPath(hops: hops, end: column)
+    }
+}
