@@ -85,6 +85,14 @@ public struct Key: Sendable, Hashable {
         lhs.compare(.greaterOrEqual, rhs.predicateValue)
     }
 
+    /// `key ==[c] string` (with `caseInsensitive`), `==[d]` (with `diacriticInsensitive`) or `==[cd]`.
+    public func equals(_ string: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false)
+        -> FetchPredicate
+    {
+        compare(
+            .equal, .string(string), caseInsensitive: caseInsensitive, diacriticInsensitive: diacriticInsensitive)
+    }
+
     /// `key IN values`: the key's value is one of `values`.
     public func `in`<Values: Sequence>(_ values: Values) -> FetchPredicate where Values.Element: PredicateArgument {
         compare(.in, .list(values.map(\.predicateValue)))

@@ -93,13 +93,16 @@ extension TypedEntity {
         Self(unchecked: try context.findOrCreate(entityName, matching: key))
     }
 
-    /// The objects of this entity that match `predicate`, in the order of `sorts` (see ``ObjectContext/fetch(_:)``).
+    /// The objects of this entity that match `predicate`, in the order of `sorts` (see ``ObjectContext/fetch(_:)``),
+    /// with the relationships in `prefetching` loaded in the same round trip:
+    /// `PullRequest.fetch(in: context, prefetching: [.path(PullRequest.author), .path(PullRequest.reviewers)])`.
     public static func fetch(
         in context: ObjectContext, where predicate: TypedPredicate<Self>? = nil, sortedBy sorts: [TypedSort<Self>] = [],
-        limit: Int = 0, offset: Int = 0
+        limit: Int = 0, offset: Int = 0, prefetching: [TypedPrefetch<Self>] = []
     ) throws -> [Self] {
-        try context.fetch(request(where: predicate, sortedBy: sorts, limit: limit, offset: offset)).map(
-            Self.init(unchecked:))
+        try context.fetch(
+            request(where: predicate, sortedBy: sorts, limit: limit, offset: offset, prefetching: prefetching)
+        ).map(Self.init(unchecked:))
     }
 
     /// How many objects of this entity match `predicate`.
@@ -107,14 +110,31 @@ extension TypedEntity {
         try context.count(for: request(where: predicate))
     }
 
-    /// The fetch request of ``fetch(in:where:sortedBy:limit:offset:)``.
+    /// The fetch request of ``fetch(in:where:sortedBy:limit:offset:prefetching:)``.
     public static func request(
         where predicate: TypedPredicate<Self>? = nil, sortedBy sorts: [TypedSort<Self>] = [], limit: Int = 0,
-        offset: Int = 0
+        offset: Int = 0, prefetching: [TypedPrefetch<Self>] = []
     ) -> FetchRequest {
         FetchRequest(
             entity: entityName, predicate: predicate?.predicate, sortedBy: sorts.map(\.sort), limit: limit,
-            offset: offset)
+            offset: offset, prefetching: prefetching.map(\.path))
+    }
+}
+
+/// A relationship key path of `Root` to prefetch with a fetch (Core Data's `relationshipKeyPathsForPrefetching`):
+/// `.path(PullRequest.author)`, `.path(PullRequest.reviewers)`, `.path(PullRequest.author[User.team])`.
+public struct TypedPrefetch<Root: TypedEntity>: Sendable {
+    /// The key path as the untyped ``FetchRequest/relationshipKeyPathsForPrefetching`` takes it.
+    public let path: String
+
+    /// A to-one relationship, or a key path of them.
+    public static func path<Destination: TypedEntity>(_ key: TypedKey<Root, Destination?>) -> Self {
+        Self(path: key.name)
+    }
+
+    /// A to-many relationship (or one reached through to-one relationships).
+    public static func path<Destination: TypedEntity>(_ key: TypedToManyKey<Root, Destination>) -> Self {
+        Self(path: key.name)
     }
 }
 

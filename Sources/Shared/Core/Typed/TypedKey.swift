@@ -165,6 +165,9 @@ extension TypedKey {
 // MARK: - Strings
 
 extension TypedKey where Value == String? {
+    public func equals(_ string: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false)
+        -> TypedPredicate<Root>
+    { .init(key.equals(string, caseInsensitive: caseInsensitive, diacriticInsensitive: diacriticInsensitive)) }
     public func beginsWith(_ prefix: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false)
         -> TypedPredicate<Root>
     { .init(key.beginsWith(prefix, caseInsensitive: caseInsensitive, diacriticInsensitive: diacriticInsensitive)) }
@@ -180,6 +183,10 @@ extension TypedKey where Value == String? {
 }
 
 extension TypedKey where Value == String {
+    /// `==[c]`, `==[d]`, `==[cd]`: equality after case and diacritic folding.
+    public func equals(_ string: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false)
+        -> TypedPredicate<Root>
+    { .init(key.equals(string, caseInsensitive: caseInsensitive, diacriticInsensitive: diacriticInsensitive)) }
     public func beginsWith(_ prefix: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false)
         -> TypedPredicate<Root>
     { .init(key.beginsWith(prefix, caseInsensitive: caseInsensitive, diacriticInsensitive: diacriticInsensitive)) }
