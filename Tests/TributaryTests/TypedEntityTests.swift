@@ -60,6 +60,38 @@ struct TypedEntityTests {
         }
     }
 
+    @Test("findOrCreate by each uniqueness constraint: typed, finds the context's object, inserts when missing")
+    func findOrCreateByEachConstraint() async throws {
+        let model = try Self.model("every-type-model.json")
+        let context = ObjectContext(model: model, parent: nil)
+        let problems = try await context.perform { context -> [String] in
+            var problems: [String] = []
+            let token = UUID()
+            let byCode = try Sample.findOrCreate(code: "a", in: context)
+            byCode.token = token
+            if try Sample.findOrCreate(token: token, in: context).objectID != byCode.objectID {
+                problems.append("findOrCreate(token:) did not find the sample made by code")
+            }
+            if try Sample.findOrCreate(code: "a", in: context).objectID != byCode.objectID {
+                problems.append("findOrCreate(code:) did not find its own sample")
+            }
+            let other = try Sample.findOrCreate(token: UUID(), in: context)
+            if other.objectID == byCode.objectID || context.insertedObjects.count != 2 {
+                problems.append("a new token did not insert a new sample (\(context.insertedObjects.count) inserted)")
+            }
+            do {
+                _ = try context.findOrCreate("Sample", matching: ["note": .string("x")])
+                problems.append("a key of no constraint was accepted")
+            } catch let error as ContextError {
+                if !error.message.contains("its uniqueness constraints are [code], [token]") {
+                    problems.append("error: \(error.message)")
+                }
+            }
+            return problems
+        }
+        #expect(problems.isEmpty, "\(problems)")
+    }
+
     /// Writes samples with the typed API in a job, through a real coordinator.
     struct WriteSamples: JobHandler {
         let kind = "typed-samples"

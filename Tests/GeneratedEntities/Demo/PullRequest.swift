@@ -73,7 +73,7 @@ public struct PullRequest: TypedEntity {
     public static let author = TypedKey<PullRequest, User?>("author")
     public static let reviewers = TypedToManyKey<PullRequest, User>("reviewers")
 
-    /// The `PullRequest` with this number (its uniqueness constraint) in the context, or a new one with it.
+    /// The `PullRequest` with this number (a uniqueness constraint) in the context, or a new one with it.
     public static func findOrCreate(number: Int, in context: ObjectContext) throws -> PullRequest {
         try findOrCreate(matching: ["number": number.attributeValue], in: context)
     }

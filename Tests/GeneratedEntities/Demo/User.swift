@@ -31,7 +31,7 @@ public struct User: TypedEntity {
     public static let login = TypedKey<User, String>("login")
     public static let name = TypedKey<User, String?>("name")
 
-    /// The `User` with this login (its uniqueness constraint) in the context, or a new one with it.
+    /// The `User` with this login (a uniqueness constraint) in the context, or a new one with it.
     public static func findOrCreate(login: String, in context: ObjectContext) throws -> User {
         try findOrCreate(matching: ["login": login.attributeValue], in: context)
     }

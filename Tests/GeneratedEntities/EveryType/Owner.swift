@@ -24,7 +24,7 @@ public struct Owner: TypedEntity {
     // Keys for predicates and sorts.
     public static let name = TypedKey<Owner, String>("name")
 
-    /// The `Owner` with this name (its uniqueness constraint) in the context, or a new one with it.
+    /// The `Owner` with this name (a uniqueness constraint) in the context, or a new one with it.
     public static func findOrCreate(name: String, in context: ObjectContext) throws -> Owner {
         try findOrCreate(matching: ["name": name.attributeValue], in: context)
     }

@@ -136,8 +136,13 @@ public struct Sample: TypedEntity {
     public static let owner = TypedKey<Sample, Owner?>("owner")
     public static let tags = TypedToManyKey<Sample, Tag>("tags")
 
-    /// The `Sample` with this code (its uniqueness constraint) in the context, or a new one with it.
+    /// The `Sample` with this code (a uniqueness constraint) in the context, or a new one with it.
     public static func findOrCreate(code: String, in context: ObjectContext) throws -> Sample {
         try findOrCreate(matching: ["code": code.attributeValue], in: context)
+    }
+
+    /// The `Sample` with this token (a uniqueness constraint) in the context, or a new one with it.
+    public static func findOrCreate(token: UUID, in context: ObjectContext) throws -> Sample {
+        try findOrCreate(matching: ["token": token.attributeValue], in: context)
     }
 }

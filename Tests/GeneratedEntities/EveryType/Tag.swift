@@ -24,7 +24,7 @@ public struct Tag: TypedEntity {
     // Keys for predicates and sorts.
     public static let label = TypedKey<Tag, String>("label")
 
-    /// The `Tag` with this label (its uniqueness constraint) in the context, or a new one with it.
+    /// The `Tag` with this label (a uniqueness constraint) in the context, or a new one with it.
     public static func findOrCreate(label: String, in context: ObjectContext) throws -> Tag {
         try findOrCreate(matching: ["label": label.attributeValue], in: context)
     }

@@ -17,31 +17,45 @@ extension ObjectContext {
     ///
     /// The lookup covers this context's objects; an object that exists only in the store is found by the root
     /// when the insert is saved, and the insert becomes an update of it (the save's remaps then re-key it here).
-    /// - Parameter key: a value for each attribute of the entity's first uniqueness constraint.
+    /// - Parameter key: a value for each attribute of one of the entity's uniqueness constraints (the first
+    ///   constraint whose attributes it all gives is matched; other values are set on a new object); the first
+    ///   constraint is looked up in an index, others by a scan of the context's objects of the entity.
     public func findOrCreate(_ entity: String, matching key: [String: AttributeValue]) throws -> ManagedObject {
         assertOnQueue()
         let description = try requireEntity(entity)
-        guard let constraint = description.primaryUniqueness else {
+        guard let primary = description.primaryUniqueness else {
             throw ContextError(
                 .noUniqueness, "entity '\(entity)' has no uniqueness constraint to find objects by")
         }
-        var values: [AttributeValue?] = []
-        values.reserveCapacity(constraint.count)
-        for name in constraint {
-            guard let value = key[name] else {
-                throw ContextError(
-                    .missingRequiredValue,
-                    "finding a '\(entity)' needs '\(name)' (its uniqueness constraint is \(constraint.joined(separator: ", ")))"
-                )
-            }
-            values.append(value)
+        guard let constraint = description.uniqueness.first(where: { $0.allSatisfy { key[$0] != nil } }) else {
+            let missing = primary.first { key[$0] == nil } ?? primary[0]
+            let constraints =
+                description.uniqueness.count == 1
+                ? "its uniqueness constraint is \(primary.joined(separator: ", "))"
+                : "its uniqueness constraints are "
+                    + description.uniqueness.map { "[\($0.joined(separator: ", "))]" }.joined(separator: ", ")
+            throw ContextError(.missingRequiredValue, "finding a '\(entity)' needs '\(missing)' (\(constraints))")
         }
-        let indexKey = values.map { $0.map(UniqueKeyValue.init) }
-        if let id = uniqueIndex[entity]?[indexKey], let object = registered[id] { return object }
+        let values = constraint.map { key[$0] }
+        if constraint == primary {
+            let indexKey = values.map { $0.map(UniqueKeyValue.init) }
+            if let id = uniqueIndex[entity]?[indexKey], let object = registered[id] { return object }
+        } else {
+            let indexes = constraint.compactMap { name in description.attributes.firstIndex { $0.name == name } }
+            let wanted = values.map { $0.map(UniqueKeyValue.init) }
+            let candidates = registered.values.filter { $0.entity.name == entity && !$0.isDeleted }
+            let faults = candidates.filter(\.isFault)
+            if !faults.isEmpty { try loadStoredValues(of: faults) }
+            for object in candidates where indexes.map({ object.values[$0].map(UniqueKeyValue.init) }) == wanted {
+                return object
+            }
+        }
         let object = try insert(entity)
         for (name, value) in zip(constraint, values) { try object.setValue(value, for: name) }
         for (name, value) in key where !constraint.contains(name) { try object.setValue(value, for: name) }
-        uniqueIndex[entity, default: [:]][indexKey] = object.objectID.uuid
+        if let primaryKey = object.uniquenessKey {
+            uniqueIndex[entity, default: [:]][primaryKey] = object.objectID.uuid
+        }
         return object
     }
 

@@ -121,13 +121,13 @@ public enum SwiftEntityGenerator {
             lines.append(
                 "    \(access) static let \(identifier(relationship.name)) = \(key)(\"\(relationship.name)\")")
         }
-        if let constraint = entity.primaryUniqueness {
+        for constraint in entity.uniqueness {
             let attributes = constraint.compactMap { name in entity.attributes.first { $0.name == name } }
             let parameters = attributes.map { "\(identifier($0.name)): \(swiftType($0.type))" }
             let key = attributes.map { "\"\($0.name)\": \(identifier($0.name)).attributeValue" }
             lines += [
                 "",
-                "    /// The `\(entity.name)` with this \(constraint.joined(separator: ", ")) (its uniqueness constraint) in the context, or a new one with it.",
+                "    /// The `\(entity.name)` with this \(constraint.joined(separator: ", ")) (a uniqueness constraint) in the context, or a new one with it.",
                 "    \(access) static func findOrCreate(\(parameters.joined(separator: ", ")), in context: ObjectContext) throws -> \(type) {",
                 "        try findOrCreate(matching: [\(key.joined(separator: ", "))], in: context)",
                 "    }",
