@@ -170,6 +170,24 @@ struct RelationshipFetchTests {
             let none = try PullRequest.count(in: context, where: PullRequest.reviewers.count == 0)
             let expectedNone = Self.numbers { $0 == 3 || Self.reviewers(of: $0).isEmpty }.count
             if none != expectedNone { problems.append("reviewers.@count == 0: \(none), expected \(expectedNone)") }
+            // Sorted by a key path with the unsaved pull request among the stored ones: ordered here, in memory.
+            let sorted = try PullRequest.fetch(
+                in: context, sortedBy: [PullRequest.author[User.login].descending, PullRequest.number.ascending]
+            ).map(\.number)
+            func login(_ number: Int) -> [UInt8]? {
+                number == 1000 ? Array("zed".utf8) : Self.author(of: number).map { Array(logins[$0].utf8) }
+            }
+            let expectedSorted = (Self.numbers { _ in true } + [1000]).sorted { a, b in
+                switch (login(a), login(b)) {
+                case (let x?, let y?) where x != y: return y.lexicographicallyPrecedes(x)
+                case (nil, _?): return false
+                case (_?, nil): return true
+                default: return a < b
+                }
+            }
+            if sorted != expectedSorted {
+                problems.append("sorted by author.login: \(sorted), expected \(expectedSorted)")
+            }
             context.rollback()
             return problems
         }

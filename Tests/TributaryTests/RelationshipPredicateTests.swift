@@ -250,6 +250,30 @@ struct RelationshipPredicateTests {
         #expect(try FetchPredicate(format: "%K == 1", "author.karma") == (Key("author.karma") == 1))
     }
 
+    @Test("sorts by to-one key paths and @count: SQLite's ORDER BY and the in-memory order agree")
+    func sorts() throws {
+        let sorts: [[FetchSort]] = [
+            [FetchSort("author.login")],
+            [FetchSort("author.login", ascending: false)],
+            [FetchSort("author.team.name", ascending: false), FetchSort("additions")],
+            [FetchSort("author.name"), FetchSort("author.karma", ascending: false), FetchSort("title")],
+            [FetchSort("reviewers.@count", ascending: false), FetchSort("author.followers.@count")],
+            [FetchSort("author.team"), FetchSort("author")],
+        ]
+        for keys in sorts {
+            let sort = try keys.compile(for: entity, in: model)
+            #expect(try graph.sqlOrder(sort) == graph.memoryOrder(sort), "\(keys.map(\.key)): \(sort.sql)")
+        }
+        let toMany = #expect(throws: FetchPredicateError.self) {
+            try [FetchSort("reviewers.login")].compile(for: entity, in: model)
+        }
+        #expect(toMany?.message.contains("sort by reviewers.@count instead") == true, "\(String(describing: toMany))")
+        let unknown = #expect(throws: FetchPredicateError.self) {
+            try [FetchSort("author.nope")].compile(for: entity, in: model)
+        }
+        #expect(unknown?.kind == .unknownKey)
+    }
+
     @Test("predicates as deep as the limits allow, with key paths at every leaf, run on SQLite")
     func deepestKeyPathPredicates() throws {
         // AND and OR alternating to the depth limit, each leaf a two-hop ANY path: SQLite's parser must take it.

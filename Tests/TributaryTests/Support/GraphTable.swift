@@ -190,6 +190,20 @@ struct GraphTable: PredicateResolver {
         }
     }
 
+    /// The pull requests in SQLite's `ORDER BY` order.
+    func sqlOrder(_ sort: CompiledSort) throws -> [UUID] {
+        try database.read { db in
+            try Data.fetchAll(db, sql: "SELECT id FROM \"PullRequest\" ORDER BY \(sort.sql)").map {
+                UUID(bytes: $0, at: $0.startIndex)
+            }
+        }
+    }
+
+    /// The pull requests in the in-memory order, following key paths through ``objects``.
+    func memoryOrder(_ sort: CompiledSort) -> [UUID] {
+        pullRequests.sorted { sort.areInIncreasingOrder(objects[$0]!.subject, objects[$1]!.subject, resolver: self) }
+    }
+
     /// The pull requests in-memory evaluation selects, following key paths through ``objects``.
     func memoryIDs(_ predicate: CompiledPredicate) -> Set<UUID> {
         Set(pullRequests.filter { predicate.evaluate(objects[$0]!.subject, resolver: self) })

@@ -61,7 +61,7 @@ package struct FetchQuery {
                 condition = compiled.sql
                 arguments = compiled.arguments.map(\.databaseValue)
             }
-            order = try request.sort.map { FetchSort(wire: $0) }.compile(for: entity).sql
+            order = try request.sort.map { FetchSort(wire: $0) }.compile(for: entity, in: model).sql
             guard request.prefetch.count <= RootStore.maximumPrefetchPaths else {
                 throw FetchPredicateError(
                     .tooComplex,

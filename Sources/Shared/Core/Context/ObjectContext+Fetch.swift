@@ -103,7 +103,7 @@ extension ObjectContext {
         let entity = try requireEntity(request.entity)
         let predicate =
             request.hasPredicate ? try FetchPredicate(wire: request.predicate).compile(for: entity, in: model) : nil
-        let sort = try request.sort.map { FetchSort(wire: $0) }.compile(for: entity)
+        let sort = try request.sort.map { FetchSort(wire: $0) }.compile(for: entity, in: model)
         let excludedByChild = Self.ids(request.excludeIds)
         let only = Self.ids(request.onlyIds)
         func concerns(_ object: ManagedObject) -> Bool {
@@ -145,9 +145,16 @@ extension ObjectContext {
         var candidates = try reply.map { try transientObjects(from: $0.objects) } ?? []
         if !local.isEmpty {
             candidates += local
+            // Keys through relationships read the related objects as this context sees them.
+            let resolver: any PredicateResolver =
+                sort.relationshipPaths.isEmpty
+                ? NoPredicateResolver()
+                : try ContextPredicateResolver(context: self, paths: sort.relationshipPaths, from: candidates)
+            let subjects = Dictionary(
+                candidates.map { ($0.objectID.uuid, $0.predicateSubject) }, uniquingKeysWith: { first, _ in first })
             candidates.sort { lhs, rhs in
                 sort.areInIncreasingOrder(
-                    (lhs.objectID.uuid, lhs.values, lhs.toOne), (rhs.objectID.uuid, rhs.values, rhs.toOne))
+                    subjects[lhs.objectID.uuid]!, subjects[rhs.objectID.uuid]!, resolver: resolver)
             }
         }
         let window = Array(candidates.dropFirst(offset).prefix(limit == 0 ? Int.max : limit))
