@@ -170,6 +170,19 @@ struct RelationshipFetchTests {
             let none = try PullRequest.count(in: context, where: PullRequest.reviewers.count == 0)
             let expectedNone = Self.numbers { $0 == 3 || Self.reviewers(of: $0).isEmpty }.count
             if none != expectedNone { problems.append("reviewers.@count == 0: \(none), expected \(expectedNone)") }
+            // A destination that no longer exists (an unsaved insert, deleted) is not prefetched into an empty object.
+            let ghost = try User.insert(into: context)
+            ghost.login = "ghost"
+            let haunted = try #require(try PullRequest.fetch(in: context, where: PullRequest.number == 5).first)
+            let original = haunted.author
+            haunted.author = ghost
+            context.delete(ghost.managedObject)
+            _ = try PullRequest.fetch(
+                in: context, where: PullRequest.number == 5, prefetching: [.path(PullRequest.author)])
+            if context.registeredObjects.contains(where: { $0.objectID == ghost.objectID }) {
+                problems.append("a deleted insert came back, registered, through prefetching")
+            }
+            haunted.author = original
             // Sorted by a key path with the unsaved pull request among the stored ones: ordered here, in memory.
             let sorted = try PullRequest.fetch(
                 in: context, sortedBy: [PullRequest.author[User.login].descending, PullRequest.number.ascending]

@@ -83,6 +83,12 @@ struct RelationshipPredicateTests {
             try FetchPredicate(format: "author.followers.@count == 0"),
             try FetchPredicate(format: "ANY reviewers.followers.@count > 2"),
             try FetchPredicate(format: "ALL reviewers.followers.@count == 0"),
+            // Eight to-many steps: each step's distinct users, not the product of the fan-outs.
+            try FetchPredicate(
+                format: "ALL reviewers.followers.followers.followers.followers.followers.followers.followers.karma != 3"
+            ),
+            try FetchPredicate(
+                format: "ANY author.followers.followers.followers.followers.followers.login ==[c] 'ADA'"),
             try FetchPredicate(
                 format: "author.login ==[c] 'ada' OR (ANY reviewers.login BEGINSWITH 'j' AND NOT reviewers.@count < 2)"),
             try FetchPredicate(format: "additions > 50 AND NONE reviewers.team.name ==[cd] 'CORE'"),

@@ -2639,7 +2639,8 @@ public nonisolated struct Tributary_V1_FetchReply: Sendable {
   /// the last commit the read saw
   public var seq: UInt64 = 0
 
-  /// the destinations of the request's prefetch key paths, one batch per path
+  /// The destinations of the request's prefetch key paths: one batch per relationship step (`author.team` gives
+  /// the authors and their teams; a step two paths share is sent once).
   public var prefetched: [Tributary_V1_EntityBatch] = []
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()

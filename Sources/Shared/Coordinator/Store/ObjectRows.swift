@@ -10,10 +10,12 @@ enum ObjectRows {
     static let idsPerQuery = 500
 
     /// The objects of `entity` that `condition` selects, in `order` (SQL after `ORDER BY`), at most `limit`
-    /// after skipping `offset`.
+    /// after skipping `offset`. With `contiguousIDs` (the caller selects every object in a range of ids, in id
+    /// order: a snapshot page), to-many relationships are read in one range scan of the join table rather than
+    /// by the objects' ids.
     static func read(
         _ entity: Entity, where condition: String = "1", arguments: [DatabaseValue] = [], order: String = "\"id\"",
-        limit: Int? = nil, offset: Int = 0, in db: Database
+        limit: Int? = nil, offset: Int = 0, contiguousIDs: Bool = false, in db: Database
     ) throws -> Tributary_V1_EntityBatch {
         let toOne = entity.relationships.filter { !$0.isToMany }
         // Text is read as its bytes: GRDB's text values end at a NUL character, which a string may hold.
@@ -51,7 +53,7 @@ enum ObjectRows {
         batch.columns = columns.map { $0.finished(rows: row) }
         batch.versions = versions
         if row > 0 {
-            let ordered = order == "\"id\""
+            let ordered = contiguousIDs && order == "\"id\""
             for relationship in entity.relationships where relationship.isToMany {
                 batch.columns.append(try toMany(relationship, of: entity, ids: ids, idOrdered: ordered, in: db))
             }

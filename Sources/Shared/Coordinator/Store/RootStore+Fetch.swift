@@ -135,8 +135,10 @@ package struct FetchQuery {
                 guard read.insert(prefix).inserted, let destination = model.entity(named: hop.destination) else {
                     continue
                 }
+                // One more than the most allowed, to refuse a step that reaches too many without reading them all.
                 let batch = try ObjectRows.read(
-                    destination, where: "\(SQLText.rowKey) IN (\(keys))", arguments: fetchedArguments, in: db)
+                    destination, where: "\(SQLText.rowKey) IN (\(keys))", arguments: fetchedArguments,
+                    limit: RootStore.maximumFetchRows + 1, in: db)
                 guard batch.ids.count / 16 <= RootStore.maximumFetchRows else {
                     throw StoreError(
                         .invalidRequest,

@@ -91,6 +91,7 @@ public final class StoreSnapshot: Sendable {
         -> Tributary_V1_EntityBatch
     {
         try ObjectRows.read(
-            entity, where: "\"id\" > ?", arguments: [(after ?? Data()).databaseValue], limit: limit, in: db)
+            entity, where: "\"id\" > ?", arguments: [(after ?? Data()).databaseValue], limit: limit,
+            contiguousIDs: true, in: db)
     }
 }

@@ -13,6 +13,11 @@ extension ObjectContext {
     ///
     /// Relationships named in ``FetchRequest/relationshipKeyPathsForPrefetching`` come back with the objects and
     /// are registered, so reading them afterwards asks the parent nothing more.
+    ///
+    /// Key paths in the predicate or sort are read as this context sees the related objects for the objects it
+    /// inserted or changed; objects it has not changed are judged by the parent on the related objects as saved
+    /// (as Core Data's store does): a pull request whose author's unsaved new login would match is found once the
+    /// author is saved.
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
         assertOnQueue()
         let entity = try requireEntity(request.entity)
@@ -193,7 +198,16 @@ extension ObjectContext {
                     }
                 }
                 let faults = next.filter(\.isFault)
-                if !faults.isEmpty { try loadStoredValues(of: faults) }
+                if !faults.isEmpty {
+                    // A destination the parent no longer has (deleted elsewhere, or an unsaved insert deleted
+                    // here) is not an object: it leaves the context rather than stay as an empty one.
+                    let found = try loadStoredValues(of: faults)
+                    let missing = Set(faults.map(\.objectID.uuid)).subtracting(found)
+                    if !missing.isEmpty {
+                        for id in missing { registered[id] = nil }
+                        next.removeAll { missing.contains($0.objectID.uuid) }
+                    }
+                }
                 if steps.insert(prefix).inserted { reached.append((hop.destination, next)) }
                 frontier = next
             }

@@ -111,7 +111,8 @@ package struct CompiledPredicate: Sendable {
 
     /// Whether an object matches: `values` are its attribute values by attribute index, `toOne` its to-one
     /// destinations by relationship index (entries at to-many indexes are ignored). Missing entries count as nil.
-    /// Key paths reach nothing this way: use ``evaluate(_:resolver:)`` for predicates with them.
+    /// Key paths reach nothing this way and `@count` counts nothing (0): use ``evaluate(_:resolver:)`` for
+    /// predicates with them.
     package func evaluate(values: [AttributeValue?], toOne: [UUID?]) -> Bool {
         root.evaluate(
             PredicateSubject(

@@ -17,8 +17,10 @@ extension FetchPredicate {
     /// - key paths (`author.login`) need `model`; a path through a to-many relationship needs `ANY`, `ALL` or `NONE`,
     ///   which need one; `@count` follows a to-many relationship and compares as an int.
     ///
-    /// A key path compiles to an `EXISTS` subquery joining the relationships' tables (`NOT EXISTS` for `ALL`, `NONE`
-    /// and tests that hold for NULL), so a path that breaks at a nil to-one gives the same answer as a nil value.
+    /// A key path compiles to an `EXISTS` subquery over the rows the path reaches, each step's row keys a set built
+    /// from the previous step's (`NOT EXISTS` for `ALL`, `NONE` and tests that hold for NULL). A to-one path that
+    /// breaks at a nil relationship compares as a nil value; under `ANY`, `ALL` and `NONE` a branch that breaks
+    /// reaches no value.
     /// - Throws: ``FetchPredicateError``: `unknownKey`, `unsupported`, `wrongType`, `tooComplex`.
     package func compile(for entity: Entity, in model: Model? = nil) throws -> CompiledPredicate {
         try checkLimits()
@@ -107,35 +109,30 @@ struct PredicateCompiler {
             let (sql, test) = try compileTest(comparison, path.end)
             return (sql, .test(path.end, test))
         }
-        // The hops as joins from the fetched row, the comparison on the last one's row.
-        var from = ""
-        var correlation = ""
-        var owner = SQLText.quote(entity.name)
-        for hop in path.hops {
+        // The row keys each hop reaches, as a set built from the previous hop's (an IN list or subquery), so a
+        // path through several to-many relationships costs the distinct objects of each step, never the product
+        // of their fan-outs; the comparison runs on the last hop's rows.
+        let root = SQLText.quote(entity.name)
+        var reached = ""
+        var source = entity.name
+        for (index, hop) in path.hops.enumerated() {
             let alias = nextAlias()
-            let destination = "\(SQLText.quote(hop.destination)) AS \(alias)"
             if hop.isToMany {
-                let join = nextAlias()
-                let table = "\(SQLText.quote(SQLText.joinTable(hop.source, hop.name))) AS \(join)"
-                let link = "\(alias).\(SQLText.rowKey) = \(join).destination"
-                if from.isEmpty {
-                    from = "FROM \(table) JOIN \(destination) ON \(link)"
-                    correlation = "\(join).source = \(owner).\(SQLText.rowKey)"
-                } else {
-                    from +=
-                        " JOIN \(table) ON \(join).source = \(owner).\(SQLText.rowKey) JOIN \(destination) ON \(link)"
-                }
+                let join = "\(SQLText.quote(SQLText.joinTable(hop.source, hop.name))) AS \(alias)"
+                let from = index == 0 ? "= \(root).\(SQLText.rowKey)" : "IN \(reached)"
+                reached = "(SELECT \(alias).destination FROM \(join) WHERE \(alias).source \(from))"
+            } else if index == 0 {
+                reached = "(\(root).\(SQLText.quote(hop.name)))"
             } else {
-                let link = "\(alias).\(SQLText.rowKey) = \(owner).\(SQLText.quote(hop.name))"
-                if from.isEmpty {
-                    from = "FROM \(destination)"
-                    correlation = link
-                } else {
-                    from += " JOIN \(destination) ON \(link)"
-                }
+                reached =
+                    "(SELECT \(alias).\(SQLText.quote(hop.name)) FROM \(SQLText.quote(source)) AS \(alias) "
+                    + "WHERE \(alias).\(SQLText.rowKey) IN \(reached))"
             }
-            owner = alias
+            source = hop.destination
         }
+        let owner = nextAlias()
+        let from = "FROM \(SQLText.quote(source)) AS \(owner)"
+        let correlation = "\(owner).\(SQLText.rowKey) IN \(reached)"
         var end = path.end
         end.qualifier = owner
         let (leaf, test) = try compileTest(comparison, end)

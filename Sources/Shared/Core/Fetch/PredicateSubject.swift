@@ -69,15 +69,17 @@ struct PredicateKeyPath: Sendable {
     func reached(from subject: PredicateSubject, resolver: any PredicateResolver) -> [PredicateSubject] {
         var current = [subject]
         for hop in hops {
+            // Each object once per step (as the SQL's sets of row keys), so fan-outs do not multiply.
             var next: [PredicateSubject] = []
+            var seen = Set<UUID>()
             for object in current {
                 if hop.isToMany {
                     guard object.toMany.indices.contains(hop.index) else { continue }
-                    for id in object.toMany[hop.index] {
+                    for id in object.toMany[hop.index] where seen.insert(id).inserted {
                         if let found = resolver.subject(for: id, entity: hop.destination) { next.append(found) }
                     }
                 } else if object.toOne.indices.contains(hop.index), let id = object.toOne[hop.index],
-                    let found = resolver.subject(for: id, entity: hop.destination)
+                    seen.insert(id).inserted, let found = resolver.subject(for: id, entity: hop.destination)
                 {
                     next.append(found)
                 }
@@ -95,6 +97,19 @@ extension PredicateLimits {
 }
 
 extension Model {
+    /// The hop through relationship `index` of `source`, and its destination entity.
+    /// - Throws: ``FetchPredicateError`` of kind `unknownKey` when the destination is not in the model.
+    func hop(_ index: Int, from source: Entity) throws -> (PredicateHop, Entity) {
+        let relationship = source.relationships[index]
+        guard let destination = entity(named: relationship.destination) else {
+            throw FetchPredicateError(.unknownKey, "entity '\(relationship.destination)' is not in the model")
+        }
+        let hop = PredicateHop(
+            source: source.name, name: relationship.name, index: index, destination: destination.name,
+            isToMany: relationship.isToMany)
+        return (hop, destination)
+    }
+
     /// Resolves a comparison's key against `entity`: a key of its own (`additions`), a key path through
     /// relationships (`author.login`, `reviewers.team.name`) or `@count` after a to-many relationship
     /// (`reviewers.@count`, `author.followers.@count`).
@@ -130,14 +145,8 @@ extension Model {
                         ?? "entity '\(current.name)' has no relationship named \(FetchPredicateError.quoted(component)) (in the key path \(FetchPredicateError.quoted(key)))"
                 )
             }
-            let relationship = current.relationships[index]
-            guard let destination = self.entity(named: relationship.destination) else {
-                throw FetchPredicateError(.unknownKey, "entity '\(relationship.destination)' is not in the model")
-            }
-            hops.append(
-                PredicateHop(
-                    source: current.name, name: relationship.name, index: index, destination: destination.name,
-                    isToMany: relationship.isToMany))
+            let (hop, destination) = try self.hop(index, from: current)
+            hops.append(hop)
             current = destination
         }
         if counted {
@@ -160,6 +169,11 @@ extension Model {
             current.relationships[index].isToMany
         {
             // `ANY reviewers == %@`: the destinations themselves, by id.
+            guard hops.count < PredicateLimits.maxKeyPathHops else {
+                throw FetchPredicateError.tooComplex(
+                    "the key path \(FetchPredicateError.quoted(key)) goes through more than "
+                        + "\(PredicateLimits.maxKeyPathHops) relationships")
+            }
             let relationship = current.relationships[index]
             hops.append(
                 PredicateHop(

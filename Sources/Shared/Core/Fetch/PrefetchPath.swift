@@ -25,14 +25,8 @@ extension Model {
                         : "entity '\(current.name)' has no relationship named \(FetchPredicateError.quoted(component)) "
                             + "(prefetch key path \(FetchPredicateError.quoted(key)))")
             }
-            let relationship = current.relationships[index]
-            guard let destination = self.entity(named: relationship.destination) else {
-                throw FetchPredicateError(.unknownKey, "entity '\(relationship.destination)' is not in the model")
-            }
-            hops.append(
-                PredicateHop(
-                    source: current.name, name: relationship.name, index: index, destination: destination.name,
-                    isToMany: relationship.isToMany))
+            let (hop, destination) = try self.hop(index, from: current)
+            hops.append(hop)
             current = destination
         }
         return hops

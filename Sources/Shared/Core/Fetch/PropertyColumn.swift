@@ -75,8 +75,8 @@ struct PropertyColumn: Sendable, Hashable {
     }
 
     /// The value SQLite holds for this property of an object whose attribute values are `values` (by attribute
-    /// index) and to-one destinations are `toOne` (by relationship index). Missing entries are NULL; `@count` is
-    /// NULL here (see ``value(of:resolver:)``).
+    /// index) and to-one destinations are `toOne` (by relationship index). Missing entries are NULL; so are `@count`
+    /// and the object's own id, which only ``value(of:resolver:)`` knows.
     func value(values: [AttributeValue?], toOne: [UUID?]) -> SQLValue {
         switch source {
         case .attribute(let index, let type):

@@ -164,25 +164,13 @@ extension TypedKey {
 
 // MARK: - Strings
 
-extension TypedKey where Value == String? {
-    public func equals(_ string: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false)
-        -> TypedPredicate<Root>
-    { .init(key.equals(string, caseInsensitive: caseInsensitive, diacriticInsensitive: diacriticInsensitive)) }
-    public func beginsWith(_ prefix: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false)
-        -> TypedPredicate<Root>
-    { .init(key.beginsWith(prefix, caseInsensitive: caseInsensitive, diacriticInsensitive: diacriticInsensitive)) }
-    public func endsWith(_ suffix: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false)
-        -> TypedPredicate<Root>
-    { .init(key.endsWith(suffix, caseInsensitive: caseInsensitive, diacriticInsensitive: diacriticInsensitive)) }
-    public func contains(_ substring: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false)
-        -> TypedPredicate<Root>
-    { .init(key.contains(substring, caseInsensitive: caseInsensitive, diacriticInsensitive: diacriticInsensitive)) }
-    public func like(_ pattern: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false)
-        -> TypedPredicate<Root>
-    { .init(key.like(pattern, caseInsensitive: caseInsensitive, diacriticInsensitive: diacriticInsensitive)) }
-}
+/// The values of string keys: `String`, and `String?` (optional attributes, and key paths through to-one
+/// relationships).
+public protocol StringKeyValue {}
+extension String: StringKeyValue {}
+extension Optional: StringKeyValue where Wrapped == String {}
 
-extension TypedKey where Value == String {
+extension TypedKey where Value: StringKeyValue {
     /// `==[c]`, `==[d]`, `==[cd]`: equality after case and diacritic folding.
     public func equals(_ string: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false)
         -> TypedPredicate<Root>
