@@ -52,6 +52,12 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "The coordinator's --commit-seconds for the import (default: the coordinator's).")
     var commitSeconds: Double?
 
+    @Option(help: "Rows per import job, as `tributary push import --chunk`.")
+    var rowsPerJob = 1000
+
+    @Option(help: "Rows per save of an import job (its batch_size; default: the worker's, 1,000).")
+    var batchSize: Int?
+
     @Flag(help: "Import without the baselines (for tuning runs).")
     var noBaselines = false
 
@@ -82,6 +88,9 @@ struct BenchCommand: AsyncParsableCommand {
             throw ValidationError("--rows, --workers and --job-concurrency must be positive")
         }
         if let users, users <= 0 { throw ValidationError("--users must be positive") }
+        guard rowsPerJob > 0, (batchSize ?? 1) > 0 else {
+            throw ValidationError("--rows-per-job and --batch-size must be positive")
+        }
     }
 
     func run() async throws {
@@ -188,7 +197,7 @@ struct BenchCommand: AsyncParsableCommand {
         let input = DemoData.pullRequests(count: rows, users: users)
         let benchmark = ImportBenchmark(
             input: input, rows: rows, workers: workers,
-            extraArguments: coordinatorArguments, directory: directory)
+            extraArguments: coordinatorArguments, directory: directory, rowsPerJob: rowsPerJob, batchSize: batchSize)
         let plain = try await benchmark.run(stalledSubscriber: false)
         if let footprint = plain.footprint {
             Terminal.line("store on disk           \(footprint.summary(rows: rows))")
@@ -242,7 +251,8 @@ struct BenchCommand: AsyncParsableCommand {
             let users = self.users ?? max(1, count / 50)
             let benchmark = ImportBenchmark(
                 input: DemoData.pullRequests(count: count, users: users), rows: count, workers: workers,
-                extraArguments: coordinatorArguments, directory: directory)
+                extraArguments: coordinatorArguments, directory: directory, rowsPerJob: rowsPerJob,
+                batchSize: batchSize)
             return try await benchmark.run(stalledSubscriber: false, name: "scaling-\(count)-\(workers)").rowsPerSecond
         }
         for count in quick ? [10_000, 300_000] : [100_000, 5_000_000] {

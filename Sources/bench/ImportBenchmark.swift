@@ -4,7 +4,7 @@ import TributaryCommandSupport
 import TributaryCore
 import ZeroMQ
 
-/// The import figure: generated pull requests pushed in jobs of 1,000 rows to a coordinator with a local worker
+/// The import figure: generated pull requests pushed in jobs of 1,000 rows (by default) to a coordinator with a local worker
 /// pool, timed from the first push until the last job is durable. Also reports the coordinator's peak RSS.
 struct ImportBenchmark {
     struct Result {
@@ -20,6 +20,9 @@ struct ImportBenchmark {
     /// More arguments for the coordinator (its worker concurrency, its commit budget).
     let extraArguments: [String]
     let directory: URL
+    /// Rows per import job (`tributary push import --chunk`) and per save (`batch_size`; nil: the worker's default).
+    var rowsPerJob = 1000
+    var batchSize: Int?
 
     /// - Parameter stalledSubscriber: connect a subscriber that never reads, to show what it costs.
     /// - Parameter name: the folder of this run's store, removed once measured.
@@ -42,8 +45,8 @@ struct ImportBenchmark {
             }
             let client = try JobClient(endpoint: coordinator.listenEndpoint)
             try await waitForWorkers(client)
-            let specs = NDJSONChunker.chunks(of: input, rowsPerJob: 1000).map {
-                ImportJob.spec(entity: "PullRequest", payload: $0.payload, rows: $0.rows)
+            let specs = NDJSONChunker.chunks(of: input, rowsPerJob: rowsPerJob).map {
+                ImportJob.spec(entity: "PullRequest", payload: $0.payload, rows: $0.rows, batchSize: batchSize)
             }
             let started = ContinuousClock.now
             let pushed = try await ImportPusher(client: client).push(specs)

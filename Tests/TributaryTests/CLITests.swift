@@ -20,6 +20,10 @@ struct CLITests {
                 ["push", "import", "--entity", "PullRequest", "--file", "/etc/hostname", "--chunk", "0"],
                 "--chunk must be a positive"
             ),
+            (
+                ["push", "import", "--entity", "PullRequest", "--file", "/etc/hostname", "--batch-size", "0"],
+                "--batch-size must be a positive"
+            ),
             (["push", "import", "--file", "/etc/hostname"], "Missing expected argument '--entity <entity>'"),
             (["subscribe", "--format", "xml"], "The value 'xml' is invalid for '--format <format>'"),
             (["status", "--bogus"], "Unknown option '--bogus'"),

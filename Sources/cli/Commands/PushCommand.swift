@@ -124,6 +124,12 @@ struct PushImportCommand: AsyncParsableCommand {
     @Option(help: "Rows per job.")
     var chunk: Int = 1000
 
+    @Option(
+        help: ArgumentHelp(
+            "Rows per save within a job (its batch_size; default: the worker's, 1,000). Bigger saves make bigger commits: faster imports, more coordinator memory (docs/benchmarks.md).",
+            valueName: "rows"))
+    var batchSize: Int?
+
     @Flag(help: "Show progress until every job is done or dead.")
     var wait = false
 
@@ -150,6 +156,9 @@ struct PushImportCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard chunk > 0 else { throw ValidationError("--chunk must be a positive number of rows") }
+        if let batchSize, batchSize <= 0 {
+            throw ValidationError("--batch-size must be a positive number of rows")
+        }
         if let refusal = JobQueue.refusal(of: queue) { throw ValidationError("--queue: \(refusal)") }
         if let uniqueKey, uniqueKey.isEmpty { throw ValidationError("--unique-key must not be empty") }
         guard delay >= 0 && delay.isFinite else {
@@ -166,7 +175,7 @@ struct PushImportCommand: AsyncParsableCommand {
         let client = try JobClient(endpoint: jobs.endpoint, curve: try jobs.curveKeys())
         let runAt = delay > 0 ? Date().timeIntervalSince1970 + delay : 0
         let specs = chunks.enumerated().map { index, chunk in
-            var spec = ImportJob.spec(entity: entity, payload: chunk.payload, rows: chunk.rows)
+            var spec = ImportJob.spec(entity: entity, payload: chunk.payload, rows: chunk.rows, batchSize: batchSize)
             spec.priority = priority
             spec.runAt = runAt
             if queue != JobQueue.defaultName { spec.queue = queue }
