@@ -49,6 +49,7 @@ public final class RootStore: Sendable {
     ///   A refused store is left byte for byte as it was.
     public static func open(path: String, model: Model) throws -> RootStore {
         SQLiteProcessSettings.apply()
+        ProcessMemorySettings.apply()
         // Refuse before anything writes: the lock file, the pool's switch to WAL mode and its probe table.
         try StoreCompatibility.check(model, againstFileAt: path)
         let lock = try StoreLock(store: path)

@@ -1,0 +1,25 @@
+import Foundation
+import Testing
+
+@testable import TributaryCoordinator
+
+@Suite("Process-wide settings the coordinator makes")
+struct StoreSettingsTests {
+    /// Whether glibc mapped the block at `pointer` on its own: the IS_MMAPPED bit of its chunk header.
+    static func isMapped(_ pointer: UnsafeMutableRawPointer) -> Bool {
+        (pointer - MemoryLayout<UInt>.size).load(as: UInt.self) & 2 != 0
+    }
+
+    @Test("glibc's mmap threshold stays fixed: freeing a large block does not raise it")
+    func mmapThreshold() throws {
+        #expect(ProcessMemorySettings.apply())
+        // With glibc's dynamic threshold, freeing a 4 MiB mapped block raises the threshold above 4 MiB, and the
+        // next 3 MiB block comes from the heap; fixed at 1 MiB, it is mapped on its own (and returned on free).
+        let large = try #require(malloc(4 << 20))
+        #expect(Self.isMapped(large))
+        free(large)
+        let next = try #require(malloc(3 << 20))
+        defer { free(next) }
+        #expect(Self.isMapped(next))
+    }
+}
