@@ -123,10 +123,7 @@ extension ObjectContext {
         var local = insertedOrder.compactMap { registered[$0] }.filter(concerns) + changed
         if let predicate {
             // Key paths read the objects they reach as this context sees them, loaded in a batch per step.
-            let resolver: any PredicateResolver =
-                predicate.relationshipPaths.isEmpty || local.isEmpty
-                ? NoPredicateResolver()
-                : try ContextPredicateResolver(context: self, paths: predicate.relationshipPaths, from: local)
+            let resolver = try predicateResolver(for: predicate.relationshipPaths, from: local)
             local = local.filter { predicate.evaluate($0.predicateSubject, resolver: resolver) }
         }
         var parentRequest = request
@@ -151,10 +148,7 @@ extension ObjectContext {
         if !local.isEmpty {
             candidates += local
             // Keys through relationships read the related objects as this context sees them.
-            let resolver: any PredicateResolver =
-                sort.relationshipPaths.isEmpty
-                ? NoPredicateResolver()
-                : try ContextPredicateResolver(context: self, paths: sort.relationshipPaths, from: candidates)
+            let resolver = try predicateResolver(for: sort.relationshipPaths, from: candidates)
             let subjects = Dictionary(
                 candidates.map { ($0.objectID.uuid, $0.predicateSubject) }, uniquingKeysWith: { first, _ in first })
             candidates.sort { lhs, rhs in

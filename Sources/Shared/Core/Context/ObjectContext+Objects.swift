@@ -37,12 +37,12 @@ extension ObjectContext {
             throw ContextError(.missingRequiredValue, "finding a '\(entity)' needs '\(missing)' (\(constraints))")
         }
         let values = constraint.map { key[$0] }
-        if constraint == primary {
-            let indexKey = values.map { $0.map(UniqueKeyValue.init) }
-            if let id = uniqueIndex[entity]?[indexKey], let object = registered[id] { return object }
+        let wanted = values.map { $0.map(UniqueKeyValue.init) }
+        let isPrimary = constraint == primary
+        if isPrimary {
+            if let id = uniqueIndex[entity]?[wanted], let object = registered[id] { return object }
         } else {
             let indexes = constraint.compactMap { name in description.attributes.firstIndex { $0.name == name } }
-            let wanted = values.map { $0.map(UniqueKeyValue.init) }
             let candidates = registered.values.filter { $0.entity.name == entity && !$0.isDeleted }
             let faults = candidates.filter(\.isFault)
             if !faults.isEmpty { try loadStoredValues(of: faults) }
@@ -53,7 +53,7 @@ extension ObjectContext {
         let object = try insert(entity)
         for (name, value) in zip(constraint, values) { try object.setValue(value, for: name) }
         for (name, value) in key where !constraint.contains(name) { try object.setValue(value, for: name) }
-        if let primaryKey = object.uniquenessKey {
+        if let primaryKey = isPrimary ? wanted : object.uniquenessKey {
             uniqueIndex[entity, default: [:]][primaryKey] = object.objectID.uuid
         }
         return object

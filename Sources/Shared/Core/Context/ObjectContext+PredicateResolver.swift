@@ -74,3 +74,14 @@ final class ContextPredicateResolver: PredicateResolver {
         }
     }
 }
+
+extension ObjectContext {
+    /// What in-memory evaluation reads through `paths` from `objects`: nothing to load without paths or objects.
+    /// - Throws: the parent's error when it cannot answer a fetch.
+    func predicateResolver(for paths: [[PredicateHop]], from objects: [ManagedObject]) throws
+        -> any PredicateResolver
+    {
+        guard !paths.isEmpty, !objects.isEmpty else { return NoPredicateResolver() }
+        return try ContextPredicateResolver(context: self, paths: paths, from: objects)
+    }
+}
