@@ -39,11 +39,13 @@ final class ChangeSetMerger {
         let ruled: [(relationship: Relationship, destination: Entity, sql: String)]
     }
 
-    static let maximumCachedStatements = 256
+    /// The most statements kept prepared; past it the cache starts again.
+    private let statementCacheLimit: Int
 
-    init(model: Model) {
+    init(model: Model, statementCacheLimit: Int = 256) {
         self.model = model
         self.insertionOrder = Self.insertionOrder(of: model)
+        self.statementCacheLimit = max(1, statementCacheLimit)
     }
 
     /// Finalizes the cached statements; call before the connection closes.
@@ -192,16 +194,7 @@ final class ChangeSetMerger {
             statement.bind(1, uuid: proposed)
             statement.bind(2, version)
             let unresolved = try bindScalars(batch, row: row, into: statement, from: 3, result: result)
-            guard try statement.step() else {
-                statement.reset()
-                throw StoreError(.sqlite, "upsert into '\(entity.name)' returned no row", sql: statement.sql)
-            }
-            let key = statement.int64(column: 0)
-            let returned = statement.uuid(column: 1)
-            statement.reset()
-            guard let storedID = returned else {
-                throw StoreError(.sqlite, "'\(entity.name)' holds an id that is not 16 bytes", sql: statement.sql)
-            }
+            let (key, storedID) = try upsert(row, of: batch, proposed: proposed, with: statement, result: result)
             rowKeys[entity.name, default: [:]][storedID] = key
             if let uniqueKey {
                 knownKeys.learn(uniqueKey, of: entity.name, KnownKeys.Entry(rowKey: key, id: storedID))
@@ -298,17 +291,76 @@ final class ChangeSetMerger {
         return id
     }
 
+    /// Runs a bound upsert of row `row`; returns the row key and id of the row it wrote.
+    ///
+    /// A new object (the import's every row) is told by the row key SQLite gives it (`last_insert_rowid`, which an
+    /// upsert that updates leaves as it was): no `RETURNING`, whose temporary table was opened, filled and closed
+    /// for every row (~5% of the writer on the import benchmark). A row merged into a stored object is found
+    /// afterwards by what it now shares with the row (see ``findUpserted(_:of:proposed:connection:result:)``).
+    private func upsert(
+        _ row: Int, of batch: EntityBatchReader, proposed: UUID, with statement: SQLiteStatement, result: MergeResult
+    ) throws -> (key: Int64, id: UUID) {
+        if let inserted = try statement.executeInsert() { return (inserted, proposed) }
+        guard
+            let found = try findUpserted(
+                row, of: batch, proposed: proposed, connection: statement.connection, result: result)
+        else {
+            throw StoreError(.sqlite, "upsert into '\(batch.entity.name)' wrote no row", sql: statement.sql)
+        }
+        return found
+    }
+
+    /// The row an upsert merged row `row` into. It updated the stored object that had the row's values of the first
+    /// uniqueness constraint whose conflict it met, or its id: either way that object now has the row's values of
+    /// every constraint the batch covers (had another object kept one, the upsert would have failed on it). So the
+    /// first such constraint whose values are not null finds it, and the id when none is.
+    private func findUpserted(
+        _ row: Int, of batch: EntityBatchReader, proposed: UUID, connection: OpaquePointer, result: MergeResult
+    ) throws -> (key: Int64, id: UUID)? {
+        let entity = batch.entity
+        let table = SQLText.quote(entity.name)
+        for constraint in Self.upsertConstraints(batch) {
+            let columns = constraint.compactMap { name in batch.scalarColumns.first { $0.name == name } }
+            guard columns.allSatisfy({ !$0.isNull(row) }) else { continue }
+            let condition = constraint.map { "\(SQLText.quote($0)) = ?" }.joined(separator: " AND ")
+            let query = try statement(connection, "SELECT \(SQLText.rowKey), \"id\" FROM \(table) WHERE \(condition)")
+            for (offset, column) in columns.enumerated() {
+                _ = try bindScalar(column, row: row, into: query, at: Int32(offset + 1), result: result)
+            }
+            return try readKeyAndID(query)
+        }
+        let query = try statement(connection, "SELECT \(SQLText.rowKey), \"id\" FROM \(table) WHERE \"id\" = ?")
+        query.bind(1, uuid: proposed)
+        return try readKeyAndID(query)
+    }
+
+    /// Steps a query of a row key and an id once and resets it.
+    private func readKeyAndID(_ query: SQLiteStatement) throws -> (key: Int64, id: UUID)? {
+        defer { query.reset() }
+        guard try query.step() else { return nil }
+        guard let id = query.uuid(column: 1) else {
+            throw StoreError(.sqlite, "a row holds an id that is not 16 bytes", sql: query.sql)
+        }
+        return (query.int64(column: 0), id)
+    }
+
+    /// The uniqueness constraints an insert batch upserts on, besides the id: those whose every column it carries.
+    static func upsertConstraints(_ batch: EntityBatchReader) -> [[String]] {
+        let names = batch.scalarColumns.map(\.name)
+        return batch.entity.uniqueness.filter { constraint in constraint.allSatisfy(names.contains) }
+    }
+
     static func upsertSQL(_ batch: EntityBatchReader) -> String {
         let entity = batch.entity
         let names = batch.scalarColumns.map(\.name)
         let columns = (["id", "_version"] + names).map(SQLText.quote).joined(separator: ", ")
         var sql =
             "INSERT INTO \(SQLText.quote(entity.name)) (\(columns)) VALUES (\(SQLText.placeholders(names.count + 2)))"
-        for constraint in entity.uniqueness where constraint.allSatisfy(names.contains) {
+        for constraint in upsertConstraints(batch) {
             let updated = names.filter { !constraint.contains($0) }
             sql += " ON CONFLICT (\(constraint.map(SQLText.quote).joined(separator: ", "))) DO UPDATE SET "
             if updated.isEmpty {
-                // Found, nothing to change: touch a key column so RETURNING yields the existing id.
+                // Found, nothing to change: touch a key column (the update changes nothing).
                 sql += "\(SQLText.quote(constraint[0])) = excluded.\(SQLText.quote(constraint[0]))"
             } else {
                 sql +=
@@ -322,7 +374,7 @@ final class ChangeSetMerger {
             names.map { "\(SQLText.quote($0)) = excluded.\(SQLText.quote($0))" } + [
                 "\"_version\" = excluded.\"_version\""
             ]
-        sql += " ON CONFLICT (\"id\") DO UPDATE SET \(all.joined(separator: ", ")) RETURNING \(SQLText.rowKey), \"id\""
+        sql += " ON CONFLICT (\"id\") DO UPDATE SET \(all.joined(separator: ", "))"
         return sql
     }
 
@@ -611,8 +663,14 @@ final class ChangeSetMerger {
 
     func statement(_ connection: OpaquePointer, _ sql: String) throws -> SQLiteStatement {
         if let cached = statements[sql] { return cached }
-        // Column order and sets come from peers, so the number of distinct statements is bounded here.
-        if statements.count >= Self.maximumCachedStatements { finalizeStatements() }
+        // Column order and sets come from peers, so the number of distinct statements is bounded here. The cache is
+        // dropped, not finalized: a batch being applied may hold statements of it (its upsert, its key lookup),
+        // and each is finalized when its last holder lets it go.
+        if statements.count >= statementCacheLimit {
+            statements.removeAll()
+            joinStatements.removeAll()
+            rowKeyStatements.removeAll()
+        }
         let statement = try SQLiteStatement(connection: connection, sql: sql)
         statements[sql] = statement
         return statement

@@ -70,6 +70,16 @@ final class SQLiteStatement {
         guard code == SQLITE_DONE else { throw currentError(code) }
     }
 
+    /// Runs an `INSERT` to completion and resets it; returns the row key of the row it inserted, nil when it
+    /// inserted none (an upsert that updated a stored row instead leaves `last_insert_rowid` alone). Row keys are
+    /// positive, so 0 marks "none" (SQLite keeps a trigger's inserts out of it).
+    func executeInsert() throws -> Int64? {
+        sqlite3_set_last_insert_rowid(connection, 0)
+        try execute()
+        let key = sqlite3_last_insert_rowid(connection)
+        return key == 0 ? nil : key
+    }
+
     /// Steps once; returns true if a row is available. Call ``reset()`` when done reading.
     func step() throws -> Bool {
         let code = sqlite3_step(handle)
