@@ -23,7 +23,7 @@ final class ChangeSetMerger {
     /// The change set's rows in conflict: by batch position, row → the stored version (0: deleted in the store).
     var conflicts: [Int: [Int: UInt64]] = [:]
     /// Row keys known while one change set is applied, by entity and id (see ChangeSetMerger+RowKeys.swift).
-    var rowKeys: [String: [UUID: Int64]] = [:]
+    var rowKeys = RowKeyTable()
     /// The statement finding an object's row key, by entity.
     var rowKeyStatements: [String: SQLiteStatement] = [:]
     /// References written before their destination was (see ``PendingReference``), set after the inserts.
@@ -104,7 +104,7 @@ final class ChangeSetMerger {
         // Row keys are known for this change set only: one that fails is rolled back, and its keys may be reused.
         defer {
             conflicts = [:]
-            rowKeys = [:]
+            rowKeys.removeAll()
             pendingReferences = []
         }
         if !conflicts.isEmpty && policy == .error {
@@ -161,21 +161,23 @@ final class ChangeSetMerger {
             let uniqueKey = lookup.flatMap { Self.key(of: row, in: $0.columns, constraint: $0.constraint) }
             let existing: UUID?
             if let uniqueKey, let known = knownKeys.find(uniqueKey, of: entity.name) {
-                rowKeys[entity.name, default: [:]][known.id] = known.rowKey
+                rowKeys[entity.name, known.id] = known.rowKey
                 existing = known.id
             } else {
                 existing = try lookUp(row, with: lookup, entity: entity.name, result: result)
-                if let uniqueKey, let existing, let rowKey = rowKeys[entity.name]?[existing] {
+                if let uniqueKey, let existing, let rowKey = rowKeys[entity.name, existing] {
                     knownKeys.learn(uniqueKey, of: entity.name, KnownKeys.Entry(rowKey: rowKey, id: existing))
                 }
             }
             if let existing, existing != proposed {
                 result.remap(proposed, to: existing, entity: entity.name)
                 result.unchangedRows[position, default: []].append(row)
+                guard !toMany.isEmpty else { continue }
+                let sourceKey = try writtenRowKey(of: existing, in: entity.name, connection: connection)
                 for (index, column) in toMany.enumerated() {
                     try replaceToMany(
-                        column, of: entity, row: row, source: existing, isNew: false, into: &joinRows[index],
-                        connection: connection, result: result)
+                        column, of: entity, row: row, source: (existing, sourceKey), isNew: false,
+                        into: &joinRows[index], connection: connection, result: result)
                 }
                 continue
             }
@@ -195,7 +197,7 @@ final class ChangeSetMerger {
             statement.bind(2, version)
             let unresolved = try bindScalars(batch, row: row, into: statement, from: 3, result: result)
             let (key, storedID) = try upsert(row, of: batch, proposed: proposed, with: statement, result: result)
-            rowKeys[entity.name, default: [:]][storedID] = key
+            rowKeys[entity.name, storedID] = key
             if let uniqueKey {
                 knownKeys.learn(uniqueKey, of: entity.name, KnownKeys.Entry(rowKey: key, id: storedID))
             } else {
@@ -222,7 +224,7 @@ final class ChangeSetMerger {
             }
             for (index, column) in toMany.enumerated() {
                 try replaceToMany(
-                    column, of: entity, row: row, source: storedID, isNew: storedID == proposed,
+                    column, of: entity, row: row, source: (storedID, key), isNew: storedID == proposed,
                     into: &joinRows[index], connection: connection, result: result)
             }
         }
@@ -287,7 +289,7 @@ final class ChangeSetMerger {
         }
         defer { statement.reset() }
         guard try statement.step(), let id = statement.uuid(column: 1) else { return nil }
-        rowKeys[entity, default: [:]][id] = statement.int64(column: 0)
+        rowKeys[entity, id] = statement.int64(column: 0)
         return id
     }
 
@@ -420,10 +422,13 @@ final class ChangeSetMerger {
                             entity: entity, source: id, relationship: relationship, destination: destination))
                 }
             }
-            for (index, column) in toMany.enumerated() {
-                try replaceToMany(
-                    column, of: entity, row: row, source: id, isNew: false, into: &joinRows[index],
-                    connection: connection, result: result)
+            if !toMany.isEmpty {
+                let sourceKey = try writtenRowKey(of: id, in: entity.name, connection: connection)
+                for (index, column) in toMany.enumerated() {
+                    try replaceToMany(
+                        column, of: entity, row: row, source: (id, sourceKey), isNew: false,
+                        into: &joinRows[index], connection: connection, result: result)
+                }
             }
             id.append(to: &updated)
         }
@@ -619,12 +624,12 @@ final class ChangeSetMerger {
     }
 
     private func replaceToMany(
-        _ column: ColumnReader, of entity: Entity, row: Int, source: UUID, isNew: Bool, into joinRows: inout JoinRows,
-        connection: OpaquePointer, result: MergeResult
+        _ column: ColumnReader, of entity: Entity, row: Int, source written: (id: UUID, key: Int64), isNew: Bool,
+        into joinRows: inout JoinRows, connection: OpaquePointer, result: MergeResult
     ) throws {
         guard case .toMany(_, let ids, let offsets) = column.values, case .toMany(let relationship) = column.target
         else { return }
-        let sourceKey = try writtenRowKey(of: source, in: entity.name, connection: connection)
+        let (source, sourceKey) = written
         if !isNew {
             // Rows gathered for this join table go in first (all of them, whichever sources: a clear is rare on the
             // import's path), so the clear sees this source's.
