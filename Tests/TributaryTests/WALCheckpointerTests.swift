@@ -29,25 +29,31 @@ struct WALCheckpointerTests {
         }
     }
 
-    @Test("the checkpointer goes on at once only while it makes progress, not while a reader holds frames back")
+    @Test("the checkpointer goes on at once only while many frames wait and it makes progress")
     func goesOnOnlyWithProgress() {
-        // Frames left, some copied since the last call: again at once.
+        let many = WALCheckpointer.catchUpFrames
+        // More than the catch-up frames left, some copied since the last call: again at once.
         #expect(
-            WALCheckpointer.goesOnAtOnce((logFrames: 900, checkpointed: 400), after: (logFrames: 500, checkpointed: 0)))
+            WALCheckpointer.goesOnAtOnce(
+                (logFrames: 2 * many, checkpointed: 400), after: (logFrames: many, checkpointed: 0)))
+        // Fewer left: wait for the next interval, so that pages rewritten meanwhile are copied once.
+        #expect(
+            !WALCheckpointer.goesOnAtOnce(
+                (logFrames: many + 400, checkpointed: 400), after: (logFrames: many, checkpointed: 0)))
+        #expect(WALCheckpointer.goesOnAtOnce((logFrames: 900, checkpointed: 400), after: (0, 0), catchUp: 100))
         // Frames left, none copied since (a reader holds them): wait, or the thread would spin.
         #expect(
             !WALCheckpointer.goesOnAtOnce(
-                (logFrames: 900, checkpointed: 400), after: (logFrames: 900, checkpointed: 400)))
+                (logFrames: 2 * many, checkpointed: 400), after: (logFrames: 2 * many, checkpointed: 400)))
         // Everything copied, or no WAL (-1 from SQLite): wait.
         #expect(
-            !WALCheckpointer.goesOnAtOnce((logFrames: 900, checkpointed: 900), after: (logFrames: 500, checkpointed: 0))
-        )
+            !WALCheckpointer.goesOnAtOnce((logFrames: 900, checkpointed: 900), after: (0, 0), catchUp: 0))
         #expect(
             !WALCheckpointer.goesOnAtOnce((logFrames: -1, checkpointed: -1), after: (logFrames: 0, checkpointed: 0)))
-        // The log started over (fewer frames than before) with frames left: progress.
+        // The log started over (fewer frames than before) with many frames left: progress.
         #expect(
             WALCheckpointer.goesOnAtOnce(
-                (logFrames: 300, checkpointed: 100), after: (logFrames: 900, checkpointed: 900)))
+                (logFrames: 2 * many, checkpointed: 100), after: (logFrames: 3 * many, checkpointed: 3 * many)))
     }
 
     private static func fileSize(_ path: String) throws -> Int {
