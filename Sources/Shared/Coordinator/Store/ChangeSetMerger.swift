@@ -315,7 +315,7 @@ final class ChangeSetMerger {
     /// The row an upsert merged row `row` into. It updated the stored object that had the row's values of the first
     /// uniqueness constraint whose conflict it met, or its id: either way that object now has the row's values of
     /// every constraint the batch covers (had another object kept one, the upsert would have failed on it). So the
-    /// first such constraint whose values are not null finds it, and the id when none is.
+    /// first such constraint whose values are not null finds it, and the id when none does.
     private func findUpserted(
         _ row: Int, of batch: EntityBatchReader, proposed: UUID, connection: OpaquePointer, result: MergeResult
     ) throws -> (key: Int64, id: UUID)? {
@@ -329,7 +329,8 @@ final class ChangeSetMerger {
             for (offset, column) in columns.enumerated() {
                 _ = try bindScalar(column, row: row, into: query, at: Int32(offset + 1), result: result)
             }
-            return try readKeyAndID(query)
+            // Constraints name attributes only, so this finds the row; the id stays the last resort regardless.
+            if let found = try readKeyAndID(query) { return found }
         }
         let query = try statement(connection, "SELECT \(SQLText.rowKey), \"id\" FROM \(table) WHERE \"id\" = ?")
         query.bind(1, uuid: proposed)
