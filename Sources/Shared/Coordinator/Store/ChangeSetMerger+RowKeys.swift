@@ -4,37 +4,6 @@ import TributaryCore
 
 /// Row keys: relationships hold their destinations' integer row keys (see ``Schema``), so each to-one value and
 /// join row of a change set is turned from the 16-byte id it carries into the key of the object it names.
-/// The row keys of the objects one change set met, by entity and id: a single table keyed by both, hashed by the
-/// id alone. The import looks one up for every reference it binds (an author, each reviewer) and every row it
-/// writes; a table per entity hashed the entity's name first, and hashing was ~10% of the writer.
-struct RowKeyTable {
-    /// An object by entity and id. Ids are random, so the id spreads the table; two entities' objects sharing an
-    /// id (which ids make rare) are told apart by the comparison.
-    private struct Name: Hashable {
-        let entity: String
-        let id: UUID
-
-        func hash(into hasher: inout Hasher) {
-            withUnsafeBytes(of: id.uuid) { bytes in
-                hasher.combine(bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
-                hasher.combine(bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-            }
-        }
-    }
-
-    private var keys: [Name: Int64] = [:]
-
-    subscript(entity: String, id: UUID) -> Int64? {
-        get { keys[Name(entity: entity, id: id)] }
-        set { keys[Name(entity: entity, id: id)] = newValue }
-    }
-
-    /// Empties the table, keeping its room unless one large change set grew it.
-    mutating func removeAll() {
-        keys.removeAll(keepingCapacity: keys.count <= 65_536)
-    }
-}
-
 extension ChangeSetMerger {
     /// A relationship written before its destination was: a self reference or a cycle within one insert batch
     /// (an employee whose manager comes later in the batch). Set once the change set's inserts and updates are
@@ -108,5 +77,36 @@ extension ChangeSetMerger {
                 try set.execute()
             }
         }
+    }
+}
+
+/// The row keys of the objects one change set met, by entity and id: a single table keyed by both, hashed by the
+/// id alone. The import looks one up for every reference it binds (an author, each reviewer) and every row it
+/// writes; a table per entity hashed the entity's name first, and hashing was ~10% of the writer.
+struct RowKeyTable {
+    /// An object by entity and id. Ids are random, so the id spreads the table; two entities' objects sharing an
+    /// id (which ids make rare) are told apart by the comparison.
+    private struct Name: Hashable {
+        let entity: String
+        let id: UUID
+
+        func hash(into hasher: inout Hasher) {
+            withUnsafeBytes(of: id.uuid) { bytes in
+                hasher.combine(bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
+                hasher.combine(bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            }
+        }
+    }
+
+    private var keys: [Name: Int64] = [:]
+
+    subscript(entity: String, id: UUID) -> Int64? {
+        get { keys[Name(entity: entity, id: id)] }
+        set { keys[Name(entity: entity, id: id)] = newValue }
+    }
+
+    /// Empties the table, keeping its room unless one large change set grew it.
+    mutating func removeAll() {
+        keys.removeAll(keepingCapacity: keys.count <= 65_536)
     }
 }
