@@ -44,6 +44,12 @@ struct CoordinatorCommand: AsyncParsableCommand {
     var workerConcurrency: Int?
 
     @Option(
+        help:
+            "The CPU priority of the local workers' jobs (their --priority: background, utility or default): at background they yield the CPU to the store's writer, whose one thread paces an import."
+    )
+    var workerPriority: ProcessPriority = .background
+
+    @Option(
         help: ArgumentHelp(
             "The named queues the local workers serve, in order or weighted (their --queues; default: default).",
             valueName: "queue,queue"))
@@ -292,6 +298,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
                 try workerPath.map { URL(fileURLWithPath: $0) }
                 ?? Executables.sibling("tributary-worker")
             if let level = logging.logLevel { configuration.workerArguments += ["--log-level", level] }
+            configuration.workerArguments += ["--priority", workerPriority.rawValue]
             if let workerConcurrency {
                 configuration.workerArguments += ["--concurrency", String(workerConcurrency)]
             }

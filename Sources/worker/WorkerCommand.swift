@@ -49,6 +49,12 @@ struct WorkerCommand: AsyncParsableCommand {
 
     @Option(
         help:
+            "The CPU priority jobs run at: background (nice 10), utility (nice 2) or default (a coordinator's pool runs at its --worker-priority, background unless told otherwise, so the store's writer never waits for a core)."
+    )
+    var priority: ProcessPriority = .default
+
+    @Option(
+        help:
             "Stop at once, without finishing running jobs (the next coordinator runs them again), when this process is no longer the parent (set by a coordinator's pool)."
     )
     var parentPid: Int32?
@@ -88,6 +94,7 @@ struct WorkerCommand: AsyncParsableCommand {
             configuration: .init(
                 services: [.init(service: WorkerService(configuration: configuration, logger: logger))],
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await ServiceMain.run(group, parentPid: parentPid, logger: logger)
+        let parentPid = parentPid
+        try await priority.run { try await ServiceMain.run(group, parentPid: parentPid, logger: logger) }
     }
 }

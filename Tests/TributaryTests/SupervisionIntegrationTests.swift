@@ -58,6 +58,44 @@ struct SupervisionIntegrationTests {
         await coordinator.process.stop()
     }
 
+    @Test(
+        "a pool's jobs run at background priority (nice 10) so the store's writer never waits for them; --worker-priority default leaves them at 0",
+        arguments: [nil, "default"])
+    func poolPriority(option: String?) async throws {
+        let directory = try TemporaryDirectory()
+        let coordinator = try await TestCoordinator.start(
+            in: directory, workers: 1, arguments: option.map { ["--worker-priority", $0] } ?? [])
+        let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+        try await waitUntil("the pool worker to register") { try await client.status().workers.count == 1 }
+        let worker = try await client.status().workers[0].pid
+        let pushed = try await client.pushImport(DemoData.pullRequests(count: 20_000, users: 400), rowsPerJob: 1_000)
+        let status = try await client.finish(pushed.batch)
+        // Read before the pool's idle threads end (libdispatch keeps them 5 s).
+        let threads = Self.threads(of: worker)
+        await client.close()
+        await coordinator.process.stop()
+        #expect(status.doneRows == 20_000)
+        let background = threads.filter { $0.nice == 10 }.reduce(0) { $0 + $1.cpuTicks }
+        let others = threads.filter { $0.nice != 10 }.reduce(0) { $0 + $1.cpuTicks }
+        if option == nil {
+            #expect(background > others, "\(threads)")
+        } else {
+            #expect(background == 0 && others > 0, "\(threads)")
+        }
+    }
+
+    /// Each thread of process `pid`: its nice value and the CPU it used (user and system, in clock ticks).
+    static func threads(of pid: Int32) -> [(nice: Int, cpuTicks: Int)] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.compactMap { task in
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/stat", encoding: .utf8),
+                let fields = stat.split(separator: ")").last?.split(separator: " "), fields.count > 17,
+                let user = Int(fields[11]), let system = Int(fields[12]), let nice = Int(fields[16])
+            else { return nil }
+            return (nice, user + system)
+        }
+    }
+
     /// Whether `pid` runs (a zombie left for a reaper counts as exited).
     static func isAlive(_ pid: Int32) -> Bool {
         guard kill(pid, 0) == 0 else { return false }
