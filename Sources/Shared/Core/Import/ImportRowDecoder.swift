@@ -128,7 +128,8 @@ package struct ImportRowDecoder {
         _ relationship: Relationship, index: Int, destination: Int, _ json: JSONValue, of entity: Entity,
         to object: Int, in batch: inout ImportBatch
     ) throws {
-        let label = "'\(entity.name).\(relationship.name)'"
+        // Built only for an error: interpolating it for every value was ~10% of an import worker.
+        var label: String { "'\(entity.name).\(relationship.name)'" }
         if relationship.isToMany {
             guard case .array(let items) = json else {
                 throw FieldError(
@@ -156,7 +157,7 @@ package struct ImportRowDecoder {
     }
 
     private func value(_ json: JSONValue, for attribute: Attribute, in entity: Entity) throws -> AttributeValue {
-        let label = "'\(entity.name).\(attribute.name)'"
+        var label: String { "'\(entity.name).\(attribute.name)'" }
         func mismatch(_ expected: String) -> FieldError {
             FieldError(message: "\(label) is \(attribute.type.rawValue): expected \(expected), got \(json.kindName)")
         }
@@ -167,7 +168,10 @@ package struct ImportRowDecoder {
         case (.double, .double(let number)): return .double(number)
         case (.bool, .bool(let flag)): return .bool(flag)
         case (.date, .string(let text)):
-            guard let date = (try? Self.iso.parse(text)) ?? (try? Self.isoWithFraction.parse(text)) else {
+            guard
+                let date = ISO8601Seconds.date(text) ?? (try? Self.iso.parse(text))
+                    ?? (try? Self.isoWithFraction.parse(text))
+            else {
                 throw FieldError(message: "\(label) is a date: '\(text)' is not ISO 8601 (e.g. 2024-05-01T12:00:00Z)")
             }
             return .date(date)
