@@ -1,8 +1,9 @@
 import ArgumentParser
 
 /// The CPU priority an executable's work runs at. On Linux, libdispatch gives each of its threads the nice value of
-/// the work it runs (background 10, utility 2, default 0), whatever the process's own niceness, so a priority is
-/// set by running the work as a task of that priority rather than with `nice`.
+/// the work it runs (background 10, utility 2, default 0); in a process allowed to lower its niceness (root, as the
+/// benchmarks and tests run) that undoes `nice`, so a priority is set by running the work as a task of that
+/// priority, which holds for any user.
 ///
 /// Workers on the coordinator's machine run at ``background``: they yield the CPU to the store's writer, whose
 /// single thread paces every import (without it the writer waited for a core about a fifth of the time, measured
@@ -23,7 +24,7 @@ public enum ProcessPriority: String, CaseIterable, ExpressibleByArgument, Sendab
         }
     }
 
-    /// Runs `body` at this priority and returns what it returns, or throws what it throws.
+    /// Runs `body` at this priority until it ends; throws what it throws.
     ///
     /// It runs as a detached task awaited through a continuation: awaiting the task itself would raise its
     /// priority to the caller's (Swift escalates a task that a higher-priority one waits for).
