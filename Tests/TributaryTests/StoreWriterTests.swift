@@ -30,7 +30,7 @@ struct StoreWriterTests {
     }
 
     @Test(
-        "a message's saves wait while 1,024 gathered behind a busy store, then every save is answered once, in order, in groups of 1, 1,024 and 1"
+        "a message's saves wait while 1,024 gathered behind a busy store, then every save is answered once, in order: the 1,024 join the commit the store runs next, the last save commits after it"
     )
     func savesWaitForRoom() async throws {
         let writer = makeWriter()
@@ -53,29 +53,13 @@ struct StoreWriterTests {
                 answered += result.saves.filter { if case .success = $0 { true } else { false } }.count
             }
         }
-        #expect(groups.map(\.count) == [1, 1024, 1])
+        #expect(groups.map(\.count) == [1025, 1])
         #expect(groups.flatMap { $0 } == Array(1...1026), "each save answered once, in the order handed over")
     }
 
     @Test("a group commit takes the gathered saves up to its row budget; the rest go in the next, in order")
     func rowBudget() async throws {
         let writer = StoreWriter(store: store.store, logger: Logger(label: "test"), groupRows: 5, answersWaiting: {})
-        /// A save inserting `rows` users.
-        func inserting(_ rows: Int, id: UInt64) -> SaveGroup.Member {
-            let batch = Tributary_V1_EntityBatch.with {
-                $0.entity = "User"
-                $0.operation = .insert
-                $0.ids = Data((0..<rows).flatMap { _ in UUID().bytes })
-                $0.columns = [
-                    .with {
-                        $0.name = "login"; $0.strings = (0..<rows).map { "user\(id)-\($0)" }
-                    }
-                ]
-            }
-            return .init(
-                save: SaveRequest(changes: .with { $0.batches = [batch] }), peer: Data([1]), worker: "w1",
-                requestID: id)
-        }
         let release = blockTheStore()
         var released = false
         defer { if !released { release.signal() } }
@@ -85,18 +69,136 @@ struct StoreWriterTests {
         #expect(await writer.enqueue(gathered + [inserting(1, id: 6)], claims: []))
         release.signal()
         released = true
-        var groups: [[UInt64]] = []
-        while groups.flatMap({ $0 }).count < 6 {
-            for answer in await writer.flush() {
-                guard case .committed(let commit, let result, _) = answer else { continue }
-                #expect(result.saves.allSatisfy { if case .success = $0 { true } else { false } })
-                groups.append(commit.members.map(\.requestID))
-            }
-        }
-        // At least one save per group, and a save larger than the budget goes alone.
-        #expect(groups == [[1], [2, 3], [4], [5], [6]])
+        let answers = try await answers(of: writer, saves: 6)
+        #expect(answers.allSatisfy { $0.result.saves.allSatisfy { if case .success = $0 { true } else { false } } })
+        // The first commit takes the saves that fit its budget when it is applied; then at least one save per
+        // group, and a save larger than the budget goes alone.
+        #expect(answers.map { $0.commit.members.map(\.requestID) } == [[1, 2, 3], [4], [5], [6]])
+        #expect(answers.map(\.commit.joined) == [2, 0, 0, 0])
         let users = try await store.store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM User") }
         #expect(users == 15)
+    }
+
+    /// A save inserting `rows` users (`valid`: into an entity the model has).
+    func inserting(_ rows: Int, id: UInt64, valid: Bool = true) -> SaveGroup.Member {
+        let batch = Tributary_V1_EntityBatch.with {
+            $0.entity = valid ? "User" : "NoSuchEntity"
+            $0.operation = .insert
+            $0.ids = Data((0..<rows).flatMap { _ in UUID().bytes })
+            $0.columns = [
+                .with {
+                    $0.name = "login"; $0.strings = (0..<rows).map { "user\(id)-\($0)" }
+                }
+            ]
+        }
+        return .init(
+            save: SaveRequest(changes: .with { $0.batches = [batch] }), peer: Data([1]), worker: "w1", requestID: id)
+    }
+
+    /// The group commits the writer answers, taken as they come (never queueing what gathered, as ``flush()``
+    /// would), until `saves` saves were answered.
+    func answers(of writer: StoreWriter, saves: Int) async throws
+        -> [(commit: QueuedCommit, result: GroupCommitResult)]
+    {
+        var answers: [(commit: QueuedCommit, result: GroupCommitResult)] = []
+        try await waitUntil("\(saves) saves answered") {
+            for answer in writer.takeAnswers() {
+                if case .committed(let commit, let result, _) = answer { answers.append((commit, result)) }
+            }
+            return answers.reduce(0) { $0 + $1.commit.members.count } >= saves
+        }
+        return answers
+    }
+
+    @Test(
+        "saves and claims that gather while a commit is applied join its transaction and are answered with it, once each, in order"
+    )
+    func joiningTheRunningCommit() async throws {
+        let writer = makeWriter()
+        let release = blockTheStore()
+        var released = false
+        defer { if !released { release.signal() } }
+        #expect(await writer.enqueue([inserting(3, id: 1)], claims: []))  // queued at once, behind the block
+        let claim = QueuedCommit.Claim(
+            peer: Data([1]),
+            worker: WorkerRecord(
+                id: "w1", routingID: Data([1]), name: "w1", pid: 1, heartbeatInterval: .seconds(1), jobKinds: ["noop"],
+                queues: [JobQueue.defaultName], queueWeights: [], lastSeen: .now),
+            request: ClaimRequest(worker: "w1", kinds: ["noop"], limit: 2))
+        #expect(await writer.enqueue([inserting(2, id: 2), inserting(4, id: 3)], claims: [claim]))
+        release.signal()
+        released = true
+        let answers = try await answers(of: writer, saves: 3)
+        #expect(answers.map { $0.commit.members.map(\.requestID) } == [[1, 2, 3]])
+        #expect(answers.first?.commit.joined == 2)
+        #expect(answers.first?.commit.claims.count == 1)
+        #expect(answers.first?.result.claims.count == 1)
+        #expect(answers.first?.result.saves.count == 3)
+        let committed = answers.first?.result.saves.compactMap { result -> UInt64? in
+            guard case .success(let applied) = result, case .committed(let seq, _, _, _) = applied.outcome else {
+                return nil
+            }
+            return seq
+        }
+        #expect(committed == [1, 2, 3], "each save its own sequence number, in the order joined")
+        let users = try await store.store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM User") }
+        #expect(users == 9)
+    }
+
+    @Test("a save that joined a commit and fails is rolled back alone: the commit is applied again, each save once")
+    func joinedSaveFails() async throws {
+        let writer = makeWriter()
+        let release = blockTheStore()
+        var released = false
+        defer { if !released { release.signal() } }
+        #expect(await writer.enqueue([inserting(3, id: 1)], claims: []))
+        #expect(await writer.enqueue([inserting(2, id: 2), inserting(1, id: 3, valid: false)], claims: []))
+        release.signal()
+        released = true
+        let answers = try await answers(of: writer, saves: 3)
+        #expect(answers.map { $0.commit.members.map(\.requestID) } == [[1, 2, 3]])
+        let outcomes = answers.flatMap(\.result.saves).map { result -> String in
+            switch result {
+            case .success: "ok"
+            case .failure(let error): "\(error)".contains("NoSuchEntity") ? "unknown entity" : "\(error)"
+            }
+        }
+        #expect(outcomes == ["ok", "ok", "unknown entity"])
+        let users = try await store.store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM User") }
+        #expect(users == 5, "the saves that applied, each once")
+        let history = try await store.store.pool.read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM tributary_history")
+        }
+        #expect(history == 2)
+    }
+
+    @Test("saves handed over after a push do not join the commit queued before it: they commit after the push")
+    func joiningDoesNotOvertakeAPush() async throws {
+        let writer = makeWriter()
+        let release = blockTheStore()
+        var released = false
+        defer { if !released { release.signal() } }
+        #expect(await writer.enqueue([inserting(1, id: 1)], claims: []))
+        #expect(await writer.push(.init(peer: Data([1]), requestID: 2, batch: "b", specs: [JobSpec(kind: "noop")])))
+        #expect(await writer.enqueue([inserting(1, id: 3)], claims: []))
+        release.signal()
+        released = true
+        var order: [String] = []
+        var answered: Set<UInt64> = []
+        try await waitUntil("every write answered") {
+            for answer in writer.takeAnswers() {
+                switch answer {
+                case .committed(let commit, _, _):
+                    order.append("commit \(commit.members.map(\.requestID))")
+                    answered.formUnion(commit.members.map(\.requestID))
+                case .pushed(let push, _):
+                    order.append("push \(push.requestID)")
+                    answered.insert(push.requestID)
+                }
+            }
+            return answered == [1, 2, 3]
+        }
+        #expect(order == ["commit [1]", "push 2", "commit [3]"])
     }
 
     @Test("a stopped writer refuses saves and pushes, and what was handed over before is answered by the stop")

@@ -31,6 +31,19 @@ public struct AppliedSave: Sendable {
     var batchProgress: BatchProgress? = nil
 }
 
+/// Saves and claims that join a group commit while it is applied (``RootStore/queueGroupCommit(_:thenClaim:joining:)``).
+public struct GroupCommitAddition: Sendable {
+    public var saves: [(save: SaveRequest, worker: String)]
+    public var claims: [ClaimRequest]
+
+    public init(saves: [(save: SaveRequest, worker: String)] = [], claims: [ClaimRequest] = []) {
+        self.saves = saves
+        self.claims = claims
+    }
+
+    var isEmpty: Bool { saves.isEmpty && claims.isEmpty }
+}
+
 /// What a group commit with claims did: one result per save and one per claim, in the order given.
 public struct GroupCommitResult: Sendable {
     public let saves: [Result<AppliedSave, any Error>]
@@ -123,15 +136,32 @@ extension RootStore {
     /// later write sees this one's effects. The result has one entry per save and one per claim, in order; a claim
     /// that fails leaves the others standing, and a failure of the whole transaction (the commit itself, say) comes
     /// back as every save's and claim's error.
+    ///
+    /// - Parameter joining: asked on the writer's thread, once the saves are applied and before the claims, for work
+    ///   that gathered meanwhile; what it returns joins this transaction (its saves applied after the others, its
+    ///   claims after the others), and it is asked again until it returns nothing, up to
+    ///   ``maximumJoiningRounds`` times. The result then holds the joined saves after the given ones, and the
+    ///   joined claims after the given ones, in the order joined. A save that arrives while a commit is applied
+    ///   rides in it rather than making a commit of its own, which costs the store twice as much per row.
     public func queueGroupCommit(
-        _ saves: [(save: SaveRequest, worker: String)], thenClaim claims: [ClaimRequest]
+        _ saves: [(save: SaveRequest, worker: String)], thenClaim claims: [ClaimRequest],
+        joining: (@Sendable () -> GroupCommitAddition)? = nil
     ) -> PendingWrite<GroupCommitResult> {
         let pending = PendingWrite<GroupCommitResult>()
         pool.asyncWriteWithoutTransaction { db in
+            // Everything this transaction took so far: a retry with savepoints applies it all again.
+            var saves = saves
+            var claims = claims
             do {
                 pending.fulfil(
                     try self.groupTransaction(db) { isolated in
-                        let applied = try self.applySaves(saves, in: db, isolated: isolated)
+                        var applied = try self.applySaves(saves, in: db, isolated: isolated)
+                        for _ in 0..<(joining == nil ? 0 : Self.maximumJoiningRounds) {
+                            guard let joined = joining?(), !joined.isEmpty else { break }
+                            saves += joined.saves
+                            claims += joined.claims
+                            applied += try self.applySaves(joined.saves, in: db, isolated: isolated)
+                        }
                         // Each claim in a savepoint: one that fails after its UPDATE (reading payloads, say) leases
                         // nothing.
                         let claimed = claims.map { claim in
@@ -153,6 +183,10 @@ extension RootStore {
         }
         return pending
     }
+
+    /// How many times a group commit asks for work that gathered while it was applied (each round's saves are
+    /// applied before it asks again); the row budget of the asker bounds it too.
+    public static let maximumJoiningRounds = 4
 
     /// The group commit's work inside the writer's transaction. Each batch's counters are written once, after
     /// the saves, with what the saves that applied added to them.

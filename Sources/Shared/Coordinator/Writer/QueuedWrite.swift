@@ -47,8 +47,14 @@ struct QueuedCommit: Sendable {
         var request: ClaimRequest
     }
 
-    let members: [SaveGroup.Member]
-    let claims: [Claim]
+    /// Tells the commit from others (see ``StoreWriter``'s joining).
+    let id: UInt64
+    /// Its saves: those it was queued with, then those that joined it while it was applied.
+    var members: [SaveGroup.Member]
+    /// Its claims: those it was queued with, then those that joined it.
+    var claims: [Claim]
+    /// How many of `members` joined it while it was applied.
+    var joined = 0
     /// The rows the budget allowed it when it was queued (a commit that filled it measures the store's pace).
     let rowBudget: Int
     /// When it was queued on the store (for the time budget's pace).

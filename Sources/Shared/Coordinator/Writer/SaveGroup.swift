@@ -32,6 +32,18 @@ struct SaveGroup {
         members.append(member)
     }
 
+    /// Takes the first members, in order, while they fit in `rows` rows; none when the first does not.
+    mutating func take(fitting rows: Int) -> [Member] {
+        var taken = 0
+        var end = 0
+        while end < members.count && taken + members[end].rows <= rows {
+            taken += members[end].rows
+            end += 1
+        }
+        defer { members.removeFirst(end) }
+        return Array(members[..<end])
+    }
+
     /// Takes the first members, in order, up to `budget` rows: at least one, and no more once the budget is
     /// reached (a save larger than the budget goes alone).
     mutating func take(rowBudget budget: Int) -> [Member] {
