@@ -156,7 +156,7 @@ extension RootStore {
                 pending.fulfil(
                     try self.groupTransaction(db) { isolated in
                         var applied = try self.applySaves(saves, in: db, isolated: isolated)
-                        for _ in 0..<(joining == nil ? 0 : Self.maximumJoiningRounds) {
+                        for _ in 0..<Self.maximumJoiningRounds {
                             guard let joined = joining?(), !joined.isEmpty else { break }
                             saves += joined.saves
                             claims += joined.claims

@@ -47,13 +47,8 @@ struct SaveGroup {
     /// Takes the first members, in order, up to `budget` rows: at least one, and no more once the budget is
     /// reached (a save larger than the budget goes alone).
     mutating func take(rowBudget budget: Int) -> [Member] {
-        var taken = 0
-        var end = 0
-        while end < members.count && (end == 0 || taken + members[end].rows <= budget) {
-            taken += members[end].rows
-            end += 1
-        }
-        defer { members.removeFirst(end) }
-        return Array(members[..<end])
+        guard let first = members.first, first.rows > budget else { return take(fitting: budget) }
+        members.removeFirst()
+        return [first]
     }
 }
