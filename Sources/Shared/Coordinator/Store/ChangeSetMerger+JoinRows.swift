@@ -1,15 +1,26 @@
 import Foundation
 import TributaryCore
 
-/// A to-many relationship's join rows gathered while an insert or update batch is applied, written many per
-/// statement at the end of the batch (or before a clear of the same table): one `INSERT` of 32 rows instead of 32,
-/// each of which opened and closed cursors on the join table and its index (`sqlite3_reset` was 5% of the writer,
-/// and the import writes ~3 join rows per pull request).
+/// A to-many relationship's join rows gathered while change sets are applied, written many per statement and in
+/// the order of the join table's reverse index.
+///
+/// One `INSERT` of 32 rows instead of 32: each single-row insert opened and closed cursors on the join table and
+/// its index (`sqlite3_reset` was 5% of the writer, and the import writes ~3 join rows per pull request). Sorted by
+/// destination: the reverse index (destination → source) takes the rows of a whole group commit in key order, so
+/// each of its leaf pages is read and changed once per commit instead of once per row (the sources, new row keys,
+/// land together at the end of the table either way). Measured with a C loader of the benchmark's rows: at
+/// 5,000,000 rows the index outgrows the writer's cache, and sorted rows import 29% faster in 10,000-row
+/// transactions, 24% in 40,000-row ones.
 struct JoinRows {
+    /// One join row: the row keys of the source and of the destination.
+    struct Row {
+        let source: Int64
+        let destination: Int64
+    }
+
     let entity: String
     let relationship: String
-    /// Source and destination row keys, alternating.
-    private(set) var keys: [Int64] = []
+    private(set) var rows: [Row] = []
 
     /// Rows per multi-row statement: 64 parameters, enough to spread a statement's fixed cost over many rows while
     /// a batch's remainder (written one row per statement) stays small.
@@ -20,44 +31,52 @@ struct JoinRows {
         self.relationship = relationship
     }
 
-    var isEmpty: Bool { keys.isEmpty }
+    var isEmpty: Bool { rows.isEmpty }
 
     mutating func append(source: Int64, destination: Int64) {
-        keys.append(source)
-        keys.append(destination)
+        rows.append(Row(source: source, destination: destination))
+    }
+
+    /// The rows by destination, then source, and the buffer emptied.
+    mutating func takeSorted() -> [Row] {
+        var taken = rows
+        rows.removeAll(keepingCapacity: true)
+        taken.sort { ($0.destination, $0.source) < ($1.destination, $1.source) }
+        return taken
     }
 
     mutating func removeAll() {
-        keys.removeAll(keepingCapacity: true)
+        rows.removeAll(keepingCapacity: true)
     }
 }
 
 extension ChangeSetMerger {
-    /// Writes the gathered join rows (ignoring rows the table has) and empties the buffer.
-    func writeJoinRows(_ rows: inout JoinRows, connection: OpaquePointer) throws {
-        guard !rows.isEmpty else { return }
-        defer { rows.removeAll() }
-        let keys = rows.keys
-        let chunk = JoinRows.perStatement * 2
+    /// Writes the gathered join rows (ignoring rows the table has), sorted, and empties the buffer.
+    func writeJoinRows(_ buffer: inout JoinRows, connection: OpaquePointer) throws {
+        guard !buffer.isEmpty else { return }
+        let rows = buffer.takeSorted()
         var index = 0
-        if keys.count >= chunk {
-            let join = SQLText.quote(SQLText.joinTable(rows.entity, rows.relationship))
+        if rows.count >= JoinRows.perStatement {
+            let join = SQLText.quote(SQLText.joinTable(buffer.entity, buffer.relationship))
             let values = Array(repeating: "(?, ?)", count: JoinRows.perStatement).joined(separator: ", ")
             let many = try statement(
                 connection, "INSERT OR IGNORE INTO \(join) (source, destination) VALUES \(values)")
-            while keys.count - index >= chunk {
-                for offset in 0..<chunk { many.bind(Int32(offset + 1), keys[index + offset]) }
+            while rows.count - index >= JoinRows.perStatement {
+                for offset in 0..<JoinRows.perStatement {
+                    let row = rows[index + offset]
+                    many.bind(Int32(2 * offset + 1), row.source)
+                    many.bind(Int32(2 * offset + 2), row.destination)
+                }
                 try many.execute()
-                index += chunk
+                index += JoinRows.perStatement
             }
         }
-        guard index < keys.count else { return }
-        let (_, add) = try joinStatements(rows.entity, rows.relationship, connection: connection)
-        while index < keys.count {
-            add.bind(1, keys[index])
-            add.bind(2, keys[index + 1])
+        guard index < rows.count else { return }
+        let (_, add) = try joinStatements(buffer.entity, buffer.relationship, connection: connection)
+        for row in rows[index...] {
+            add.bind(1, row.source)
+            add.bind(2, row.destination)
             try add.execute()
-            index += 2
         }
     }
 }

@@ -30,6 +30,15 @@ final class ChangeSetMerger {
     var pendingReferences: [PendingReference] = []
     /// Objects found or created by their uniqueness keys in earlier change sets (see ``KnownKeys``).
     var knownKeys = KnownKeys()
+    /// Join rows inserted and not written yet, one buffer per join table (see ``JoinRows``).
+    private var joinBuffers: [JoinRows] = []
+    /// Each join table's buffer in `joinBuffers`, by entity and relationship.
+    private var joinBufferIndex: [String: [String: Int]] = [:]
+    /// When set, inserted join rows wait in their buffers across change sets until
+    /// ``writeGatheredJoinRows(in:)``; otherwise each change set writes its own at its end. Either way they are
+    /// written before anything in the change set reads or clears a join table (an update or delete batch, a
+    /// to-many relationship replaced).
+    var defersJoinRows = false
 
     /// The SQL of deleting an object of one entity, built once: the row, the references to clear, and a query per
     /// relationship whose delete rule is not nullify.
@@ -80,9 +89,38 @@ final class ChangeSetMerger {
             forgetKeys(changedBy: readers)
             return result
         } catch {
-            knownKeys.transactionRolledBack()
+            transactionRolledBack()
             throw error
         }
+    }
+
+    /// The transaction (or savepoint) the merger wrote in was rolled back: what it learned and the join rows it
+    /// gathered are gone.
+    func transactionRolledBack() {
+        knownKeys.transactionRolledBack()
+        for index in joinBuffers.indices { joinBuffers[index].removeAll() }
+    }
+
+    /// Writes the join rows gathered so far (see ``defersJoinRows``).
+    func writeGatheredJoinRows(in db: Database) throws {
+        guard let connection = db.sqliteConnection else {
+            throw StoreError(.sqlite, "the store connection is closed")
+        }
+        try writeGatheredJoinRows(connection: connection)
+    }
+
+    private func writeGatheredJoinRows(connection: OpaquePointer) throws {
+        for index in joinBuffers.indices where !joinBuffers[index].isEmpty {
+            try writeJoinRows(&joinBuffers[index], connection: connection)
+        }
+    }
+
+    /// The index in `joinBuffers` of a to-many relationship's buffer, made on first use.
+    private func joinBuffer(_ entity: String, _ relationship: String) -> Int {
+        if let index = joinBufferIndex[entity]?[relationship] { return index }
+        joinBuffers.append(JoinRows(entity: entity, relationship: relationship))
+        joinBufferIndex[entity, default: [:]][relationship] = joinBuffers.count - 1
+        return joinBuffers.count - 1
     }
 
     /// Drops the known keys a change set's batches may change (see ``KnownKeys``).
@@ -100,6 +138,10 @@ final class ChangeSetMerger {
         _ batches: [(position: Int, reader: EntityBatchReader)], connection: OpaquePointer, in db: Database
     ) throws -> MergeResult {
         var batches = batches
+        // Conflicts are read, and described, from the store as it is: with every join row gathered.
+        if batches.contains(where: { $0.reader.operation != .insert }) {
+            try writeGatheredJoinRows(connection: connection)
+        }
         conflicts = try findConflicts(batches, connection: connection)
         // Row keys are known for this change set only: one that fails is rolled back, and its keys may be reused.
         defer {
@@ -121,6 +163,8 @@ final class ChangeSetMerger {
         var result = MergeResult()
         var referencesSet = false
         for (position, batch) in batches {
+            // Updates and deletes read and clear join tables: the rows this change set's inserts gathered go first.
+            if batch.operation != .insert { try writeGatheredJoinRows(connection: connection) }
             if batch.operation == .delete && !referencesSet {
                 try setPendingReferences(result: result, connection: connection)
                 referencesSet = true
@@ -132,6 +176,7 @@ final class ChangeSetMerger {
             }
         }
         if !referencesSet { try setPendingReferences(result: result, connection: connection) }
+        if !defersJoinRows { try writeGatheredJoinRows(connection: connection) }
         return result
     }
 
@@ -153,7 +198,7 @@ final class ChangeSetMerger {
         let statement = try statement(connection, Self.upsertSQL(batch))
         let toMany = batch.toManyColumns
         // Join rows gathered per to-many column, written many per statement (see ``JoinRows``).
-        var joinRows = toMany.map { JoinRows(entity: entity.name, relationship: $0.name) }
+        let buffers = toMany.map { joinBuffer(entity.name, $0.name) }
         var changes = MergeResult.EntityChanges()
         for row in 0..<batch.rows {
             let proposed = batch.id(row)
@@ -177,7 +222,7 @@ final class ChangeSetMerger {
                 for (index, column) in toMany.enumerated() {
                     try replaceToMany(
                         column, of: entity, row: row, source: (existing, sourceKey), isNew: false,
-                        into: &joinRows[index], connection: connection, result: result)
+                        into: &joinBuffers[buffers[index]], connection: connection, result: result)
                 }
                 continue
             }
@@ -225,10 +270,9 @@ final class ChangeSetMerger {
             for (index, column) in toMany.enumerated() {
                 try replaceToMany(
                     column, of: entity, row: row, source: (storedID, key), isNew: storedID == proposed,
-                    into: &joinRows[index], connection: connection, result: result)
+                    into: &joinBuffers[buffers[index]], connection: connection, result: result)
             }
         }
-        for index in joinRows.indices { try writeJoinRows(&joinRows[index], connection: connection) }
         result.withChanges(of: entity.name) { entityChanges in
             entityChanges.inserted.append(changes.inserted)
             entityChanges.updated.append(changes.updated)
@@ -391,7 +435,7 @@ final class ChangeSetMerger {
         let statement = try statement(connection, Self.updateSQL(entity, columns: batch.scalarColumns.map(\.name)))
         let versionIndex = Int32(batch.scalarColumns.count + 1)
         let toMany = batch.toManyColumns
-        var joinRows = toMany.map { JoinRows(entity: entity.name, relationship: $0.name) }
+        let buffers = toMany.map { joinBuffer(entity.name, $0.name) }
         var updated = Data()
         let conflicted = conflicts[position] ?? [:]
         for row in 0..<batch.rows {
@@ -429,12 +473,11 @@ final class ChangeSetMerger {
                 for (index, column) in toMany.enumerated() {
                     try replaceToMany(
                         column, of: entity, row: row, source: (id, sourceKey), isNew: false,
-                        into: &joinRows[index], connection: connection, result: result)
+                        into: &joinBuffers[buffers[index]], connection: connection, result: result)
                 }
             }
             id.append(to: &updated)
         }
-        for index in joinRows.indices { try writeJoinRows(&joinRows[index], connection: connection) }
         result.withChanges(of: entity.name) { $0.updated.append(updated) }
     }
 

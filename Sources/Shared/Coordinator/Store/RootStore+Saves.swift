@@ -114,7 +114,7 @@ extension RootStore {
             merger.knownKeys.transactionCommitted()
             return value
         } catch {
-            merger.knownKeys.transactionRolledBack()
+            merger.transactionRolledBack()
             throw error
         }
     }
@@ -123,7 +123,7 @@ extension RootStore {
         do {
             return try writer.statements.transaction(db) { try body(false) }
         } catch is SaveFailedUnisolated {
-            writer.merger.knownKeys.transactionRolledBack()
+            writer.merger.transactionRolledBack()
             return try writer.statements.transaction(db) { try body(true) }
         }
     }
@@ -203,6 +203,10 @@ extension RootStore {
         let leases = try leaseRows(
             ofJobs: saves.indices.filter { batchable[$0] }.map { Int64(saves[$0].save.jobID) }, in: db)
         var held: [SaveRequest] = []
+        // Without savepoints, the join rows of all the group's change sets are written together, sorted, after the
+        // last (see ``JoinRows``); with them, each change set writes its own inside its savepoint.
+        writer.merger.defersJoinRows = !isolated
+        defer { writer.merger.defersJoinRows = false }
         for (index, (save, worker)) in saves.enumerated() {
             let result = Result {
                 if batchable[index] {
@@ -222,7 +226,7 @@ extension RootStore {
             }
             if case .failure = result {
                 // Whatever failed after the merge (a savepoint undoes the whole save), what it learned is gone.
-                writer.merger.knownKeys.transactionRolledBack()
+                writer.merger.transactionRolledBack()
                 if !isolated && !save.changes.batches.isEmpty { throw SaveFailedUnisolated() }
             }
             if case .success(let applied) = result, let progress = applied.batchProgress {
@@ -233,6 +237,14 @@ extension RootStore {
                 }
             }
             results.append(result)
+        }
+        if !isolated {
+            do {
+                try writer.merger.writeGatheredJoinRows(in: db)
+            } catch {
+                // Applied again with savepoints, the change set at fault fails alone.
+                throw SaveFailedUnisolated()
+            }
         }
         // Their jobs are named by no other save of the group: writing them last changes nothing the others see.
         try Self.writeProgress(of: held, now: Date().timeIntervalSince1970, in: db, statements: writer.statements)

@@ -167,6 +167,6 @@ package final class WriterState: @unchecked Sendable {
     /// A change set applied outside a group commit was rolled back by its caller: forget what the merger learned
     /// of it (see ``KnownKeys``).
     package func changesRolledBack() {
-        merger.knownKeys.transactionRolledBack()
+        merger.transactionRolledBack()
     }
 }
