@@ -126,3 +126,20 @@ struct GroupJoinRowsTests {
         #expect(try await Self.reviewers(store) == expected)
     }
 }
+
+extension GroupJoinRowsTests {
+    @Test("a save without changes that fails in a group leaves the join rows the saves before it gathered")
+    func emptySaveFailsInGroup() async throws {
+        let store = try TemporaryStore(modelJSON: Self.modelJSON)
+        let (ada, bea) = (UUID(), UUID())
+        // No batches and a merge policy the store does not know: refused, without rolling the group back.
+        let refused = SaveRequest(changes: .with { $0.mergePolicy = .UNRECOGNIZED(99) })
+        let results = try await store.store.applySaves([
+            Self.save(Self.users(["ada": ada, "bea": bea]), Self.post("one", reviewers: [ada, bea])),
+            (refused, "test"),
+            Self.save(Self.post("three", reviewers: [bea])),
+        ])
+        #expect(results.map { (try? $0.get()) != nil } == [true, false, true])
+        #expect(try await Self.reviewers(store) == ["one": ["ada", "bea"], "three": ["bea"]])
+    }
+}

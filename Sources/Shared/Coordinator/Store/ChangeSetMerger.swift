@@ -34,10 +34,10 @@ final class ChangeSetMerger {
     private var joinBuffers: [JoinRows] = []
     /// Each join table's buffer in `joinBuffers`, by entity and relationship.
     private var joinBufferIndex: [String: [String: Int]] = [:]
-    /// When set, inserted join rows wait in their buffers across change sets until
+    /// When set, the join rows of change sets that only insert wait in their buffers across change sets until
     /// ``writeGatheredJoinRows(in:)``; otherwise each change set writes its own at its end. Either way they are
-    /// written before anything in the change set reads or clears a join table (an update or delete batch, a
-    /// to-many relationship replaced).
+    /// written before anything reads or clears a join table (a change set with updates or deletes, a to-many
+    /// relationship replaced).
     var defersJoinRows = false
 
     /// The SQL of deleting an object of one entity, built once: the row, the references to clear, and a query per
@@ -138,10 +138,10 @@ final class ChangeSetMerger {
         _ batches: [(position: Int, reader: EntityBatchReader)], connection: OpaquePointer, in db: Database
     ) throws -> MergeResult {
         var batches = batches
-        // Conflicts are read, and described, from the store as it is: with every join row gathered.
-        if batches.contains(where: { $0.reader.operation != .insert }) {
-            try writeGatheredJoinRows(connection: connection)
-        }
+        // Only a change set that just inserts leaves its join rows for later: any other reads the store (conflicts,
+        // delete rules, the objects it resolved), so the rows gathered go in before it and its own at its end.
+        let onlyInserts = batches.allSatisfy { $0.reader.operation == .insert }
+        if !onlyInserts { try writeGatheredJoinRows(connection: connection) }
         conflicts = try findConflicts(batches, connection: connection)
         // Row keys are known for this change set only: one that fails is rolled back, and its keys may be reused.
         defer {
@@ -176,7 +176,7 @@ final class ChangeSetMerger {
             }
         }
         if !referencesSet { try setPendingReferences(result: result, connection: connection) }
-        if !defersJoinRows { try writeGatheredJoinRows(connection: connection) }
+        if !defersJoinRows || !onlyInserts { try writeGatheredJoinRows(connection: connection) }
         return result
     }
 

@@ -225,8 +225,10 @@ extension RootStore {
                 }
             }
             if case .failure = result {
-                // Whatever failed after the merge (a savepoint undoes the whole save), what it learned is gone.
-                writer.merger.transactionRolledBack()
+                // Whatever failed after the merge (a savepoint undoes the whole save), what it learned is gone. The
+                // join rows gathered stay: they are the earlier saves' (a failed merge drops what it gathered, and
+                // a save with changes that fails without savepoints rolls the whole transaction back).
+                writer.merger.knownKeys.transactionRolledBack()
                 if !isolated && !save.changes.batches.isEmpty { throw SaveFailedUnisolated() }
             }
             if case .success(let applied) = result, let progress = applied.batchProgress {
