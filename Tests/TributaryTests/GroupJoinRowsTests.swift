@@ -143,3 +143,38 @@ extension GroupJoinRowsTests {
         #expect(try await Self.reviewers(store) == ["one": ["ada", "bea"], "three": ["bea"]])
     }
 }
+
+extension GroupJoinRowsTests {
+    @Test("an update resolved by its merge policy in a group reads back the reviewers it just set")
+    func resolvedUpdateReadsItsJoinRows() async throws {
+        let store = try TemporaryStore(modelJSON: Self.modelJSON)
+        let (ada, bea, post) = (UUID(), UUID(), UUID())
+        // Read at a version the store never had: a conflict, which object trump resolves in the change set's favour;
+        // the store's row of the object comes back with the save's answer.
+        let update = Tributary_V1_ChangeSet.with {
+            $0.mergePolicy = .objectTrump
+            $0.batches = [
+                .with {
+                    $0.entity = "Post"
+                    $0.operation = .update
+                    $0.ids = post.bytes
+                    $0.versions = [999_999]
+                    $0.columns = [.strings("title", ["edited"]), .destinations("reviewers", [[bea]])]
+                }
+            ]
+        }
+        let results = try await store.store.applySaves([
+            Self.save(Self.users(["ada": ada, "bea": bea]), Self.post("hello", id: post, reviewers: [ada])),
+            (SaveRequest(changes: update), "test"),
+        ])
+        let applied = try results.map { try $0.get() }
+        guard case .committed(_, _, _, let resolved) = applied[1].outcome else {
+            Issue.record("the update was not committed: \(applied[1].outcome)")
+            return
+        }
+        let column = try #require(resolved.first?.columns.first { $0.name == "reviewers" })
+        #expect(column.counts == [1])
+        #expect(column.fixed16 == bea.bytes)
+        #expect(try await Self.reviewers(store) == ["edited": ["bea"]])
+    }
+}
