@@ -165,7 +165,7 @@ package final class WriterState: @unchecked Sendable {
     }
 
     /// A change set applied outside a group commit was rolled back by its caller: forget what the merger learned
-    /// of it (see ``KnownKeys``).
+    /// of it (see ``KnownKeys``) and the join rows it gathered.
     package func changesRolledBack() {
         merger.transactionRolledBack()
     }

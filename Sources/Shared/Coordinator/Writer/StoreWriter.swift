@@ -7,8 +7,9 @@ import Synchronization
 ///
 /// The router hands it each message's saves and the claims for workers' credit (``enqueue(_:claims:)``), and
 /// pushes (``push(_:)``). While one group commit runs, the next gathers; as soon as the store has written one,
-/// the next is queued (its saves in one transaction, a savepoint each, and its claims after them, so a completion
-/// and the lease of the job that takes its slot commit together), and only then is the finished one handed to the
+/// the next is queued (its saves in one transaction, a savepoint each only when one of them failed, and its claims
+/// after them, so a completion and the lease of the job that takes its slot commit together), and only then is the
+/// finished one handed to the
 /// router, in order, as a ``WriterAnswer`` (``takeAnswers()``): the store works while the router answers. Saves and
 /// claims handed over while a group commit is applied join it before its COMMIT, when it is the last write queued
 /// (``join(commit:)``), rather than waiting for a commit of their own.
