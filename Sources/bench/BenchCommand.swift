@@ -61,6 +61,13 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "Import without the baselines (for tuning runs).")
     var noBaselines = false
 
+    @Option(
+        help: """
+            Rounds of the import and *the limit*, run alternately: their figures are the medians of the rounds (the \
+            machine drifts by ±25% between minutes).
+            """)
+    var rounds = 3
+
     @Option(help: "Empty jobs for the jobs benchmark.")
     var jobs = 100_000
 
@@ -91,6 +98,7 @@ struct BenchCommand: AsyncParsableCommand {
         guard rowsPerJob > 0, (batchSize ?? 1) > 0 else {
             throw ValidationError("--rows-per-job and --batch-size must be positive")
         }
+        guard (1...9).contains(rounds) else { throw ValidationError("--rounds must be between 1 and 9") }
     }
 
     func run() async throws {
@@ -202,31 +210,53 @@ struct BenchCommand: AsyncParsableCommand {
         if let footprint = plain.footprint {
             Terminal.line("store on disk           \(footprint.summary(rows: rows))")
         }
+        var imports = [plain.rowsPerSecond]
         if selected.contains(.import) && noBaselines {
-            Terminal.line("import                 tributary \(Figure.format(plain.rowsPerSecond)) rows/s")
+            for round in 1..<(quick ? 1 : rounds) {
+                imports.append(try await benchmark.run(stalledSubscriber: false, name: "import-\(round)").rowsPerSecond)
+            }
+            Terminal.line("import                 tributary \(Figure.format(Self.median(imports))) rows/s")
+            if imports.count > 1 { Terminal.line(Self.roundsLine(imports: imports, limits: [])) }
         } else if selected.contains(.import) {
             let values = DemoData.pullRequestValues(count: rows, users: users)
+            // Alternated with the import's rounds, each into a file of its own (removed once measured), so that both
+            // medians span the same minutes.
+            func limitRound(_ round: Int) throws -> Double {
+                let path = directory.appendingPathComponent("limit-\(round).sqlite").path
+                defer {
+                    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+                }
+                return try SQLiteBaseline(
+                    pullRequests: values, users: users, path: path, layout: .integerKeys, rowsPerTransaction: 50_000,
+                    cacheSize: -262_144
+                ).run()
+            }
+            var limits = [try limitRound(0)]
+            for round in 1..<(quick ? 1 : rounds) {
+                imports.append(try await benchmark.run(stalledSubscriber: false, name: "import-\(round)").rowsPerSecond)
+                limits.append(try limitRound(round))
+            }
             let sameSchema = try SQLiteBaseline(
                 pullRequests: values, users: users, path: directory.appendingPathComponent("baseline.sqlite").path
             ).run()
-            let limit = try SQLiteBaseline(
-                pullRequests: values, users: users, path: directory.appendingPathComponent("limit.sqlite").path,
-                layout: .integerKeys, rowsPerTransaction: 50_000, cacheSize: -262_144
-            ).run()
             let peer = try PeerBaseline(input: input, directory: directory).run()
+            let median = Self.median(imports)
+            let of = imports.count > 1 ? " (medians of \(imports.count) alternated rounds)" : ""
             for (name, baseline, note) in [
                 ("import", sameSchema, "baseline: raw SQLite, the store's schema, 1,000-row transactions"),
-                ("import vs the limit", limit, "baseline: C API, integer keys, 50,000-row transactions, 256 MiB"),
+                (
+                    "import vs the limit", Self.median(limits),
+                    "baseline: C API, integer keys, 50,000-row transactions, 256 MiB\(of)"
+                ),
                 ("import vs the peer", peer, "baseline: one Python process, json + sqlite3, integer keys"),
             ] {
                 Terminal.line(
-                    Figure(
-                        name: name, tributary: plain.rowsPerSecond, baseline: baseline, unit: "rows/s", note: note
-                    ).line)
+                    Figure(name: name, tributary: median, baseline: baseline, unit: "rows/s", note: note).line)
             }
+            if imports.count > 1 { Terminal.line(Self.roundsLine(imports: imports, limits: limits)) }
         }
         if selected.contains(.scaling) {
-            try await runScaling(rows: rows, users: users, at: plain.rowsPerSecond, directory: directory)
+            try await runScaling(rows: rows, users: users, at: Self.median(imports), directory: directory)
         }
         if selected.contains(.memory) {
             let stalled = try await benchmark.run(stalledSubscriber: true)
@@ -242,6 +272,21 @@ struct BenchCommand: AsyncParsableCommand {
                     unit: "rows/s", note: "baseline: the same import with no subscriber"
                 ).line)
         }
+    }
+
+    /// The middle value (the mean of the two middle ones for an even count).
+    static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        guard !sorted.isEmpty else { return 0 }
+        let middle = sorted.count / 2
+        return sorted.count.isMultiple(of: 2) ? (sorted[middle - 1] + sorted[middle]) / 2 : sorted[middle]
+    }
+
+    /// Each round's figures, in the order run.
+    static func roundsLine(imports: [Double], limits: [Double]) -> String {
+        let rounds = imports.map { Figure.format($0) }.joined(separator: " / ")
+        let limit = limits.isEmpty ? "" : "; the limit \(limits.map { Figure.format($0) }.joined(separator: " / "))"
+        return "import rounds          tributary \(rounds) rows/s\(limit)"
     }
 
     /// Rows/s at 100,000 and 5,000,000 rows against the main figure (`rows`), and with 1 and 4 workers (at a fifth
@@ -260,7 +305,8 @@ struct BenchCommand: AsyncParsableCommand {
             Terminal.line(
                 Figure(
                     name: "import, \(count.formatted()) rows", tributary: measured, baseline: main, unit: "rows/s",
-                    note: "baseline: the import at \(rows.formatted()) rows"
+                    note:
+                        "baseline: the import at \(rows.formatted()) rows\(rounds > 1 && !quick ? ", the median of its rounds" : "")"
                 ).line)
         }
         let smaller = max(10_000, rows / 5)
