@@ -13,7 +13,11 @@ struct BenchCommand: AsyncParsableCommand {
         abstract: "Measure Tributary against baselines in the same run and print their ratios (use a release build).",
         discussion: """
             import: pull requests pushed in jobs of 1,000 rows to a coordinator with local workers, until the last
-              job is durable, against the same rows inserted through SQLite's C API in 1,000-row transactions.
+              job is durable, against the same rows inserted through SQLite's C API (into the store's schema in
+              1,000-row transactions; and as *the limit*: integer keys, 50,000-row transactions) and by one Python
+              process (*the peer*). The import and the limit run --rounds times, alternated; their medians compare.
+            scaling: the import at 100,000 and 5,000,000 rows against the import's median, and with 1 and 4 workers
+              against 2.
             memory: the coordinator's peak RSS during the import, alone and with a subscriber that never reads.
             jobs: empty jobs pushed and completed durably, against a single-process SQLite queue doing each job's
               three writes (enqueue, claim, complete) through the C API.
