@@ -215,9 +215,15 @@ struct BenchCommand: AsyncParsableCommand {
             Terminal.line("store on disk           \(footprint.summary(rows: rows))")
         }
         var imports = [plain.rowsPerSecond]
+        var peaks = [plain.coordinatorPeakBytes]
+        func importRound(_ index: Int) async throws {
+            let result = try await benchmark.run(stalledSubscriber: false, name: "import-\(index)")
+            imports.append(result.rowsPerSecond)
+            peaks.append(result.coordinatorPeakBytes)
+        }
         if selected.contains(.import) && noBaselines {
-            for round in 1..<(quick ? 1 : rounds) {
-                imports.append(try await benchmark.run(stalledSubscriber: false, name: "import-\(round)").rowsPerSecond)
+            for index in 1..<(quick ? 1 : rounds) {
+                try await importRound(index)
             }
             Terminal.line("import                 tributary \(Figure.format(Self.median(imports))) rows/s")
             if imports.count > 1 { Terminal.line(Self.roundsLine(imports: imports, limits: [])) }
@@ -236,9 +242,9 @@ struct BenchCommand: AsyncParsableCommand {
                 ).run()
             }
             var limits = [try limitRound(0)]
-            for round in 1..<(quick ? 1 : rounds) {
-                imports.append(try await benchmark.run(stalledSubscriber: false, name: "import-\(round)").rowsPerSecond)
-                limits.append(try limitRound(round))
+            for index in 1..<(quick ? 1 : rounds) {
+                try await importRound(index)
+                limits.append(try limitRound(index))
             }
             let sameSchema = try SQLiteBaseline(
                 pullRequests: values, users: users, path: directory.appendingPathComponent("baseline.sqlite").path
@@ -262,18 +268,19 @@ struct BenchCommand: AsyncParsableCommand {
         if selected.contains(.scaling) {
             try await runScaling(rows: rows, users: users, at: Self.median(imports), directory: directory)
         }
+        let ofRounds = imports.count > 1 ? ", the median of its \(imports.count) rounds" : ""
         if selected.contains(.memory) {
             let stalled = try await benchmark.run(stalledSubscriber: true)
             Terminal.line(
                 Figure(
                     name: "memory (stalled sub)", tributary: stalled.coordinatorPeakBytes / 1_048_576,
-                    baseline: plain.coordinatorPeakBytes / 1_048_576, unit: "MB", smallerIsBetter: true,
-                    note: "baseline: the same import with no subscriber"
+                    baseline: Self.median(peaks) / 1_048_576, unit: "MB", smallerIsBetter: true,
+                    note: "baseline: the same import with no subscriber\(ofRounds)"
                 ).line)
             Terminal.line(
                 Figure(
-                    name: "import (stalled sub)", tributary: stalled.rowsPerSecond, baseline: plain.rowsPerSecond,
-                    unit: "rows/s", note: "baseline: the same import with no subscriber"
+                    name: "import (stalled sub)", tributary: stalled.rowsPerSecond, baseline: Self.median(imports),
+                    unit: "rows/s", note: "baseline: the same import with no subscriber\(ofRounds)"
                 ).line)
         }
     }
