@@ -37,7 +37,7 @@ public struct CoordinatorConfiguration: Sendable {
     /// commit takes them up to this budget. Larger commits rewrite each index page once for more rows.
     public var commitRows: Int = Self.defaultCommitRows
     /// The default of ``commitRows``, measured in docs/benchmarks.md.
-    public static let defaultCommitRows = 50_000
+    public static let defaultCommitRows = 150_000
     /// The longest a group commit should take, in seconds: fewer rows than ``commitRows`` go into one when the
     /// writer's recent pace says they would take longer (every save in a commit waits for all of it). nil or 0 sets
     /// no time budget.
