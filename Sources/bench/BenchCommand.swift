@@ -251,7 +251,7 @@ struct BenchCommand: AsyncParsableCommand {
             ).run()
             let peer = try PeerBaseline(input: input, directory: directory).run()
             let median = Self.median(imports)
-            let of = imports.count > 1 ? " (medians of \(imports.count) alternated rounds)" : ""
+            let of = imports.count > 1 ? "; medians of \(imports.count) alternated rounds" : ""
             for (name, baseline, note) in [
                 ("import", sameSchema, "baseline: raw SQLite, the store's schema, 1,000-row transactions"),
                 (
@@ -266,7 +266,8 @@ struct BenchCommand: AsyncParsableCommand {
             if imports.count > 1 { Terminal.line(Self.roundsLine(imports: imports, limits: limits)) }
         }
         if selected.contains(.scaling) {
-            try await runScaling(rows: rows, users: users, at: Self.median(imports), directory: directory)
+            try await runScaling(
+                rows: rows, users: users, at: Self.median(imports), of: imports.count, directory: directory)
         }
         let ofRounds = imports.count > 1 ? ", the median of its \(imports.count) rounds" : ""
         if selected.contains(.memory) {
@@ -302,7 +303,8 @@ struct BenchCommand: AsyncParsableCommand {
 
     /// Rows/s at 100,000 and 5,000,000 rows against the main figure (`rows`), and with 1 and 4 workers (at a fifth
     /// of `rows`) against 2: the cost of a row should not grow with the store, and workers should add speed.
-    private func runScaling(rows: Int, users: Int, at main: Double, directory: URL) async throws {
+    /// - Parameter main: the import's figure at `rows`, the median of its `rounds` rounds.
+    private func runScaling(rows: Int, users: Int, at main: Double, of rounds: Int, directory: URL) async throws {
         func importing(_ count: Int, workers: Int) async throws -> Double {
             let users = self.users ?? max(1, count / 50)
             let benchmark = ImportBenchmark(
@@ -317,7 +319,7 @@ struct BenchCommand: AsyncParsableCommand {
                 Figure(
                     name: "import, \(count.formatted()) rows", tributary: measured, baseline: main, unit: "rows/s",
                     note:
-                        "baseline: the import at \(rows.formatted()) rows\(rounds > 1 && !quick ? ", the median of its rounds" : "")"
+                        "baseline: the import at \(rows.formatted()) rows\(rounds > 1 ? ", the median of its \(rounds) rounds" : "")"
                 ).line)
         }
         let smaller = max(10_000, rows / 5)
