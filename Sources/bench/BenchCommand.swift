@@ -214,6 +214,7 @@ struct BenchCommand: AsyncParsableCommand {
         if let footprint = plain.footprint {
             Terminal.line("store on disk           \(footprint.summary(rows: rows))")
         }
+        let rounds = quick ? 1 : self.rounds
         var imports = [plain.rowsPerSecond]
         var peaks = [plain.coordinatorPeakBytes]
         func importRound(_ index: Int) async throws {
@@ -222,7 +223,7 @@ struct BenchCommand: AsyncParsableCommand {
             peaks.append(result.coordinatorPeakBytes)
         }
         if selected.contains(.import) && noBaselines {
-            for index in 1..<(quick ? 1 : rounds) {
+            for index in 1..<rounds {
                 try await importRound(index)
             }
             Terminal.line("import                 tributary \(Figure.format(Self.median(imports))) rows/s")
@@ -242,7 +243,7 @@ struct BenchCommand: AsyncParsableCommand {
                 ).run()
             }
             var limits = [try limitRound(0)]
-            for index in 1..<(quick ? 1 : rounds) {
+            for index in 1..<rounds {
                 try await importRound(index)
                 limits.append(try limitRound(index))
             }

@@ -37,12 +37,9 @@ struct JoinRows {
         rows.append(Row(source: source, destination: destination))
     }
 
-    /// The rows by destination, then source, and the buffer emptied.
-    mutating func takeSorted() -> [Row] {
-        var taken = rows
-        rows.removeAll(keepingCapacity: true)
-        taken.sort { ($0.destination, $0.source) < ($1.destination, $1.source) }
-        return taken
+    /// Puts the rows in the reverse index's order: by destination, then source.
+    mutating func sort() {
+        rows.sort { ($0.destination, $0.source) < ($1.destination, $1.source) }
     }
 
     mutating func removeAll() {
@@ -54,10 +51,19 @@ extension ChangeSetMerger {
     /// Writes the gathered join rows (ignoring rows the table has), sorted, and empties the buffer.
     func writeJoinRows(_ buffer: inout JoinRows, connection: OpaquePointer) throws {
         guard !buffer.isEmpty else { return }
-        let rows = buffer.takeSorted()
+        // Sorted in place and emptied keeping its room (the rows are only lent to the insert): a copy to sort
+        // would allocate one per flush.
+        defer { buffer.removeAll() }
+        buffer.sort()
+        try insertJoinRows(buffer.rows, into: buffer.entity, buffer.relationship, connection: connection)
+    }
+
+    private func insertJoinRows(
+        _ rows: [JoinRows.Row], into entity: String, _ relationship: String, connection: OpaquePointer
+    ) throws {
         var index = 0
         if rows.count >= JoinRows.perStatement {
-            let join = SQLText.quote(SQLText.joinTable(buffer.entity, buffer.relationship))
+            let join = SQLText.quote(SQLText.joinTable(entity, relationship))
             let values = Array(repeating: "(?, ?)", count: JoinRows.perStatement).joined(separator: ", ")
             let many = try statement(
                 connection, "INSERT OR IGNORE INTO \(join) (source, destination) VALUES \(values)")
@@ -72,7 +78,7 @@ extension ChangeSetMerger {
             }
         }
         guard index < rows.count else { return }
-        let (_, add) = try joinStatements(buffer.entity, buffer.relationship, connection: connection)
+        let (_, add) = try joinStatements(entity, relationship, connection: connection)
         for row in rows[index...] {
             add.bind(1, row.source)
             add.bind(2, row.destination)

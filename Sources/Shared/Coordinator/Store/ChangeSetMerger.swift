@@ -110,7 +110,7 @@ final class ChangeSetMerger {
     }
 
     private func writeGatheredJoinRows(connection: OpaquePointer) throws {
-        for index in joinBuffers.indices where !joinBuffers[index].isEmpty {
+        for index in joinBuffers.indices {
             try writeJoinRows(&joinBuffers[index], connection: connection)
         }
     }
