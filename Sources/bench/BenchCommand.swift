@@ -29,12 +29,16 @@ struct BenchCommand: AsyncParsableCommand {
               hosts (network namespaces) following an import on a third, straight from the coordinator and then
               through a `tributary relay` on each subscriber host: events delivered per second, latency from commit
               to subscriber, the coordinator's CPU time and peak RSS.
+            merge (only with --only merge): the writer alone: the import's change sets, built as a worker builds
+              them before the clock starts, applied in this process through the coordinator's group commit (32 saves
+              per commit): rows/s and the CPU time per row, for comparing builds; --rounds runs it that many times.
             """)
 
     enum Benchmark: String, ExpressibleByArgument, CaseIterable {
-        case `import`, memory, scaling, jobs, latency, restart, fanout
+        case `import`, memory, scaling, jobs, latency, restart, fanout, merge
 
-        /// What a run without --only measures (fanout needs root and takes its own run).
+        /// What a run without --only measures (fanout needs root and takes its own run; merge is for comparing
+        /// builds).
         static let byDefault: [Benchmark] = [.import, .memory, .scaling, .jobs, .latency, .restart]
     }
 
@@ -119,6 +123,9 @@ struct BenchCommand: AsyncParsableCommand {
 
         if selected.contains(.import) || selected.contains(.memory) || selected.contains(.scaling) {
             try await runImport(rows: rows, users: users, selected: selected, directory: directory)
+        }
+        if selected.contains(.merge) {
+            try await runMerge(rows: rows, users: users, directory: directory)
         }
         if selected.contains(.jobs) {
             let benchmark = JobsBenchmark(
@@ -285,6 +292,28 @@ struct BenchCommand: AsyncParsableCommand {
                     unit: "rows/s", note: "baseline: the same import with no subscriber\(ofRounds)"
                 ).line)
         }
+    }
+
+    /// The writer alone (see ``MergeBenchmark``), `rounds` times: each round, then the medians.
+    private func runMerge(rows: Int, users: Int, directory: URL) async throws {
+        let benchmark = MergeBenchmark(
+            input: DemoData.pullRequests(count: rows, users: users), rows: rows, directory: directory,
+            rowsPerSave: batchSize ?? 1000)
+        var speeds: [Double] = []
+        var costs: [Double] = []
+        for round in 0..<(quick ? 1 : rounds) {
+            let result = try await benchmark.run(name: "merge-\(round)")
+            speeds.append(result.rowsPerSecond)
+            costs.append(result.cpuMicrosecondsPerRow)
+            Terminal.error(
+                "merge round \(round + 1): \(Figure.format(result.rowsPerSecond)) rows/s, "
+                    + String(format: "%.2f", result.cpuMicrosecondsPerRow) + " µs of CPU per row; change sets built in "
+                    + String(format: "%.2f", result.buildMicrosecondsPerRow) + " µs per row")
+        }
+        Terminal.line(
+            "merge (writer alone)   tributary \(Figure.format(Self.median(speeds))) rows/s, "
+                + String(format: "%.2f", Self.median(costs)) + " µs of CPU per row"
+                + (speeds.count > 1 ? " (medians of \(speeds.count) rounds)" : ""))
     }
 
     /// The middle value (the mean of the two middle ones for an even count).

@@ -332,4 +332,46 @@ struct KnownKeysTests {
         #expect(didSave.updatedIds.count == 16)
         #expect(try await Self.usersAndEmails(store).users == ["ada/b@x"])
     }
+
+    @Test("the didSave and the answer name stored ids: a found author, a merged user, a new post's own id")
+    func didSaveNamesStoredIDs() async throws {
+        let store = try TemporaryStore(modelJSON: Self.modelJSON)
+        _ = try await store.store.applySave(
+            SaveRequest(changes: .with { $0.batches = [.inserting("User", "login", "ada")] }), from: "test")
+        _ = try await store.store.applySave(
+            SaveRequest(changes: .with { $0.batches = [.inserting("User", "login", "bob")] }), from: "test")
+        let ada = try await userID("ada", in: store).uuid
+        let bob = try await userID("bob", in: store).uuid
+        // "ada" found by a key-only batch under a new id; "bob" merged by an insert that also sets his name; a new
+        // post by the found "ada".
+        let (foundAda, mergedBob, post) = (UUID(), UUID(), UUID())
+        let changes = Tributary_V1_ChangeSet.with {
+            $0.batches = [
+                .inserting("User", "login", "ada", id: foundAda),
+                .inserting("User", ids: [mergedBob], [.strings("login", ["bob"]), .strings("name", ["Bob"])]),
+                .inserting("Post", ids: [post], [.strings("title", ["hello"]), .references("author", [foundAda])]),
+            ]
+        }
+        let outcome = try await store.store.applySave(SaveRequest(changes: changes), from: "test")
+        guard case .committed(_, let events, let remaps, _) = outcome else {
+            Issue.record("the save was not committed as a change: \(outcome)")
+            return
+        }
+        let answered = Dictionary(
+            uniqueKeysWithValues: remaps.flatMap { remap in
+                (0..<remap.fromIds.count / 16).map {
+                    (UUID(bytes: remap.fromIds, at: $0 * 16), UUID(bytes: remap.toIds, at: $0 * 16))
+                }
+            })
+        #expect(answered == [foundAda: ada, mergedBob: bob])
+        let users = try Tributary_V1_DidSave(
+            serializedBytes: try #require(events.parts.first { $0.entity == "User" }).body)
+        // The found "ada" changed nothing and is left out; the merged "bob" carries his stored id.
+        #expect(users.values.map(\.ids) == [bob.bytes])
+        let posts = try Tributary_V1_DidSave(
+            serializedBytes: try #require(events.parts.first { $0.entity == "Post" }).body)
+        let values = try #require(posts.values.first)
+        #expect(values.ids == post.bytes)
+        #expect(values.columns.first { $0.name == "author" }?.fixed16 == ada.bytes)
+    }
 }

@@ -16,6 +16,8 @@ final class ChangeSetMerger {
     /// Statements of to-many relationships, by entity and relationship (they are also in `statements`).
     private var joinStatements: [String: [String: (clear: SQLiteStatement, add: SQLiteStatement)]] = [:]
     private var deletePlans: [String: DeletePlan] = [:]
+    /// Upsert SQL by entity name and column names (see ``upsertSQL(_:)``).
+    private var upsertSQLs: [[String]: String] = [:]
     /// The version the change set being applied gives every object it writes: its commit's sequence number.
     var version: Int64 = 0
     /// How the change set being applied resolves conflicts.
@@ -195,11 +197,15 @@ final class ChangeSetMerger {
         if let missing, lookup == nil {
             throw StoreError(.constraint, "insert into '\(entity.name)' lacks required attribute '\(missing.name)'")
         }
-        let statement = try statement(connection, Self.upsertSQL(batch))
+        let statement = try statement(connection, upsertSQL(batch))
         let toMany = batch.toManyColumns
         // Join rows gathered per to-many column, written many per statement (see ``JoinRows``).
         let buffers = toMany.map { joinBuffer(entity.name, $0.name) }
-        var changes = MergeResult.EntityChanges()
+        // What the batch adds to the result, gathered here and handed over once at its end (an access to the
+        // result's dictionaries and a 16-byte append per row were ~8% of the writer on the import, whose batches of
+        // users are all found and remapped).
+        var changes = BatchChanges()
+        defer { changes.hand(to: &result, entity: entity.name, position: position) }
         for row in 0..<batch.rows {
             let proposed = batch.id(row)
             // Keys found or created are remembered for later change sets.
@@ -215,13 +221,14 @@ final class ChangeSetMerger {
                 }
             }
             if let existing, existing != proposed {
-                result.remap(proposed, to: existing, entity: entity.name)
-                result.unchangedRows[position, default: []].append(row)
+                result.remapped[proposed] = existing
+                changes.remap(proposed, to: existing)
+                changes.unchanged.append(row)
                 guard !toMany.isEmpty else { continue }
                 let sourceKey = try writtenRowKey(of: existing, in: entity.name, connection: connection)
-                for (index, column) in toMany.enumerated() {
+                for index in toMany.indices {
                     try replaceToMany(
-                        column, of: entity, row: row, source: (existing, sourceKey), isNew: false,
+                        toMany[index], of: entity, row: row, source: (existing, sourceKey), isNew: false,
                         into: &joinBuffers[buffers[index]], connection: connection, result: result)
                 }
                 continue
@@ -229,7 +236,7 @@ final class ChangeSetMerger {
             if let missing, let lookup {
                 // Found as itself (the row names the stored object's id): nothing to write.
                 if existing != nil {
-                    result.unchangedRows[position, default: []].append(row)
+                    changes.unchanged.append(row)
                     continue
                 }
                 let key = lookup.columns.map { "\($0.name) \($0.value(row).map { "\($0)" } ?? "null")" }
@@ -256,26 +263,49 @@ final class ChangeSetMerger {
                         entity: entity, source: storedID, relationship: relationship, destination: destination))
             }
             if storedID == proposed {
-                proposed.append(to: &changes.inserted)
+                changes.inserted.append(proposed)
             } else {
-                result.remap(proposed, to: storedID, entity: entity.name)
+                result.remapped[proposed] = storedID
+                changes.remap(proposed, to: storedID)
                 // Merged into a stored object: a change, unless the batch held nothing but one constraint's key
                 // (a find-or-create). Columns of another constraint are written by the upsert too.
                 if batch.hasNonKeyColumns || lookup == nil {
-                    storedID.append(to: &changes.updated)
+                    changes.updated.append(storedID)
                 } else {
-                    result.unchangedRows[position, default: []].append(row)
+                    changes.unchanged.append(row)
                 }
             }
-            for (index, column) in toMany.enumerated() {
+            for index in toMany.indices {
                 try replaceToMany(
-                    column, of: entity, row: row, source: (storedID, key), isNew: storedID == proposed,
+                    toMany[index], of: entity, row: row, source: (storedID, key), isNew: storedID == proposed,
                     into: &joinBuffers[buffers[index]], connection: connection, result: result)
             }
         }
-        result.withChanges(of: entity.name) { entityChanges in
-            entityChanges.inserted.append(changes.inserted)
-            entityChanges.updated.append(changes.updated)
+    }
+
+    /// An insert batch's additions to its change set's ``MergeResult``, kept as arrays while the batch runs.
+    private struct BatchChanges {
+        var inserted: [UUID] = []
+        var updated: [UUID] = []
+        var remappedFrom: [UUID] = []
+        var remappedTo: [UUID] = []
+        /// Rows that changed nothing (see ``MergeResult/unchangedRows``).
+        var unchanged: [Int] = []
+
+        mutating func remap(_ proposed: UUID, to stored: UUID) {
+            remappedFrom.append(proposed)
+            remappedTo.append(stored)
+        }
+
+        /// Adds what the batch gathered to `result`, in the order the rows ran (also when the batch failed: the
+        /// change set is then rolled back and its result dropped).
+        func hand(to result: inout MergeResult, entity: String, position: Int) {
+            result.withChanges(of: entity) { changes in
+                inserted.append(to: &changes.inserted)
+                updated.append(to: &changes.updated)
+            }
+            if !remappedFrom.isEmpty { result.appendRemaps(from: remappedFrom, to: remappedTo, entity: entity) }
+            if !unchanged.isEmpty { result.unchangedRows[position, default: []].append(contentsOf: unchanged) }
         }
     }
 
@@ -392,6 +422,17 @@ final class ChangeSetMerger {
         return (query.int64(column: 0), id)
     }
 
+    /// An insert batch's upsert, its SQL built once per entity and set of columns (building it per batch was ~1% of
+    /// the writer on the import).
+    private func upsertSQL(_ batch: EntityBatchReader) -> String {
+        let shape = [batch.entity.name] + batch.scalarColumns.map(\.name)
+        if let sql = upsertSQLs[shape] { return sql }
+        let sql = Self.upsertSQL(batch)
+        if upsertSQLs.count >= statementCacheLimit { upsertSQLs.removeAll() }
+        upsertSQLs[shape] = sql
+        return sql
+    }
+
     /// The uniqueness constraints an insert batch upserts on, besides the id: those whose every column it carries.
     static func upsertConstraints(_ batch: EntityBatchReader) -> [[String]] {
         let names = batch.scalarColumns.map(\.name)
@@ -470,9 +511,9 @@ final class ChangeSetMerger {
             }
             if !toMany.isEmpty {
                 let sourceKey = try writtenRowKey(of: id, in: entity.name, connection: connection)
-                for (index, column) in toMany.enumerated() {
+                for index in toMany.indices {
                     try replaceToMany(
-                        column, of: entity, row: row, source: (id, sourceKey), isNew: false,
+                        toMany[index], of: entity, row: row, source: (id, sourceKey), isNew: false,
                         into: &joinBuffers[buffers[index]], connection: connection, result: result)
                 }
             }
@@ -619,15 +660,17 @@ final class ChangeSetMerger {
         _ batch: EntityBatchReader, row: Int, into statement: SQLiteStatement, from first: Int32,
         result: MergeResult, only columns: [ColumnReader]? = nil
     ) throws -> [(Relationship, UUID)] {
-        var index = first
         var unresolved: [(Relationship, UUID)] = []
-        for column in columns ?? batch.scalarColumns {
-            if let destination = try bindScalar(column, row: row, into: statement, at: index, result: result),
-                case .toOne(let relationship) = column.target
+        let columns = columns ?? batch.scalarColumns
+        // By index: a for-in copies each column reader (retaining its arrays) for every row.
+        for position in columns.indices {
+            let index = first + Int32(position)
+            if let destination = try bindScalar(
+                columns[position], row: row, into: statement, at: index, result: result),
+                case .toOne(let relationship) = columns[position].target
             {
                 unresolved.append((relationship, destination))
             }
-            index += 1
         }
         return unresolved
     }

@@ -69,7 +69,10 @@ public struct CommitEvents: Sendable {
     private static func values(
         of entity: String, in changeSet: Tributary_V1_ChangeSet, result: MergeResult, model: Model
     ) -> [Tributary_V1_EntityBatch] {
-        let relationships = Set(model.entity(named: entity)?.relationships.map(\.name) ?? [])
+        // Each relationship's destination, by name: a column is remapped only when its destination had remaps.
+        let destinations = Dictionary(
+            (model.entity(named: entity)?.relationships ?? []).map { ($0.name, $0.destination) },
+            uniquingKeysWith: { first, _ in first })
         var values: [Tributary_V1_EntityBatch] = []
         for (position, batch) in changeSet.batches.enumerated()
         where batch.entity == entity && batch.operation != .delete {
@@ -81,9 +84,13 @@ public struct CommitEvents: Sendable {
                 guard unchanged.count < batch.ids.count / 16 else { continue }
                 batch = batch.removingRows(Set(unchanged))
             }
+            // Only ids of entities that had remaps can be remapped (the import's pull requests are new: their ids
+            // are left as they are, their users' remapped).
             if !result.remapped.isEmpty {
-                batch.ids = Self.remapping(batch.ids, result.remapped)
-                for index in batch.columns.indices where relationships.contains(batch.columns[index].name) {
+                if result.remaps[entity] != nil { batch.ids = Self.remapping(batch.ids, result.remapped) }
+                for index in batch.columns.indices {
+                    guard let destination = destinations[batch.columns[index].name], result.remaps[destination] != nil
+                    else { continue }
                     batch.columns[index].fixed16 = Self.remapping(batch.columns[index].fixed16, result.remapped)
                 }
             }

@@ -38,14 +38,15 @@ struct MergeResult {
         }
     }
 
-    mutating func remap(_ from: UUID, to: UUID, entity: String) {
-        remapped[from] = to
+    /// Records inserted ids replaced by stored ones (already in ``remapped``), in the order made, for the answer and
+    /// the didSave.
+    mutating func appendRemaps(from: [UUID], to: [UUID], entity: String) {
         // In place, in one access: a copy of the pair out of the dictionary would make every append copy the
         // whole list.
         Self.append(from, to, to: &remaps[entity, default: (Data(), Data())])
     }
 
-    private static func append(_ from: UUID, _ to: UUID, to pair: inout (from: Data, to: Data)) {
+    private static func append(_ from: [UUID], _ to: [UUID], to pair: inout (from: Data, to: Data)) {
         from.append(to: &pair.from)
         to.append(to: &pair.to)
     }

@@ -9,15 +9,18 @@ import TributaryProtocol
 /// insert batch per entity and set of properties its rows set, in the order objects were made. Each batch stands on its
 /// own: the root upserts its objects by their keys, as it does for rows of different jobs.
 package struct ImportBatch {
-    /// An object of the batch, by its entity's index in the model.
+    /// An object of the batch, by its entity's index in the model, and where its values, destinations and flags
+    /// start in the batch's flat arrays (an object of four arrays of its own cost four allocations per object: with
+    /// the generic array set-up each needs, ~15% of an import worker).
     struct Object {
         let entity: Int
         let id: UUID
-        var values: [AttributeValue?]
-        var toOne: [UUID?]
-        var toMany: [[UUID]]
-        /// Per attribute, then relationship: whether a row set it (null and [] included).
-        var set: [Bool]
+        /// The object's first attribute value in `values`, and its first flag in `present`.
+        let attributes: Int
+        /// The object's first relationship in `toOne` and `toMany`.
+        let relationships: Int
+        /// The object's first flag in `present` (attributes, then relationships).
+        let flags: Int
     }
 
     /// A uniqueness key as the store compares it: one value (the common case, hashed without an array) or several.
@@ -28,6 +31,14 @@ package struct ImportBatch {
 
     let entities: [Entity]
     private(set) var objects: [Object] = []
+    /// Attribute values of every object, each object's together (see ``Object``).
+    private var values: [AttributeValue?] = []
+    /// To-one destinations of every object.
+    private var toOne: [UUID?] = []
+    /// To-many destinations of every object.
+    private var toMany: [[UUID]] = []
+    /// Per object, attribute, then relationship: whether a row set it (null and [] included).
+    private var present: [Bool] = []
     /// Per entity index, the object each uniqueness key found or created.
     private var byKey: [[Key: Int]]
 
@@ -50,40 +61,67 @@ package struct ImportBatch {
     /// A new object of entity `entity`.
     mutating func insert(_ entity: Int) -> Int {
         let description = entities[entity]
+        let attributes = description.attributes.count
+        let relationships = description.relationships.count
         objects.append(
             Object(
-                entity: entity, id: TimeOrderedUUID.next(),
-                values: Array(repeating: nil, count: description.attributes.count),
-                toOne: Array(repeating: nil, count: description.relationships.count),
-                toMany: Array(repeating: [], count: description.relationships.count),
-                set: Array(repeating: false, count: description.attributes.count + description.relationships.count)))
+                entity: entity, id: TimeOrderedUUID.next(), attributes: values.count, relationships: toOne.count,
+                flags: present.count))
+        for _ in 0..<attributes { values.append(nil) }
+        for _ in 0..<relationships {
+            toOne.append(nil)
+            toMany.append([])
+        }
+        for _ in 0..<(attributes + relationships) { present.append(false) }
         return objects.count - 1
     }
 
     mutating func setValue(_ value: AttributeValue?, of object: Int, attribute: Int) {
-        objects[object].values[attribute] = value
-        objects[object].set[attribute] = true
+        values[objects[object].attributes + attribute] = value
+        present[objects[object].flags + attribute] = true
     }
 
     mutating func setDestination(_ destination: Int?, of object: Int, relationship: Int) {
-        objects[object].toOne[relationship] = destination.map { objects[$0].id }
-        objects[object].set[entities[objects[object].entity].attributes.count + relationship] = true
+        toOne[objects[object].relationships + relationship] = destination.map { objects[$0].id }
+        present[objects[object].flags + entities[objects[object].entity].attributes.count + relationship] = true
     }
 
     /// Replaces a to-many relationship's destinations (each once, in the order given).
     mutating func setDestinations(_ destinations: [Int], of object: Int, relationship: Int) {
-        var seen = Set<Int>()
-        objects[object].toMany[relationship] = destinations.filter { seen.insert($0).inserted }.map { objects[$0].id }
-        objects[object].set[entities[objects[object].entity].attributes.count + relationship] = true
+        var ids: [UUID] = []
+        ids.reserveCapacity(destinations.count)
+        if destinations.count <= 16 {
+            // A few (a pull request's reviewers): comparing costs less than a set.
+            for (position, destination) in destinations.enumerated()
+            where !destinations[..<position].contains(destination) {
+                ids.append(objects[destination].id)
+            }
+        } else {
+            var seen = Set<Int>()
+            for destination in destinations where seen.insert(destination).inserted {
+                ids.append(objects[destination].id)
+            }
+        }
+        toMany[objects[object].relationships + relationship] = ids
+        present[objects[object].flags + entities[objects[object].entity].attributes.count + relationship] = true
     }
 
     /// Whether rows set nothing of `object` but the attributes `attributes` (its uniqueness key).
     func setsOnly(_ attributes: [Int], of object: Int) -> Bool {
-        objects[object].set.indices.allSatisfy { !objects[object].set[$0] || attributes.contains($0) }
+        flags(of: object).indices.allSatisfy { index in
+            !present[index] || attributes.contains(index - objects[object].flags)
+        }
     }
 
     func value(of object: Int, attribute: Int) -> AttributeValue? {
-        objects[object].values[attribute]
+        values[objects[object].attributes + attribute]
+    }
+
+    /// An object's flags in `present`.
+    private func flags(of object: Int) -> ArraySlice<Bool> {
+        let description = entities[objects[object].entity]
+        let start = objects[object].flags
+        return present[start..<start + description.attributes.count + description.relationships.count]
     }
 
     /// The batch as a change set of inserts: one batch per entity and set of present properties (those a row set,
@@ -92,12 +130,12 @@ package struct ImportBatch {
     package func changeSet() -> Tributary_V1_ChangeSet {
         struct Group: Hashable {
             let entity: Int
-            let present: [Bool]
+            let present: ArraySlice<Bool>
         }
         var groups: [Group: [Int]] = [:]
         var order: [Group] = []
         for (index, object) in objects.enumerated() {
-            let group = Group(entity: object.entity, present: object.set)
+            let group = Group(entity: object.entity, present: flags(of: index))
             if groups[group] == nil { order.append(group) }
             groups[group, default: []].append(index)
         }
@@ -105,7 +143,7 @@ package struct ImportBatch {
         changeSet.mergePolicy = MergePolicy.error.wire
         for group in order {
             guard let members = groups[group] else { continue }
-            changeSet.batches.append(batch(group.entity, present: group.present, members: members))
+            changeSet.batches.append(batch(group.entity, present: Array(group.present), members: members))
         }
         return changeSet
     }
@@ -120,17 +158,19 @@ package struct ImportBatch {
         batch.ids = ids
         for (index, attribute) in entity.attributes.enumerated() where present[index] {
             batch.columns.append(
-                ChangeSetColumns.attribute(attribute, rows: members.count) { objects[members[$0]].values[index] })
+                ChangeSetColumns.attribute(attribute, rows: members.count) {
+                    values[objects[members[$0]].attributes + index]
+                })
         }
         for (index, relationship) in entity.relationships.enumerated()
         where present[entity.attributes.count + index] {
             batch.columns.append(
                 relationship.isToMany
                     ? ChangeSetColumns.toMany(relationship.name, rows: members.count) {
-                        objects[members[$0]].toMany[index]
+                        toMany[objects[members[$0]].relationships + index]
                     }
                     : ChangeSetColumns.toOne(relationship.name, rows: members.count) {
-                        objects[members[$0]].toOne[index]
+                        toOne[objects[members[$0]].relationships + index]
                     })
         }
         return batch

@@ -16,6 +16,8 @@ struct JSONParser {
     static let maximumDepth = 32
     /// Members an object may have before repeated keys are looked for in a set rather than one by one.
     static let membersComparedOneByOne = 16
+    /// Members an object makes room for when it has one: an import row's usually fit.
+    static let membersReserved = 8
 
     private let bytes: UnsafeBufferPointer<UInt8>
     private var position = 0
@@ -61,6 +63,7 @@ struct JSONParser {
             position += 1
             return .object(object)
         }
+        object.reserveCapacity(Self.membersReserved)
         while true {
             skipWhitespace()
             guard peek() == UInt8(ascii: "\"") else { throw error("expected a string key") }
@@ -161,14 +164,18 @@ struct JSONParser {
         position += 1
         let start = position
         // Fast path: no escapes, so the bytes between the quotes are the string.
+        var bits: UInt8 = 0
         while let byte = peek(), byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") {
             guard byte >= 0x20 else { throw error("control character in a string") }
+            bits |= byte
             position += 1
         }
         guard let stop = peek() else { throw error("unterminated string") }
         if stop == UInt8(ascii: "\"") {
             let slice = UnsafeBufferPointer(rebasing: bytes[start..<position])
             position += 1
+            // ASCII is valid UTF-8 as it stands; only other bytes need the (slower, generic) validation.
+            if bits < 0x80 { return String(decoding: slice, as: UTF8.self) }
             return try validated(slice, at: start)
         }
         var scalars = Array(UnsafeBufferPointer(rebasing: bytes[start..<position]))

@@ -45,6 +45,12 @@ struct JSONObject: Equatable, ExpressibleByDictionaryLiteral {
         keys.firstIndex(of: key).map { values[$0] }
     }
 
+    /// Makes room for `count` members (growing one member at a time reallocated both arrays several times per row).
+    mutating func reserveCapacity(_ count: Int) {
+        keys.reserveCapacity(count)
+        values.reserveCapacity(count)
+    }
+
     mutating func append(_ key: String, _ value: JSONValue) {
         keys.append(key)
         values.append(value)

@@ -30,19 +30,30 @@ extension UUID {
 
     /// Reads a UUID from the 16 bytes of `data` starting at index `index` (an index of `data`, so slices work:
     /// pass `data.startIndex + offset`). The caller checks that 16 bytes are there.
+    ///
+    /// Read in place: slicing `data` first made a slice object per id for a large `Data` (the writer reads
+    /// several ids per imported row; measured at ~5% of its time).
     @inlinable
     public init(bytes data: Data, at index: Data.Index) {
         precondition(index >= data.startIndex && index + 16 <= data.endIndex, "16 bytes are needed for a UUID")
-        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &value) { target in
-            data[index..<index + 16].withUnsafeBytes { source in target.copyMemory(from: source) }
-        }
-        self.init(uuid: value)
+        let offset = index - data.startIndex
+        self.init(uuid: data.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: uuid_t.self) })
     }
 
     /// Appends the UUID's 16 bytes to `data` without an intermediate allocation.
     @inlinable
     public func append(to data: inout Data) {
         withUnsafeBytes(of: uuid) { data.append(contentsOf: $0) }
+    }
+}
+
+extension Array where Element == UUID {
+    /// Appends the ids' bytes (16 each, in order) to `data` in one copy.
+    @inlinable
+    public func append(to data: inout Data) {
+        guard !isEmpty else { return }
+        // A UUID is its 16 bytes, so the array's storage is the ids back to back.
+        assert(MemoryLayout<UUID>.stride == 16)
+        withUnsafeBytes { data.append(contentsOf: $0) }
     }
 }

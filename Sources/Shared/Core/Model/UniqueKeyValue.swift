@@ -1,3 +1,5 @@
+import Foundation
+
 /// An attribute value compared as the store compares it in a uniqueness constraint: strings byte for byte (SQLite's
 /// BINARY collation), not by Unicode canonical equivalence as Swift's `String` does — "é" written precomposed and
 /// written as "e" plus a combining accent are two keys in the store, so they must be two keys in memory too.
@@ -10,7 +12,15 @@ package struct UniqueKeyValue: Hashable, Sendable {
 
     package static func == (lhs: UniqueKeyValue, rhs: UniqueKeyValue) -> Bool {
         switch (lhs.value, rhs.value) {
-        case (.string(let left), .string(let right)): left.utf8.elementsEqual(right.utf8)
+        case (.string(var left), .string(var right)):
+            // Bytes, as SQLite compares text (not Swift's canonical equivalence), in one comparison: the writer
+            // compares a key for every user an import row names.
+            left.withUTF8 { lhs in
+                right.withUTF8 { rhs in
+                    lhs.count == rhs.count
+                        && (lhs.isEmpty || memcmp(lhs.baseAddress!, rhs.baseAddress!, lhs.count) == 0)
+                }
+            }
         default: lhs.value == rhs.value
         }
     }

@@ -1,0 +1,83 @@
+import Foundation
+import TributaryCoordinator
+import TributaryCore
+import TributaryDemo
+import TributaryProtocol
+
+/// The writer alone: the import's change sets, built before the clock starts exactly as an import worker builds
+/// them (``ImportRowDecoder`` into an ``ImportBatch``, one save per 1,000 rows), applied in this process to a
+/// store through the same group commit the coordinator runs, `groupSize` saves per commit. No sockets, workers,
+/// jobs or feed: what is left is the merge, the history record, the didSave and the commit — the share of the
+/// import that the writer's single thread carries. The process's CPU time over the apply (the writer and the
+/// checkpointer; nothing else runs) is reported per row: a steadier figure than rows/s on a machine that drifts,
+/// for comparing builds.
+struct MergeBenchmark {
+    let input: Data
+    let rows: Int
+    let directory: URL
+    var rowsPerSave = 1000
+    var groupSize = 32
+
+    struct Result {
+        let rowsPerSecond: Double
+        /// The process's user + system CPU time over the apply, per pull request.
+        let cpuMicrosecondsPerRow: Double
+        /// The CPU time building the change sets took (a worker's share of the import), per pull request.
+        let buildMicrosecondsPerRow: Double
+    }
+
+    func run(name: String = "merge") async throws -> Result {
+        let model = DemoData.model
+        guard let entity = model.entity(named: "PullRequest") else { throw BaselineError("no PullRequest entity") }
+        let buildStart = Self.processCPUSeconds()
+        let saves = try changeSets(entity: entity, model: model)
+        let build = Self.processCPUSeconds() - buildStart
+        let path = directory.appendingPathComponent("\(name).sqlite").path
+        defer {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        }
+        let store = try RootStore.open(path: path, model: model)
+        let groups = stride(from: 0, to: saves.count, by: groupSize).map { start in
+            saves[start..<min(start + groupSize, saves.count)].map { (save: $0, worker: "bench") }
+        }
+        let cpuBefore = Self.processCPUSeconds()
+        let start = DispatchTime.now().uptimeNanoseconds
+        for group in groups {
+            for result in try await store.applySaves(group) {
+                _ = try result.get()
+            }
+        }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        let cpu = Self.processCPUSeconds() - cpuBefore
+        try store.close()
+        return Result(
+            rowsPerSecond: Double(rows) / seconds, cpuMicrosecondsPerRow: cpu * 1e6 / Double(rows),
+            buildMicrosecondsPerRow: build * 1e6 / Double(rows))
+    }
+
+    /// The saves an import worker would send for `input`, in order.
+    private func changeSets(entity: Entity, model: Model) throws -> [SaveRequest] {
+        let lines = ImportJob.lines(of: input)
+        let decoder = ImportRowDecoder(entity: entity, model: model)
+        var saves: [SaveRequest] = []
+        try input.withUnsafeBytes { raw in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            for start in stride(from: 0, to: lines.count, by: rowsPerSave) {
+                var batch = ImportBatch(model: model)
+                for line in lines[start..<min(start + rowsPerSave, lines.count)] {
+                    try decoder.apply(UnsafeBufferPointer(rebasing: bytes[line.range]), number: line.number, to: &batch)
+                }
+                saves.append(SaveRequest(changes: batch.changeSet()))
+            }
+        }
+        return saves
+    }
+
+    /// User + system CPU time of this process so far.
+    private static func processCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+}
