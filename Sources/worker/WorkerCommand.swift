@@ -39,7 +39,7 @@ struct WorkerCommand: AsyncParsableCommand {
     var heartbeatMs: Int = 1000
 
     @Option(help: "Jobs run at once, each in its own context (1 to 1,024).")
-    var concurrency: Int = 16
+    var concurrency: Int = WorkerConfiguration.defaultConcurrency
 
     @Option(
         help: ArgumentHelp(
