@@ -114,6 +114,33 @@ struct ImportBatchTests {
         #expect(built.batches.filter { $0.entity == "User" }.map { $0.ids.count / 16 } == [2])
     }
 
+    @Test("a to-many of many items lists each object once, in the order first named")
+    func manyReviewersOnce() throws {
+        // More than the few a pull request has: 40 names, each twice, in order a, b, …, a, b, ….
+        let logins = (0..<20).map { "u\($0)" }
+        let reviewers = (logins + logins).map { #"{"login": "\#($0)"}"# }.joined(separator: ", ")
+        let built = try batch([
+            #"{"number": 1, "title": "t", "merged": false, "additions": 1, "createdAt": "\#(createdAt)", "reviewers": [\#(reviewers)]}"#
+        ]).changeSet()
+        let pullRequest = try #require(built.batches.first { $0.entity == "PullRequest" })
+        let column = try #require(pullRequest.columns.first { $0.name == "reviewers" })
+        #expect(column.counts == [20])
+        let users = try #require(built.batches.first { $0.entity == "User" })
+        // The users in the order they were made, which is the order first named.
+        #expect(column.fixed16 == users.ids)
+    }
+
+    @Test("an id is read at an index of its Data, also from a slice that does not start at 0")
+    func uuidFromSlice() {
+        let ids = [UUID(), UUID(), UUID()]
+        var data = Data([0xFF, 0xFE, 0xFD])
+        ids.append(to: &data)
+        let slice = data[3...]
+        #expect(slice.startIndex == 3)
+        #expect((0..<3).map { UUID(bytes: slice, at: slice.startIndex + $0 * 16) } == ids)
+        #expect(UUID(bytes: data, at: 3 + 16) == ids[1])
+    }
+
     @Test("keys that differ only in Unicode normalization make two objects, as the store's uniqueness does")
     func keysCompareAsTheStoreDoes() throws {
         let built = try batch([

@@ -45,6 +45,20 @@ struct JSONParserTests {
         #expect(try parse(#""'; DROP TABLE User; --""#) == .string("'; DROP TABLE User; --"))
     }
 
+    @Test("an ASCII string reads the same plain and escaped, and the same bytes as the store compares them")
+    func asciiPlainAndEscaped() throws {
+        let plain = try parse(#""octocat""#)
+        #expect(plain == .string("octocat"))
+        #expect(try parse(#""octocat""#) == plain)
+        #expect(try parse(#""""#) == .string(""))
+        guard case .string(let text) = plain, case .string(let escaped) = try parse(#""octocat""#) else {
+            Issue.record("not strings")
+            return
+        }
+        #expect(UniqueKeyValue(.string(text)) == UniqueKeyValue(.string(escaped)))
+        #expect(UniqueKeyValue(.string(text)) != UniqueKeyValue(.string("octocats")))
+    }
+
     @Test(
         "invalid JSON is refused with the reason and position",
         arguments: [

@@ -360,7 +360,10 @@ struct KnownKeysTests {
         let answered = Dictionary(
             uniqueKeysWithValues: remaps.flatMap { remap in
                 (0..<remap.fromIds.count / 16).map {
-                    (UUID(bytes: remap.fromIds, at: $0 * 16), UUID(bytes: remap.toIds, at: $0 * 16))
+                    (
+                        UUID(bytes: remap.fromIds, at: remap.fromIds.startIndex + $0 * 16),
+                        UUID(bytes: remap.toIds, at: remap.toIds.startIndex + $0 * 16)
+                    )
                 }
             })
         #expect(answered == [foundAda: ada, mergedBob: bob])

@@ -16,7 +16,9 @@ struct MergeResult {
     var entities: [(name: String, changes: EntityChanges)] = []
     /// Inserted ids replaced by existing objects' ids, per entity.
     var remaps: [String: (from: Data, to: Data)] = [:]
-    /// The same remaps keyed by id, for re-pointing relationships later in the change set.
+    /// The same remaps keyed by id, for re-pointing relationships later in the change set. Set as each row is
+    /// merged; `remaps` gets an insert batch's at the batch's end, so the two agree between batches (the didSave
+    /// remaps only the ids of entities `remaps` names).
     var remapped: [UUID: UUID] = [:]
     /// Rows of insert batches (by position in the change set) that found their existing object and set nothing
     /// else: they changed nothing, so the didSave values leave them out.

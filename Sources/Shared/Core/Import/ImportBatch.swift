@@ -15,7 +15,7 @@ package struct ImportBatch {
     struct Object {
         let entity: Int
         let id: UUID
-        /// The object's first attribute value in `values`, and its first flag in `present`.
+        /// The object's first attribute value in `values`.
         let attributes: Int
         /// The object's first relationship in `toOne` and `toMany`.
         let relationships: Int
