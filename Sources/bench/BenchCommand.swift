@@ -30,8 +30,9 @@ struct BenchCommand: AsyncParsableCommand {
               through a `tributary relay` on each subscriber host: events delivered per second, latency from commit
               to subscriber, the coordinator's CPU time and peak RSS.
             merge (only with --only merge): the writer alone: the import's change sets, built as a worker builds
-              them before the clock starts, applied in this process through the coordinator's group commit (32 saves
-              per commit): rows/s and the CPU time per row, for comparing builds; --rounds runs it that many times.
+              them before the clock starts, applied in this process through the coordinator's group commit
+              (--merge-group saves per commit, 32): rows/s and the CPU time per row, for comparing builds; --rounds
+              runs it that many times.
             """)
 
     enum Benchmark: String, ExpressibleByArgument, CaseIterable {
@@ -65,6 +66,9 @@ struct BenchCommand: AsyncParsableCommand {
 
     @Option(help: "Rows per save of an import job (its batch_size; default: the worker's, 1,000).")
     var batchSize: Int?
+
+    @Option(help: "Saves per group commit in the merge benchmark (the saves in flight an import's commit covers).")
+    var mergeGroup = 32
 
     @Flag(help: "Import without the baselines (for tuning runs).")
     var noBaselines = false
@@ -107,6 +111,7 @@ struct BenchCommand: AsyncParsableCommand {
             throw ValidationError("--rows-per-job and --batch-size must be positive")
         }
         guard (1...9).contains(rounds) else { throw ValidationError("--rounds must be between 1 and 9") }
+        guard mergeGroup > 0 else { throw ValidationError("--merge-group must be positive") }
     }
 
     func run() async throws {
@@ -298,7 +303,7 @@ struct BenchCommand: AsyncParsableCommand {
     private func runMerge(rows: Int, users: Int, directory: URL) async throws {
         let benchmark = MergeBenchmark(
             input: DemoData.pullRequests(count: rows, users: users), rows: rows, directory: directory,
-            rowsPerSave: batchSize ?? 1000)
+            rowsPerSave: batchSize ?? 1000, groupSize: mergeGroup)
         var speeds: [Double] = []
         var costs: [Double] = []
         for round in 0..<(quick ? 1 : rounds) {
