@@ -132,7 +132,7 @@ struct FanOutBenchmark {
             }
             for follower in followers { _ = try await follower.waitForError(containing: "subscribed") }
 
-            let cpuBefore = Self.cpuSeconds(pid: coordinator.pid)
+            let cpuBefore = ProcessMemory.cpuSeconds(pid: coordinator.pid)
             let pushStarted = ContinuousClock.now
             let push = try Followed(
                 ip,
@@ -158,7 +158,7 @@ struct FanOutBenchmark {
                 try await Task.sleep(for: .milliseconds(10))
             }
             let delivered = ContinuousClock.now - pushStarted
-            let cpu = Self.cpuSeconds(pid: coordinator.pid) - cpuBefore
+            let cpu = ProcessMemory.cpuSeconds(pid: coordinator.pid) - cpuBefore
             let peak = ProcessMemory.peakResidentBytes(pid: coordinator.pid)
             var summaries: [(p50: Double, p99: Double, events: Int)] = []
             for follower in followers {
@@ -190,17 +190,6 @@ struct FanOutBenchmark {
             throw BaselineError("cannot read the latency line '\(line)'")
         }
         return (p50, p99, events)
-    }
-
-    /// User and system CPU time of a process so far (`/proc/PID/stat`, in clock ticks of 1/100 s).
-    static func cpuSeconds(pid: Int32) -> Double {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let close = stat.lastIndex(of: ")")
-        else { return 0 }
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        // After the command: state is field 3, utime field 14 and stime field 15.
-        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
-        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 }
 

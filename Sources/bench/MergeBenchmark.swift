@@ -5,7 +5,7 @@ import TributaryDemo
 import TributaryProtocol
 
 /// The writer alone: the import's change sets, built before the clock starts exactly as an import worker builds
-/// them (``ImportRowDecoder`` into an ``ImportBatch``, one save per 1,000 rows), applied in this process to a
+/// them (``ImportRowDecoder/changeSet(of:in:model:)``, the import job's own code, one save per 1,000 rows), applied in this process to a
 /// store through the same group commit the coordinator runs, `groupSize` saves per commit. No sockets, workers,
 /// jobs or feed: what is left is the merge, the history record, the didSave and the commit — the share of the
 /// import that the writer's single thread carries. The process's CPU time over the apply (the writer and the
@@ -29,9 +29,9 @@ struct MergeBenchmark {
     func run(name: String = "merge") async throws -> Result {
         let model = DemoData.model
         guard let entity = model.entity(named: "PullRequest") else { throw BaselineError("no PullRequest entity") }
-        let buildStart = Self.processCPUSeconds()
+        let buildStart = ProcessMemory.cpuSeconds(pid: getpid())
         let saves = try changeSets(entity: entity, model: model)
-        let build = Self.processCPUSeconds() - buildStart
+        let build = ProcessMemory.cpuSeconds(pid: getpid()) - buildStart
         let path = directory.appendingPathComponent("\(name).sqlite").path
         defer {
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
@@ -40,7 +40,7 @@ struct MergeBenchmark {
         let groups = stride(from: 0, to: saves.count, by: groupSize).map { start in
             saves[start..<min(start + groupSize, saves.count)].map { (save: $0, worker: "bench") }
         }
-        let cpuBefore = Self.processCPUSeconds()
+        let cpuBefore = ProcessMemory.cpuSeconds(pid: getpid())
         let start = DispatchTime.now().uptimeNanoseconds
         for group in groups {
             for result in try await store.applySaves(group) {
@@ -48,7 +48,7 @@ struct MergeBenchmark {
             }
         }
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-        let cpu = Self.processCPUSeconds() - cpuBefore
+        let cpu = ProcessMemory.cpuSeconds(pid: getpid()) - cpuBefore
         try store.close()
         return Result(
             rowsPerSecond: Double(rows) / seconds, cpuMicrosecondsPerRow: cpu * 1e6 / Double(rows),
@@ -59,25 +59,10 @@ struct MergeBenchmark {
     private func changeSets(entity: Entity, model: Model) throws -> [SaveRequest] {
         let lines = ImportJob.lines(of: input)
         let decoder = ImportRowDecoder(entity: entity, model: model)
-        var saves: [SaveRequest] = []
-        try input.withUnsafeBytes { raw in
-            let bytes = raw.bindMemory(to: UInt8.self)
-            for start in stride(from: 0, to: lines.count, by: rowsPerSave) {
-                var batch = ImportBatch(model: model)
-                for line in lines[start..<min(start + rowsPerSave, lines.count)] {
-                    try decoder.apply(UnsafeBufferPointer(rebasing: bytes[line.range]), number: line.number, to: &batch)
-                }
-                saves.append(SaveRequest(changes: batch.changeSet()))
-            }
+        return try stride(from: 0, to: lines.count, by: rowsPerSave).map { start in
+            SaveRequest(
+                changes: try decoder.changeSet(
+                    of: lines[start..<min(start + rowsPerSave, lines.count)], in: input, model: model))
         }
-        return saves
-    }
-
-    /// User + system CPU time of this process so far.
-    private static func processCPUSeconds() -> Double {
-        var usage = rusage()
-        getrusage(RUSAGE_SELF.rawValue, &usage)
-        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
-        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 }

@@ -29,14 +29,7 @@ public struct ImportJobHandler: JobHandler {
         let payload = job.spec.payload
         let model = job.model
         func build(_ range: Range<Int>) throws -> Tributary_V1_ChangeSet {
-            var batch = ImportBatch(model: model)
-            try payload.withUnsafeBytes { raw in
-                let bytes = raw.bindMemory(to: UInt8.self)
-                for line in lines[range] {
-                    try decoder.apply(UnsafeBufferPointer(rebasing: bytes[line.range]), number: line.number, to: &batch)
-                }
-            }
-            return batch.changeSet()
+            try decoder.changeSet(of: lines[range], in: payload, model: model)
         }
         let start = min(Int(job.committedBatches) * batchSize, lines.count)
         var end = min(start + batchSize, lines.count)

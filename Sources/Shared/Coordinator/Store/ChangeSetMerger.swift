@@ -16,7 +16,7 @@ final class ChangeSetMerger {
     /// Statements of to-many relationships, by entity and relationship (they are also in `statements`).
     private var joinStatements: [String: [String: (clear: SQLiteStatement, add: SQLiteStatement)]] = [:]
     private var deletePlans: [String: DeletePlan] = [:]
-    /// Upsert SQL by entity name and column names (see ``upsertSQL(_:)``).
+    /// Upsert SQL by entity name and column names (see ``cachedUpsertSQL(_:)``).
     private var upsertSQLs: [[String]: String] = [:]
     /// The version the change set being applied gives every object it writes: its commit's sequence number.
     var version: Int64 = 0
@@ -197,7 +197,7 @@ final class ChangeSetMerger {
         if let missing, lookup == nil {
             throw StoreError(.constraint, "insert into '\(entity.name)' lacks required attribute '\(missing.name)'")
         }
-        let statement = try statement(connection, upsertSQL(batch))
+        let statement = try statement(connection, cachedUpsertSQL(batch))
         let toMany = batch.toManyColumns
         // Join rows gathered per to-many column, written many per statement (see ``JoinRows``).
         let buffers = toMany.map { joinBuffer(entity.name, $0.name) }
@@ -424,7 +424,7 @@ final class ChangeSetMerger {
 
     /// An insert batch's upsert, its SQL built once per entity and set of columns (building it per batch was ~1% of
     /// the writer on the import).
-    private func upsertSQL(_ batch: EntityBatchReader) -> String {
+    private func cachedUpsertSQL(_ batch: EntityBatchReader) -> String {
         let shape = [batch.entity.name] + batch.scalarColumns.map(\.name)
         if let sql = upsertSQLs[shape] { return sql }
         let sql = Self.upsertSQL(batch)

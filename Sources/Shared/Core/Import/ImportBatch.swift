@@ -19,8 +19,9 @@ package struct ImportBatch {
         let attributes: Int
         /// The object's first relationship in `toOne` and `toMany`.
         let relationships: Int
-        /// The object's first flag in `present` (attributes, then relationships).
-        let flags: Int
+        /// The object's first flag in `present` (attributes, then relationships): every object before it has a
+        /// flag per attribute and per relationship.
+        var flags: Int { attributes + relationships }
     }
 
     /// A uniqueness key as the store compares it: one value (the common case, hashed without an array) or several.
@@ -65,8 +66,7 @@ package struct ImportBatch {
         let relationships = description.relationships.count
         objects.append(
             Object(
-                entity: entity, id: TimeOrderedUUID.next(), attributes: values.count, relationships: toOne.count,
-                flags: present.count))
+                entity: entity, id: TimeOrderedUUID.next(), attributes: values.count, relationships: toOne.count))
         for _ in 0..<attributes { values.append(nil) }
         for _ in 0..<relationships {
             toOne.append(nil)

@@ -1,4 +1,5 @@
 import Foundation
+import TributaryProtocol
 
 /// Applies NDJSON rows of one entity to an ``ImportBatch``: attributes by name, a to-one relationship as a nested
 /// object holding the destination's unique attributes (find-or-create), a to-many as an array of such objects. A
@@ -45,6 +46,20 @@ package struct ImportRowDecoder {
                 required: entity.attributes.indices.filter { !entity.attributes[$0].isOptional })
         }
         root = indices[entity.name] ?? 0
+    }
+
+    /// The change set of one save of an import job: `lines` of `payload` applied to a new batch of `model`.
+    package func changeSet(
+        of lines: ArraySlice<ImportJob.Line>, in payload: Data, model: Model
+    ) throws -> Tributary_V1_ChangeSet {
+        var batch = ImportBatch(model: model)
+        try payload.withUnsafeBytes { raw in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            for line in lines {
+                try apply(UnsafeBufferPointer(rebasing: bytes[line.range]), number: line.number, to: &batch)
+            }
+        }
+        return batch.changeSet()
     }
 
     /// Parses one line and applies it to `batch`.
