@@ -26,6 +26,14 @@ struct PredicateSQLTests {
         for entity in PredicateTable.model.entities { tokens.insert(SQLText.quote(entity.name)) }
         for attribute in PredicateTable.pullRequest.attributes { tokens.insert(SQLText.quote(attribute.name)) }
         for relationship in PredicateTable.pullRequest.relationships { tokens.insert(SQLText.quote(relationship.name)) }
+        // A to-one relationship compared with an object: the rows its inverse index lists for the destination.
+        tokens.formUnion(["source", "destination", "UNION", "ALL"])
+        for entity in PredicateTable.model.entities {
+            for relationship in entity.relationships {
+                tokens.insert(SQLText.quote(SQLText.inverseTable(entity.name, relationship.name)))
+                tokens.insert(SQLText.quote(SQLText.recentInverseTable(entity.name, relationship.name)))
+            }
+        }
         return tokens
     }()
 

@@ -112,6 +112,7 @@ struct StoreUpgradeTests {
 
         let after = try Contents.read(path, rowKey: "_rowid")
         #expect(after == before)
+        #expect(try InverseIndexCheck.mismatches(path: path, model: model).isEmpty)
         try Self.readOnly(path).read { db in
             #expect(
                 try String.fetchOne(db, sql: "SELECT value FROM tributary_meta WHERE key = 'format'")
@@ -246,7 +247,7 @@ struct DependencyUpgradeTests {
         let store = try RootStore.open(path: path, model: try Model.decode(Data(modelJSON.utf8), source: "fixture"))
         #expect(store.upgrade?.fromFormat == 7)
         let after = try await store.pool.read { db in try read(db) }
-        #expect(after.0 == 8)
+        #expect(after.0 == Schema.format)
         #expect(after.1 == before.1 && after.2 == before.2 && after.3 == before.3)
         #expect(after.2.count == 200)
         var daily = JobSpec(kind: "report", queue: "reports")
@@ -261,5 +262,83 @@ struct DependencyUpgradeTests {
             ScheduleSpec(name: "nightly", cron: "@daily", job: JobSpec(kind: "report")), replace: false)
         #expect(try await store.schedules().map(\.spec.name) == ["nightly"])
         try store.close()
+    }
+}
+
+/// A store whose relationships were indexed by SQLite indexes (format 8) opens upgraded: every object, version,
+/// relationship and history record as it was, each relationship's inverse index filled, the old indexes gone.
+/// The fixture was written by a real coordinator of format 8 (Tests/Fixtures/store-format-8/make.sh).
+@Suite("Store upgrade: format 8 → 9")
+struct InverseIndexUpgradeTests {
+    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Fixtures/store-format-8")
+
+    @Test("the fixture's objects, relationships and history stay; the inverse index holds every relationship value")
+    func upgrades() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("store.sqlite")
+        try FileManager.default.copyItem(atPath: Self.fixture.appendingPathComponent("store.sqlite").path, toPath: path)
+        let model = try Model.decode(Data(contentsOf: Self.fixture.appendingPathComponent("model.json")))
+        let before = try StoreUpgradeTests.Contents.read(path, rowKey: "_rowid")
+        let format = try await StoreUpgradeTests.readOnly(path).read { db in
+            try Int.fetchOne(db, sql: "SELECT value FROM tributary_meta WHERE key = 'format'")
+        }
+        #expect(format == 8, "the fixture is not a format-8 store")
+        #expect(before.users.count == 350 && before.authors.count == 2500 && before.reviewers.count == 3703)
+
+        let store = try RootStore.open(path: path, model: model)
+        #expect(store.upgrade?.fromFormat == 8)
+        // A user's delete goes through the upgraded index: its authorships and reviews cleared.
+        let login = "user7"
+        let (id, authored, reviewed) = try await store.pool.read { db in
+            (
+                try Data.fetchOne(db, sql: "SELECT id FROM User WHERE login = ?", arguments: [login])!,
+                try Int.fetchOne(
+                    db, sql: "SELECT count(*) FROM PullRequest p JOIN User u ON u._rowid = p.author WHERE u.login = ?",
+                    arguments: [login])!,
+                try Int.fetchOne(
+                    db,
+                    sql:
+                        "SELECT count(*) FROM PullRequest_reviewers r JOIN User u ON u._rowid = r.destination WHERE u.login = ?",
+                    arguments: [login])!
+            )
+        }
+        #expect(authored > 0 && reviewed > 0, "the fixture's \(login) authored and reviewed")
+        try store.close()
+
+        let after = try StoreUpgradeTests.Contents.read(path, rowKey: "_rowid")
+        #expect(after == before)
+        #expect(try InverseIndexCheck.mismatches(path: path, model: model).isEmpty)
+        try await StoreUpgradeTests.readOnly(path).read { db in
+            #expect(try Int.fetchOne(db, sql: "SELECT value FROM tributary_meta WHERE key = 'format'") == Schema.format)
+            let indexes = try String.fetchAll(
+                db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE '%\\_by\\_%' ESCAPE '\\'")
+            #expect(
+                !indexes.contains("PullRequest_by_author") && !indexes.contains("PullRequest_reviewers_by_destination")
+                    && !indexes.contains("User_by_mentor"), "\(indexes)")
+            #expect(try String.fetchOne(db, sql: "PRAGMA integrity_check") == "ok")
+        }
+
+        let reopened = try RootStore.open(path: path, model: model)
+        #expect(reopened.upgrade == nil)
+        _ = try await reopened.applySave(
+            .with {
+                $0.changes.batches = [
+                    .with {
+                        $0.entity = "User"
+                        $0.operation = .delete
+                        $0.ids = id
+                    }
+                ]
+            }, from: "w1")
+        let cleared = try await reopened.pool.read { db in
+            [
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM PullRequest WHERE author IS NULL"),
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM PullRequest_reviewers"),
+            ]
+        }
+        #expect(cleared == [authored, before.reviewers.count - reviewed])
+        try reopened.close()
+        #expect(try InverseIndexCheck.mismatches(path: path, model: model).isEmpty)
     }
 }

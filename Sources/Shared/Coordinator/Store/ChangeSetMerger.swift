@@ -626,14 +626,16 @@ final class ChangeSetMerger {
         }
         for source in model.entities {
             for relationship in source.relationships where relationship.destination == entity.name {
+                // The referring rows, found through the relationship's inverse index.
+                let referring = SQLText.inverseSources(source.name, relationship.name) { "?1" }
                 if relationship.isToMany {
                     let join = SQLText.quote(SQLText.joinTable(source.name, relationship.name))
-                    clear.append("DELETE FROM \(join) WHERE destination = ?")
+                    clear.append("DELETE FROM \(join) WHERE source IN (\(referring)) AND destination = ?1")
                 } else {
                     let column = SQLText.quote(relationship.name)
                     clear.append(
-                        "UPDATE \(SQLText.quote(source.name)) SET \(column) = NULL, \"_version\" = ?2 WHERE \(column) = ?1"
-                    )
+                        "UPDATE \(SQLText.quote(source.name)) SET \(column) = NULL, \"_version\" = ?2 "
+                            + "WHERE \(SQLText.rowKey) IN (\(referring)) AND \(column) = ?1")
                 }
             }
         }

@@ -95,7 +95,23 @@ extension RootStore {
         -> [Result<AppliedSave, any Error>]
     {
         try await pool.writeWithoutTransaction { db in
-            try self.groupTransaction(db) { isolated in try self.applySaves(saves, in: db, isolated: isolated) }
+            defer { self.foldInverseIndexIfDue(db) }
+            return try self.groupTransaction(db) { isolated in
+                try self.applySaves(saves, in: db, isolated: isolated)
+            }
+        }
+    }
+
+    /// Folds the inverse index's recent entries into its large half, in a transaction of its own, when its
+    /// schedule says so (``InverseFoldSchedule``). A fold that fails changes nothing and is tried again after the
+    /// next commit: both halves stay exact meanwhile.
+    func foldInverseIndexIfDue(_ db: Database) {
+        guard writer.inverseFold.isDue(db) else { return }
+        do {
+            _ = try writer.statements.transaction(db) { try InverseIndex.fold(model, in: db) }
+            writer.inverseFold.folded(db)
+        } catch {
+            // Left for the next commit.
         }
     }
 
@@ -180,6 +196,8 @@ extension RootStore {
                     GroupCommitResult(
                         saves: saves.map { _ in .failure(error) }, claims: claims.map { _ in .failure(error) }))
             }
+            // After the answer: the saves' acks do not wait for a fold.
+            self.foldInverseIndexIfDue(db)
         }
         return pending
     }

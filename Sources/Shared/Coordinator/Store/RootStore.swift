@@ -40,7 +40,8 @@ public final class RootStore: Sendable {
         self.pool = pool
         self.lock = lock
         self.checkpointer = WALCheckpointer(path: path)
-        self.writer = WriterState(merger: ChangeSetMerger(model: model))
+        self.writer = WriterState(
+            merger: ChangeSetMerger(model: model), inverseFold: InverseFoldSchedule(emptyAt: opened.inverseEmptyAt))
     }
 
     /// Opens (creating if needed) the store at `path` for `model`.
@@ -109,6 +110,8 @@ public final class RootStore: Sendable {
     private struct OpenedSchema {
         let jobsLeftRunning: [JobsLeftRunning]
         let upgrade: StoreUpgrade.Report?
+        /// See ``InverseFoldSchedule/init(changes:emptyAt:)``.
+        let inverseEmptyAt: Int
     }
 
     /// Creates, upgrades or migrates the schema for `model`, and puts back the jobs a previous coordinator left
@@ -124,6 +127,8 @@ public final class RootStore: Sendable {
                 for (entity, relationship) in additions.relationships {
                     try Schema.add(relationship, to: entity, in: db)
                 }
+                let gained = Set(additions.relationships.map(\.0.name))
+                try Schema.addTriggers(for: model.entities.filter { gained.contains($0.name) }, in: db)
             }
             switch plan {
             case .create:
@@ -139,7 +144,10 @@ public final class RootStore: Sendable {
                 arguments: [model.encodedJSON(), Schema.format])
             // A new coordinator cannot vouch for leases granted by the previous one: run those jobs again,
             // resuming after their committed batches.
-            return OpenedSchema(jobsLeftRunning: try requeueAfterRestart(db), upgrade: upgrade)
+            let jobsLeftRunning = try requeueAfterRestart(db)
+            return OpenedSchema(
+                jobsLeftRunning: jobsLeftRunning, upgrade: upgrade,
+                inverseEmptyAt: db.totalChangesCount - (try InverseIndex.recentEntries(model, in: db)))
         }
     }
 
@@ -163,9 +171,12 @@ package final class WriterState: @unchecked Sendable {
     let statements = WriterStatements()
     /// Recent starts of rate-limited kinds and queues, for claims.
     let recentStarts = RecentStarts()
+    /// When the inverse index's recent entries are folded.
+    let inverseFold: InverseFoldSchedule
 
-    init(merger: ChangeSetMerger) {
+    init(merger: ChangeSetMerger, inverseFold: InverseFoldSchedule) {
         self.merger = merger
+        self.inverseFold = inverseFold
     }
 
     /// A change set applied outside a group commit was rolled back by its caller: forget what the merger learned

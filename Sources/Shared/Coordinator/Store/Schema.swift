@@ -8,12 +8,14 @@ import TributaryCore
 /// (the destination's row key), and a unique index per uniqueness constraint. Each to-many relationship is a join
 /// table `<Entity>_<relationship>(source, destination)` of row keys. Relationship indexes thus hold small integers
 /// rather than pairs of 16-byte ids: measured, that is what an import's commits spend their time rewriting. Row
-/// keys never leave the store; reads turn them back into ids.
+/// keys never leave the store; reads turn them back into ids. Each relationship is indexed by destination in two
+/// tables of its own (``InverseIndex``), kept by triggers.
 enum Schema {
     /// The layout of Tributary's own tables, kept in `tributary_meta` under `format`. A store of format 5 (16-byte
-    /// keys in relationships), 6 (no named queues) or 7 (no dependencies or schedules) is upgraded on open
-    /// (``StoreUpgrade``); another format is refused with a message rather than misread.
-    static let format = 8
+    /// keys in relationships), 6 (no named queues), 7 (no dependencies or schedules) or 8 (relationship indexes as
+    /// SQLite indexes) is upgraded on open (``StoreUpgrade``); another format is refused with a message rather than
+    /// misread.
+    static let format = 9
 
     static func createSystemTables(_ db: Database) throws {
         try db.execute(
@@ -165,7 +167,8 @@ enum Schema {
         }
     }
 
-    /// The entity's uniqueness and relationship indexes.
+    /// The entity's uniqueness indexes and its relationships' inverse index (see ``InverseIndex``), filled with what
+    /// the tables hold.
     static func createIndexes(_ entity: Entity, in db: Database) throws {
         let table = SQLText.quote(entity.name)
         for (index, constraint) in entity.uniqueness.enumerated() {
@@ -174,8 +177,9 @@ enum Schema {
                 sql: "CREATE UNIQUE INDEX \(SQLText.quote("\(entity.name)_unique_\(index)")) ON \(table)(\(names))")
         }
         for relationship in entity.relationships {
-            try createIndex(relationship, of: entity, in: db)
+            try InverseIndex.create(relationship, of: entity, in: db)
         }
+        try InverseIndex.createTriggers(for: entity, in: db)
     }
 
     static func add(_ attribute: Attribute, to entity: Entity, in db: Database) throws {
@@ -189,7 +193,14 @@ enum Schema {
             try db.execute(
                 sql: "ALTER TABLE \(SQLText.quote(entity.name)) ADD COLUMN \(SQLText.quote(relationship.name)) INTEGER")
         }
-        try createIndex(relationship, of: entity, in: db)
+        // Its triggers come once every relationship added to the entity exists (see ``addTriggers(for:in:)``).
+        try InverseIndex.create(relationship, of: entity, in: db)
+    }
+
+    /// (Re)creates the inverse index's triggers of `entities` (entities that gained relationships), once every
+    /// relationship added to them exists.
+    static func addTriggers(for entities: [Entity], in db: Database) throws {
+        for entity in entities { try InverseIndex.createTriggers(for: entity, in: db) }
     }
 
     private static func createJoinTable(_ relationship: Relationship, of entity: Entity, in db: Database) throws {
@@ -199,21 +210,6 @@ enum Schema {
                 CREATE TABLE \(join) (source INTEGER NOT NULL, destination INTEGER NOT NULL,
                     PRIMARY KEY (source, destination)) WITHOUT ROWID
                 """)
-    }
-
-    /// A to-one relationship's index on its column, or a to-many one's reverse index (destination → source).
-    private static func createIndex(_ relationship: Relationship, of entity: Entity, in db: Database) throws {
-        if relationship.isToMany {
-            let join = SQLText.joinTable(entity.name, relationship.name)
-            try db.execute(
-                sql: "CREATE INDEX \(SQLText.quote(join + "_by_destination")) ON \(SQLText.quote(join))(destination)")
-        } else {
-            let index = "\(entity.name)_by_\(relationship.name)"
-            try db.execute(
-                sql:
-                    "CREATE INDEX \(SQLText.quote(index)) ON \(SQLText.quote(entity.name))(\(SQLText.quote(relationship.name)))"
-            )
-        }
     }
 
     private static func columnDefinition(_ attribute: Attribute) -> String {

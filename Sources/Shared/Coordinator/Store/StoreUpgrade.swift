@@ -16,9 +16,14 @@ import TributaryCore
 ///
 /// Format 7 → 8: the job table gains `on_parent_failure`, `schedule` and `tick`, the unique-key index also covers
 /// waiting jobs, and the dependency and schedule tables appear; also done by the system tables' set-up.
+///
+/// Format 8 → 9: each relationship's SQLite index (`<Entity>_by_<relationship>` on a to-one column,
+/// `<join>_by_destination` on a join table) is dropped and replaced by its ``InverseIndex`` (filled from the
+/// relationship's values) and the triggers that keep it. A store of format 6 or 7 takes this step too; one of
+/// format 5 gets the inverse index as its tables are rebuilt.
 public enum StoreUpgrade {
     /// The formats this Tributary upgrades on open.
-    static let upgradable: Set<Int> = [5, 6, 7]
+    static let upgradable: Set<Int> = [5, 6, 7, 8]
 
     /// What an upgrade did, for the coordinator's log.
     public struct Report: Sendable {
@@ -37,11 +42,13 @@ public enum StoreUpgrade {
     static func run(from format: Int, model: Model, in db: Database) throws -> Report {
         guard upgradable.contains(format) else {
             throw StoreError(
-                .incompatibleStore, "store format \(format) cannot be upgraded (only formats 5, 6 and 7 can)")
+                .incompatibleStore, "store format \(format) cannot be upgraded (only formats 5, 6, 7 and 8 can)")
         }
         let started = ContinuousClock.now
-        // 6 → 7 and 7 → 8 are the job tables' alone, done by the system tables' set-up.
+        // 6 → 7 and 7 → 8 are the job tables' alone, done by the system tables' set-up; 8 → 9 replaces the
+        // relationship indexes.
         guard format == 5 else {
+            try replaceRelationshipIndexes(model, in: db)
             return Report(
                 fromFormat: format, objects: 0, references: 0, danglingReferencesCleared: 0,
                 duration: ContinuousClock.now - started)
@@ -117,6 +124,21 @@ public enum StoreUpgrade {
         return Report(
             fromFormat: format, objects: objects, references: references, danglingReferencesCleared: dangling,
             duration: ContinuousClock.now - started)
+    }
+
+    /// Format 8 → 9: each relationship's SQLite index dropped, its inverse index created and filled.
+    private static func replaceRelationshipIndexes(_ model: Model, in db: Database) throws {
+        for entity in model.entities {
+            for relationship in entity.relationships {
+                let index =
+                    relationship.isToMany
+                    ? SQLText.joinTable(entity.name, relationship.name) + "_by_destination"
+                    : "\(entity.name)_by_\(relationship.name)"
+                try db.execute(sql: "DROP INDEX IF EXISTS \(SQLText.quote(index))")
+                try InverseIndex.create(relationship, of: entity, in: db)
+            }
+            try InverseIndex.createTriggers(for: entity, in: db)
+        }
     }
 
     /// The name a table has while it is upgraded.

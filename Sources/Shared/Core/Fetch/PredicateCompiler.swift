@@ -230,16 +230,17 @@ struct PredicateCompiler {
                 return ("(\(name) IS NOT NULL AND \(folded) \(op.sqlSymbol) \(operand))", test)
             }
         }
-        let operand = bind(value)
         let test = CompiledPredicate.Test.compare(op, value, folding: [])
         if case .toOne(_, let destination) = column.source, op == .equal || op == .notEqual {
-            // Through the column's index: the rows whose key is the destination's (none when it does not exist).
-            let key = column.columnSQL
-            let sql =
-                "(\(key) IS NOT NULL AND \(key) IN (SELECT \(SQLText.rowKey) FROM \(SQLText.quote(destination)) "
-                + "WHERE \"id\" = \(operand)))"
+            // Through the relationship's inverse index: the rows that point to the destination (none when it does
+            // not exist). The operand is bound once for each half of the index.
+            let sources = SQLText.inverseSources(column.table, column.name) {
+                "(SELECT \(SQLText.rowKey) FROM \(SQLText.quote(destination)) WHERE \"id\" = \(bind(value)))"
+            }
+            let sql = "(\(column.rowKeySQL) IN (\(sources)))"
             return (op == .equal ? sql : "NOT \(sql)", test)
         }
+        let operand = bind(value)
         switch op {
         case .equal: return ("\(name) IS \(operand)", test)
         case .notEqual: return ("\(name) IS NOT \(operand)", test)

@@ -45,6 +45,9 @@ struct PropertyColumn: Sendable, Hashable {
     /// row key.
     var columnSQL: String { "\(owner).\(SQLText.quote(name))" }
 
+    /// The row key of the row the property is read from, qualified by its table.
+    var rowKeySQL: String { "\(owner).\(SQLText.rowKey)" }
+
     /// Whether the property is a to-one relationship.
     var isToOne: Bool {
         if case .toOne = source { return true }

@@ -11,6 +11,32 @@ package enum SQLText {
         "\(entity)_\(relationship)"
     }
 
+    /// The table that holds relationship `relationship` of `entity` by destination: `(destination, source)` row
+    /// keys, the store's inverse index of the relationship, folded in bulk from ``recentInverseTable(_:_:)``. The
+    /// name cannot be any model's table (`:` and `.` are not in identifiers).
+    package static func inverseTable(_ entity: String, _ relationship: String) -> String {
+        "tributary_inverse:\(entity).\(relationship)"
+    }
+
+    /// The inverse entries written since the last fold: small, so new entries cost no write to the large index.
+    package static func recentInverseTable(_ entity: String, _ relationship: String) -> String {
+        "tributary_inverse_recent:\(entity).\(relationship)"
+    }
+
+    /// The row keys of the objects of `entity` whose relationship `relationship` holds a destination: a subquery
+    /// over both halves of the inverse index, each read by its key. `destination` gives the destination's row key
+    /// as SQL, once for each half, in the order the halves are written (a placeholder it returns is bound in that
+    /// order).
+    package static func inverseSources(
+        _ entity: String, _ relationship: String, destination: () -> String
+    ) -> String {
+        let folded =
+            "SELECT source FROM \(quote(inverseTable(entity, relationship))) WHERE destination = \(destination())"
+        let recent =
+            "SELECT source FROM \(quote(recentInverseTable(entity, relationship))) WHERE destination = \(destination())"
+        return "\(folded) UNION ALL \(recent)"
+    }
+
     /// The integer key column of every entity table (`INTEGER PRIMARY KEY`): to-one columns and join tables hold
     /// it, so relationship indexes are small. It never leaves the store: objects are known by their 16-byte id.
     package static let rowKey = "\"_rowid\""

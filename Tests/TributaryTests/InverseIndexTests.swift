@@ -1,0 +1,287 @@
+import Foundation
+import GRDB
+import Testing
+
+@testable import TributaryCoordinator
+@testable import TributaryCore
+@testable import TributaryProtocol
+
+/// The inverse index (each relationship by destination, in a folded and a recent half) stays exact through every
+/// kind of write, across folds, and what reads it (a delete's clearing of references, a predicate comparing a to-one
+/// relationship with an object) finds entries in both halves.
+@Suite("Inverse index: exact through inserts, updates, deletes and folds")
+struct InverseIndexTests {
+    static let modelJSON = """
+        {"entities": [
+          {"name": "User", "attributes": [{"name": "login", "type": "string"}],
+           "relationships": [{"name": "mentor", "destination": "User"}]},
+          {"name": "PullRequest", "attributes": [{"name": "number", "type": "int"}],
+           "relationships": [{"name": "author", "destination": "User"},
+                             {"name": "reviewers", "destination": "User", "toMany": true}]}]}
+        """
+
+    let directory: TemporaryDirectory
+    let model: Model
+    let store: RootStore
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        model = try Model.decode(Data(Self.modelJSON.utf8))
+        store = try RootStore.open(path: directory.path("store.sqlite"), model: model)
+    }
+
+    /// A splitmix64 generator: the same sequence of writes on every run.
+    struct Seeded: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    func toOne(_ name: String, _ destination: UUID?) -> Tributary_V1_Column {
+        .with {
+            $0.name = name
+            $0.fixed16 = (destination ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))).bytes
+            if destination == nil { $0.nulls = Data([1]) }
+        }
+    }
+
+    func toMany(_ name: String, _ destinations: [UUID]) -> Tributary_V1_Column {
+        .with {
+            $0.name = name
+            $0.fixed16 = destinations.reduce(Data()) { $0 + $1.bytes }
+            $0.counts = [UInt32(destinations.count)]
+        }
+    }
+
+    func batch(_ entity: String, _ operation: Tributary_V1_Operation, _ id: UUID, _ columns: [Tributary_V1_Column])
+        -> Tributary_V1_EntityBatch
+    {
+        .with {
+            $0.entity = entity
+            $0.operation = operation
+            $0.ids = id.bytes
+            $0.columns = columns
+        }
+    }
+
+    func save(_ batches: [Tributary_V1_EntityBatch]) async throws {
+        _ = try await store.applySave(.with { $0.changes.batches = batches }, from: "w1")
+    }
+
+    /// Each relationship's (destination, source) pairs as the tables hold them, and as the two halves of its inverse
+    /// index hold them (both halves together, duplicates kept: an entry in both would show twice).
+    func pairs() async throws -> [String: (forward: [String], inverse: [String], recent: Int)] {
+        try await store.pool.read { db in
+            var pairs: [String: (forward: [String], inverse: [String], recent: Int)] = [:]
+            for entity in model.entities {
+                for relationship in entity.relationships {
+                    let forward =
+                        relationship.isToMany
+                        ? "SELECT destination AS a, source AS b FROM \(SQLText.quote(SQLText.joinTable(entity.name, relationship.name)))"
+                        : "SELECT \"\(relationship.name)\" AS a, _rowid AS b FROM \"\(entity.name)\" WHERE \"\(relationship.name)\" IS NOT NULL"
+                    let folded = SQLText.quote(SQLText.inverseTable(entity.name, relationship.name))
+                    let recent = SQLText.quote(SQLText.recentInverseTable(entity.name, relationship.name))
+                    pairs["\(entity.name).\(relationship.name)"] = (
+                        try String.fetchAll(db, sql: "SELECT a || ':' || b FROM (\(forward)) ORDER BY 1"),
+                        try String.fetchAll(
+                            db,
+                            sql: """
+                                SELECT destination || ':' || source FROM \(folded) UNION ALL
+                                SELECT destination || ':' || source FROM \(recent) ORDER BY 1
+                                """),
+                        try Int.fetchOne(db, sql: "SELECT count(*) FROM \(recent)") ?? 0
+                    )
+                }
+            }
+            return pairs
+        }
+    }
+
+    @Test("random inserts, updates and deletes with folds between them: each entry once, in exactly one half")
+    func exactThroughEveryWrite() async throws {
+        // Small, so folds happen all through the run (the default waits for millions of changes).
+        store.writer.inverseFold.changes = 60
+        var random = Seeded(state: 42)
+        var users: [UUID] = []
+        var pulls: [UUID] = []
+        var sawRecent = false
+        var sawFolded = false
+        for step in 0..<300 {
+            var batches: [Tributary_V1_EntityBatch] = []
+            switch (step < 20 ? 0 : Int.random(in: 0..<10, using: &random)) {
+            case 0, 1:
+                let user = UUID()
+                batches.append(
+                    batch(
+                        "User", .insert, user,
+                        [
+                            .with {
+                                $0.name = "login"; $0.strings = ["u\(step)"]
+                            }, toOne("mentor", users.randomElement(using: &random)),
+                        ]))
+                users.append(user)
+            case 2, 3, 4:
+                guard let author = users.randomElement(using: &random) else { continue }
+                let pull = UUID()
+                let reviewers = Array(
+                    Set(
+                        (0..<Int.random(in: 0...3, using: &random)).compactMap { _ in
+                            users.randomElement(using: &random)
+                        }))
+                batches.append(
+                    batch(
+                        "PullRequest", .insert, pull,
+                        [
+                            .with {
+                                $0.name = "number"; $0.ints = [Int64(step)]
+                            }, toOne("author", author), toMany("reviewers", reviewers),
+                        ]))
+                pulls.append(pull)
+            case 5:
+                guard let pull = pulls.randomElement(using: &random) else { continue }
+                let author = Bool.random(using: &random) ? users.randomElement(using: &random) : nil
+                batches.append(batch("PullRequest", .update, pull, [toOne("author", author)]))
+            case 6:
+                guard let pull = pulls.randomElement(using: &random) else { continue }
+                let reviewers = Array(
+                    Set(
+                        (0..<Int.random(in: 0...3, using: &random)).compactMap { _ in
+                            users.randomElement(using: &random)
+                        }))
+                batches.append(batch("PullRequest", .update, pull, [toMany("reviewers", reviewers)]))
+            case 7:
+                guard let user = users.randomElement(using: &random) else { continue }
+                batches.append(batch("User", .update, user, [toOne("mentor", users.randomElement(using: &random))]))
+            case 8:
+                // A user's delete clears its authorships, reviews and mentorships, wherever their entries are.
+                guard users.count > 5, let index = users.indices.randomElement(using: &random) else { continue }
+                batches.append(batch("User", .delete, users.remove(at: index), []))
+            default:
+                guard let index = pulls.indices.randomElement(using: &random) else { continue }
+                batches.append(batch("PullRequest", .delete, pulls.remove(at: index), []))
+            }
+            try await save(batches)
+            let pairs = try await pairs()
+            for (name, pair) in pairs {
+                #expect(pair.forward == pair.inverse, "step \(step): \(name)")
+                if pair.recent > 0 { sawRecent = true }
+                if pair.inverse.count > pair.recent { sawFolded = true }
+            }
+        }
+        #expect(sawRecent && sawFolded, "the run wrote entries to both halves")
+        let authored = try await pairs()["PullRequest.author"]!.forward.count
+        #expect(authored > 20, "the run left authored pull requests to check: \(authored)")
+    }
+
+    @Test("a delete clears references in both halves, and `author == X` finds pull requests in both")
+    func readersSeeBothHalves() async throws {
+        let (ada, grace) = (UUID(), UUID())
+        try await save([
+            batch(
+                "User", .insert, ada,
+                [
+                    .with {
+                        $0.name = "login"; $0.strings = ["ada"]
+                    }
+                ]),
+            batch(
+                "User", .insert, grace,
+                [
+                    .with {
+                        $0.name = "login"; $0.strings = ["grace"]
+                    }
+                ]),
+        ])
+        var early: [UUID] = []
+        for number in 0..<3 {
+            let pull = UUID()
+            early.append(pull)
+            try await save([
+                batch(
+                    "PullRequest", .insert, pull,
+                    [
+                        .with {
+                            $0.name = "number"; $0.ints = [Int64(number)]
+                        }, toOne("author", ada), toMany("reviewers", [ada, grace]),
+                    ])
+            ])
+        }
+        // Folded: the early pull requests' entries move to the large half.
+        _ = try await store.pool.write { db in try InverseIndex.fold(self.model, in: db) }
+        var late: [UUID] = []
+        for number in 3..<5 {
+            let pull = UUID()
+            late.append(pull)
+            try await save([
+                batch(
+                    "PullRequest", .insert, pull,
+                    [
+                        .with {
+                            $0.name = "number"; $0.ints = [Int64(number)]
+                        }, toOne("author", ada), toMany("reviewers", [ada]),
+                    ])
+            ])
+        }
+        let split = try await pairs()["PullRequest.author"]!
+        #expect(split.recent == 2 && split.inverse.count == 5, "3 entries folded, 2 recent")
+
+        let entity = try #require(model.entity(named: "PullRequest"))
+        func matching(_ format: String) async throws -> Set<UUID> {
+            let compiled = try FetchPredicate(format: format, ada).compile(for: entity)
+            return try await store.pool.read { db in
+                Set(
+                    try Data.fetchAll(
+                        db, sql: "SELECT id FROM PullRequest WHERE \(compiled.sql)",
+                        arguments: StatementArguments(compiled.arguments.map(\.databaseValue))
+                    ).map { UUID(bytes: $0, at: $0.startIndex) })
+            }
+        }
+        #expect(try await matching("author == %@") == Set(early + late))
+        #expect(try await matching("author != %@").isEmpty)
+
+        try await save([batch("User", .delete, ada, [])])
+        let counts = try await store.pool.read { db in
+            [
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM PullRequest WHERE author IS NOT NULL"),
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM PullRequest_reviewers"),
+            ]
+        }
+        #expect(counts == [0, 3], "every authorship and review of the deleted user cleared; grace's 3 reviews stay")
+        for (name, pair) in try await pairs() { #expect(pair.forward == pair.inverse, "\(name)") }
+    }
+
+    @Test("the writer folds after its schedule's changes, in a transaction after the commit")
+    func writerFolds() async throws {
+        store.writer.inverseFold.changes = 10
+        let user = UUID()
+        try await save([
+            batch(
+                "User", .insert, user,
+                [
+                    .with {
+                        $0.name = "login"; $0.strings = ["ada"]
+                    }
+                ])
+        ])
+        for number in 0..<4 {
+            try await save([
+                batch(
+                    "PullRequest", .insert, UUID(),
+                    [
+                        .with {
+                            $0.name = "number"; $0.ints = [Int64(number)]
+                        }, toOne("author", user),
+                    ])
+            ])
+        }
+        // Each save: the pull request, its author entry, and the history record: 12 changes by the fourth.
+        let author = try await pairs()["PullRequest.author"]!
+        #expect(author.inverse.count == 4)
+        #expect(author.recent < 4, "a fold ran: \(author.recent) entries still recent")
+    }
+}
