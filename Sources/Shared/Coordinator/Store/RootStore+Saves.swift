@@ -48,6 +48,9 @@ public struct GroupCommitAddition: Sendable {
 public struct GroupCommitResult: Sendable {
     public let saves: [Result<AppliedSave, any Error>]
     public let claims: [Result<[ClaimedJob], any Error>]
+    /// When the writer began the commit: its time on the store runs from here to its answer, whatever ran on the
+    /// writer before it (a fold of the inverse index, say).
+    public let started: ContinuousClock.Instant
 }
 
 /// Rows and jobs done, added to a batch's counters.
@@ -165,6 +168,7 @@ extension RootStore {
     ) -> PendingWrite<GroupCommitResult> {
         let pending = PendingWrite<GroupCommitResult>()
         pool.asyncWriteWithoutTransaction { db in
+            let started = ContinuousClock.now
             // Everything this transaction took so far: a retry with savepoints applies it all again.
             var saves = saves
             var claims = claims
@@ -189,12 +193,13 @@ extension RootStore {
                                 }
                             }
                         }
-                        return GroupCommitResult(saves: applied, claims: claimed)
+                        return GroupCommitResult(saves: applied, claims: claimed, started: started)
                     })
             } catch {
                 pending.fulfil(
                     GroupCommitResult(
-                        saves: saves.map { _ in .failure(error) }, claims: claims.map { _ in .failure(error) }))
+                        saves: saves.map { _ in .failure(error) }, claims: claims.map { _ in .failure(error) },
+                        started: started))
             }
             // After the answer: the saves' acks do not wait for a fold.
             self.foldInverseIndexIfDue(db)

@@ -42,8 +42,6 @@ final class StoreWriter: Service, Sendable {
         var collections = 0
         /// How many rows the next group commit takes.
         var budget: CommitBudget
-        /// When the store finished the last write collected: the next one started then or when it was queued.
-        var lastWritten: ContinuousClock.Instant?
         /// The id of the next group commit queued.
         var nextCommitID: UInt64 = 0
     }
@@ -247,14 +245,14 @@ final class StoreWriter: Service, Sendable {
         }
     }
 
-    /// Records a group commit's pace for the time budget: it started when it was queued or when the write before it
-    /// finished, whichever was later, and finished now (collection follows the commit on the writer's thread).
+    /// Records a group commit's pace for the time budget: it started when the store began it (not when it was
+    /// queued, nor when the write before it was answered: the store may have folded its inverse index between them)
+    /// and finished now (collection follows the commit on the writer's thread).
     /// - Returns: what to log of it (at trace level, once the lock is released); nil for a push.
     private static func measure(_ write: QueuedWrite, in state: inout State) -> Logger.Metadata? {
         let now = ContinuousClock.now
-        defer { state.lastWritten = now }
         guard case .groupCommit(let commit) = write else { return nil }
-        let started = max(commit.queuedAt, state.lastWritten ?? commit.queuedAt)
+        let started = commit.write.result?.started ?? commit.queuedAt
         let elapsed = started.duration(to: now).seconds
         let rows = commit.members.reduce(0) { $0 + $1.rows }
         state.budget.record(rows: rows, budget: commit.rowBudget, elapsed: elapsed)
