@@ -14,7 +14,7 @@ struct InverseIndexTests {
     static let modelJSON = """
         {"entities": [
           {"name": "User", "attributes": [{"name": "login", "type": "string"}],
-           "relationships": [{"name": "mentor", "destination": "User"}]},
+           "relationships": [{"name": "mentor", "destination": "User"}], "uniqueness": [["login"]]},
           {"name": "PullRequest", "attributes": [{"name": "number", "type": "int"}],
            "relationships": [{"name": "author", "destination": "User"},
                              {"name": "reviewers", "destination": "User", "toMany": true}]}]}
@@ -109,11 +109,12 @@ struct InverseIndexTests {
         var random = Seeded(state: 42)
         var users: [UUID] = []
         var pulls: [UUID] = []
+        var logins: [UUID: String] = [:]
         var sawRecent = false
         var sawFolded = false
         for step in 0..<300 {
             var batches: [Tributary_V1_EntityBatch] = []
-            switch (step < 20 ? 0 : Int.random(in: 0..<10, using: &random)) {
+            switch (step < 20 ? 0 : Int.random(in: 0..<12, using: &random)) {
             case 0, 1:
                 let user = UUID()
                 batches.append(
@@ -125,6 +126,7 @@ struct InverseIndexTests {
                             }, toOne("mentor", users.randomElement(using: &random)),
                         ]))
                 users.append(user)
+                logins[user] = "u\(step)"
             case 2, 3, 4:
                 guard let author = users.randomElement(using: &random) else { continue }
                 let pull = UUID()
@@ -161,9 +163,44 @@ struct InverseIndexTests {
                 // A user's delete clears its authorships, reviews and mentorships, wherever their entries are.
                 guard users.count > 5, let index = users.indices.randomElement(using: &random) else { continue }
                 batches.append(batch("User", .delete, users.remove(at: index), []))
-            default:
+            case 9:
                 guard let index = pulls.indices.randomElement(using: &random) else { continue }
                 batches.append(batch("PullRequest", .delete, pulls.remove(at: index), []))
+            case 10:
+                // An insert of a login the store has: merged into the stored user by the uniqueness key, its mentor
+                // rewritten by the upsert's update.
+                guard let user = users.randomElement(using: &random), let login = logins[user] else { continue }
+                batches.append(
+                    batch(
+                        "User", .insert, UUID(),
+                        [
+                            .with {
+                                $0.name = "login"; $0.strings = [login]
+                            }, toOne("mentor", users.randomElement(using: &random)),
+                        ]))
+            default:
+                // A pull request whose author the same change set inserts after it: its column is set once the
+                // inserts are done.
+                let (pull, author) = (UUID(), UUID())
+                batches.append(
+                    batch(
+                        "PullRequest", .insert, pull,
+                        [
+                            .with {
+                                $0.name = "number"; $0.ints = [Int64(step)]
+                            }, toOne("author", author),
+                        ]))
+                batches.append(
+                    batch(
+                        "User", .insert, author,
+                        [
+                            .with {
+                                $0.name = "login"; $0.strings = ["u\(step)"]
+                            }
+                        ]))
+                pulls.append(pull)
+                users.append(author)
+                logins[author] = "u\(step)"
             }
             try await save(batches)
             let pairs = try await pairs()
@@ -253,6 +290,51 @@ struct InverseIndexTests {
         }
         #expect(counts == [0, 3], "every authorship and review of the deleted user cleared; grace's 3 reviews stay")
         for (name, pair) in try await pairs() { #expect(pair.forward == pair.inverse, "\(name)") }
+    }
+
+    @Test("`author == %@` comparisons as deep as the limits allow, fetched with prefetching, run on SQLite")
+    func deepestToOneComparisons() async throws {
+        let (ada, grace) = (UUID(), UUID())
+        try await save([
+            batch(
+                "User", .insert, ada,
+                [
+                    .with {
+                        $0.name = "login"; $0.strings = ["ada"]
+                    }
+                ]),
+            batch(
+                "User", .insert, grace,
+                [
+                    .with {
+                        $0.name = "login"; $0.strings = ["grace"]
+                    }
+                ]),
+            batch(
+                "PullRequest", .insert, UUID(),
+                [
+                    .with {
+                        $0.name = "number"; $0.ints = [1]
+                    }, toOne("author", ada),
+                ]),
+        ])
+        // AND and OR alternating to the depth limit, the nested group last (the parser's worst case), each leaf a
+        // to-one comparison (its SQL nests deepest).
+        var predicate = try FetchPredicate(format: "author == %@", ada)
+        for level in 1..<PredicateLimits.maxDepth - 1 {
+            let leaf =
+                level % 2 == 0
+                ? try FetchPredicate(format: "author == %@", ada) : try FetchPredicate(format: "author != %@", grace)
+            predicate = level % 2 == 0 ? .and([leaf, predicate]) : .or([leaf, predicate])
+        }
+        let reply = try await store.fetch(
+            .with {
+                $0.entity = "PullRequest"
+                $0.predicate = predicate.wire
+                $0.prefetch = ["author"]
+            })
+        #expect(reply.objects.ids.count == 16, "the one pull request by ada")
+        #expect(reply.prefetched.first?.ids.count == 16, "its author, prefetched")
     }
 
     @Test("the writer folds after its schedule's changes, in a transaction after the commit")

@@ -27,7 +27,7 @@ struct PredicateSQLTests {
         for attribute in PredicateTable.pullRequest.attributes { tokens.insert(SQLText.quote(attribute.name)) }
         for relationship in PredicateTable.pullRequest.relationships { tokens.insert(SQLText.quote(relationship.name)) }
         // A to-one relationship compared with an object: the rows its inverse index lists for the destination.
-        tokens.formUnion(["source", "destination", "UNION", "ALL"])
+        tokens.formUnion(["source", "destination", "UNION", "ALL", "JOIN", "ON", "\"tributary_i\"", "\"tributary_o\""])
         for entity in PredicateTable.model.entities {
             for relationship in entity.relationships {
                 tokens.insert(SQLText.quote(SQLText.inverseTable(entity.name, relationship.name)))
@@ -455,6 +455,11 @@ struct PredicateSQLTests {
             .comparison(.init(key: "title", op: .in, value: ["a", "é"].predicateValue, caseInsensitive: true)),
             .comparison(.init(key: "title", op: .notEqual, value: .string("a\0"), caseInsensitive: true)),
             Key("title").like("*a*", caseInsensitive: true), Key("score") >= 0.5,
+            // A to-one relationship compared with an object: a subquery over both halves of its inverse index.
+            .comparison(
+                .init(
+                    key: "author", op: .equal,
+                    value: .uuid(try #require(table.rows.lazy.compactMap { $0.toOne[0] }.first)))),
         ]
         var shapes: [FetchPredicate] = []
         for leaf in leaves {

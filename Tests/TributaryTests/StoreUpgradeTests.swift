@@ -288,6 +288,8 @@ struct InverseIndexUpgradeTests {
 
         let store = try RootStore.open(path: path, model: model)
         #expect(store.upgrade?.fromFormat == 8)
+        // Every author, mentor and review indexed anew.
+        #expect(store.upgrade?.references == before.authors.count + before.reviewers.count + 225)
         // A user's delete goes through the upgraded index: its authorships and reviews cleared.
         let login = "user7"
         let (id, authored, reviewed) = try await store.pool.read { db in

@@ -6,7 +6,8 @@ import GRDB
 ///
 /// A fold writes each page of the large half it reaches once, so the fewer folds the cheaper an entry; the recent
 /// half must stay small enough for the writer's cache, or its own inserts cost what the fold saves. Measured with
-/// the writer alone (`tributary-bench --only merge`), see docs/benchmarks.md.
+/// the writer alone (`tributary-bench --only merge`, 5,000,000 rows): 1,000,000 to 4,000,000 changes ran alike,
+/// 8,000,000 a sixth slower (docs/benchmarks.md, issue 16's eleventh session).
 ///
 /// Used only on the writer's thread.
 final class InverseFoldSchedule {
@@ -32,7 +33,7 @@ final class InverseFoldSchedule {
         db.totalChangesCount - emptyAt >= changes
     }
 
-    /// Records a fold (its own changes included).
+    /// Records a fold (its own changes included), or a failed one: the next is tried after as many changes.
     func folded(_ db: Database) {
         emptyAt = db.totalChangesCount
     }

@@ -20,7 +20,9 @@ import TributaryCore
 enum InverseIndex {
     /// Creates relationship `relationship`'s two halves, the folded one filled with what the store holds (nothing
     /// for a new relationship), in key order.
-    static func create(_ relationship: Relationship, of entity: Entity, in db: Database) throws {
+    /// - Returns: the entries filled.
+    @discardableResult
+    static func create(_ relationship: Relationship, of entity: Entity, in db: Database) throws -> Int {
         for table in [
             SQLText.inverseTable(entity.name, relationship.name),
             SQLText.recentInverseTable(entity.name, relationship.name),
@@ -40,6 +42,7 @@ enum InverseIndex {
             WHERE \(SQLText.quote(relationship.name)) IS NOT NULL
             """
         try db.execute(sql: "INSERT INTO \(folded) (destination, source) \(rows) ORDER BY 1, 2")
+        return db.changesCount
     }
 
     /// (Re)creates the triggers that keep the inverse index of `entity`'s relationships: on its table for its to-one

@@ -106,16 +106,13 @@ extension RootStore {
     }
 
     /// Folds the inverse index's recent entries into its large half, in a transaction of its own, when its
-    /// schedule says so (``InverseFoldSchedule``). A fold that fails changes nothing and is tried again after the
-    /// next commit: both halves stay exact meanwhile.
+    /// schedule says so (``InverseFoldSchedule``). A fold that fails (a full disk, say) changes nothing and is tried
+    /// again after as many changes more: both halves stay exact meanwhile, and readers read both. On this path
+    /// (``applySaves(_:)``: in-process saves, the bench) the caller's await includes the fold.
     func foldInverseIndexIfDue(_ db: Database) {
         guard writer.inverseFold.isDue(db) else { return }
-        do {
-            _ = try writer.statements.transaction(db) { try InverseIndex.fold(model, in: db) }
-            writer.inverseFold.folded(db)
-        } catch {
-            // Left for the next commit.
-        }
+        defer { writer.inverseFold.folded(db) }
+        _ = try? writer.statements.transaction(db) { try InverseIndex.fold(model, in: db) }
     }
 
     /// A group commit's transaction: first with every save applied straight into it; when one of them fails, that
@@ -201,7 +198,7 @@ extension RootStore {
                         saves: saves.map { _ in .failure(error) }, claims: claims.map { _ in .failure(error) },
                         started: started))
             }
-            // After the answer: the saves' acks do not wait for a fold.
+            // After the answer: the saves' acks do not wait for a fold (the next write does).
             self.foldInverseIndexIfDue(db)
         }
         return pending

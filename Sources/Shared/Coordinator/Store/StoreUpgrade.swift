@@ -31,7 +31,7 @@ public enum StoreUpgrade {
         public let fromFormat: Int
         /// Objects copied, over every entity.
         public let objects: Int
-        /// Relationship values copied (to-one values set and join rows).
+        /// Relationship values copied (to-one values set and join rows); from format 6 to 8, those indexed anew.
         public let references: Int
         /// References to objects the store did not have, cleared.
         public let danglingReferencesCleared: Int
@@ -48,9 +48,9 @@ public enum StoreUpgrade {
         // 6 → 7 and 7 → 8 are the job tables' alone, done by the system tables' set-up; 8 → 9 replaces the
         // relationship indexes.
         guard format == 5 else {
-            try replaceRelationshipIndexes(model, in: db)
+            let indexed = try replaceRelationshipIndexes(model, in: db)
             return Report(
-                fromFormat: format, objects: 0, references: 0, danglingReferencesCleared: 0,
+                fromFormat: format, objects: 0, references: indexed, danglingReferencesCleared: 0,
                 duration: ContinuousClock.now - started)
         }
         var objects = 0
@@ -127,7 +127,9 @@ public enum StoreUpgrade {
     }
 
     /// Format 8 → 9: each relationship's SQLite index dropped, its inverse index created and filled.
-    private static func replaceRelationshipIndexes(_ model: Model, in db: Database) throws {
+    /// - Returns: the relationship values indexed.
+    private static func replaceRelationshipIndexes(_ model: Model, in db: Database) throws -> Int {
+        var indexed = 0
         for entity in model.entities {
             for relationship in entity.relationships {
                 let index =
@@ -135,10 +137,11 @@ public enum StoreUpgrade {
                     ? SQLText.joinTable(entity.name, relationship.name) + "_by_destination"
                     : "\(entity.name)_by_\(relationship.name)"
                 try db.execute(sql: "DROP INDEX IF EXISTS \(SQLText.quote(index))")
-                try InverseIndex.create(relationship, of: entity, in: db)
+                indexed += try InverseIndex.create(relationship, of: entity, in: db)
             }
             try InverseIndex.createTriggers(for: entity, in: db)
         }
+        return indexed
     }
 
     /// The name a table has while it is upgraded.

@@ -234,9 +234,7 @@ struct PredicateCompiler {
         if case .toOne(_, let destination) = column.source, op == .equal || op == .notEqual {
             // Through the relationship's inverse index: the rows that point to the destination (none when it does
             // not exist). The operand is bound once for each half of the index.
-            let sources = SQLText.inverseSources(column.table, column.name) {
-                "(SELECT \(SQLText.rowKey) FROM \(SQLText.quote(destination)) WHERE \"id\" = \(bind(value)))"
-            }
+            let sources = SQLText.inverseSources(column.table, column.name, ofObjectIn: destination) { bind(value) }
             let sql = "(\(column.rowKeySQL) IN (\(sources)))"
             return (op == .equal ? sql : "NOT \(sql)", test)
         }

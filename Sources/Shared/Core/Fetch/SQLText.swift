@@ -37,6 +37,22 @@ package enum SQLText {
         return "\(folded) UNION ALL \(recent)"
     }
 
+    /// ``inverseSources(_:_:destination:)`` for the object of entity `destination` whose id `id` gives (a
+    /// placeholder, bound once for each half, in the order written): each half joined to the destination's table,
+    /// so the SQL nests no deeper than a comparison (predicates go to SQLite's parser depth limit).
+    package static func inverseSources(
+        _ entity: String, _ relationship: String, ofObjectIn destination: String, id: () -> String
+    ) -> String {
+        var halves: [String] = []
+        for table in [inverseTable(entity, relationship), recentInverseTable(entity, relationship)] {
+            halves.append(
+                "SELECT \"tributary_i\".source FROM \(quote(destination)) AS \"tributary_o\" JOIN \(quote(table)) AS "
+                    + "\"tributary_i\" ON \"tributary_i\".destination = \"tributary_o\".\(rowKey) "
+                    + "WHERE \"tributary_o\".\"id\" = \(id())")
+        }
+        return halves.joined(separator: " UNION ALL ")
+    }
+
     /// The integer key column of every entity table (`INTEGER PRIMARY KEY`): to-one columns and join tables hold
     /// it, so relationship indexes are small. It never leaves the store: objects are known by their 16-byte id.
     package static let rowKey = "\"_rowid\""
