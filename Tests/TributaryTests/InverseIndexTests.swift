@@ -4,6 +4,7 @@ import Testing
 
 @testable import TributaryCoordinator
 @testable import TributaryCore
+@testable import TributaryDemo
 @testable import TributaryProtocol
 
 /// The inverse index (each relationship by destination, in a folded and a recent half) stays exact through every
@@ -28,18 +29,6 @@ struct InverseIndexTests {
         directory = try TemporaryDirectory()
         model = try Model.decode(Data(Self.modelJSON.utf8))
         store = try RootStore.open(path: directory.path("store.sqlite"), model: model)
-    }
-
-    /// A splitmix64 generator: the same sequence of writes on every run.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
     }
 
     func toOne(_ name: String, _ destination: UUID?) -> Tributary_V1_Column {
@@ -73,40 +62,30 @@ struct InverseIndexTests {
         _ = try await store.applySave(.with { $0.changes.batches = batches }, from: "w1")
     }
 
-    /// Each relationship's (destination, source) pairs as the tables hold them, and as the two halves of its inverse
-    /// index hold them (both halves together, duplicates kept: an entry in both would show twice).
-    func pairs() async throws -> [String: (forward: [String], inverse: [String], recent: Int)] {
-        try await store.pool.read { db in
-            var pairs: [String: (forward: [String], inverse: [String], recent: Int)] = [:]
-            for entity in model.entities {
-                for relationship in entity.relationships {
-                    let forward =
-                        relationship.isToMany
-                        ? "SELECT destination AS a, source AS b FROM \(SQLText.quote(SQLText.joinTable(entity.name, relationship.name)))"
-                        : "SELECT \"\(relationship.name)\" AS a, _rowid AS b FROM \"\(entity.name)\" WHERE \"\(relationship.name)\" IS NOT NULL"
-                    let folded = SQLText.quote(SQLText.inverseTable(entity.name, relationship.name))
-                    let recent = SQLText.quote(SQLText.recentInverseTable(entity.name, relationship.name))
-                    pairs["\(entity.name).\(relationship.name)"] = (
-                        try String.fetchAll(db, sql: "SELECT a || ':' || b FROM (\(forward)) ORDER BY 1"),
-                        try String.fetchAll(
-                            db,
-                            sql: """
-                                SELECT destination || ':' || source FROM \(folded) UNION ALL
-                                SELECT destination || ':' || source FROM \(recent) ORDER BY 1
-                                """),
-                        try Int.fetchOne(db, sql: "SELECT count(*) FROM \(recent)") ?? 0
-                    )
-                }
-            }
-            return pairs
+    /// Each relationship's pairs as its tables and its inverse index hold them.
+    func pairs() async throws -> [String: InverseIndexCheck.Pairs] {
+        try await store.pool.read { db in try InverseIndexCheck.pairs(db, model: self.model) }
+    }
+
+    func login(_ login: String) -> Tributary_V1_Column {
+        .with {
+            $0.name = "login"
+            $0.strings = [login]
         }
+    }
+
+    /// Inserts users ada and grace, and returns their ids.
+    func insertAdaAndGrace() async throws -> (UUID, UUID) {
+        let (ada, grace) = (UUID(), UUID())
+        try await save([batch("User", .insert, ada, [login("ada")]), batch("User", .insert, grace, [login("grace")])])
+        return (ada, grace)
     }
 
     @Test("random inserts, updates and deletes with folds between them: each entry once, in exactly one half")
     func exactThroughEveryWrite() async throws {
         // Small, so folds happen all through the run (the default waits for millions of changes).
         store.writer.inverseFold.changes = 60
-        var random = Seeded(state: 42)
+        var random = SplitMix64(seed: 42)
         var users: [UUID] = []
         var pulls: [UUID] = []
         var logins: [UUID: String] = [:]
@@ -120,11 +99,7 @@ struct InverseIndexTests {
                 batches.append(
                     batch(
                         "User", .insert, user,
-                        [
-                            .with {
-                                $0.name = "login"; $0.strings = ["u\(step)"]
-                            }, toOne("mentor", users.randomElement(using: &random)),
-                        ]))
+                        [login("u\(step)"), toOne("mentor", users.randomElement(using: &random))]))
                 users.append(user)
                 logins[user] = "u\(step)"
             case 2, 3, 4:
@@ -217,23 +192,7 @@ struct InverseIndexTests {
 
     @Test("a delete clears references in both halves, and `author == X` finds pull requests in both")
     func readersSeeBothHalves() async throws {
-        let (ada, grace) = (UUID(), UUID())
-        try await save([
-            batch(
-                "User", .insert, ada,
-                [
-                    .with {
-                        $0.name = "login"; $0.strings = ["ada"]
-                    }
-                ]),
-            batch(
-                "User", .insert, grace,
-                [
-                    .with {
-                        $0.name = "login"; $0.strings = ["grace"]
-                    }
-                ]),
-        ])
+        let (ada, grace) = try await insertAdaAndGrace()
         var early: [UUID] = []
         for number in 0..<3 {
             let pull = UUID()
@@ -294,29 +253,15 @@ struct InverseIndexTests {
 
     @Test("`author == %@` comparisons as deep as the limits allow, fetched with prefetching, run on SQLite")
     func deepestToOneComparisons() async throws {
-        let (ada, grace) = (UUID(), UUID())
+        let (ada, grace) = try await insertAdaAndGrace()
         try await save([
-            batch(
-                "User", .insert, ada,
-                [
-                    .with {
-                        $0.name = "login"; $0.strings = ["ada"]
-                    }
-                ]),
-            batch(
-                "User", .insert, grace,
-                [
-                    .with {
-                        $0.name = "login"; $0.strings = ["grace"]
-                    }
-                ]),
             batch(
                 "PullRequest", .insert, UUID(),
                 [
                     .with {
                         $0.name = "number"; $0.ints = [1]
                     }, toOne("author", ada),
-                ]),
+                ])
         ])
         // AND and OR alternating to the depth limit, the nested group last (the parser's worst case), each leaf a
         // to-one comparison (its SQL nests deepest).
@@ -337,19 +282,11 @@ struct InverseIndexTests {
         #expect(reply.prefetched.first?.ids.count == 16, "its author, prefetched")
     }
 
-    @Test("the writer folds after its schedule's changes, in a transaction after the commit")
+    @Test("the writer folds the recent half once its schedule's changes are made, after the save's transaction")
     func writerFolds() async throws {
         store.writer.inverseFold.changes = 10
         let user = UUID()
-        try await save([
-            batch(
-                "User", .insert, user,
-                [
-                    .with {
-                        $0.name = "login"; $0.strings = ["ada"]
-                    }
-                ])
-        ])
+        try await save([batch("User", .insert, user, [login("ada")])])
         for number in 0..<4 {
             try await save([
                 batch(
