@@ -74,6 +74,13 @@ struct InverseIndexTests {
         }
     }
 
+    func number(_ number: Int64) -> Tributary_V1_Column {
+        .with {
+            $0.name = "number"
+            $0.ints = [number]
+        }
+    }
+
     /// Inserts users ada and grace, and returns their ids.
     func insertAdaAndGrace() async throws -> (UUID, UUID) {
         let (ada, grace) = (UUID(), UUID())
@@ -280,6 +287,50 @@ struct InverseIndexTests {
             })
         #expect(reply.objects.ids.count == 16, "the one pull request by ada")
         #expect(reply.prefetched.first?.ids.count == 16, "its author, prefetched")
+    }
+
+    @Test("relationships a model adds get their inverse index, and the entity's other relationships keep theirs")
+    func migrationAddsInverseIndexes() async throws {
+        // A store of a model without User.mentor and PullRequest.reviewers, holding a pull request with its author.
+        let directory = try TemporaryDirectory()
+        let path = directory.path("store.sqlite")
+        let before = try Model.decode(
+            Data(
+                """
+                {"entities": [
+                  {"name": "User", "attributes": [{"name": "login", "type": "string"}], "uniqueness": [["login"]]},
+                  {"name": "PullRequest", "attributes": [{"name": "number", "type": "int"}],
+                   "relationships": [{"name": "author", "destination": "User"}]}]}
+                """.utf8))
+        let (ada, grace) = (UUID(), UUID())
+        var old = try RootStore.open(path: path, model: before)
+        _ = try await old.applySave(
+            .with {
+                $0.changes.batches = [
+                    batch("User", .insert, ada, [login("ada")]), batch("User", .insert, grace, [login("grace")]),
+                    batch("PullRequest", .insert, UUID(), [number(1), toOne("author", ada)]),
+                ]
+            }, from: "w1")
+        try old.close()
+        // Opened with this suite's model, which adds both; then each relationship written.
+        old = try RootStore.open(path: path, model: model)
+        _ = try await old.applySave(
+            .with {
+                $0.changes.batches = [
+                    batch("User", .update, grace, [toOne("mentor", ada)]),
+                    batch(
+                        "PullRequest", .insert, UUID(),
+                        [number(2), toOne("author", grace), toMany("reviewers", [ada, grace])]),
+                ]
+            }, from: "w1")
+        try old.close()
+        #expect(try InverseIndexCheck.mismatches(path: path, model: model).isEmpty)
+        var configuration = Configuration()
+        configuration.readonly = true
+        let counts = try await DatabaseQueue(path: path, configuration: configuration).read { db in
+            try InverseIndexCheck.pairs(db, model: self.model).mapValues(\.inverse.count)
+        }
+        #expect(counts == ["User.mentor": 1, "PullRequest.author": 2, "PullRequest.reviewers": 2])
     }
 
     @Test("the writer folds the recent half once its schedule's changes are made, after the save's transaction")
