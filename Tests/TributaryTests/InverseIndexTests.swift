@@ -215,7 +215,7 @@ struct InverseIndexTests {
             ])
         }
         // Folded: the early pull requests' entries move to the large half.
-        _ = try await store.pool.write { db in try InverseIndex.fold(self.model, in: db) }
+        try await store.pool.write { db in try InverseIndex.fold(self.model, in: db) }
         var late: [UUID] = []
         for number in 3..<5 {
             let pull = UUID()

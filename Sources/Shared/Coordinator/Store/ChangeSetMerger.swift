@@ -627,7 +627,7 @@ final class ChangeSetMerger {
         for source in model.entities {
             for relationship in source.relationships where relationship.destination == entity.name {
                 // The referring rows, found through the relationship's inverse index.
-                let referring = SQLText.inverseSources(source.name, relationship.name) { "?1" }
+                let referring = SQLText.inverseSources(source.name, relationship.name, destination: "?1")
                 if relationship.isToMany {
                     let join = SQLText.quote(SQLText.joinTable(source.name, relationship.name))
                     clear.append("DELETE FROM \(join) WHERE source IN (\(referring)) AND destination = ?1")

@@ -23,17 +23,13 @@ enum InverseIndex {
     /// - Returns: the entries filled.
     @discardableResult
     static func create(_ relationship: Relationship, of entity: Entity, in db: Database) throws -> Int {
-        for table in [
-            SQLText.inverseTable(entity.name, relationship.name),
-            SQLText.recentInverseTable(entity.name, relationship.name),
-        ] {
+        for table in halves(entity, relationship) {
             try db.execute(
                 sql: """
-                    CREATE TABLE \(SQLText.quote(table)) (destination INTEGER NOT NULL, source INTEGER NOT NULL,
+                    CREATE TABLE \(table) (destination INTEGER NOT NULL, source INTEGER NOT NULL,
                         PRIMARY KEY (destination, source)) WITHOUT ROWID
                     """)
         }
-        let folded = SQLText.quote(SQLText.inverseTable(entity.name, relationship.name))
         let rows =
             relationship.isToMany
             ? "SELECT destination, source FROM \(SQLText.quote(SQLText.joinTable(entity.name, relationship.name)))"
@@ -41,7 +37,8 @@ enum InverseIndex {
             SELECT \(SQLText.quote(relationship.name)), \(SQLText.rowKey) FROM \(SQLText.quote(entity.name))
             WHERE \(SQLText.quote(relationship.name)) IS NOT NULL
             """
-        try db.execute(sql: "INSERT INTO \(folded) (destination, source) \(rows) ORDER BY 1, 2")
+        try db.execute(
+            sql: "INSERT INTO \(halves(entity, relationship)[0]) (destination, source) \(rows) ORDER BY 1, 2")
         return db.changesCount
     }
 
@@ -108,23 +105,18 @@ enum InverseIndex {
 
     /// Moves every recent entry of `model`'s relationships into the folded half, in key order, inside the caller's
     /// transaction.
-    /// - Returns: the entries moved.
-    @discardableResult
-    static func fold(_ model: Model, in db: Database) throws -> Int {
-        var moved = 0
+    static func fold(_ model: Model, in db: Database) throws {
         for entity in model.entities {
             for relationship in entity.relationships {
-                let recent = recent(entity, relationship)
+                let tables = halves(entity, relationship)
+                let (folded, recent) = (tables[0], tables[1])
                 try db.execute(
-                    sql: """
-                        INSERT OR IGNORE INTO \(SQLText.quote(SQLText.inverseTable(entity.name, relationship.name)))
-                        (destination, source) SELECT destination, source FROM \(recent)
-                        """)
-                moved += db.changesCount
+                    sql:
+                        "INSERT OR IGNORE INTO \(folded) (destination, source) SELECT destination, source FROM \(recent)"
+                )
                 try db.execute(sql: "DELETE FROM \(recent)")
             }
         }
-        return moved
     }
 
     /// The entries waiting in the recent halves of `model`'s relationships.
@@ -138,20 +130,24 @@ enum InverseIndex {
         return count
     }
 
+    /// The relationship's two tables, quoted: the folded half, then the recent one.
+    private static func halves(_ entity: Entity, _ relationship: Relationship) -> [String] {
+        [
+            SQLText.inverseTable(entity.name, relationship.name),
+            SQLText.recentInverseTable(entity.name, relationship.name),
+        ].map(SQLText.quote)
+    }
+
     private static func recent(_ entity: Entity, _ relationship: Relationship) -> String {
-        SQLText.quote(SQLText.recentInverseTable(entity.name, relationship.name))
+        halves(entity, relationship)[1]
     }
 
     /// The statements that take entry (destination, source) out of whichever half holds it.
     private static func removal(
         _ entity: Entity, _ relationship: Relationship, destination: String, source: String
     ) -> String {
-        [
-            SQLText.inverseTable(entity.name, relationship.name),
-            SQLText.recentInverseTable(entity.name, relationship.name),
-        ]
-        .map {
-            "DELETE FROM \(SQLText.quote($0)) WHERE destination = \(destination) AND source = \(source);"
+        halves(entity, relationship).map {
+            "DELETE FROM \($0) WHERE destination = \(destination) AND source = \(source);"
         }.joined(separator: " ")
     }
 

@@ -112,7 +112,7 @@ extension RootStore {
     func foldInverseIndexIfDue(_ db: Database) {
         guard writer.inverseFold.isDue(db) else { return }
         defer { writer.inverseFold.folded(db) }
-        _ = try? writer.statements.transaction(db) { try InverseIndex.fold(model, in: db) }
+        try? writer.statements.transaction(db) { try InverseIndex.fold(model, in: db) }
     }
 
     /// A group commit's transaction: first with every save applied straight into it; when one of them fails, that

@@ -23,18 +23,13 @@ package enum SQLText {
         "tributary_inverse_recent:\(entity).\(relationship)"
     }
 
-    /// The row keys of the objects of `entity` whose relationship `relationship` holds a destination: a subquery
-    /// over both halves of the inverse index, each read by its key. `destination` gives the destination's row key
-    /// as SQL, once for each half, in the order the halves are written (a placeholder it returns is bound in that
-    /// order).
-    package static func inverseSources(
-        _ entity: String, _ relationship: String, destination: () -> String
-    ) -> String {
-        let folded =
-            "SELECT source FROM \(quote(inverseTable(entity, relationship))) WHERE destination = \(destination())"
-        let recent =
-            "SELECT source FROM \(quote(recentInverseTable(entity, relationship))) WHERE destination = \(destination())"
-        return "\(folded) UNION ALL \(recent)"
+    /// The row keys of the objects of `entity` whose relationship `relationship` holds the destination whose row
+    /// key `destination` gives (SQL written into both halves: a numbered placeholder, say): a subquery over both
+    /// halves of the inverse index, each read by its key.
+    package static func inverseSources(_ entity: String, _ relationship: String, destination: String) -> String {
+        [inverseTable(entity, relationship), recentInverseTable(entity, relationship)]
+            .map { "SELECT source FROM \(quote($0)) WHERE destination = \(destination)" }
+            .joined(separator: " UNION ALL ")
     }
 
     /// ``inverseSources(_:_:destination:)`` for the object of entity `destination` whose id `id` gives (a
