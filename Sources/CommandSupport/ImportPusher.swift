@@ -12,14 +12,15 @@ public struct ImportPusher: Sendable {
         self.client = client
     }
 
-    /// Pushes `specs` in order as one batch, with `onComplete` as the batch's callback (sent with the last
-    /// message, so the jobs of the first cannot finish the batch before the rest are pushed).
+    /// Pushes `specs` in order as one batch (`batch`, or one the coordinator names when empty), with `onComplete` as
+    /// the batch's callback (sent with the last message, so the jobs of the first cannot finish the batch before the
+    /// rest are pushed).
     /// - Returns: the batch, an id per spec, and the indexes of specs not enqueued because a queued or running
     ///   job holds their unique key (their id is that job's).
-    public func push(_ specs: [Tributary_V1_JobSpec], onComplete: Tributary_V1_JobSpec? = nil) async throws
-        -> (batch: String, jobIDs: [UInt64], duplicates: [Int])
+    public func push(_ specs: [Tributary_V1_JobSpec], batch named: String = "", onComplete: Tributary_V1_JobSpec? = nil)
+        async throws -> (batch: String, jobIDs: [UInt64], duplicates: [Int])
     {
-        var batch = ""
+        var batch = named
         var ids: [UInt64] = []
         var duplicates: [Int] = []
         var group: [Tributary_V1_JobSpec] = []

@@ -1,4 +1,5 @@
 import Foundation
+import TributaryCore
 import TributaryProtocol
 
 /// What the CLI's `--json` flags print: every field of the reply, zero and empty ones included (protobuf's JSON
@@ -27,7 +28,9 @@ public enum JSONOutput {
                     "lastExitStatus": Int(process.lastExitStatus), "crashLooping": process.crashLooping,
                 ]
             },
-            "running": reply.running.map(fields),
+            "running": try reply.running.map {
+                try JSONSerialization.jsonObject(with: Data(JobJSON.text(JobInfo($0)).utf8))
+            },
             "limits": reply.limits.map { limit -> [String: Any] in
                 [
                     "target": limit.target, "limit": Int(limit.limit), "running": limit.running,
@@ -40,27 +43,20 @@ public enum JSONOutput {
         ])
     }
 
-    /// `tributary jobs list --json`: `{"jobs": [...]}`.
-    public static func jobs(_ jobs: [Tributary_V1_JobInfo]) throws -> String {
-        try encode(["jobs": jobs.map(fields)])
+    /// `tributary jobs list --json`: `{"jobs": [...]}`, each job as ``JobJSON`` writes it.
+    public static func jobs(_ jobs: [JobInfo]) throws -> String {
+        try JobJSON.text(jobs)
     }
 
-    /// `tributary jobs show ID --json`.
-    public static func job(_ job: Tributary_V1_JobInfo) throws -> String {
-        try encode(fields(of: job))
+    /// `tributary jobs show ID --json`, as ``JobJSON`` writes it.
+    public static func job(_ job: JobInfo) throws -> String {
+        try JobJSON.text(job)
     }
 
-    /// A job's fields; `workerId` is empty unless it runs, `runAt` 0 means at once.
-    private static func fields(of job: Tributary_V1_JobInfo) -> [String: Any] {
-        [
-            "jobId": job.jobID, "batch": job.batch, "kind": job.kind, "state": job.state, "attempt": Int(job.attempt),
-            "maxAttempts": Int(job.maxAttempts), "done": job.done, "total": job.total, "workerId": job.workerID,
-            "runAt": job.runAt, "createdAt": job.createdAt, "updatedAt": job.updatedAt,
-            "errors": job.errors.map {
-                ["attempt": Int($0.attempt), "at": $0.at, "message": $0.message] as [String: Any]
-            },
-            "arguments": job.arguments, "queue": job.queue.isEmpty ? "default" : job.queue, "waiting": job.waiting,
-        ]
+    /// `tributary push import --json`: the batch, an id per job in order, and the positions of those not enqueued
+    /// (a job with the same unique key holds it; the id is that job's).
+    public static func pushed(batch: String, jobIDs: [UInt64], duplicates: [Int]) throws -> String {
+        try encode(["batch": batch, "jobIds": jobIDs, "duplicates": duplicates])
     }
 
     private static func encode(_ object: [String: Any]) throws -> String {

@@ -1,40 +1,41 @@
 import Foundation
-import TributaryProtocol
+import TributaryCore
 
 /// How the CLI prints jobs.
 public enum JobText {
     /// One line: `12  dead     import  attempt 3/20  0/1000  batch …  last error`.
-    public static func summary(_ job: Tributary_V1_JobInfo) -> String {
-        let padded = job.state.padding(toLength: 7, withPad: " ", startingAt: 0)
+    public static func summary(_ job: JobInfo) -> String {
+        let padded = job.state.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)
         var line =
-            "\(job.jobID)  \(padded)  \(job.kind)  attempt \(job.attempt)/\(job.maxAttempts)"
+            "\(job.id)  \(padded)  \(job.kind)  attempt \(job.attempt)/\(job.maxAttempts)"
             + "  \(job.done)/\(job.total)  batch \(job.batch)"
-        if job.state == "queued" && job.runAt > Date().timeIntervalSince1970 {
-            line += "  retry at \(Date(timeIntervalSince1970: job.runAt).formatted(.iso8601))"
+        if job.state == .queued, let runAt = job.runAt, runAt > Date() {
+            line += "  retry at \(runAt.formatted(.iso8601))"
         }
         if let last = job.errors.last { line += "  \(last.message)" }
         return line
     }
 
     /// Several lines: the summary's fields, the arguments, then every failed attempt.
-    public static func details(_ job: Tributary_V1_JobInfo) -> String {
+    public static func details(_ job: JobInfo) -> String {
         var lines = [
-            "job       \(job.jobID)", "state     \(job.state)", "kind      \(job.kind)",
-            "queue     \(job.queue.isEmpty ? "default" : job.queue)", "batch     \(job.batch)",
+            "job       \(job.id)", "state     \(job.state.rawValue)", "kind      \(job.kind)",
+            "queue     \(job.queue)", "batch     \(job.batch)",
             "attempt   \(job.attempt) of \(job.maxAttempts)",
             "progress  \(job.done) / \(job.total)",
         ]
-        if !job.workerID.isEmpty { lines.append("worker    \(job.workerID)") }
-        if !job.waiting.isEmpty { lines.append("waiting   \(job.waiting)") }
-        if !job.afterJobs.isEmpty || !job.afterBatches.isEmpty {
+        if let worker = job.worker { lines.append("worker    \(worker)") }
+        if let waiting = job.waiting, !waiting.isEmpty { lines.append("waiting   \(waiting)") }
+        if job.hasParents {
             let parents = job.afterJobs.map { "job \($0)" } + job.afterBatches.map { "batch \($0)" }
-            lines.append("after     \(parents.joined(separator: ", "))  (on parent failure: \(job.onParentFailure))")
+            lines.append(
+                "after     \(parents.joined(separator: ", "))  (on parent failure: \(job.onParentFailure.rawValue))")
         }
-        if !job.schedule.isEmpty {
-            let tick = Date(timeIntervalSince1970: job.tick).formatted(.iso8601)
-            lines.append("schedule  \(job.schedule), tick \(tick)")
+        if let schedule = job.schedule {
+            let tick = Date(timeIntervalSince1970: job.tick ?? 0).formatted(.iso8601)
+            lines.append("schedule  \(schedule), tick \(tick)")
         }
-        if job.runAt > 0 { lines.append("run at    \(Date(timeIntervalSince1970: job.runAt).formatted(.iso8601))") }
+        if let runAt = job.runAt { lines.append("run at    \(runAt.formatted(.iso8601))") }
         for (key, value) in job.arguments.sorted(by: { $0.key < $1.key }) {
             lines.append("argument  \(key) = \(value)")
         }

@@ -28,6 +28,12 @@ struct CLITests {
             (["subscribe", "--format", "xml"], "The value 'xml' is invalid for '--format <format>'"),
             (["status", "--bogus"], "Unknown option '--bogus'"),
             (["jobs", "list", "--state", "nope"], "--state must be one of cancelled, dead, done, queued, running"),
+            (["push", "job", "--kind", "x", "--after", "-3"], "--after '-3' is not a job id"),
+            (["push", "job", "--kind", "x", "--batch", "schedule/nightly"], "names starting with 'schedule/'"),
+            (
+                ["generate", "kotlin", "--model", "m.json", "--output", "out"],
+                "unknown language 'kotlin': tributary generate writes swift"
+            ),
         ])
     func badFlags(arguments: [String], message: String) async throws {
         let result = try await Binaries.run("tributary", arguments)

@@ -203,7 +203,7 @@ struct DependencyIntegrationTests {
         let pushed = try await client.push([importSpec(0, 5_000), importSpec(5_000, 5_000), child])
         let (parentIDs, childID) = (pushed.jobIds[0..<2].map { Int64($0) }, Int64(pushed.jobIds[2]))
         try await waitUntil("the child to be done", timeout: .seconds(60)) {
-            try await client.job(UInt64(childID)).state == "done"
+            try await client.job(UInt64(childID)).state == .done
         }
         try await DatabaseQueue(path: coordinator.storePath).read { db in
             let committed = try Row.fetchAll(
@@ -240,12 +240,12 @@ struct DependencyIntegrationTests {
         }
         let doomed = try await client.push([bad, orphan])
         try await waitUntil("the child to die with its parent") {
-            try await client.job(doomed.jobIds[1]).state == "dead"
+            try await client.job(doomed.jobIds[1]).state == .dead
         }
         let dead = try await client.job(doomed.jobIds[1])
         #expect(dead.attempt == 0, "the child never ran")
         #expect(dead.errors.last?.message == "job \(doomed.jobIds[0]), which it waits for, is dead")
-        #expect(dead.afterJobs == [doomed.jobIds[0]])
+        #expect(dead.afterJobs == [Int64(doomed.jobIds[0])])
     }
 
     @Test("the CLI pushes a job after another (--after, --on-parent-failure); `jobs show` says what it waits for")

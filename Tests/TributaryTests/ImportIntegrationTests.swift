@@ -192,7 +192,7 @@ struct ImportBatchesIntegrationTests {
     /// Imports `input` (10 rows, 2 per batch, one attempt) until the job dies; its info and the numbers of the
     /// pull requests the store holds.
     func importUntilDead(_ input: Data, modelJSON: String = DemoData.modelJSON) async throws
-        -> (job: Tributary_V1_JobInfo, numbers: [Int])
+        -> (job: JobInfo, numbers: [Int])
     {
         let directory = try TemporaryDirectory()
         let (job, exitStatus) = try await TestCoordinator.with(in: directory, workers: 1, modelJSON: modelJSON) {
@@ -201,7 +201,7 @@ struct ImportBatchesIntegrationTests {
             var spec = ImportJob.spec(entity: "PullRequest", payload: input, rows: 10, batchSize: 2)
             spec.maxAttempts = 1
             let id = try await client.push([spec]).jobIds[0]
-            try await waitUntil("the job to die") { try await client.job(id).state == "dead" }
+            try await waitUntil("the job to die") { try await client.job(id).state == .dead }
             let job = try await client.job(id)
             await client.close()
             return job

@@ -83,7 +83,7 @@ struct LeaseTests {
             try await waitUntil("the lease to expire") { try await client.job(id).errors.count == 1 }
             let worker = InProcessWorker.start(endpoint: coordinator.process.listenEndpoint, handlers: [])
             defer { worker.cancel() }
-            try await waitUntil("the job to run again and finish") { try await client.job(id).state == "done" }
+            try await waitUntil("the job to run again and finish") { try await client.job(id).state == .done }
 
             // The zombie wakes up: registers again and sends its old attempt's completion. Refused.
             try zombie.hello(heartbeatMs: 100)
@@ -107,7 +107,7 @@ struct LeaseTests {
             return job
         }
         #expect(exitStatus == 0)
-        #expect(job.state == "done" && job.attempt == 2)
+        #expect(job.state == .done && job.attempt == 2)
         #expect(job.errors.first?.message.contains("missed 3 heartbeats") == true)
     }
 

@@ -104,7 +104,7 @@ struct MultiHostTests {
             ] + curve("c1"))
         let pushed = try await push.finish(timeout: .seconds(60))
         #expect(pushed.status == 0, "push: \(pushed.error)")
-        let batch = try #require(pushed.output.last?.trimmingCharacters(in: .whitespaces))
+        let batch = try #require(pushed.output.first?.trimmingCharacters(in: .whitespaces))
 
         try await waitUntil("20 jobs to be done", timeout: .seconds(120)) {
             try Self.progress(storePath, batch: batch).done >= 20

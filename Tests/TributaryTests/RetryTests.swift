@@ -49,7 +49,7 @@ struct RetryTests {
         let first = try #require(try await store.claimJob(for: "w1", kinds: ["noop"]))
         let outcome = try await store.failJob(
             id: id, attempt: first.attempt, worker: "w1", message: "boom 1", permanent: false)
-        guard case .retrying(let at) = outcome else {
+        guard case .retrying(let at) = outcome?.outcome else {
             Issue.record("expected a retry, got \(String(describing: outcome))")
             return
         }
@@ -61,7 +61,7 @@ struct RetryTests {
         let second = try #require(try await store.claimJob(for: "w1", kinds: ["noop"]))
         #expect(second.attempt == 2)
         let last = try await store.failJob(id: id, attempt: 2, worker: "w1", message: "boom 2", permanent: false)
-        #expect(last == .dead)
+        #expect(last?.outcome == .dead)
         let (state, errors) = try await store.pool.read { db in
             let row = try #require(
                 try Row.fetchOne(db, sql: "SELECT state, errors FROM tributary_jobs WHERE id = ?", arguments: [id]))
@@ -86,8 +86,8 @@ struct RetryTests {
         #expect(
             try await store.failJob(id: id, attempt: job.attempt, worker: "w2", message: "x", permanent: false) == nil)
         #expect(
-            try await store.failJob(id: id, attempt: job.attempt, worker: "w1", message: "bad row", permanent: true)
-                == .dead)
+            try await store.failJob(id: id, attempt: job.attempt, worker: "w1", message: "bad row", permanent: true)?
+                .outcome == .dead)
     }
 
     @Test(
@@ -265,10 +265,10 @@ struct CancellationTests {
             [Tributary_V1_JobSpec.with { $0.kind = "noop" }, Tributary_V1_JobSpec.with { $0.kind = "noop" }],
             batch: "b"
         ).ids
-        #expect(try await store.cancelJob(id: ids[0])?.state == .queued)
+        #expect(try await store.cancelJob(id: ids[0])?.before.state == .queued)
         let running = try #require(try await store.claimJob(for: "w1", kinds: ["noop"]))
         #expect(running.id == ids[1], "the cancelled job is passed over")
-        #expect(try await store.cancelJob(id: ids[1])?.state == .running)
+        #expect(try await store.cancelJob(id: ids[1])?.before.state == .running)
         var save = Tributary_V1_SaveChanges()
         save.jobID = UInt64(ids[1])
         save.attempt = UInt32(running.attempt)
@@ -333,7 +333,7 @@ struct CancellationIntegrationTests {
             return job
         }
         #expect(exitStatus == 0)
-        #expect(job.state == "cancelled")
+        #expect(job.state == .cancelled)
         let users = try await DatabaseQueue(path: directory.path("store.sqlite")).read { db in
             try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM User WHERE login LIKE 'endless-%'") ?? 0
         }
@@ -422,7 +422,7 @@ struct TimeoutIntegrationTests {
             return job
         }
         #expect(exitStatus == 0)
-        #expect(job.state == "dead")
+        #expect(job.state == .dead)
         #expect(job.errors.map(\.message) == ["attempt timed out after 0.3 s"])
     }
 }

@@ -279,7 +279,7 @@ struct ReviewScenarioTests {
         try await kill(parent)
         #expect(try await state(child) == .dead)
         let retried = try #require(try await store.retryJob(id: child))
-        #expect(retried.state == .dead, "the child ran although its parent is dead")
+        #expect(retried.job.state == .dead, "the child ran although its parent is dead")
         #expect(try await store.job(id: child)?.errors.count == 2)
         #expect(try await store.batchStatus("c").deadJobs == 1)
         #expect(
@@ -314,7 +314,7 @@ struct ReviewScenarioTests {
         try await complete(parent)
         #expect(try await state(child) == .dead)
         let retried = try #require(try await store.retryJob(id: child))
-        #expect(retried.state == .queued)
+        #expect(retried.job.state == .queued)
         try await complete(child, kind: "noop")
         #expect(try await store.batchStatus("c").doneJobs == 1)
         #expect(try await store.batchStatus("c").deadJobs == 0)

@@ -8,9 +8,10 @@ import TributaryCoordinator
 import TributaryCore
 import TributaryProtocol
 
-/// The HTTP endpoint's routes. The JSON API answers with the protocol's replies in protobuf's JSON mapping
-/// (docs/protocol.md names their fields; lowerCamelCase, fields at their default left out, 64-bit integers as
-/// numbers), the dashboard with ``DashboardSnapshot``; every refusal is
+/// The HTTP endpoint's routes. The JSON API answers jobs as ``JobJSON`` writes them (every field, as the CLI's
+/// `--json` prints them), the other replies in protobuf's JSON mapping (docs/protocol.md names their fields;
+/// lowerCamelCase, fields at their default left out, 64-bit integers as numbers), the dashboard with
+/// ``DashboardSnapshot``; every refusal is
 /// `{"error": {"code": "UNKNOWN_JOB", "message": "…"}}` with a 4xx or 5xx (``ErrorJSONMiddleware``).
 struct Routes: Sendable {
     let view: CoordinatorView
@@ -158,8 +159,8 @@ struct Routes: Sendable {
         let text: String =
             switch reply {
             case .statusReply(let message): try message.jsonString(options: options)
-            case .jobsReply(let message): try message.jsonString(options: options)
-            case .jobInfo(let message): try message.jsonString(options: options)
+            case .jobsReply(let message): try JobJSON.text(message.jobs.map(JobInfo.init))
+            case .jobInfo(let message): try JobJSON.text(JobInfo(message))
             case .batchStatusReply(let message): try message.jsonString(options: options)
             case .subscribersReply(let message): try message.jsonString(options: options)
             default: #"{}"#

@@ -8,6 +8,23 @@ struct GenerateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "generate", abstract: "Generate code from a model file.",
         subcommands: [GenerateSwiftCommand.self])
+
+    /// A language no subcommand names, kept so that it is refused by name (rather than its flags being reported
+    /// as unknown options of `generate`).
+    @Argument(help: ArgumentHelp("The language: swift.", visibility: .hidden))
+    var language: String?
+
+    @Argument(parsing: .allUnrecognized, help: ArgumentHelp(visibility: .hidden))
+    var rest: [String] = []
+
+    func validate() throws {
+        if let language {
+            let known = Self.configuration.subcommands.map { $0._commandName }
+            throw ValidationError(
+                "unknown language '\(language)': tributary generate writes \(known.joined(separator: ", ")) "
+                    + "(tributary generate swift --model FILE --output DIR)")
+        }
+    }
 }
 
 /// `tributary generate swift --model FILE --output DIR`.

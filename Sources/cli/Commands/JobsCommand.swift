@@ -42,7 +42,7 @@ struct JobsListCommand: AsyncParsableCommand {
 
     func run() async throws {
         let list = try await JobClient.with(endpoint: jobs.endpoint, curve: try jobs.curveKeys()) {
-            try await $0.jobs(state: state, batch: batch, limit: limit)
+            try await $0.jobs(state: state.flatMap(JobState.init(rawValue:)), batch: batch, limit: limit)
         }
         if json {
             Terminal.line(try JSONOutput.jobs(list))

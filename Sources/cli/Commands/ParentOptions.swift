@@ -5,10 +5,15 @@ import TributaryProtocol
 /// `--after JOB … --after-batch BATCH … --on-parent-failure fail|cancel|run`: the parents a pushed job waits for
 /// (docs/jobs.md, "Dependencies").
 struct ParentOptions: ParsableArguments {
+    /// Read as text, whatever it looks like (`--after -3` included), so that a value that is not a job id is
+    /// named as such rather than taken for a missing value.
     @Option(
-        name: .customLong("after"),
+        name: .customLong("after"), parsing: .unconditionalSingleValue,
         help: ArgumentHelp("A job this one waits for: it runs once each is done (repeatable).", valueName: "job-id"))
-    var afterJobs: [UInt64] = []
+    var afterValues: [String] = []
+
+    /// The `--after` job ids (valid once ``validate()`` passed).
+    var afterJobs: [UInt64] { afterValues.compactMap { UInt64($0) } }
 
     @Option(
         name: .customLong("after-batch"),
@@ -32,7 +37,9 @@ struct ParentOptions: ParsableArguments {
                 throw ValidationError("--on-parent-failure needs --after or --after-batch")
             }
         }
-        if afterJobs.contains(0) { throw ValidationError("--after must name a job id (from 1)") }
+        for value in afterValues where (UInt64(value) ?? 0) == 0 {
+            throw ValidationError("--after '\(value)' is not a job id (a whole number from 1)")
+        }
         if afterBatches.contains("") { throw ValidationError("--after-batch must name a batch") }
     }
 

@@ -44,6 +44,8 @@ struct PushJobCommand: AsyncParsableCommand {
             valueName: "key"))
     var uniqueKey: String?
 
+    @OptionGroup var batch: BatchOption
+
     @OptionGroup var callback: CallbackOptions
 
     @OptionGroup var parents: ParentOptions
@@ -75,8 +77,10 @@ struct PushJobCommand: AsyncParsableCommand {
         if let payload { spec.payload = try Data(contentsOf: URL(fileURLWithPath: payload)) }
         parents.apply(to: &spec)
         let client = try JobClient(endpoint: jobs.endpoint, curve: try jobs.curveKeys())
+        try await batch.checkOpen(with: client)
         let pushed = try await client.push(
-            [spec], onComplete: callback.spec(queue: queue == JobQueue.defaultName ? "" : queue))
+            [spec], batch: batch.batch ?? "",
+            onComplete: callback.spec(queue: queue == JobQueue.defaultName ? "" : queue))
         let id = pushed.jobIds.first ?? 0
         let duplicate = !pushed.duplicates.isEmpty
         if duplicate { Terminal.error("not enqueued: job \(id) has the unique key '\(uniqueKey ?? "")'") }
@@ -89,20 +93,20 @@ struct PushJobCommand: AsyncParsableCommand {
         let job = try await Self.waitForJob(id, client: client)
         await client.close()
         switch job.state {
-        case "dead":
+        case .dead:
             let reason = job.errors.last?.message ?? "no error recorded"
             Terminal.error("job \(id) failed (dead after \(job.attempt) attempt(s)): \(reason)")
             throw ExitCode(1)
-        case "cancelled": Terminal.line("job \(id) was cancelled")
+        case .cancelled: Terminal.line("job \(id) was cancelled")
         default: Terminal.line("job \(id) done")
         }
     }
 
     /// Polls the job until it is done, dead or cancelled.
-    static func waitForJob(_ id: UInt64, client: JobClient) async throws -> Tributary_V1_JobInfo {
+    static func waitForJob(_ id: UInt64, client: JobClient) async throws -> JobInfo {
         while true {
             let job = try await client.job(id)
-            if ["done", "dead", "cancelled"].contains(job.state) { return job }
+            if [.done, .dead, .cancelled].contains(job.state) { return job }
             try await Task.sleep(for: .milliseconds(100))
         }
     }
@@ -113,7 +117,12 @@ struct PushImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
         abstract: "Import an NDJSON file of one entity, split into jobs of --chunk rows.",
-        discussion: "With --wait, exits non-zero if any job failed, naming it.")
+        discussion: """
+            Prints the batch, then the job ids in order, one per line (with --json: {"batch", "jobIds", \
+            "duplicates"} on one line: the ids of jobs not enqueued are those of the jobs that hold their unique \
+            keys, and "duplicates" gives their positions). With --wait, shows progress until every job is done or \
+            dead, and exits non-zero if any job failed, naming it.
+            """)
 
     @Option(help: "The entity the rows belong to.")
     var entity: String
@@ -133,6 +142,9 @@ struct PushImportCommand: AsyncParsableCommand {
     @Flag(help: "Show progress until every job is done or dead.")
     var wait = false
 
+    @Flag(help: "Print the batch and job ids as one JSON object.")
+    var json = false
+
     @Option(help: "Priority of the jobs: higher runs first.")
     var priority: Int32 = 0
 
@@ -147,6 +159,8 @@ struct PushImportCommand: AsyncParsableCommand {
             "Give job N of this push the unique key KEY#N: pushing the same file again while its jobs are waiting, queued or running enqueues nothing twice.",
             valueName: "key"))
     var uniqueKey: String?
+
+    @OptionGroup var batch: BatchOption
 
     @OptionGroup var callback: CallbackOptions
 
@@ -183,8 +197,10 @@ struct PushImportCommand: AsyncParsableCommand {
             parents.apply(to: &spec)
             return spec
         }
+        try await batch.checkOpen(with: client)
         let pushed = try await ImportPusher(client: client).push(
-            specs, onComplete: callback.spec(queue: queue == JobQueue.defaultName ? "" : queue))
+            specs, batch: batch.batch ?? "",
+            onComplete: callback.spec(queue: queue == JobQueue.defaultName ? "" : queue))
         let rows = chunks.reduce(0) { $0 + $1.rows }
         Terminal.error("pushed \(specs.count) jobs (\(rows) rows) as batch \(pushed.batch)")
         if !pushed.duplicates.isEmpty {
@@ -192,8 +208,14 @@ struct PushImportCommand: AsyncParsableCommand {
                 "not enqueued: \(pushed.duplicates.count) of them, whose unique keys waiting, queued or running jobs hold"
             )
         }
-        guard wait else {
+        if json {
+            Terminal.line(
+                try JSONOutput.pushed(batch: pushed.batch, jobIDs: pushed.jobIDs, duplicates: pushed.duplicates))
+        } else {
             Terminal.line(pushed.batch)
+            for id in pushed.jobIDs { Terminal.line(String(id)) }
+        }
+        guard wait else {
             await client.close()
             return
         }

@@ -122,11 +122,18 @@ struct SchedulesListCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list", abstract: "List schedules: expression, zone, next tick, jobs fired.")
 
+    @Flag(help: "Print JSON instead of text: every field of each schedule, its job spec included.")
+    var json = false
+
     @OptionGroup var jobs: JobsEndpointOption
 
     func run() async throws {
         let schedules = try await JobClient.with(endpoint: jobs.endpoint, curve: try jobs.curveKeys()) {
             try await $0.schedules()
+        }
+        if json {
+            Terminal.line(try JobJSON.text(schedules.map(ScheduleInfo.init)))
+            return
         }
         if schedules.isEmpty { Terminal.line("no schedules") }
         for schedule in schedules { Terminal.line(SchedulesCommand.line(schedule)) }

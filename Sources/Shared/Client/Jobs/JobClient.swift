@@ -1,4 +1,5 @@
 import Foundation
+import TributaryCore
 import TributaryMessaging
 import TributaryProtocol
 
@@ -80,44 +81,44 @@ public final class JobClient: Sendable {
     }
 
     /// Jobs, newest first, optionally of one state or batch.
-    public func jobs(state: String? = nil, batch: String? = nil, limit: Int = 50) async throws -> [Tributary_V1_JobInfo]
-    {
+    /// - Throws: ``ProtocolError`` naming what the coordinator refused.
+    public func jobs(state: JobState? = nil, batch: String? = nil, limit: Int = 50) async throws -> [JobInfo] {
         let request = Tributary_V1_JobsRequest.with {
-            $0.state = state ?? ""
+            $0.state = state?.rawValue ?? ""
             $0.batch = batch ?? ""
             $0.limit = UInt32(clamping: limit)
         }
         let reply = try await connection.request(.jobsRequest(request))
         guard case .jobsReply(let jobs) = reply.body else { throw Self.unexpected(reply) }
-        return jobs.jobs
+        return try jobs.jobs.map(JobInfo.init)
     }
 
     /// One job, with its error history.
-    public func job(_ id: UInt64) async throws -> Tributary_V1_JobInfo {
+    public func job(_ id: UInt64) async throws -> JobInfo {
         let reply = try await connection.request(.jobRequest(.with { $0.jobID = id }))
         guard case .jobInfo(let job) = reply.body else { throw Self.unexpected(reply) }
-        return job
+        return try JobInfo(job)
     }
 
     /// Cancels a waiting, queued or running job.
-    public func cancel(_ id: UInt64) async throws -> Tributary_V1_JobInfo {
+    public func cancel(_ id: UInt64) async throws -> JobInfo {
         let reply = try await connection.request(.cancelJobRequest(.with { $0.jobID = id }))
         guard case .jobInfo(let job) = reply.body else { throw Self.unexpected(reply) }
-        return job
+        return try JobInfo(job)
     }
 
     /// Deletes a finished job (done, dead or cancelled) and its payload.
-    public func delete(_ id: UInt64) async throws -> Tributary_V1_JobInfo {
+    public func delete(_ id: UInt64) async throws -> JobInfo {
         let reply = try await connection.request(.deleteJobRequest(.with { $0.jobID = id }))
         guard case .jobInfo(let job) = reply.body else { throw Self.unexpected(reply) }
-        return job
+        return try JobInfo(job)
     }
 
     /// Puts a dead job back in the queue with its attempts reset.
-    public func retry(_ id: UInt64) async throws -> Tributary_V1_JobInfo {
+    public func retry(_ id: UInt64) async throws -> JobInfo {
         let reply = try await connection.request(.retryJobRequest(.with { $0.jobID = id }))
         guard case .jobInfo(let job) = reply.body else { throw Self.unexpected(reply) }
-        return job
+        return try JobInfo(job)
     }
 
     /// Adds a schedule (periodic job), or replaces the one of its name when `replace`.

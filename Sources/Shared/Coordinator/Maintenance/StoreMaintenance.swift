@@ -64,7 +64,8 @@ public struct StoreMaintenance: Service {
             let expired = try await store.failTimedOutAttempts()
             for attempt in expired {
                 logger.notice(
-                    "job attempt timed out", metadata: ["job": "\(attempt.jobID)", "outcome": "\(attempt.outcome)"])
+                    "job attempt timed out",
+                    metadata: ["job": "\(attempt.jobID)", "outcome": "\(attempt.failure.outcome)"])
             }
             if !expired.isEmpty { attemptsExpired(expired) }
         } catch {

@@ -1,8 +1,8 @@
 import Metrics
 
 /// Job counters by kind, and each attempt's queue wait and run time, recorded by the router: it sees every job
-/// pushed, every attempt go out (an assignment) and end (the ack of its completing save, a failure, its worker
-/// lost, a timeout, a cancel). Used on the router's actor only.
+/// pushed, every attempt go out (an assignment) and fail, and every job end (``JobEnding``: its completing save, a
+/// death, a cancel, a parent's failure settling it). Used on the router's actor only.
 final class JobMetrics {
     /// One kind's handles, made together (every counter at 0, so Prometheus' `increase()` sees a kind's first
     /// event) and found with one lookup.
@@ -48,29 +48,37 @@ final class JobMetrics {
         kind.queueWait.recordNanoseconds(Int64(min(max(0, waited), 1e9) * 1e9))
     }
 
-    /// The job's completing save committed.
-    /// - Returns: whether the attempt was one this process sent out (and so counted now).
-    @discardableResult
-    func done(job id: Int64, attempt number: Int) -> Bool {
-        guard let attempt = running[id], attempt.attempt == number else { return false }
-        running[id] = nil
-        attempt.kind.done.increment()
-        attempt.kind.runTime.record(duration: attempt.since.duration(to: .now))
-        return true
-    }
-
-    /// The job's attempt failed; `dead` when the job died of it. Nil `number`: whichever attempt is out.
-    func failed(job id: Int64, attempt number: Int?, dead: Bool) {
+    /// The attempt failed (reported by its worker, lost with it, or timed out); nil `number`: whichever attempt is
+    /// out. Counted only for an attempt this process sent out. Its job's death, if it died of it, is an ending
+    /// (``ended(_:)``).
+    func attemptFailed(job id: Int64, attempt number: Int?) {
         guard let attempt = running[id], number == nil || attempt.attempt == number else { return }
         running[id] = nil
         attempt.kind.failed.increment()
-        if dead { attempt.kind.dead.increment() }
     }
 
-    /// The job was cancelled (queued or running).
-    func cancelled(job id: Int64, kind name: String) {
-        running[id] = nil
-        kind(name).cancelled.increment()
+    /// A job ended, however it ended (``JobEnding``): counted as done (with its run time, for an attempt this
+    /// process sent out), dead or cancelled.
+    /// - Returns: whether it was counted (a job done by an attempt another process sent out is not: its kind is
+    ///   not known here).
+    @discardableResult
+    func ended(_ ending: JobEnding) -> Bool {
+        switch ending.state {
+        case .done:
+            guard let attempt = running[ending.id], attempt.attempt == ending.progress.attempt else { return false }
+            running[ending.id] = nil
+            attempt.kind.done.increment()
+            attempt.kind.runTime.record(duration: attempt.since.duration(to: .now))
+        case .dead:
+            running[ending.id] = nil
+            kind(ending.kind).dead.increment()
+        case .cancelled:
+            running[ending.id] = nil
+            kind(ending.kind).cancelled.increment()
+        case .waiting, .queued, .running:
+            return false
+        }
+        return true
     }
 
     /// The attempt went back to the queue without counting (a graceful stop, a worker's goodbye).

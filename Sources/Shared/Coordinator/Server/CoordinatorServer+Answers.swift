@@ -52,6 +52,7 @@ extension CoordinatorServer {
     /// worker with credit left, may have more waiting: a dispatch is due again.
     private func answer(_ commit: QueuedCommit, _ result: GroupCommitResult, writtenAt: ContinuousClock.Instant) {
         answer(commit.members, result.saves, writtenAt: writtenAt)
+        jobsEnded(result.settled)
         for (claim, result) in zip(commit.claims, result.claims) {
             switch result {
             case .success(let jobs):
@@ -88,6 +89,7 @@ extension CoordinatorServer {
             let duplicates = Set(pushed.duplicates)
             jobMetrics.pushed(
                 kinds: push.specs.indices.lazy.filter { !duplicates.contains($0) }.map { push.specs[$0].kind })
+            jobsEnded(pushed.settled)
             reply(
                 to: push.peer, requestID: push.requestID,
                 .pushReply(

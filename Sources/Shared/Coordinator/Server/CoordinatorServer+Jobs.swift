@@ -19,10 +19,10 @@ extension CoordinatorServer {
         guard let job = try await store.job(id: Int64(id)) else {
             throw ProtocolError(.unknownJob, "job \(id) does not exist", jobID: id)
         }
-        var wire = job.wire
-        if job.state == .queued { wire.waiting = try await waitingReason(of: job) }
-        if job.state == .waiting { wire.waiting = try await store.parentsReason(of: job.id) }
-        reply(to: peer, requestID: requestID, .jobInfo(wire))
+        var shown = job
+        if job.state == .queued { shown.waiting = try await waitingReason(of: job) }
+        if job.state == .waiting { shown.waiting = try await store.parentsReason(of: job.id) }
+        reply(to: peer, requestID: requestID, .jobInfo(shown.wire))
     }
 
     /// Why a queued job has not gone out yet, from what the router knows now: its run-at time, the workers that
@@ -80,27 +80,31 @@ extension CoordinatorServer {
 
     func retryJob(_ id: UInt64, from peer: Data, requestID: UInt64) async throws {
         try Self.requireInt64(id, "job_id")
-        let job: JobInfo?
+        let retried: (job: JobInfo, settled: [JobEnding])?
         do {
-            job = try await store.retryJob(id: Int64(id))
+            retried = try await store.retryJob(id: Int64(id))
         } catch let error as StoreError where error.code == .constraint {
             throw ProtocolError(.invalidRequest, error.message, jobID: id)
         }
-        guard let job else { throw ProtocolError(.unknownJob, "job \(id) does not exist", jobID: id) }
+        guard let retried else { throw ProtocolError(.unknownJob, "job \(id) does not exist", jobID: id) }
         logger.info("dead job retried", metadata: ["job": "\(id)"])
-        reply(to: peer, requestID: requestID, .jobInfo(job.wire))
+        // A child retried while a parent is still failed is settled again at once.
+        jobsEnded(retried.settled)
+        reply(to: peer, requestID: requestID, .jobInfo(retried.job.wire))
         needsDispatch = true
     }
 
     func cancelJob(_ id: UInt64, from peer: Data, requestID: UInt64) async throws {
         try Self.requireInt64(id, "job_id")
-        let before: JobInfo?
+        let cancelled: (before: JobInfo, endings: [JobEnding])?
         do {
-            before = try await store.cancelJob(id: Int64(id))
+            cancelled = try await store.cancelJob(id: Int64(id))
         } catch let error as StoreError where error.code == .constraint {
             throw ProtocolError(.invalidRequest, error.message, jobID: id)
         }
-        guard let before else { throw ProtocolError(.unknownJob, "job \(id) does not exist", jobID: id) }
+        guard let (before, endings) = cancelled else {
+            throw ProtocolError(.unknownJob, "job \(id) does not exist", jobID: id)
+        }
         if before.state == .running, let holder = workers.routingID(holding: Int64(id)) {
             workers[holder]?.jobs[Int64(id)] = nil
             reply(
@@ -111,11 +115,10 @@ extension CoordinatorServer {
                         $0.attempt = UInt32(clamping: before.attempt)
                     }))
         }
-        jobMetrics.cancelled(job: Int64(id), kind: before.kind)
+        jobsEnded(endings)
         // Cancelling may have finished a batch whose callback job is now queued.
         needsDispatch = true
         logger.info("job cancelled", metadata: ["job": "\(id)", "was": "\(before.state.rawValue)"])
-        await publishProgress(ofJobs: [Int64(id)])
         var after = before
         after.state = .cancelled
         after.worker = nil

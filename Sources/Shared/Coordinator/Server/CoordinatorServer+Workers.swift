@@ -61,7 +61,13 @@ extension CoordinatorServer {
             case .success(let applied):
                 acknowledge(member, applied.outcome, writtenAt: writtenAt)
                 // The job's progress as the commit left it, after the commit's didSave.
-                if let progress = applied.progress { publisher.publish(progress) }
+                if let progress = applied.progress {
+                    publisher.publish(progress)
+                    if progress.state == .done {
+                        // The router knows the kind of the attempts it sent out.
+                        jobsEnded([JobEnding(kind: "", progress: progress, ranAttempt: true)], published: true)
+                    }
+                }
             case .failure(let error):
                 logRefusal("save refused", error, peer: member.peer, metadata: ["job": "\(member.save.jobID)"])
                 replyOrGather(
@@ -97,9 +103,6 @@ extension CoordinatorServer {
         if member.save.completesJob, workers[member.peer]?.id == member.worker {
             workers[member.peer]?.jobs[member.save.jobID] = nil
         }
-        if member.save.completesJob, !ack.duplicate {
-            if jobMetrics.done(job: member.save.jobID, attempt: member.save.attempt) { totals.jobDone() }
-        }
         replyOrGather(to: member.peer, requestID: member.requestID, .saveAck(ack))
     }
 
@@ -123,13 +126,14 @@ extension CoordinatorServer {
         logger.warning(
             "job failed",
             metadata: ["job": "\(failure.jobID)", "worker": "\(worker.id)", "error": "\(failure.message)"])
-        let outcome = try await store.failJob(
+        let failed = try await store.failJob(
             id: Int64(failure.jobID), attempt: Int(failure.attempt), worker: worker.id, message: failure.message,
             permanent: failure.permanent)
-        if let outcome {
-            jobMetrics.failed(job: Int64(failure.jobID), attempt: Int(failure.attempt), dead: outcome == .dead)
-            logger.notice("job attempt failed", metadata: ["job": "\(failure.jobID)", "outcome": "\(outcome)"])
-            await publishProgress(ofJobs: [Int64(failure.jobID)])
+        if let failed {
+            logger.notice("job attempt failed", metadata: ["job": "\(failure.jobID)", "outcome": "\(failed.outcome)"])
+            attemptsFailed([failed])
+            // A job going back to the queue did not end: its state goes on the feed all the same.
+            if failed.outcome != .dead { await publishProgress(ofJobs: [failed.id]) }
         }
         workers[peer]?.jobs[Int64(failure.jobID)] = nil
     }
@@ -156,7 +160,7 @@ extension CoordinatorServer {
                     of: worker.id, started: Set(worker.jobs.keys), reason: "attempt lost: worker \(worker.id) \(reason)"
                 )
                 requeued = lost.requeued
-                for (id, dead) in lost.failed { jobMetrics.failed(job: id, attempt: worker.jobs[id], dead: dead) }
+                attemptsFailed(lost.failed)
             }
         } catch {
             if workers[peer]?.id == worker.id { workers[peer]?.leaving = false }
@@ -186,12 +190,20 @@ extension CoordinatorServer {
         }
     }
 
+    /// Counts failed attempts, and the jobs that ended of them (``jobsEnded(_:published:)``).
+    func attemptsFailed(_ failures: [FailedAttempt]) {
+        for failure in failures {
+            jobMetrics.attemptFailed(job: failure.id, attempt: failure.attempt)
+            jobsEnded(failure.endings)
+        }
+    }
+
     /// Tells the workers of attempts that timed out (maintenance failed them in the store) to stop them.
     func stopAttempts(_ attempts: [RootStore.TimedOutAttempt]) {
         // A retry, or a batch callback (a death may finish a batch), may be waiting.
         if !attempts.isEmpty { needsDispatch = true }
+        attemptsFailed(attempts.map(\.failure))
         for expired in attempts {
-            jobMetrics.failed(job: expired.jobID, attempt: expired.attempt, dead: expired.outcome == .dead)
             // Only the attempt that timed out: by now the job may have been retried and leased again.
             guard let holder = workers.routingID(holding: expired.jobID),
                 workers[holder]?.jobs[expired.jobID] == expired.attempt

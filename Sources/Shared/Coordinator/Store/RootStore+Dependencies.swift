@@ -62,12 +62,13 @@ extension RootStore {
 
     /// After jobs finished (done, dead or cancelled) in this transaction: pushes the callbacks of `batches` that are
     /// finished and settles the children of the jobs and of the batches.
+    /// - Returns: the children (and their children) that this made dead or cancelled.
     static func finished(jobs: some Sequence<Int64>, batches: some Sequence<String>, now: Double, in db: Database)
-        throws
+        throws -> [JobEnding]
     {
         let batches = Set(batches)
         try pushCallbacks(ofFinished: batches, now: now, in: db)
-        try settle(children(ofJobs: jobs, batches: batches, in: db), now: now, in: db)
+        return try settle(children(ofJobs: jobs, batches: batches, in: db), now: now, in: db)
     }
 
     /// The children of `jobs` and of `batches`.
@@ -89,11 +90,13 @@ extension RootStore {
 
     /// Settles waiting jobs whose parents changed: queued when they may run; dead or cancelled (by their policy)
     /// when a parent failed, which settles their own children in turn.
-    static func settle(_ children: [Int64], now: Double, in db: Database) throws {
+    /// - Returns: the jobs it made dead or cancelled, for the feed and the counters (``JobEnding``).
+    static func settle(_ children: [Int64], now: Double, in db: Database) throws -> [JobEnding] {
         var work = children
+        var ended: [JobEnding] = []
         let read = try db.cachedStatement(
             sql:
-                "SELECT batch, on_parent_failure, errors FROM tributary_jobs WHERE id = ? AND state = \(JobState.waiting.sql)"
+                "SELECT batch, kind, done, total, attempt, on_parent_failure, errors FROM tributary_jobs WHERE id = ? AND state = \(JobState.waiting.sql)"
         )
         while let child = work.popLast() {
             guard let row = try Row.fetchOne(read, arguments: [child]) else { continue }
@@ -119,9 +122,15 @@ extension RootStore {
                 try db.execute(
                     sql: "UPDATE tributary_batches SET \(counter) = \(counter) + 1 WHERE batch = ?", arguments: [batch])
                 try pushCallbacks(ofFinished: [batch], now: now, in: db)
+                let progress = JobProgress(
+                    id: child, batch: batch, state: cancel ? .cancelled : .dead,
+                    done: UInt64(max(0, row["done"] as Int64)), total: UInt64(max(0, row["total"] as Int64)),
+                    attempt: row["attempt"])
+                ended.append(JobEnding(kind: row["kind"], progress: progress, ranAttempt: false))
                 work += try Self.children(ofJobs: [child], batches: [batch], in: db)
             }
         }
+        return ended
     }
 
     /// Whether a waiting job may run, must wait, or has a failed parent (one its policy does not run after).
@@ -191,14 +200,13 @@ extension RootStore {
         }
     }
 
-    /// The parents of a job, for `jobs show`.
+    /// The parents of a job, for `jobs list|show`.
     static func parents(of id: Int64, in db: Database) throws -> (jobs: [Int64], batches: [String]) {
-        (
-            try Int64.fetchAll(
-                db, sql: "SELECT parent FROM tributary_job_parents WHERE child = ? ORDER BY parent", arguments: [id]),
-            try String.fetchAll(
-                db, sql: "SELECT batch FROM tributary_batch_parents WHERE child = ? ORDER BY batch", arguments: [id])
-        )
+        let jobs = try db.cachedStatement(
+            sql: "SELECT parent FROM tributary_job_parents WHERE child = ? ORDER BY parent")
+        let batches = try db.cachedStatement(
+            sql: "SELECT batch FROM tributary_batch_parents WHERE child = ? ORDER BY batch")
+        return (try Int64.fetchAll(jobs, arguments: [id]), try String.fetchAll(batches, arguments: [id]))
     }
 
     /// Forgets the parent records of deleted jobs (as parent or as child).

@@ -27,7 +27,7 @@ extension RootStore {
             return try Row.fetchAll(
                 db, sql: "SELECT * FROM tributary_jobs \(filter) ORDER BY id DESC LIMIT ?",
                 arguments: StatementArguments(arguments)
-            ).map(Self.jobInfo)
+            ).map { try Self.jobInfo($0, in: db) }
         }
     }
 
@@ -70,8 +70,9 @@ extension RootStore {
 
     /// Puts a dead job back in the queue, its attempts reset and its error history kept.
     /// - Throws: ``StoreError`` naming the job's state when it is not dead.
-    /// - Returns: the job as it is now, or nil when there is none with that id.
-    public func retryJob(id: Int64) async throws -> JobInfo? {
+    /// - Returns: the job as it is now and, for a job with parents, itself when a failed parent settled it again
+    ///   (``JobEnding``); nil when there is no job with that id.
+    public func retryJob(id: Int64) async throws -> (job: JobInfo, settled: [JobEnding])? {
         let now = Date().timeIntervalSince1970
         return try await pool.write { db in
             guard
@@ -92,9 +93,9 @@ extension RootStore {
             try db.execute(
                 sql: "UPDATE tributary_batches SET dead_jobs = dead_jobs - 1 WHERE batch = ?",
                 arguments: [row["batch"] as String])
-            if hasParents { try Self.settle([id], now: now, in: db) }
+            let settled = hasParents ? try Self.settle([id], now: now, in: db) : []
             return try Row.fetchOne(db, sql: "SELECT * FROM tributary_jobs WHERE id = ?", arguments: [id])
-                .map { try Self.jobInfo($0, in: db) }
+                .map { (try Self.jobInfo($0, in: db), settled) }
         }
     }
 
@@ -118,8 +119,10 @@ extension RootStore {
 
     /// Cancels a queued or running job; a running one keeps the batches it committed.
     /// - Throws: ``StoreError`` naming the job's state when it is already finished.
-    /// - Returns: the job as it was before (its worker and attempt tell who to stop), or nil when there is none.
-    public func cancelJob(id: Int64) async throws -> JobInfo? {
+    /// - Returns: the job as it was before (its worker and attempt tell who to stop) and every job that ended of
+    ///   it: itself, then the jobs waiting for it that its cancellation settled; nil when there is no job with that
+    ///   id.
+    public func cancelJob(id: Int64) async throws -> (before: JobInfo, endings: [JobEnding])? {
         let now = Date().timeIntervalSince1970
         return try await pool.write { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM tributary_jobs WHERE id = ?", arguments: [id])
@@ -137,8 +140,10 @@ extension RootStore {
             try db.execute(
                 sql: "UPDATE tributary_batches SET cancelled_jobs = cancelled_jobs + 1 WHERE batch = ?",
                 arguments: [job.batch])
-            try Self.finished(jobs: [id], batches: [job.batch], now: now, in: db)
-            return job
+            let settled = try Self.finished(jobs: [id], batches: [job.batch], now: now, in: db)
+            let progress = JobProgress(
+                id: id, batch: job.batch, state: .cancelled, done: job.done, total: job.total, attempt: job.attempt)
+            return (job, [JobEnding(kind: job.kind, progress: progress, ranAttempt: job.state == .running)] + settled)
         }
     }
 

@@ -11,6 +11,16 @@ public enum JobFailureOutcome: Sendable, Equatable {
     case dead
 }
 
+/// A failed attempt as the store recorded it: what became of its job, and every job that ended of it.
+public struct FailedAttempt: Sendable, Equatable {
+    public let id: Int64
+    public let kind: String
+    public let attempt: Int
+    public let outcome: JobFailureOutcome
+    /// When it died: the job itself, then the jobs waiting for it that its death settled (dead or cancelled).
+    public let endings: [JobEnding]
+}
+
 /// The jobs of one batch that a previous coordinator left running, as the store found them when it opened.
 public struct JobsLeftRunning: Sendable, Equatable {
     /// The batch they belong to.
@@ -36,6 +46,8 @@ public struct JobsLeftRunning: Sendable, Equatable {
 public struct PushedJobs: Sendable, Equatable {
     public var ids: [Int64] = []
     public var duplicates: [Int] = []
+    /// Pushed jobs that a failed parent settled at once (dead or cancelled).
+    public var settled: [JobEnding] = []
 }
 
 /// A job the queue handed to a worker.
@@ -171,11 +183,11 @@ extension RootStore {
                 """,
             arguments: [batch, enqueuedJobs, enqueuedRows])
         // Children whose parents are done already go to the queue at once; those with a failed parent settle.
-        try Self.settle(waiting.reversed(), now: now, in: db)
+        pushed.settled = try Self.settle(waiting.reversed(), now: now, in: db)
         if let onComplete {
             try Self.setCallback(onComplete, ofBatch: batch, in: db)
             // A push of nothing new (every job a duplicate) may leave the batch finished already.
-            try Self.finished(jobs: [], batches: [batch], now: now, in: db)
+            pushed.settled += try Self.finished(jobs: [], batches: [batch], now: now, in: db)
         }
         return pushed
     }
@@ -414,14 +426,14 @@ extension RootStore {
     /// - Returns: what became of the job, or nil when the attempt no longer held it.
     @discardableResult
     public func failJob(id: Int64, attempt: Int, worker: String, message: String, permanent: Bool) async throws
-        -> JobFailureOutcome?
+        -> FailedAttempt?
     {
         try await pool.write { db in
             guard
                 let job = try Row.fetchOne(
                     db,
                     sql: """
-                        SELECT batch, errors, max_attempts, backoff_base_ms, backoff_cap_ms FROM tributary_jobs
+                        SELECT batch, kind, done, total, errors, max_attempts, backoff_base_ms, backoff_cap_ms FROM tributary_jobs
                         WHERE id = ? AND attempt = ? AND worker = ? AND state = \(JobState.running.sql)
                         """, arguments: [id, attempt, worker])
             else { return nil }
@@ -444,16 +456,16 @@ extension RootStore {
     /// died of it (its last attempt).
     public func requeueJobsNamingFailed(
         of worker: String, started: Set<Int64>? = nil, reason: String = "its worker was lost"
-    ) async throws -> (requeued: Int, failed: [(id: Int64, dead: Bool)]) {
+    ) async throws -> (requeued: Int, failed: [FailedAttempt]) {
         try await pool.write { db in
             let jobs = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT id, attempt, batch, errors, max_attempts, backoff_base_ms, backoff_cap_ms
+                    SELECT id, attempt, batch, kind, done, total, errors, max_attempts, backoff_base_ms, backoff_cap_ms
                     FROM tributary_jobs WHERE state = \(JobState.running.sql) AND worker = ?
                     """, arguments: [worker])
             var requeued = 0
-            var failed: [(id: Int64, dead: Bool)] = []
+            var failed: [FailedAttempt] = []
             for job in jobs {
                 let id: Int64 = job["id"]
                 let attempt: Int = job["attempt"]
@@ -468,10 +480,10 @@ extension RootStore {
                     requeued += 1
                     continue
                 }
-                let outcome = try Self.recordFailure(
+                let failure = try Self.recordFailure(
                     db, job: job, id: id, attempt: attempt, message: reason, permanent: false, retryAt: 0)
-                if case .retrying = outcome { requeued += 1 }
-                failed.append((id, outcome == .dead))
+                if case .retrying = failure.outcome { requeued += 1 }
+                failed.append(failure)
             }
             return (requeued, failed)
         }
@@ -505,16 +517,17 @@ extension RootStore {
         let jobs = try Row.fetchAll(
             db,
             sql: """
-                SELECT id, attempt, batch, errors, max_attempts, backoff_base_ms, backoff_cap_ms
+                SELECT id, attempt, batch, kind, done, total, errors, max_attempts, backoff_base_ms, backoff_cap_ms
                 FROM tributary_jobs WHERE state = \(JobState.running.sql)
                 """)
         var byBatch: [String: JobsLeftRunning] = [:]
         for job in jobs {
-            let outcome = try recordFailure(
+            // Before the coordinator serves: no subscriber or counter has seen these jobs in this process.
+            let failure = try recordFailure(
                 db, job: job, id: job["id"], attempt: job["attempt"],
                 message: "attempt lost: the coordinator restarted", permanent: false, retryAt: 0)
             let batch: String = job["batch"]
-            byBatch[batch, default: JobsLeftRunning(batch: batch)].count(outcome)
+            byBatch[batch, default: JobsLeftRunning(batch: batch)].count(failure.outcome)
         }
         return byBatch.values.sorted { $0.batch < $1.batch }
     }
@@ -539,10 +552,10 @@ extension RootStore {
 
     /// A running attempt that outlived its job's timeout.
     public struct TimedOutAttempt: Sendable, Equatable {
-        public let jobID: Int64
-        public let attempt: Int
         public let worker: String
-        public let outcome: JobFailureOutcome
+        public let failure: FailedAttempt
+        public var jobID: Int64 { failure.id }
+        public var attempt: Int { failure.attempt }
     }
 
     /// Fails the running attempts that have run longer than their job's `timeout_ms` (each is retried or dies).
@@ -552,17 +565,17 @@ extension RootStore {
             let jobs = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT id, attempt, worker, batch, errors, max_attempts, backoff_base_ms, backoff_cap_ms, timeout_ms
+                    SELECT id, attempt, worker, batch, kind, done, total, errors, max_attempts, backoff_base_ms, backoff_cap_ms,
+                        timeout_ms
                     FROM tributary_jobs
                     WHERE state = \(JobState.running.sql) AND timeout_ms > 0 AND leased_at + timeout_ms / 1000.0 < ?
                     """, arguments: [now.timeIntervalSince1970])
             return try jobs.map { job in
                 let timeout = Double(job["timeout_ms"] as Int64) / 1000
-                let outcome = try Self.recordFailure(
+                let failure = try Self.recordFailure(
                     db, job: job, id: job["id"], attempt: job["attempt"],
                     message: "attempt timed out after \(timeout) s", permanent: false)
-                return TimedOutAttempt(
-                    jobID: job["id"], attempt: job["attempt"], worker: job["worker"] ?? "", outcome: outcome)
+                return TimedOutAttempt(worker: job["worker"] ?? "", failure: failure)
             }
         }
     }
@@ -582,10 +595,10 @@ extension RootStore {
     }
 
     /// Appends the error to the job's history and moves it on: back to the queue at `retryAt` (the policy's
-    /// delay when nil), or dead.
+    /// delay when nil), or dead. `job` holds its batch, kind, errors and retry policy.
     fileprivate static func recordFailure(
         _ db: Database, job: Row, id: Int64, attempt: Int, message: String, permanent: Bool, retryAt: Double? = nil
-    ) throws -> JobFailureOutcome {
+    ) throws -> FailedAttempt {
         let now = Date().timeIntervalSince1970
         var errors =
             (try? JSONDecoder().decode([JobError].self, from: Data((job["errors"] as String).utf8))) ?? []
@@ -603,8 +616,13 @@ extension RootStore {
             try db.execute(
                 sql: "UPDATE tributary_batches SET dead_jobs = dead_jobs + 1 WHERE batch = ?",
                 arguments: [job["batch"] as String])
-            try finished(jobs: [id], batches: [job["batch"] as String], now: now, in: db)
-            return .dead
+            let settled = try finished(jobs: [id], batches: [job["batch"] as String], now: now, in: db)
+            let progress = JobProgress(
+                id: id, batch: job["batch"], state: .dead, done: UInt64(max(0, job["done"] as Int64)),
+                total: UInt64(max(0, job["total"] as Int64)), attempt: attempt)
+            return FailedAttempt(
+                id: id, kind: job["kind"], attempt: attempt, outcome: .dead,
+                endings: [JobEnding(kind: job["kind"], progress: progress, ranAttempt: true)] + settled)
         }
         var random = SystemRandomNumberGenerator()
         let runAt = retryAt ?? now + policy.delay(afterAttempt: attempt, using: &random).seconds
@@ -614,7 +632,9 @@ extension RootStore {
                     updated_at = ?
                 WHERE id = ?
                 """, arguments: [message, history, runAt, now, id])
-        return .retrying(at: Date(timeIntervalSince1970: runAt))
+        return FailedAttempt(
+            id: id, kind: job["kind"], attempt: attempt, outcome: .retrying(at: Date(timeIntervalSince1970: runAt)),
+            endings: [])
     }
 
     static func encodeArguments(_ arguments: [String: String]) -> String {

@@ -51,6 +51,9 @@ public struct GroupCommitResult: Sendable {
     /// When the writer began the commit: its time on the store runs from here to its answer, whatever ran on the
     /// writer before it (a fold of the inverse index, say).
     public let started: ContinuousClock.Instant
+    /// Jobs waiting for the jobs and batches these saves finished that a failed parent settled (dead or
+    /// cancelled) in the same transaction.
+    public var settled: [JobEnding] = []
 }
 
 /// Rows and jobs done, added to a batch's counters.
@@ -100,7 +103,8 @@ extension RootStore {
         try await pool.writeWithoutTransaction { db in
             defer { self.foldInverseIndexIfDue(db) }
             return try self.groupTransaction(db) { isolated in
-                try self.applySaves(saves, in: db, isolated: isolated)
+                var settled: [JobEnding] = []
+                return try self.applySaves(saves, in: db, isolated: isolated, settled: &settled)
             }
         }
     }
@@ -172,12 +176,14 @@ extension RootStore {
             do {
                 pending.fulfil(
                     try self.groupTransaction(db) { isolated in
-                        var applied = try self.applySaves(saves, in: db, isolated: isolated)
+                        var settled: [JobEnding] = []
+                        var applied = try self.applySaves(saves, in: db, isolated: isolated, settled: &settled)
                         for _ in 0..<Self.maximumJoiningRounds {
                             guard let joined = joining?(), !joined.isEmpty else { break }
                             saves += joined.saves
                             claims += joined.claims
-                            applied += try self.applySaves(joined.saves, in: db, isolated: isolated)
+                            applied += try self.applySaves(
+                                joined.saves, in: db, isolated: isolated, settled: &settled)
                         }
                         // Each claim in a savepoint: one that fails after its UPDATE (reading payloads, say) leases
                         // nothing.
@@ -190,7 +196,8 @@ extension RootStore {
                                 }
                             }
                         }
-                        return GroupCommitResult(saves: applied, claims: claimed, started: started)
+                        return GroupCommitResult(
+                            saves: applied, claims: claimed, started: started, settled: settled)
                     })
             } catch {
                 pending.fulfil(
@@ -213,9 +220,11 @@ extension RootStore {
     /// - Parameter isolated: each save with changes in a savepoint; otherwise straight into the transaction, and
     ///   the first failure throws ``SaveFailedUnisolated`` (see ``groupTransaction(_:_:)``).
     /// - Throws: when the counters cannot be written (the transaction then fails as a whole).
-    func applySaves(_ saves: [(save: SaveRequest, worker: String)], in db: Database, isolated: Bool = true) throws
-        -> [Result<AppliedSave, any Error>]
-    {
+    /// - Parameter settled: gains the jobs that the finished jobs and batches settled (dead or cancelled).
+    func applySaves(
+        _ saves: [(save: SaveRequest, worker: String)], in db: Database, isolated: Bool = true,
+        settled: inout [JobEnding]
+    ) throws -> [Result<AppliedSave, any Error>] {
         var results: [Result<AppliedSave, any Error>] = []
         results.reserveCapacity(saves.count)
         var batches: [BatchProgress] = []
@@ -279,7 +288,7 @@ extension RootStore {
                 guard case .success(let applied) = result, (applied.batchProgress?.jobs ?? 0) > 0 else { return nil }
                 return Int64(pair.save.jobID)
             }
-            try Self.finished(
+            settled += try Self.finished(
                 jobs: completed, batches: batches.lazy.filter { $0.jobs > 0 }.map(\.batch),
                 now: Date().timeIntervalSince1970, in: db)
         }

@@ -31,6 +31,9 @@ public struct JobInfo: Sendable, Equatable {
     /// The schedule that enqueued it, and that schedule's tick (seconds since 1970).
     public var schedule: String?
     public var tick: Double?
+    /// For one job asked for by id while it is queued or waiting: why it has not gone out yet (nil: nothing holds
+    /// it, or not asked).
+    public var waiting: String?
 
     public init(
         id: Int64, batch: String, kind: String, state: JobState, attempt: Int, maxAttempts: Int, done: UInt64,

@@ -112,6 +112,31 @@ extension ScheduleInfo {
 }
 
 extension JobInfo {
+    /// The job a `JobInfo` reply carries.
+    /// - Throws: ``ProtocolError`` when the coordinator sent a state or policy this version does not know.
+    public init(_ wire: Tributary_V1_JobInfo) throws {
+        self.init(
+            id: Int64(clamping: wire.jobID), batch: wire.batch, kind: wire.kind, state: try JobState(wire: wire.state),
+            attempt: Int(wire.attempt), maxAttempts: Int(wire.maxAttempts), done: wire.done, total: wire.total,
+            worker: wire.workerID.isEmpty ? nil : wire.workerID,
+            runAt: wire.runAt == 0 ? nil : Date(timeIntervalSince1970: wire.runAt),
+            createdAt: Date(timeIntervalSince1970: wire.createdAt),
+            updatedAt: Date(timeIntervalSince1970: wire.updatedAt), arguments: wire.arguments,
+            errors: wire.errors.map { JobError(attempt: Int($0.attempt), at: $0.at, message: $0.message) },
+            queue: wire.queue.isEmpty ? JobQueue.defaultName : wire.queue)
+        afterJobs = wire.afterJobs.map { Int64(clamping: $0) }
+        afterBatches = wire.afterBatches
+        if !wire.onParentFailure.isEmpty {
+            guard let policy = ParentFailure(rawValue: wire.onParentFailure) else {
+                throw ProtocolError(.invalidRequest, "unknown on_parent_failure '\(wire.onParentFailure)'")
+            }
+            onParentFailure = policy
+        }
+        schedule = wire.schedule.isEmpty ? nil : wire.schedule
+        tick = wire.schedule.isEmpty ? nil : wire.tick
+        waiting = wire.waiting.isEmpty ? nil : wire.waiting
+    }
+
     public var wire: Tributary_V1_JobInfo {
         Tributary_V1_JobInfo.with {
             $0.jobID = UInt64(max(0, id))
@@ -130,9 +155,10 @@ extension JobInfo {
             $0.queue = queue
             $0.afterJobs = afterJobs.map { UInt64(max(0, $0)) }
             $0.afterBatches = afterBatches
-            $0.onParentFailure = afterJobs.isEmpty && afterBatches.isEmpty ? "" : onParentFailure.rawValue
+            $0.onParentFailure = hasParents ? onParentFailure.rawValue : ""
             $0.schedule = schedule ?? ""
             $0.tick = tick ?? 0
+            $0.waiting = waiting ?? ""
             $0.errors = errors.map { error in
                 Tributary_V1_JobError.with {
                     $0.attempt = UInt32(clamping: error.attempt)

@@ -1,0 +1,21 @@
+import TributaryCore
+
+/// A job that ended (done, dead or cancelled) in a write, as the store tells the router: the one record the
+/// feed's `$jobs` topic and the job counters both take, whichever way the job ended (its completing save, a
+/// failure, a lost worker, a timeout, a cancel, or a parent's failure settling it).
+public struct JobEnding: Sendable, Equatable {
+    public let kind: String
+    /// Its state (`.done`, `.dead` or `.cancelled`) and progress as the write left them, as `$jobs` carries them.
+    public let progress: JobProgress
+    /// Whether an attempt of it was running when it ended (a settled child, a queued job cancelled: no).
+    public let ranAttempt: Bool
+
+    public init(kind: String, progress: JobProgress, ranAttempt: Bool) {
+        self.kind = kind
+        self.progress = progress
+        self.ranAttempt = ranAttempt
+    }
+
+    public var id: Int64 { progress.id }
+    public var state: JobState { progress.state }
+}
