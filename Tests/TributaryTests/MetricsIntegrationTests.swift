@@ -127,4 +127,52 @@ struct MetricsIntegrationTests {
         }
         #expect(scrapes >= 1)
     }
+
+    @Test("every family in a scrape has a HELP line with text, those recorded through swift-metrics included")
+    func everyFamilyHasHelp() async throws {
+        let directory = try TemporaryDirectory()
+        let users = (0..<1_000).map { #"{"login": "user\#($0)", "name": "User \#($0)"}"# }
+        let coordinator = try await TestCoordinator.start(in: directory, workers: 1)
+        defer { Task { await coordinator.process.stop() } }
+        let url = try #require(coordinator.process.httpURL)
+        let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+        defer { Task { await client.close() } }
+        let push = try await client.pushImport(
+            Data((users.joined(separator: "\n") + "\n").utf8), entity: "User", rowsPerJob: 500)
+        _ = try await client.finish(push.batch)
+        let (refusal, _) = try await HTTPRequests.send(
+            url + "api/jobs/999999/retry", method: "POST", headers: ["X-Tributary-Action": "1"])
+        #expect(refusal == 404)
+
+        let (status, body) = try await HTTPRequests.send(url + "metrics")
+        try #require(status == 200, "GET /metrics answered \(status): \(body)")
+        let families = Self.families(body)
+        // The families swift-metrics made once jobs ran and a request was refused, and a gauge read at the scrape.
+        for name in [
+            "tributary_jobs_done_total", "tributary_rows_committed_total", "tributary_job_run_seconds",
+            "tributary_group_commit_rows", "tributary_messages_refused_total", "tributary_jobs",
+        ] {
+            #expect(families.typed.contains(name), "\(name) is not in the scrape")
+        }
+        for name in families.typed {
+            let help = families.help[name]?.trimmingCharacters(in: .whitespaces) ?? ""
+            #expect(!help.isEmpty, "\(name) has a # TYPE line but no # HELP text")
+        }
+    }
+
+    /// The families of a text exposition that have a `# TYPE` line, and each family's `# HELP` text.
+    static func families(_ text: String) -> (typed: [String], help: [String: String]) {
+        var typed: [String] = []
+        var help: [String: String] = [:]
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false)
+            guard fields.count >= 3, fields[0] == "#" else { continue }
+            switch fields[1] {
+            case "TYPE": typed.append(String(fields[2]))
+            case "HELP": help[String(fields[2])] = fields.count > 3 ? String(fields[3]) : ""
+            default: break
+            }
+        }
+        return (typed, help)
+    }
 }

@@ -146,6 +146,14 @@ class Fake:
             self.rates.append({"time": math.floor(now), "rowsPerSecond": float(rows), "jobsPerSecond": float(jobs)})
             del self.rates[:-600]
 
+    def recent(self):
+        """The snapshot's `recent`: the rates over the last minute of samples (one a second), or over all of them."""
+        last = self.rates[-60:]
+        seconds = float(len(last))
+        return {"seconds": seconds,
+                "rowsPerSecond": sum(sample["rowsPerSecond"] for sample in last) / seconds if last else 0.0,
+                "jobsPerSecond": sum(sample["jobsPerSecond"] for sample in last) / seconds if last else 0.0}
+
     def queue(self):
         return sorted((job for job in self.jobs.values() if job["state"] == "queued"),
                       key=lambda job: (job["runAt"] or 0, job["id"]))
@@ -194,6 +202,7 @@ class Fake:
                 "jobs": {state: len(jobs) for state, jobs in by_state.items()},
                 "totals": {"rowsCommitted": self.rows_committed, "jobsDone": self.jobs_done, "commits": self.commits},
                 "rates": list(self.rates),
+                "recent": self.recent(),
                 "batches": sorted(batches.values(), key=lambda batch: batch["batch"]),
                 "workers": workers,
                 "running": [{key: job[key] for key in ("id", "kind", "queue", "batch", "worker", "attempt", "done",

@@ -37,7 +37,7 @@ struct CoordinatorView: Sendable {
     }
 
     /// Everything the dashboard shows now.
-    func snapshot(rates: [RateHistory.Sample]) async throws -> DashboardSnapshot {
+    func snapshot(rates: RateHistory) async throws -> DashboardSnapshot {
         async let statusReply = status()
         async let deadJobs = jobs(.dead)
         async let queuedJobs = jobs(.queued)
@@ -46,6 +46,8 @@ struct CoordinatorView: Sendable {
         let status = try await statusReply
         let sizes = fileSizes()
         let totals = server.totals
+        // The totals shown and the last minute's rates beside them from one reading, so they agree.
+        let reading = RateHistory.reading(totals)
         let byWorker = Dictionary(grouping: status.running, by: \.workerID)
         return DashboardSnapshot(
             time: Date().timeIntervalSince1970,
@@ -56,8 +58,9 @@ struct CoordinatorView: Sendable {
                 waiting: status.jobs.waiting, queued: status.jobs.queued, running: status.jobs.running,
                 done: status.jobs.done,
                 dead: status.jobs.dead, cancelled: status.jobs.cancelled),
-            totals: .init(rowsCommitted: totals.rowsCommitted, jobsDone: totals.jobsDone, commits: totals.commits),
-            rates: rates,
+            totals: .init(rowsCommitted: reading.rows, jobsDone: reading.jobs, commits: totals.commits),
+            rates: rates.samples,
+            recent: rates.recent(reading),
             batches: try await batchList.map {
                 .init(
                     batch: $0.batch, totalJobs: $0.totalJobs, doneJobs: $0.doneJobs, deadJobs: $0.deadJobs,

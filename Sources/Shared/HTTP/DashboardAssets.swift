@@ -867,18 +867,10 @@ enum DashboardAssets {
             if (document.title !== title) document.title = title;
           }
 
-          function average(samples, field, since) {
-            let sum = 0;
-            let count = 0;
-            for (let index = samples.length - 1; index >= 0; index -= 1) {
-              const sample = samples[index];
-              if (!(sample.time >= since)) break;
-              if (isNumber(sample[field])) {
-                sum += sample[field];
-                count += 1;
-              }
-            }
-            return count > 0 ? sum / count : null;
+          // The time the snapshot's `recent` rates are over: the time since the start until it is a minute.
+          function recentSpan(seconds) {
+            if (!isNumber(seconds) || seconds <= 0) return null;
+            return seconds >= 59.5 ? '1 min' : formatDuration(seconds);
           }
 
           function renderCards(snapshot) {
@@ -896,11 +888,10 @@ enum DashboardAssets {
             const last = rates.length > 0 ? object(rates[rates.length - 1]) : {};
             setText($('rows-per-second'), formatRate(last.rowsPerSecond));
             setText($('jobs-per-second'), formatRate(last.jobsPerSecond));
-            const since = isNumber(last.time) ? last.time - 59.5 : Infinity;
-            const rowsAverage = average(rates, 'rowsPerSecond', since);
-            const jobsAverage = average(rates, 'jobsPerSecond', since);
-            setText($('rows-per-second-avg'), rowsAverage === null ? '' : formatRate(rowsAverage) + ' over 1 min');
-            setText($('jobs-per-second-avg'), jobsAverage === null ? '' : formatRate(jobsAverage) + ' over 1 min');
+            const recent = object(snapshot.recent);
+            const span = recentSpan(recent.seconds);
+            setText($('rows-per-second-avg'), span === null ? '' : formatRate(recent.rowsPerSecond) + ' over ' + span);
+            setText($('jobs-per-second-avg'), span === null ? '' : formatRate(recent.jobsPerSecond) + ' over ' + span);
 
             const feed = object(snapshot.feed);
             setText($('last-seq'), formatInteger(feed.lastSeq));

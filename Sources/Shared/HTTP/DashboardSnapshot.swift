@@ -104,6 +104,7 @@ struct DashboardSnapshot: Encodable, Sendable {
     var jobs: Jobs
     var totals: Totals
     var rates: [RateHistory.Sample]
+    var recent: RateHistory.Recent
     var batches: [Batch]
     var workers: [Worker]
     var running: [RunningJob]

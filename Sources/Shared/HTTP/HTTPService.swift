@@ -16,7 +16,7 @@ public struct HTTPService: Service {
     private let exporter: MetricsExporter
     private let logger: Logger
     private let listening: @Sendable (String) -> Void
-    private let rates = RateHistory()
+    private let rates: RateHistory
     private let snapshots: SnapshotCache
 
     /// - Parameter listening: called with the dashboard's URL once the port is bound.
@@ -27,6 +27,7 @@ public struct HTTPService: Service {
         self.endpoint = endpoint
         view = CoordinatorView(server: server)
         snapshots = SnapshotCache(view: view)
+        rates = RateHistory(start: server.totals.started)
         self.exporter = exporter
         self.logger = logger
         self.listening = listening
@@ -75,7 +76,7 @@ final class SnapshotCache: Sendable {
         let view = self.view
         let task = latest.withLock { latest in
             if let current = latest, current.at.duration(to: .now) < .milliseconds(900) { return current.task }
-            let task = Task { try await view.snapshot(rates: rates.samples) }
+            let task = Task { try await view.snapshot(rates: rates) }
             latest = (.now, task)
             return task
         }

@@ -12,11 +12,12 @@ public final class MetricsExporter: Sendable {
     private let subscriberGauges = Mutex<Set<String>>([])
     private let queueGauges = Mutex<Set<String>>([])
 
-    /// Makes the registry and bootstraps swift-metrics with it, with buckets for the coordinator's histograms.
+    /// Makes the registry and bootstraps swift-metrics with it, with each family's HELP text and buckets for the
+    /// coordinator's histograms.
     /// Call once, before the coordinator starts (its handles are made on first use).
     public static func bootstrap() -> MetricsExporter {
         let exporter = MetricsExporter()
-        var factory = PrometheusMetricsFactory(registry: exporter.registry)
+        var factory = DescribedMetricsFactory(registry: exporter.registry)
         let jobSeconds: [Duration] = [
             .milliseconds(10), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500),
             .seconds(1), .seconds(2.5), .seconds(5), .seconds(10), .seconds(30), .seconds(60), .seconds(300),
@@ -27,12 +28,12 @@ public final class MetricsExporter: Sendable {
             .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500),
             .seconds(1), .seconds(2.5), .seconds(5), .seconds(10),
         ]
-        factory.durationHistogramBuckets = [
+        factory.durationBuckets = [
             MetricNames.jobRunSeconds: jobSeconds, MetricNames.jobQueueWaitSeconds: jobSeconds,
             MetricNames.groupCommitSeconds: commitSeconds, MetricNames.saveCommitSeconds: commitSeconds,
             MetricNames.commitPublishSeconds: commitSeconds,
         ]
-        factory.valueHistogramBuckets = [
+        factory.valueBuckets = [
             MetricNames.groupCommitRows: [1, 10, 100, 1_000, 5_000, 10_000, 25_000, 50_000, 100_000, 250_000]
         ]
         MetricsSystem.bootstrap(factory)
@@ -55,41 +56,41 @@ public final class MetricsExporter: Sendable {
             ("dead", counts.dead),
             ("cancelled", counts.cancelled),
         ] {
-            gauge(MetricNames.jobs, "Jobs by state.", [("state", state)]).set(Double(count))
+            gauge(MetricNames.jobs, [("state", state)]).set(Double(count))
         }
-        gauge(MetricNames.workersConnected, "Workers registered now.").set(Double(status.workers.count))
+        gauge(MetricNames.workersConnected).set(Double(status.workers.count))
         let sizes = view.fileSizes()
-        gauge(MetricNames.storeBytes, "The store's main file.").set(Double(sizes.store))
-        gauge(MetricNames.walBytes, "The store's write-ahead log.").set(Double(sizes.wal))
-        gauge(MetricNames.historyOldestSeq, "The oldest seq the history keeps.").set(Double(status.oldestHistorySeq))
-        gauge(MetricNames.historyNewestSeq, "The last seq committed.").set(Double(status.lastSeq))
+        gauge(MetricNames.storeBytes).set(Double(sizes.store))
+        gauge(MetricNames.walBytes).set(Double(sizes.wal))
+        gauge(MetricNames.historyOldestSeq).set(Double(status.oldestHistorySeq))
+        gauge(MetricNames.historyNewestSeq).set(Double(status.lastSeq))
         queueGauges.withLock { known in
             // Queue names come from clients: at most 64 of them get series (the deepest first), like job kinds.
             for queue in status.queues.sorted(by: { $0.queued > $1.queued })
             where known.contains(queue.name) || known.count < Self.maximumQueueSeries {
                 known.insert(queue.name)
-                gauge(MetricNames.queueJobs, Self.queueHelp, [("queue", queue.name)]).set(Double(queue.queued))
-                gauge(MetricNames.queueLatencySeconds, Self.latencyHelp, [("queue", queue.name)])
+                gauge(MetricNames.queueJobs, [("queue", queue.name)]).set(Double(queue.queued))
+                gauge(MetricNames.queueLatencySeconds, [("queue", queue.name)])
                     .set(Double(queue.latencySeconds))
             }
             // A queue emptied since the last scrape reads 0 rather than disappearing: alerts keep their series.
             let names = Set(status.queues.map(\.name))
             for name in known.subtracting(names) {
-                gauge(MetricNames.queueJobs, Self.queueHelp, [("queue", name)]).set(Double(0))
-                gauge(MetricNames.queueLatencySeconds, Self.latencyHelp, [("queue", name)]).set(Double(0))
+                gauge(MetricNames.queueJobs, [("queue", name)]).set(Double(0))
+                gauge(MetricNames.queueLatencySeconds, [("queue", name)]).set(Double(0))
             }
         }
         // Set and retired under one lock, so two scrapes at once cannot bring back a deleted subscriber's gauge.
         subscriberGauges.withLock { known in
             for subscriber in subscribers {
                 let lag = status.lastSeq > subscriber.position ? status.lastSeq - subscriber.position : 0
-                gauge(MetricNames.subscriberLagCommits, Self.lagHelp, [("subscriber", subscriber.name)])
+                gauge(MetricNames.subscriberLagCommits, [("subscriber", subscriber.name)])
                     .set(Double(lag))
             }
             let names = Set(subscribers.map(\.name))
             // A deleted subscriber's gauge goes, rather than showing its last lag for ever.
             for name in known.subtracting(names) {
-                registry.unregisterGauge(gauge(MetricNames.subscriberLagCommits, Self.lagHelp, [("subscriber", name)]))
+                registry.unregisterGauge(gauge(MetricNames.subscriberLagCommits, [("subscriber", name)]))
             }
             known = names
         }
@@ -99,13 +100,10 @@ public final class MetricsExporter: Sendable {
         return buffer
     }
 
-    private static let lagHelp = "Commits a durable subscriber is behind the last one."
-    private static let queueHelp = "Jobs queued in a named queue."
     private static let maximumQueueSeries = 64
-    private static let latencyHelp = "How long a queue's oldest due job has waited."
 
-    private func gauge(_ name: String, _ help: String, _ labels: [(String, String)] = []) -> Prometheus.Gauge {
-        registry.makeGauge(
-            descriptor: MetricNameDescriptor(metricName: name, unitName: "", helpText: help), labels: labels)
+    /// The gauge `name` with `labels`, registered with its HELP text from the same table as the other families.
+    private func gauge(_ name: String, _ labels: [(String, String)] = []) -> Prometheus.Gauge {
+        registry.makeGauge(descriptor: .described(name), labels: labels)
     }
 }

@@ -8,6 +8,9 @@ public final class CoordinatorTotals: Sendable {
     private let commitCount = Atomic<Int>(0)
     private let jobs = Atomic<Int>(0)
 
+    /// When counting began, every total at 0: where the dashboard's rates start from.
+    public let started = ContinuousClock.now
+
     /// Objects inserted, updated or deleted by committed saves.
     public var rowsCommitted: Int { rows.load(ordering: .relaxed) }
     /// Commits that took a sequence number.
