@@ -2561,7 +2561,9 @@ public nonisolated struct Tributary_V1_SortKey: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// an attribute or to-one relationship
+  /// An attribute or to-one relationship of the fetched entity, a key path through to-one relationships
+  /// (`author.login`), or `@count` of a to-many relationship, at the end of such a path or not (`reviewers.@count`,
+  /// `author.followers.@count`). A path through a to-many relationship is refused (INVALID_PREDICATE).
   public var key: String = String()
 
   public var descending: Bool = false
