@@ -8,8 +8,9 @@ import ZeroMQ
 ///
 /// Requests carry a fresh request id and wait for the reply that echoes it; an `Error` reply is thrown as a
 /// ``ProtocolError``. A request that uses a ``Capability`` names it in its envelope's `requires`, and is never
-/// answered with what a coordinator without it made of the request (``request(_:timeout:)``). Messages that answer no request (job assignments, unsolicited errors) arrive on
-/// ``messages``, in the batches they arrived in. ZeroMQ reconnects in the background, with a backoff of 1 s doubling to 32 s.
+/// answered with what a coordinator without it made of the request (``request(_:timeout:)``). Messages that answer
+/// no request (job assignments, unsolicited errors) arrive on ``messages``, in the batches they arrived in. ZeroMQ
+/// reconnects in the background, with a backoff of 1 s doubling to 32 s.
 ///
 /// ```swift
 /// let connection = try CoordinatorConnection(endpoint: "tcp://127.0.0.1:7400")
