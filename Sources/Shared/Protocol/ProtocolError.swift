@@ -59,6 +59,7 @@ public struct ProtocolError: Error, CustomStringConvertible, Sendable, Equatable
         case .invalidPredicate: "INVALID_PREDICATE"
         case .tooManyRequests: "TOO_MANY_REQUESTS"
         case .forbidden: "FORBIDDEN"
+        case .unsupported: "UNSUPPORTED"
         case .unspecified: "ERROR_CODE_UNSPECIFIED"
         case .UNRECOGNIZED(let value): "ERROR_CODE_\(value)"
         }

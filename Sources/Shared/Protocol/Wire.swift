@@ -16,6 +16,9 @@ public enum Wire {
     /// The feed topic of job progress and state changes (`JobProgress`).
     public static let jobsTopic = "$jobs"
 
+    /// The queue an empty `JobSpec.queue` or `WorkerHello.queues` stands for.
+    public static let defaultQueue = "default"
+
     /// The frames a DEALER sends for an envelope.
     public static func frames(_ envelope: Tributary_V1_Envelope) -> [Data] {
         // Serializing a message built in memory cannot fail; an empty frame would be answered as malformed.
@@ -61,12 +64,16 @@ public enum Wire {
         }
     }
 
-    /// An envelope carrying `body`, answering `requestID`.
-    public static func envelope(_ requestID: UInt64 = 0, _ body: Tributary_V1_Envelope.OneOf_Body)
-        -> Tributary_V1_Envelope
-    {
+    /// An envelope carrying `body`, answering `requestID`, announcing this build's protocol version (every
+    /// envelope this build sends does, so its receiver knows what it speaks).
+    /// - Parameter requires: the capabilities the message needs from its receiver (``Capability/needed(by:)``).
+    public static func envelope(
+        _ requestID: UInt64 = 0, _ body: Tributary_V1_Envelope.OneOf_Body, requires: Set<Capability> = []
+    ) -> Tributary_V1_Envelope {
         var envelope = Tributary_V1_Envelope()
         envelope.requestID = requestID
+        envelope.protocolVersion = ProtocolVersion.current
+        envelope.requires = Capability.names(requires)
         envelope.body = body
         return envelope
     }

@@ -8,7 +8,8 @@
 // For information on using the generated types, please see the documentation:
 //   https://github.com/apple/swift-protobuf/
 
-/// Tributary wire protocol, version 1. See docs/protocol.md for frames, flows and error handling.
+/// Tributary wire protocol, version 2 (the version every envelope announces; see Envelope.protocol_version). See
+/// docs/protocol.md for frames, flows, versions and error handling.
 ///
 /// Regenerate the Swift code (committed as tributary.pb.swift) with `make proto`.
 
@@ -96,6 +97,9 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
 
   /// their answers, then ask again
   case forbidden // = 21
+
+  /// message, or its key was revoked
+  case unsupported // = 22
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -126,6 +130,7 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
     case 19: self = .invalidPredicate
     case 20: self = .tooManyRequests
     case 21: self = .forbidden
+    case 22: self = .unsupported
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -154,6 +159,7 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
     case .invalidPredicate: return 19
     case .tooManyRequests: return 20
     case .forbidden: return 21
+    case .unsupported: return 22
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -182,6 +188,7 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
     .invalidPredicate,
     .tooManyRequests,
     .forbidden,
+    .unsupported,
   ]
 
 }
@@ -475,368 +482,415 @@ public nonisolated enum Tributary_V1_FetchResultType: SwiftProtobuf.Enum, Swift.
 ///   frame 0: the protocol signature, the 4 ASCII bytes "TRB1"
 ///   frame 1: an Envelope
 /// (the ROUTER sees the peer's routing id in front of them). Replies echo the request_id.
-public nonisolated struct Tributary_V1_Envelope: Sendable {
+///
+/// Versions and capabilities (docs/protocol.md §2a). A capability is a feature carried by fields that a peer without
+/// it would decode and silently ignore, serving the message wrongly instead of refusing it:
+///   "queues"             WorkerHello.queues and queue_weights (other than the default queue alone), JobSpec.queue
+///   "dependencies"       JobSpec.after_jobs, after_batches, after_pushed (and on_parent_failure with them)
+///   "batch-callbacks"    PushJobs.on_complete
+///   "predicate-options"  Comparison.case_insensitive and diacritic_insensitive ([c], [d], [cd])
+/// Version 2 has all four. A sender lists in `requires` the capabilities its message uses; a coordinator lacking one
+/// refuses the message with UNSUPPORTED. A coordinator of version 1 announces no version and reads no `requires`: a
+/// peer that needs a capability treats it as having none (docs/scale-out.md: upgrade the coordinator first).
+public nonisolated struct Tributary_V1_Envelope: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// Chosen by the sender of a request; echoed in the reply (or Error) it causes. One-way messages may use 0, but an
   /// Error about one then carries 0 too: a sender that wants to match errors gives every message its own id.
-  public var requestID: UInt64 = 0
+  public var requestID: UInt64 {
+    get {_storage._requestID}
+    set {_uniqueStorage()._requestID = newValue}
+  }
 
-  public var body: Tributary_V1_Envelope.OneOf_Body? = nil
+  /// The sender's protocol version: 2 for this file. 0 (absent) is version 1, a peer from before versions were
+  /// announced. The coordinator sets it on everything it sends, so a peer learns its version from any reply.
+  public var protocolVersion: UInt32 {
+    get {_storage._protocolVersion}
+    set {_uniqueStorage()._protocolVersion = newValue}
+  }
+
+  /// The capabilities this message needs from its receiver (names as listed above). The coordinator refuses a
+  /// message naming one it lacks (UNSUPPORTED, naming both versions and the capability) and handles nothing of it.
+  public var requires: [String] {
+    get {_storage._requires}
+    set {_uniqueStorage()._requires = newValue}
+  }
+
+  public var body: OneOf_Body? {
+    get {return _storage._body}
+    set {_uniqueStorage()._body = newValue}
+  }
 
   /// worker -> coordinator
   public var workerHello: Tributary_V1_WorkerHello {
     get {
-      if case .workerHello(let v)? = body {return v}
+      if case .workerHello(let v)? = _storage._body {return v}
       return Tributary_V1_WorkerHello()
     }
-    set {body = .workerHello(newValue)}
+    set {_uniqueStorage()._body = .workerHello(newValue)}
   }
 
   public var workerReady: Tributary_V1_WorkerReady {
     get {
-      if case .workerReady(let v)? = body {return v}
+      if case .workerReady(let v)? = _storage._body {return v}
       return Tributary_V1_WorkerReady()
     }
-    set {body = .workerReady(newValue)}
+    set {_uniqueStorage()._body = .workerReady(newValue)}
   }
 
   public var heartbeat: Tributary_V1_Heartbeat {
     get {
-      if case .heartbeat(let v)? = body {return v}
+      if case .heartbeat(let v)? = _storage._body {return v}
       return Tributary_V1_Heartbeat()
     }
-    set {body = .heartbeat(newValue)}
+    set {_uniqueStorage()._body = .heartbeat(newValue)}
   }
 
   public var saveChanges: Tributary_V1_SaveChanges {
     get {
-      if case .saveChanges(let v)? = body {return v}
+      if case .saveChanges(let v)? = _storage._body {return v}
       return Tributary_V1_SaveChanges()
     }
-    set {body = .saveChanges(newValue)}
+    set {_uniqueStorage()._body = .saveChanges(newValue)}
   }
 
   public var jobFailed: Tributary_V1_JobFailed {
     get {
-      if case .jobFailed(let v)? = body {return v}
+      if case .jobFailed(let v)? = _storage._body {return v}
       return Tributary_V1_JobFailed()
     }
-    set {body = .jobFailed(newValue)}
+    set {_uniqueStorage()._body = .jobFailed(newValue)}
   }
 
   public var workerBye: Tributary_V1_WorkerBye {
     get {
-      if case .workerBye(let v)? = body {return v}
+      if case .workerBye(let v)? = _storage._body {return v}
       return Tributary_V1_WorkerBye()
     }
-    set {body = .workerBye(newValue)}
+    set {_uniqueStorage()._body = .workerBye(newValue)}
   }
 
   /// coordinator -> worker
   public var welcome: Tributary_V1_Welcome {
     get {
-      if case .welcome(let v)? = body {return v}
+      if case .welcome(let v)? = _storage._body {return v}
       return Tributary_V1_Welcome()
     }
-    set {body = .welcome(newValue)}
+    set {_uniqueStorage()._body = .welcome(newValue)}
   }
 
   public var jobAssignment: Tributary_V1_JobAssignment {
     get {
-      if case .jobAssignment(let v)? = body {return v}
+      if case .jobAssignment(let v)? = _storage._body {return v}
       return Tributary_V1_JobAssignment()
     }
-    set {body = .jobAssignment(newValue)}
+    set {_uniqueStorage()._body = .jobAssignment(newValue)}
   }
 
   public var saveAck: Tributary_V1_SaveAck {
     get {
-      if case .saveAck(let v)? = body {return v}
+      if case .saveAck(let v)? = _storage._body {return v}
       return Tributary_V1_SaveAck()
     }
-    set {body = .saveAck(newValue)}
+    set {_uniqueStorage()._body = .saveAck(newValue)}
   }
 
   public var cancelJob: Tributary_V1_CancelJob {
     get {
-      if case .cancelJob(let v)? = body {return v}
+      if case .cancelJob(let v)? = _storage._body {return v}
       return Tributary_V1_CancelJob()
     }
-    set {body = .cancelJob(newValue)}
+    set {_uniqueStorage()._body = .cancelJob(newValue)}
   }
 
   public var drain: Tributary_V1_Drain {
     get {
-      if case .drain(let v)? = body {return v}
+      if case .drain(let v)? = _storage._body {return v}
       return Tributary_V1_Drain()
     }
-    set {body = .drain(newValue)}
+    set {_uniqueStorage()._body = .drain(newValue)}
   }
 
   /// client -> coordinator
   public var pushJobs: Tributary_V1_PushJobs {
     get {
-      if case .pushJobs(let v)? = body {return v}
+      if case .pushJobs(let v)? = _storage._body {return v}
       return Tributary_V1_PushJobs()
     }
-    set {body = .pushJobs(newValue)}
+    set {_uniqueStorage()._body = .pushJobs(newValue)}
   }
 
   public var statusRequest: Tributary_V1_StatusRequest {
     get {
-      if case .statusRequest(let v)? = body {return v}
+      if case .statusRequest(let v)? = _storage._body {return v}
       return Tributary_V1_StatusRequest()
     }
-    set {body = .statusRequest(newValue)}
+    set {_uniqueStorage()._body = .statusRequest(newValue)}
   }
 
   public var batchStatusRequest: Tributary_V1_BatchStatusRequest {
     get {
-      if case .batchStatusRequest(let v)? = body {return v}
+      if case .batchStatusRequest(let v)? = _storage._body {return v}
       return Tributary_V1_BatchStatusRequest()
     }
-    set {body = .batchStatusRequest(newValue)}
+    set {_uniqueStorage()._body = .batchStatusRequest(newValue)}
   }
 
   public var jobsRequest: Tributary_V1_JobsRequest {
     get {
-      if case .jobsRequest(let v)? = body {return v}
+      if case .jobsRequest(let v)? = _storage._body {return v}
       return Tributary_V1_JobsRequest()
     }
-    set {body = .jobsRequest(newValue)}
+    set {_uniqueStorage()._body = .jobsRequest(newValue)}
   }
 
   public var jobRequest: Tributary_V1_JobRequest {
     get {
-      if case .jobRequest(let v)? = body {return v}
+      if case .jobRequest(let v)? = _storage._body {return v}
       return Tributary_V1_JobRequest()
     }
-    set {body = .jobRequest(newValue)}
+    set {_uniqueStorage()._body = .jobRequest(newValue)}
   }
 
   public var retryJobRequest: Tributary_V1_RetryJobRequest {
     get {
-      if case .retryJobRequest(let v)? = body {return v}
+      if case .retryJobRequest(let v)? = _storage._body {return v}
       return Tributary_V1_RetryJobRequest()
     }
-    set {body = .retryJobRequest(newValue)}
+    set {_uniqueStorage()._body = .retryJobRequest(newValue)}
   }
 
   public var cancelJobRequest: Tributary_V1_CancelJobRequest {
     get {
-      if case .cancelJobRequest(let v)? = body {return v}
+      if case .cancelJobRequest(let v)? = _storage._body {return v}
       return Tributary_V1_CancelJobRequest()
     }
-    set {body = .cancelJobRequest(newValue)}
+    set {_uniqueStorage()._body = .cancelJobRequest(newValue)}
   }
 
   public var deleteJobRequest: Tributary_V1_DeleteJobRequest {
     get {
-      if case .deleteJobRequest(let v)? = body {return v}
+      if case .deleteJobRequest(let v)? = _storage._body {return v}
       return Tributary_V1_DeleteJobRequest()
     }
-    set {body = .deleteJobRequest(newValue)}
+    set {_uniqueStorage()._body = .deleteJobRequest(newValue)}
   }
 
   public var putScheduleRequest: Tributary_V1_PutScheduleRequest {
     get {
-      if case .putScheduleRequest(let v)? = body {return v}
+      if case .putScheduleRequest(let v)? = _storage._body {return v}
       return Tributary_V1_PutScheduleRequest()
     }
-    set {body = .putScheduleRequest(newValue)}
+    set {_uniqueStorage()._body = .putScheduleRequest(newValue)}
   }
 
   public var schedulesRequest: Tributary_V1_SchedulesRequest {
     get {
-      if case .schedulesRequest(let v)? = body {return v}
+      if case .schedulesRequest(let v)? = _storage._body {return v}
       return Tributary_V1_SchedulesRequest()
     }
-    set {body = .schedulesRequest(newValue)}
+    set {_uniqueStorage()._body = .schedulesRequest(newValue)}
   }
 
   public var scheduleActionRequest: Tributary_V1_ScheduleActionRequest {
     get {
-      if case .scheduleActionRequest(let v)? = body {return v}
+      if case .scheduleActionRequest(let v)? = _storage._body {return v}
       return Tributary_V1_ScheduleActionRequest()
     }
-    set {body = .scheduleActionRequest(newValue)}
+    set {_uniqueStorage()._body = .scheduleActionRequest(newValue)}
   }
 
   public var backupRequest: Tributary_V1_BackupRequest {
     get {
-      if case .backupRequest(let v)? = body {return v}
+      if case .backupRequest(let v)? = _storage._body {return v}
       return Tributary_V1_BackupRequest()
     }
-    set {body = .backupRequest(newValue)}
+    set {_uniqueStorage()._body = .backupRequest(newValue)}
+  }
+
+  /// worker, client or subscriber -> coordinator
+  public var versionRequest: Tributary_V1_VersionRequest {
+    get {
+      if case .versionRequest(let v)? = _storage._body {return v}
+      return Tributary_V1_VersionRequest()
+    }
+    set {_uniqueStorage()._body = .versionRequest(newValue)}
   }
 
   /// subscriber -> coordinator (the feed's requests; see docs/feed.md)
   public var historyRequest: Tributary_V1_HistoryRequest {
     get {
-      if case .historyRequest(let v)? = body {return v}
+      if case .historyRequest(let v)? = _storage._body {return v}
       return Tributary_V1_HistoryRequest()
     }
-    set {body = .historyRequest(newValue)}
+    set {_uniqueStorage()._body = .historyRequest(newValue)}
   }
 
   public var snapshotRequest: Tributary_V1_SnapshotRequest {
     get {
-      if case .snapshotRequest(let v)? = body {return v}
+      if case .snapshotRequest(let v)? = _storage._body {return v}
       return Tributary_V1_SnapshotRequest()
     }
-    set {body = .snapshotRequest(newValue)}
+    set {_uniqueStorage()._body = .snapshotRequest(newValue)}
   }
 
   public var subscriberUpdate: Tributary_V1_SubscriberUpdate {
     get {
-      if case .subscriberUpdate(let v)? = body {return v}
+      if case .subscriberUpdate(let v)? = _storage._body {return v}
       return Tributary_V1_SubscriberUpdate()
     }
-    set {body = .subscriberUpdate(newValue)}
+    set {_uniqueStorage()._body = .subscriberUpdate(newValue)}
   }
 
   public var subscribersRequest: Tributary_V1_SubscribersRequest {
     get {
-      if case .subscribersRequest(let v)? = body {return v}
+      if case .subscribersRequest(let v)? = _storage._body {return v}
       return Tributary_V1_SubscribersRequest()
     }
-    set {body = .subscribersRequest(newValue)}
+    set {_uniqueStorage()._body = .subscribersRequest(newValue)}
   }
 
   public var deleteSubscriberRequest: Tributary_V1_DeleteSubscriberRequest {
     get {
-      if case .deleteSubscriberRequest(let v)? = body {return v}
+      if case .deleteSubscriberRequest(let v)? = _storage._body {return v}
       return Tributary_V1_DeleteSubscriberRequest()
     }
-    set {body = .deleteSubscriberRequest(newValue)}
+    set {_uniqueStorage()._body = .deleteSubscriberRequest(newValue)}
   }
 
   /// worker, client or subscriber -> coordinator (a context's fetch; see docs/contexts.md)
   public var fetchRequest: Tributary_V1_FetchRequest {
     get {
-      if case .fetchRequest(let v)? = body {return v}
+      if case .fetchRequest(let v)? = _storage._body {return v}
       return Tributary_V1_FetchRequest()
     }
-    set {body = .fetchRequest(newValue)}
+    set {_uniqueStorage()._body = .fetchRequest(newValue)}
   }
 
   /// coordinator -> client
   public var pushReply: Tributary_V1_PushReply {
     get {
-      if case .pushReply(let v)? = body {return v}
+      if case .pushReply(let v)? = _storage._body {return v}
       return Tributary_V1_PushReply()
     }
-    set {body = .pushReply(newValue)}
+    set {_uniqueStorage()._body = .pushReply(newValue)}
   }
 
   public var statusReply: Tributary_V1_StatusReply {
     get {
-      if case .statusReply(let v)? = body {return v}
+      if case .statusReply(let v)? = _storage._body {return v}
       return Tributary_V1_StatusReply()
     }
-    set {body = .statusReply(newValue)}
+    set {_uniqueStorage()._body = .statusReply(newValue)}
   }
 
   public var batchStatusReply: Tributary_V1_BatchStatusReply {
     get {
-      if case .batchStatusReply(let v)? = body {return v}
+      if case .batchStatusReply(let v)? = _storage._body {return v}
       return Tributary_V1_BatchStatusReply()
     }
-    set {body = .batchStatusReply(newValue)}
+    set {_uniqueStorage()._body = .batchStatusReply(newValue)}
   }
 
   public var jobsReply: Tributary_V1_JobsReply {
     get {
-      if case .jobsReply(let v)? = body {return v}
+      if case .jobsReply(let v)? = _storage._body {return v}
       return Tributary_V1_JobsReply()
     }
-    set {body = .jobsReply(newValue)}
+    set {_uniqueStorage()._body = .jobsReply(newValue)}
   }
 
   public var jobInfo: Tributary_V1_JobInfo {
     get {
-      if case .jobInfo(let v)? = body {return v}
+      if case .jobInfo(let v)? = _storage._body {return v}
       return Tributary_V1_JobInfo()
     }
-    set {body = .jobInfo(newValue)}
+    set {_uniqueStorage()._body = .jobInfo(newValue)}
   }
 
   public var scheduleInfo: Tributary_V1_ScheduleInfo {
     get {
-      if case .scheduleInfo(let v)? = body {return v}
+      if case .scheduleInfo(let v)? = _storage._body {return v}
       return Tributary_V1_ScheduleInfo()
     }
-    set {body = .scheduleInfo(newValue)}
+    set {_uniqueStorage()._body = .scheduleInfo(newValue)}
   }
 
   public var schedulesReply: Tributary_V1_SchedulesReply {
     get {
-      if case .schedulesReply(let v)? = body {return v}
+      if case .schedulesReply(let v)? = _storage._body {return v}
       return Tributary_V1_SchedulesReply()
     }
-    set {body = .schedulesReply(newValue)}
+    set {_uniqueStorage()._body = .schedulesReply(newValue)}
   }
 
   public var backupReply: Tributary_V1_BackupReply {
     get {
-      if case .backupReply(let v)? = body {return v}
+      if case .backupReply(let v)? = _storage._body {return v}
       return Tributary_V1_BackupReply()
     }
-    set {body = .backupReply(newValue)}
+    set {_uniqueStorage()._body = .backupReply(newValue)}
+  }
+
+  public var versionReply: Tributary_V1_VersionReply {
+    get {
+      if case .versionReply(let v)? = _storage._body {return v}
+      return Tributary_V1_VersionReply()
+    }
+    set {_uniqueStorage()._body = .versionReply(newValue)}
   }
 
   /// coordinator -> subscriber
   public var historyReply: Tributary_V1_HistoryReply {
     get {
-      if case .historyReply(let v)? = body {return v}
+      if case .historyReply(let v)? = _storage._body {return v}
       return Tributary_V1_HistoryReply()
     }
-    set {body = .historyReply(newValue)}
+    set {_uniqueStorage()._body = .historyReply(newValue)}
   }
 
   public var snapshotPage: Tributary_V1_SnapshotPage {
     get {
-      if case .snapshotPage(let v)? = body {return v}
+      if case .snapshotPage(let v)? = _storage._body {return v}
       return Tributary_V1_SnapshotPage()
     }
-    set {body = .snapshotPage(newValue)}
+    set {_uniqueStorage()._body = .snapshotPage(newValue)}
   }
 
   public var subscriberInfo: Tributary_V1_SubscriberInfo {
     get {
-      if case .subscriberInfo(let v)? = body {return v}
+      if case .subscriberInfo(let v)? = _storage._body {return v}
       return Tributary_V1_SubscriberInfo()
     }
-    set {body = .subscriberInfo(newValue)}
+    set {_uniqueStorage()._body = .subscriberInfo(newValue)}
   }
 
   public var subscribersReply: Tributary_V1_SubscribersReply {
     get {
-      if case .subscribersReply(let v)? = body {return v}
+      if case .subscribersReply(let v)? = _storage._body {return v}
       return Tributary_V1_SubscribersReply()
     }
-    set {body = .subscribersReply(newValue)}
+    set {_uniqueStorage()._body = .subscribersReply(newValue)}
   }
 
   /// coordinator -> the peer that fetched
   public var fetchReply: Tributary_V1_FetchReply {
     get {
-      if case .fetchReply(let v)? = body {return v}
+      if case .fetchReply(let v)? = _storage._body {return v}
       return Tributary_V1_FetchReply()
     }
-    set {body = .fetchReply(newValue)}
+    set {_uniqueStorage()._body = .fetchReply(newValue)}
   }
 
   /// coordinator -> any peer
   public var error: Tributary_V1_Error {
     get {
-      if case .error(let v)? = body {return v}
+      if case .error(let v)? = _storage._body {return v}
       return Tributary_V1_Error()
     }
-    set {body = .error(newValue)}
+    set {_uniqueStorage()._body = .error(newValue)}
   }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -868,6 +922,8 @@ public nonisolated struct Tributary_V1_Envelope: Sendable {
     case schedulesRequest(Tributary_V1_SchedulesRequest)
     case scheduleActionRequest(Tributary_V1_ScheduleActionRequest)
     case backupRequest(Tributary_V1_BackupRequest)
+    /// worker, client or subscriber -> coordinator
+    case versionRequest(Tributary_V1_VersionRequest)
     /// subscriber -> coordinator (the feed's requests; see docs/feed.md)
     case historyRequest(Tributary_V1_HistoryRequest)
     case snapshotRequest(Tributary_V1_SnapshotRequest)
@@ -885,6 +941,7 @@ public nonisolated struct Tributary_V1_Envelope: Sendable {
     case scheduleInfo(Tributary_V1_ScheduleInfo)
     case schedulesReply(Tributary_V1_SchedulesReply)
     case backupReply(Tributary_V1_BackupReply)
+    case versionReply(Tributary_V1_VersionReply)
     /// coordinator -> subscriber
     case historyReply(Tributary_V1_HistoryReply)
     case snapshotPage(Tributary_V1_SnapshotPage)
@@ -898,6 +955,8 @@ public nonisolated struct Tributary_V1_Envelope: Sendable {
   }
 
   public init() {}
+
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 public nonisolated struct Tributary_V1_Error: Sendable {
@@ -1026,6 +1085,9 @@ public nonisolated struct Tributary_V1_Welcome: Sendable {
 
   /// heartbeats that may be missed before the worker is declared dead
   public var liveness: UInt32 = 0
+
+  /// every capability the coordinator has (empty from a version 1 coordinator)
+  public var capabilities: [String] = []
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1917,6 +1979,32 @@ public nonisolated struct Tributary_V1_BackupReply: Sendable {
   public init() {}
 }
 
+/// Asks the coordinator which protocol version and capabilities it has, before a request that would change the store
+/// in a way a coordinator lacking a capability would get wrong (a push with dependencies, say). Answered with
+/// VersionReply; a version 1 coordinator answers UNKNOWN_MESSAGE, without a version.
+public nonisolated struct Tributary_V1_VersionRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Tributary_V1_VersionReply: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// every capability the coordinator has; its version is the envelope's
+  public var capabilities: [String] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 public nonisolated struct Tributary_V1_JobError: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -2561,7 +2649,9 @@ public nonisolated struct Tributary_V1_SortKey: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// an attribute or to-one relationship
+  /// An attribute or to-one relationship of the fetched entity, a key path through to-one relationships
+  /// (`author.login`), or `@count` of a to-many relationship, at the end of such a path or not (`reviewers.@count`,
+  /// `author.followers.@count`). A path through a to-many relationship is refused (INVALID_PREDICATE).
   public var key: String = String()
 
   public var descending: Bool = false
@@ -2668,7 +2758,7 @@ public nonisolated struct Tributary_V1_HistoryRecord: Sendable {
 fileprivate nonisolated let _protobuf_package = "tributary.v1"
 
 nonisolated extension Tributary_V1_ErrorCode: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}MALFORMED_FRAME\0\u{1}UNKNOWN_MESSAGE\0\u{1}UNKNOWN_ENTITY\0\u{1}UNKNOWN_ATTRIBUTE\0\u{1}WRONG_TYPE\0\u{1}TOO_LARGE\0\u{1}UNKNOWN_WORKER\0\u{1}UNKNOWN_JOB\0\u{1}STALE_LEASE\0\u{1}CONSTRAINT_VIOLATION\0\u{1}INVALID_REQUEST\0\u{1}SHUTTING_DOWN\0\u{1}INTERNAL\0\u{1}JOB_CANCELLED\0\u{1}HISTORY_PRUNED\0\u{1}UNKNOWN_SNAPSHOT\0\u{1}UNKNOWN_SUBSCRIBER\0\u{1}MERGE_CONFLICT\0\u{1}INVALID_PREDICATE\0\u{1}TOO_MANY_REQUESTS\0\u{1}FORBIDDEN\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}MALFORMED_FRAME\0\u{1}UNKNOWN_MESSAGE\0\u{1}UNKNOWN_ENTITY\0\u{1}UNKNOWN_ATTRIBUTE\0\u{1}WRONG_TYPE\0\u{1}TOO_LARGE\0\u{1}UNKNOWN_WORKER\0\u{1}UNKNOWN_JOB\0\u{1}STALE_LEASE\0\u{1}CONSTRAINT_VIOLATION\0\u{1}INVALID_REQUEST\0\u{1}SHUTTING_DOWN\0\u{1}INTERNAL\0\u{1}JOB_CANCELLED\0\u{1}HISTORY_PRUNED\0\u{1}UNKNOWN_SNAPSHOT\0\u{1}UNKNOWN_SUBSCRIBER\0\u{1}MERGE_CONFLICT\0\u{1}INVALID_PREDICATE\0\u{1}TOO_MANY_REQUESTS\0\u{1}FORBIDDEN\0\u{1}UNSUPPORTED\0")
 }
 
 nonisolated extension Tributary_V1_MergePolicy: SwiftProtobuf._ProtoNameProviding {
@@ -2693,768 +2783,854 @@ nonisolated extension Tributary_V1_FetchResultType: SwiftProtobuf._ProtoNameProv
 
 nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Envelope"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{4}\u{9}worker_hello\0\u{3}worker_ready\0\u{1}heartbeat\0\u{3}save_changes\0\u{3}job_failed\0\u{3}worker_bye\0\u{2}\u{5}welcome\0\u{3}job_assignment\0\u{3}save_ack\0\u{3}cancel_job\0\u{1}drain\0\u{4}\u{6}push_jobs\0\u{3}status_request\0\u{3}batch_status_request\0\u{3}jobs_request\0\u{3}job_request\0\u{3}retry_job_request\0\u{3}cancel_job_request\0\u{3}delete_job_request\0\u{3}put_schedule_request\0\u{3}schedules_request\0\u{3}push_reply\0\u{3}status_reply\0\u{3}batch_status_reply\0\u{3}jobs_reply\0\u{3}job_info\0\u{3}schedule_info\0\u{3}schedules_reply\0\u{3}backup_reply\0\u{2}\u{3}error\0\u{4}\u{5}schedule_action_request\0\u{3}backup_request\0\u{4}\u{4}history_request\0\u{3}history_reply\0\u{3}snapshot_request\0\u{3}snapshot_page\0\u{3}subscriber_update\0\u{3}subscriber_info\0\u{3}subscribers_request\0\u{3}subscribers_reply\0\u{3}delete_subscriber_request\0\u{4}\u{2}fetch_request\0\u{3}fetch_reply\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{3}protocol_version\0\u{1}requires\0\u{4}\u{7}worker_hello\0\u{3}worker_ready\0\u{1}heartbeat\0\u{3}save_changes\0\u{3}job_failed\0\u{3}worker_bye\0\u{2}\u{5}welcome\0\u{3}job_assignment\0\u{3}save_ack\0\u{3}cancel_job\0\u{1}drain\0\u{4}\u{6}push_jobs\0\u{3}status_request\0\u{3}batch_status_request\0\u{3}jobs_request\0\u{3}job_request\0\u{3}retry_job_request\0\u{3}cancel_job_request\0\u{3}delete_job_request\0\u{3}put_schedule_request\0\u{3}schedules_request\0\u{3}push_reply\0\u{3}status_reply\0\u{3}batch_status_reply\0\u{3}jobs_reply\0\u{3}job_info\0\u{3}schedule_info\0\u{3}schedules_reply\0\u{3}backup_reply\0\u{3}version_reply\0\u{2}\u{2}error\0\u{4}\u{5}schedule_action_request\0\u{3}backup_request\0\u{3}version_request\0\u{4}\u{3}history_request\0\u{3}history_reply\0\u{3}snapshot_request\0\u{3}snapshot_page\0\u{3}subscriber_update\0\u{3}subscriber_info\0\u{3}subscribers_request\0\u{3}subscribers_reply\0\u{3}delete_subscriber_request\0\u{4}\u{2}fetch_request\0\u{3}fetch_reply\0")
+
+  fileprivate class _StorageClass {
+    var _requestID: UInt64 = 0
+    var _protocolVersion: UInt32 = 0
+    var _requires: [String] = []
+    var _body: Tributary_V1_Envelope.OneOf_Body?
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _requestID = source._requestID
+      _protocolVersion = source._protocolVersion
+      _requires = source._requires
+      _body = source._body
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
-      case 10: try {
-        var v: Tributary_V1_WorkerHello?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .workerHello(let m) = current {v = m}
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularUInt64Field(value: &_storage._requestID) }()
+        case 2: try { try decoder.decodeSingularUInt32Field(value: &_storage._protocolVersion) }()
+        case 3: try { try decoder.decodeRepeatedStringField(value: &_storage._requires) }()
+        case 10: try {
+          var v: Tributary_V1_WorkerHello?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .workerHello(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .workerHello(v)
+          }
+        }()
+        case 11: try {
+          var v: Tributary_V1_WorkerReady?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .workerReady(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .workerReady(v)
+          }
+        }()
+        case 12: try {
+          var v: Tributary_V1_Heartbeat?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .heartbeat(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .heartbeat(v)
+          }
+        }()
+        case 13: try {
+          var v: Tributary_V1_SaveChanges?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .saveChanges(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .saveChanges(v)
+          }
+        }()
+        case 14: try {
+          var v: Tributary_V1_JobFailed?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .jobFailed(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .jobFailed(v)
+          }
+        }()
+        case 15: try {
+          var v: Tributary_V1_WorkerBye?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .workerBye(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .workerBye(v)
+          }
+        }()
+        case 20: try {
+          var v: Tributary_V1_Welcome?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .welcome(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .welcome(v)
+          }
+        }()
+        case 21: try {
+          var v: Tributary_V1_JobAssignment?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .jobAssignment(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .jobAssignment(v)
+          }
+        }()
+        case 22: try {
+          var v: Tributary_V1_SaveAck?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .saveAck(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .saveAck(v)
+          }
+        }()
+        case 23: try {
+          var v: Tributary_V1_CancelJob?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .cancelJob(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .cancelJob(v)
+          }
+        }()
+        case 24: try {
+          var v: Tributary_V1_Drain?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .drain(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .drain(v)
+          }
+        }()
+        case 30: try {
+          var v: Tributary_V1_PushJobs?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .pushJobs(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .pushJobs(v)
+          }
+        }()
+        case 31: try {
+          var v: Tributary_V1_StatusRequest?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .statusRequest(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .statusRequest(v)
+          }
+        }()
+        case 32: try {
+          var v: Tributary_V1_BatchStatusRequest?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .batchStatusRequest(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .batchStatusRequest(v)
+          }
+        }()
+        case 33: try {
+          var v: Tributary_V1_JobsRequest?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .jobsRequest(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .jobsRequest(v)
+          }
+        }()
+        case 34: try {
+          var v: Tributary_V1_JobRequest?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .jobRequest(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .jobRequest(v)
+          }
+        }()
+        case 35: try {
+          var v: Tributary_V1_RetryJobRequest?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .retryJobRequest(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .retryJobRequest(v)
+          }
+        }()
+        case 36: try {
+          var v: Tributary_V1_CancelJobRequest?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .cancelJobRequest(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .cancelJobRequest(v)
+          }
+        }()
+        case 37: try {
+          var v: Tributary_V1_DeleteJobRequest?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .deleteJobRequest(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .deleteJobRequest(v)
+          }
+        }()
+        case 38: try {
+          var v: Tributary_V1_PutScheduleRequest?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .putScheduleRequest(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .putScheduleRequest(v)
+          }
+        }()
+        case 39: try {
+          var v: Tributary_V1_SchedulesRequest?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .schedulesRequest(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .schedulesRequest(v)
+          }
+        }()
+        case 40: try {
+          var v: Tributary_V1_PushReply?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .pushReply(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .pushReply(v)
+          }
+        }()
+        case 41: try {
+          var v: Tributary_V1_StatusReply?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .statusReply(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .statusReply(v)
+          }
+        }()
+        case 42: try {
+          var v: Tributary_V1_BatchStatusReply?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .batchStatusReply(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .batchStatusReply(v)
+          }
+        }()
+        case 43: try {
+          var v: Tributary_V1_JobsReply?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .jobsReply(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .jobsReply(v)
+          }
+        }()
+        case 44: try {
+          var v: Tributary_V1_JobInfo?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .jobInfo(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .jobInfo(v)
+          }
+        }()
+        case 45: try {
+          var v: Tributary_V1_ScheduleInfo?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .scheduleInfo(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .scheduleInfo(v)
+          }
+        }()
+        case 46: try {
+          var v: Tributary_V1_SchedulesReply?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .schedulesReply(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .schedulesReply(v)
+          }
+        }()
+        case 47: try {
+          var v: Tributary_V1_BackupReply?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .backupReply(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .backupReply(v)
+          }
+        }()
+        case 48: try {
+          var v: Tributary_V1_VersionReply?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .versionReply(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .versionReply(v)
+          }
+        }()
+        case 50: try {
+          var v: Tributary_V1_Error?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .error(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .error(v)
+          }
+        }()
+        case 55: try {
+          var v: Tributary_V1_ScheduleActionRequest?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .scheduleActionRequest(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .scheduleActionRequest(v)
+          }
+        }()
+        case 56: try {
+          var v: Tributary_V1_BackupRequest?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .backupRequest(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .backupRequest(v)
+          }
+        }()
+        case 57: try {
+          var v: Tributary_V1_VersionRequest?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .versionRequest(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .versionRequest(v)
+          }
+        }()
+        case 60: try {
+          var v: Tributary_V1_HistoryRequest?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .historyRequest(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .historyRequest(v)
+          }
+        }()
+        case 61: try {
+          var v: Tributary_V1_HistoryReply?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .historyReply(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .historyReply(v)
+          }
+        }()
+        case 62: try {
+          var v: Tributary_V1_SnapshotRequest?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .snapshotRequest(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .snapshotRequest(v)
+          }
+        }()
+        case 63: try {
+          var v: Tributary_V1_SnapshotPage?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .snapshotPage(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .snapshotPage(v)
+          }
+        }()
+        case 64: try {
+          var v: Tributary_V1_SubscriberUpdate?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .subscriberUpdate(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .subscriberUpdate(v)
+          }
+        }()
+        case 65: try {
+          var v: Tributary_V1_SubscriberInfo?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .subscriberInfo(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .subscriberInfo(v)
+          }
+        }()
+        case 66: try {
+          var v: Tributary_V1_SubscribersRequest?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .subscribersRequest(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .subscribersRequest(v)
+          }
+        }()
+        case 67: try {
+          var v: Tributary_V1_SubscribersReply?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .subscribersReply(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .subscribersReply(v)
+          }
+        }()
+        case 68: try {
+          var v: Tributary_V1_DeleteSubscriberRequest?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .deleteSubscriberRequest(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .deleteSubscriberRequest(v)
+          }
+        }()
+        case 70: try {
+          var v: Tributary_V1_FetchRequest?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .fetchRequest(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .fetchRequest(v)
+          }
+        }()
+        case 71: try {
+          var v: Tributary_V1_FetchReply?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .fetchReply(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .fetchReply(v)
+          }
+        }()
+        default: break
         }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .workerHello(v)
-        }
-      }()
-      case 11: try {
-        var v: Tributary_V1_WorkerReady?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .workerReady(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .workerReady(v)
-        }
-      }()
-      case 12: try {
-        var v: Tributary_V1_Heartbeat?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .heartbeat(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .heartbeat(v)
-        }
-      }()
-      case 13: try {
-        var v: Tributary_V1_SaveChanges?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .saveChanges(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .saveChanges(v)
-        }
-      }()
-      case 14: try {
-        var v: Tributary_V1_JobFailed?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .jobFailed(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .jobFailed(v)
-        }
-      }()
-      case 15: try {
-        var v: Tributary_V1_WorkerBye?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .workerBye(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .workerBye(v)
-        }
-      }()
-      case 20: try {
-        var v: Tributary_V1_Welcome?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .welcome(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .welcome(v)
-        }
-      }()
-      case 21: try {
-        var v: Tributary_V1_JobAssignment?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .jobAssignment(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .jobAssignment(v)
-        }
-      }()
-      case 22: try {
-        var v: Tributary_V1_SaveAck?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .saveAck(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .saveAck(v)
-        }
-      }()
-      case 23: try {
-        var v: Tributary_V1_CancelJob?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .cancelJob(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .cancelJob(v)
-        }
-      }()
-      case 24: try {
-        var v: Tributary_V1_Drain?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .drain(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .drain(v)
-        }
-      }()
-      case 30: try {
-        var v: Tributary_V1_PushJobs?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .pushJobs(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .pushJobs(v)
-        }
-      }()
-      case 31: try {
-        var v: Tributary_V1_StatusRequest?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .statusRequest(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .statusRequest(v)
-        }
-      }()
-      case 32: try {
-        var v: Tributary_V1_BatchStatusRequest?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .batchStatusRequest(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .batchStatusRequest(v)
-        }
-      }()
-      case 33: try {
-        var v: Tributary_V1_JobsRequest?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .jobsRequest(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .jobsRequest(v)
-        }
-      }()
-      case 34: try {
-        var v: Tributary_V1_JobRequest?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .jobRequest(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .jobRequest(v)
-        }
-      }()
-      case 35: try {
-        var v: Tributary_V1_RetryJobRequest?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .retryJobRequest(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .retryJobRequest(v)
-        }
-      }()
-      case 36: try {
-        var v: Tributary_V1_CancelJobRequest?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .cancelJobRequest(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .cancelJobRequest(v)
-        }
-      }()
-      case 37: try {
-        var v: Tributary_V1_DeleteJobRequest?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .deleteJobRequest(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .deleteJobRequest(v)
-        }
-      }()
-      case 38: try {
-        var v: Tributary_V1_PutScheduleRequest?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .putScheduleRequest(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .putScheduleRequest(v)
-        }
-      }()
-      case 39: try {
-        var v: Tributary_V1_SchedulesRequest?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .schedulesRequest(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .schedulesRequest(v)
-        }
-      }()
-      case 40: try {
-        var v: Tributary_V1_PushReply?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .pushReply(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .pushReply(v)
-        }
-      }()
-      case 41: try {
-        var v: Tributary_V1_StatusReply?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .statusReply(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .statusReply(v)
-        }
-      }()
-      case 42: try {
-        var v: Tributary_V1_BatchStatusReply?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .batchStatusReply(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .batchStatusReply(v)
-        }
-      }()
-      case 43: try {
-        var v: Tributary_V1_JobsReply?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .jobsReply(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .jobsReply(v)
-        }
-      }()
-      case 44: try {
-        var v: Tributary_V1_JobInfo?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .jobInfo(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .jobInfo(v)
-        }
-      }()
-      case 45: try {
-        var v: Tributary_V1_ScheduleInfo?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .scheduleInfo(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .scheduleInfo(v)
-        }
-      }()
-      case 46: try {
-        var v: Tributary_V1_SchedulesReply?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .schedulesReply(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .schedulesReply(v)
-        }
-      }()
-      case 47: try {
-        var v: Tributary_V1_BackupReply?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .backupReply(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .backupReply(v)
-        }
-      }()
-      case 50: try {
-        var v: Tributary_V1_Error?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .error(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .error(v)
-        }
-      }()
-      case 55: try {
-        var v: Tributary_V1_ScheduleActionRequest?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .scheduleActionRequest(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .scheduleActionRequest(v)
-        }
-      }()
-      case 56: try {
-        var v: Tributary_V1_BackupRequest?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .backupRequest(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .backupRequest(v)
-        }
-      }()
-      case 60: try {
-        var v: Tributary_V1_HistoryRequest?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .historyRequest(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .historyRequest(v)
-        }
-      }()
-      case 61: try {
-        var v: Tributary_V1_HistoryReply?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .historyReply(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .historyReply(v)
-        }
-      }()
-      case 62: try {
-        var v: Tributary_V1_SnapshotRequest?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .snapshotRequest(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .snapshotRequest(v)
-        }
-      }()
-      case 63: try {
-        var v: Tributary_V1_SnapshotPage?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .snapshotPage(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .snapshotPage(v)
-        }
-      }()
-      case 64: try {
-        var v: Tributary_V1_SubscriberUpdate?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .subscriberUpdate(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .subscriberUpdate(v)
-        }
-      }()
-      case 65: try {
-        var v: Tributary_V1_SubscriberInfo?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .subscriberInfo(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .subscriberInfo(v)
-        }
-      }()
-      case 66: try {
-        var v: Tributary_V1_SubscribersRequest?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .subscribersRequest(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .subscribersRequest(v)
-        }
-      }()
-      case 67: try {
-        var v: Tributary_V1_SubscribersReply?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .subscribersReply(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .subscribersReply(v)
-        }
-      }()
-      case 68: try {
-        var v: Tributary_V1_DeleteSubscriberRequest?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .deleteSubscriberRequest(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .deleteSubscriberRequest(v)
-        }
-      }()
-      case 70: try {
-        var v: Tributary_V1_FetchRequest?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .fetchRequest(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .fetchRequest(v)
-        }
-      }()
-      case 71: try {
-        var v: Tributary_V1_FetchReply?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .fetchReply(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .fetchReply(v)
-        }
-      }()
-      default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    if self.requestID != 0 {
-      try visitor.visitSingularUInt64Field(value: self.requestID, fieldNumber: 1)
-    }
-    switch self.body {
-    case .workerHello?: try {
-      guard case .workerHello(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
-    }()
-    case .workerReady?: try {
-      guard case .workerReady(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
-    }()
-    case .heartbeat?: try {
-      guard case .heartbeat(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
-    }()
-    case .saveChanges?: try {
-      guard case .saveChanges(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
-    }()
-    case .jobFailed?: try {
-      guard case .jobFailed(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 14)
-    }()
-    case .workerBye?: try {
-      guard case .workerBye(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
-    }()
-    case .welcome?: try {
-      guard case .welcome(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 20)
-    }()
-    case .jobAssignment?: try {
-      guard case .jobAssignment(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 21)
-    }()
-    case .saveAck?: try {
-      guard case .saveAck(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 22)
-    }()
-    case .cancelJob?: try {
-      guard case .cancelJob(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 23)
-    }()
-    case .drain?: try {
-      guard case .drain(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 24)
-    }()
-    case .pushJobs?: try {
-      guard case .pushJobs(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 30)
-    }()
-    case .statusRequest?: try {
-      guard case .statusRequest(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 31)
-    }()
-    case .batchStatusRequest?: try {
-      guard case .batchStatusRequest(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 32)
-    }()
-    case .jobsRequest?: try {
-      guard case .jobsRequest(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 33)
-    }()
-    case .jobRequest?: try {
-      guard case .jobRequest(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 34)
-    }()
-    case .retryJobRequest?: try {
-      guard case .retryJobRequest(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 35)
-    }()
-    case .cancelJobRequest?: try {
-      guard case .cancelJobRequest(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 36)
-    }()
-    case .deleteJobRequest?: try {
-      guard case .deleteJobRequest(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 37)
-    }()
-    case .putScheduleRequest?: try {
-      guard case .putScheduleRequest(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 38)
-    }()
-    case .schedulesRequest?: try {
-      guard case .schedulesRequest(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 39)
-    }()
-    case .pushReply?: try {
-      guard case .pushReply(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 40)
-    }()
-    case .statusReply?: try {
-      guard case .statusReply(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 41)
-    }()
-    case .batchStatusReply?: try {
-      guard case .batchStatusReply(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 42)
-    }()
-    case .jobsReply?: try {
-      guard case .jobsReply(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 43)
-    }()
-    case .jobInfo?: try {
-      guard case .jobInfo(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 44)
-    }()
-    case .scheduleInfo?: try {
-      guard case .scheduleInfo(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 45)
-    }()
-    case .schedulesReply?: try {
-      guard case .schedulesReply(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 46)
-    }()
-    case .backupReply?: try {
-      guard case .backupReply(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 47)
-    }()
-    case .error?: try {
-      guard case .error(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 50)
-    }()
-    case .scheduleActionRequest?: try {
-      guard case .scheduleActionRequest(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 55)
-    }()
-    case .backupRequest?: try {
-      guard case .backupRequest(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 56)
-    }()
-    case .historyRequest?: try {
-      guard case .historyRequest(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 60)
-    }()
-    case .historyReply?: try {
-      guard case .historyReply(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 61)
-    }()
-    case .snapshotRequest?: try {
-      guard case .snapshotRequest(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 62)
-    }()
-    case .snapshotPage?: try {
-      guard case .snapshotPage(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 63)
-    }()
-    case .subscriberUpdate?: try {
-      guard case .subscriberUpdate(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 64)
-    }()
-    case .subscriberInfo?: try {
-      guard case .subscriberInfo(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 65)
-    }()
-    case .subscribersRequest?: try {
-      guard case .subscribersRequest(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 66)
-    }()
-    case .subscribersReply?: try {
-      guard case .subscribersReply(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 67)
-    }()
-    case .deleteSubscriberRequest?: try {
-      guard case .deleteSubscriberRequest(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 68)
-    }()
-    case .fetchRequest?: try {
-      guard case .fetchRequest(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 70)
-    }()
-    case .fetchReply?: try {
-      guard case .fetchReply(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 71)
-    }()
-    case nil: break
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if _storage._requestID != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._requestID, fieldNumber: 1)
+      }
+      if _storage._protocolVersion != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._protocolVersion, fieldNumber: 2)
+      }
+      if !_storage._requires.isEmpty {
+        try visitor.visitRepeatedStringField(value: _storage._requires, fieldNumber: 3)
+      }
+      switch _storage._body {
+      case .workerHello?: try {
+        guard case .workerHello(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
+      }()
+      case .workerReady?: try {
+        guard case .workerReady(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
+      }()
+      case .heartbeat?: try {
+        guard case .heartbeat(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
+      }()
+      case .saveChanges?: try {
+        guard case .saveChanges(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
+      }()
+      case .jobFailed?: try {
+        guard case .jobFailed(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 14)
+      }()
+      case .workerBye?: try {
+        guard case .workerBye(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
+      }()
+      case .welcome?: try {
+        guard case .welcome(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 20)
+      }()
+      case .jobAssignment?: try {
+        guard case .jobAssignment(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 21)
+      }()
+      case .saveAck?: try {
+        guard case .saveAck(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 22)
+      }()
+      case .cancelJob?: try {
+        guard case .cancelJob(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 23)
+      }()
+      case .drain?: try {
+        guard case .drain(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 24)
+      }()
+      case .pushJobs?: try {
+        guard case .pushJobs(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 30)
+      }()
+      case .statusRequest?: try {
+        guard case .statusRequest(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 31)
+      }()
+      case .batchStatusRequest?: try {
+        guard case .batchStatusRequest(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 32)
+      }()
+      case .jobsRequest?: try {
+        guard case .jobsRequest(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 33)
+      }()
+      case .jobRequest?: try {
+        guard case .jobRequest(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 34)
+      }()
+      case .retryJobRequest?: try {
+        guard case .retryJobRequest(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 35)
+      }()
+      case .cancelJobRequest?: try {
+        guard case .cancelJobRequest(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 36)
+      }()
+      case .deleteJobRequest?: try {
+        guard case .deleteJobRequest(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 37)
+      }()
+      case .putScheduleRequest?: try {
+        guard case .putScheduleRequest(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 38)
+      }()
+      case .schedulesRequest?: try {
+        guard case .schedulesRequest(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 39)
+      }()
+      case .pushReply?: try {
+        guard case .pushReply(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 40)
+      }()
+      case .statusReply?: try {
+        guard case .statusReply(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 41)
+      }()
+      case .batchStatusReply?: try {
+        guard case .batchStatusReply(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 42)
+      }()
+      case .jobsReply?: try {
+        guard case .jobsReply(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 43)
+      }()
+      case .jobInfo?: try {
+        guard case .jobInfo(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 44)
+      }()
+      case .scheduleInfo?: try {
+        guard case .scheduleInfo(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 45)
+      }()
+      case .schedulesReply?: try {
+        guard case .schedulesReply(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 46)
+      }()
+      case .backupReply?: try {
+        guard case .backupReply(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 47)
+      }()
+      case .versionReply?: try {
+        guard case .versionReply(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 48)
+      }()
+      case .error?: try {
+        guard case .error(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 50)
+      }()
+      case .scheduleActionRequest?: try {
+        guard case .scheduleActionRequest(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 55)
+      }()
+      case .backupRequest?: try {
+        guard case .backupRequest(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 56)
+      }()
+      case .versionRequest?: try {
+        guard case .versionRequest(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 57)
+      }()
+      case .historyRequest?: try {
+        guard case .historyRequest(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 60)
+      }()
+      case .historyReply?: try {
+        guard case .historyReply(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 61)
+      }()
+      case .snapshotRequest?: try {
+        guard case .snapshotRequest(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 62)
+      }()
+      case .snapshotPage?: try {
+        guard case .snapshotPage(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 63)
+      }()
+      case .subscriberUpdate?: try {
+        guard case .subscriberUpdate(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 64)
+      }()
+      case .subscriberInfo?: try {
+        guard case .subscriberInfo(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 65)
+      }()
+      case .subscribersRequest?: try {
+        guard case .subscribersRequest(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 66)
+      }()
+      case .subscribersReply?: try {
+        guard case .subscribersReply(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 67)
+      }()
+      case .deleteSubscriberRequest?: try {
+        guard case .deleteSubscriberRequest(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 68)
+      }()
+      case .fetchRequest?: try {
+        guard case .fetchRequest(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 70)
+      }()
+      case .fetchReply?: try {
+        guard case .fetchReply(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 71)
+      }()
+      case nil: break
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Tributary_V1_Envelope, rhs: Tributary_V1_Envelope) -> Bool {
-    if lhs.requestID != rhs.requestID {return false}
-    if lhs.body != rhs.body {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._requestID != rhs_storage._requestID {return false}
+        if _storage._protocolVersion != rhs_storage._protocolVersion {return false}
+        if _storage._requires != rhs_storage._requires {return false}
+        if _storage._body != rhs_storage._body {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3661,7 +3837,7 @@ nonisolated extension Tributary_V1_WorkerHello: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension Tributary_V1_Welcome: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Welcome"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}worker_id\0\u{3}model_json\0\u{1}liveness\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}worker_id\0\u{3}model_json\0\u{1}liveness\0\u{1}capabilities\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3672,6 +3848,7 @@ nonisolated extension Tributary_V1_Welcome: SwiftProtobuf.Message, SwiftProtobuf
       case 1: try { try decoder.decodeSingularStringField(value: &self.workerID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.modelJson) }()
       case 3: try { try decoder.decodeSingularUInt32Field(value: &self.liveness) }()
+      case 4: try { try decoder.decodeRepeatedStringField(value: &self.capabilities) }()
       default: break
       }
     }
@@ -3687,6 +3864,9 @@ nonisolated extension Tributary_V1_Welcome: SwiftProtobuf.Message, SwiftProtobuf
     if self.liveness != 0 {
       try visitor.visitSingularUInt32Field(value: self.liveness, fieldNumber: 3)
     }
+    if !self.capabilities.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.capabilities, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3694,6 +3874,7 @@ nonisolated extension Tributary_V1_Welcome: SwiftProtobuf.Message, SwiftProtobuf
     if lhs.workerID != rhs.workerID {return false}
     if lhs.modelJson != rhs.modelJson {return false}
     if lhs.liveness != rhs.liveness {return false}
+    if lhs.capabilities != rhs.capabilities {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -5523,6 +5704,55 @@ nonisolated extension Tributary_V1_BackupReply: SwiftProtobuf.Message, SwiftProt
     if lhs.bytes != rhs.bytes {return false}
     if lhs.lastSeq != rhs.lastSeq {return false}
     if lhs.seconds != rhs.seconds {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_VersionRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".VersionRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_VersionRequest, rhs: Tributary_V1_VersionRequest) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_VersionReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".VersionReply"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}capabilities\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedStringField(value: &self.capabilities) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.capabilities.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.capabilities, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_VersionReply, rhs: Tributary_V1_VersionReply) -> Bool {
+    if lhs.capabilities != rhs.capabilities {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -86,6 +86,8 @@ struct StartedProcess {
             async let err = error.reduce(into: [String]()) { $0.append($1) }
             let (stdout, stderr) = await (out, err)
             await process.exited()  // both pipes are closed: the process is exiting
+            // Timed out instead (the streams end when the wait is cancelled): a running process has no status.
+            try Task.checkCancellation()
             return (process.terminationStatus, stdout, stderr)
         }
     }

@@ -7,8 +7,10 @@ import ZeroMQ
 /// A DEALER connection to the coordinator's jobs/control socket, used by workers and clients.
 ///
 /// Requests carry a fresh request id and wait for the reply that echoes it; an `Error` reply is thrown as a
-/// ``ProtocolError``. Messages that answer no request (job assignments, unsolicited errors) arrive on
-/// ``messages``, in the batches they arrived in. ZeroMQ reconnects in the background, with a backoff of 1 s doubling to 32 s.
+/// ``ProtocolError``. A request that uses a ``Capability`` names it in its envelope's `requires`, and is never
+/// answered with what a coordinator without it made of the request (``request(_:timeout:)``). Messages that answer
+/// no request (job assignments, unsolicited errors) arrive on ``messages``, in the batches they arrived in. ZeroMQ
+/// reconnects in the background, with a backoff of 1 s doubling to 32 s.
 ///
 /// ```swift
 /// let connection = try CoordinatorConnection(endpoint: "tcp://127.0.0.1:7400")
@@ -38,6 +40,8 @@ public final class CoordinatorConnection: Sendable {
     private let loop: SocketLoop
     private let pending = Mutex(Pending())
     private let nextRequestID = Atomic<UInt64>(1)
+    /// The protocol version of the coordinator's last message (0 until one arrives).
+    private let heardVersion = Atomic<UInt32>(0)
     private let messagesContinuation: AsyncStream<[Tributary_V1_Envelope]>.Continuation
 
     /// Connects to `endpoint`; the connection is made in the background.
@@ -87,14 +91,45 @@ public final class CoordinatorConnection: Sendable {
         loop.send(Wire.frames(Wire.envelope(0, body)), on: 0)
     }
 
+    /// The protocol version the coordinator announced in its last message, or nil before any arrived (1: it
+    /// announces none).
+    public var coordinatorProtocolVersion: UInt32? {
+        let version = heardVersion.load(ordering: .relaxed)
+        return version == 0 ? nil : version
+    }
+
     /// Sends a request and waits for its reply.
+    ///
+    /// A request that uses a capability (``Capability/needed(by:)``) lists it in `requires`, which a coordinator
+    /// of version 2 or later checks, refusing it with `UNSUPPORTED` when it lacks one. A version 1 coordinator
+    /// checks nothing and would serve such a request without the feature, so it is refused here: a request that
+    /// changes the store (a push, a schedule) is not sent once the coordinator is known to be version 1 (this
+    /// connection asks its version first when it has not heard it yet); any other (a fetch, a worker's hello) has
+    /// its reply from a version 1 coordinator thrown away and refused instead.
     /// - Parameter timeout: how long to wait before giving up with a message naming the endpoint.
-    /// - Throws: ``ProtocolError`` when the coordinator answers with an error, or when no answer comes in time.
+    /// - Throws: ``ProtocolError`` when the coordinator answers with an error, when no answer comes in time, or
+    ///   `UNSUPPORTED` naming the capability and both versions when the coordinator lacks a capability the request
+    ///   needs.
     public func request(_ body: Tributary_V1_Envelope.OneOf_Body, timeout: Duration = .seconds(10)) async throws
         -> Tributary_V1_Envelope
     {
+        let needed = Capability.needed(by: body)
+        if !needed.isEmpty && Self.changesStore(body) {
+            try Self.require(needed, coordinatorVersion: try await coordinatorVersion(timeout: timeout))
+        }
+        let reply = try await exchange(body, requires: needed, timeout: timeout)
+        if !needed.isEmpty { try Self.require(needed, coordinatorVersion: ProtocolVersion.of(reply)) }
+        if case .error(let error) = reply.body { throw ProtocolError(error) }
+        return reply
+    }
+
+    /// Sends a request and waits for its reply, an `Error` included, checking nothing.
+    func exchange(_ body: Tributary_V1_Envelope.OneOf_Body, requires: Set<Capability>, timeout: Duration)
+        async throws -> Tributary_V1_Envelope
+    {
         let requestID = nextRequestID.add(1, ordering: .relaxed).oldValue
-        let reply = try await withTaskCancellationHandler {
+        let envelope = Wire.envelope(requestID, body, requires: requires)
+        return try await withTaskCancellationHandler {
             // Unsafe rather than checked: each waiter is resumed once, by whoever takes it out of `pending`.
             try await withUnsafeThrowingContinuation { continuation in
                 let refusal = pending.withLock { pending -> (any Error)? in
@@ -110,13 +145,11 @@ public final class CoordinatorConnection: Sendable {
                     continuation.resume(throwing: refusal)
                     return
                 }
-                loop.send(Wire.frames(Wire.envelope(requestID, body)), on: 0)
+                loop.send(Wire.frames(envelope), on: 0)
             }
         } onCancel: {
             fail(requestID, CancellationError())
         }
-        if case .error(let error) = reply.body { throw ProtocolError(error) }
-        return reply
     }
 
     /// Sends a request and blocks the calling thread until its reply: for a context's queue (a Dispatch thread),
@@ -186,6 +219,7 @@ public final class CoordinatorConnection: Sendable {
         var unsolicited: [Tributary_V1_Envelope] = []
         for case .success(let sized) in decoded {
             let envelope = sized.envelope
+            heardVersion.store(ProtocolVersion.of(envelope), ordering: .relaxed)
             let waiter =
                 envelope.requestID == 0 ? nil : pending.withLock { $0.waiters.removeValue(forKey: envelope.requestID) }
             if let waiter {

@@ -51,7 +51,8 @@ final class RelayRequestForwarder: @unchecked Sendable {
     /// Whether a relay forwards a message upstream.
     static func forwards(_ body: Tributary_V1_Envelope.OneOf_Body) -> Bool {
         switch body {
-        case .historyRequest, .snapshotRequest, .statusRequest, .subscriberUpdate, .subscribersRequest, .fetchRequest:
+        case .historyRequest, .snapshotRequest, .statusRequest, .subscriberUpdate, .subscribersRequest, .fetchRequest,
+            .versionRequest:
             true
         default: false
         }
@@ -106,7 +107,7 @@ final class RelayRequestForwarder: @unchecked Sendable {
                 .error(
                     ProtocolError(
                         .unknownMessage,
-                        "a relay forwards the feed's requests only (history, snapshot, status, subscriber, fetch), not \(name): send it to the coordinator"
+                        "a relay forwards the feed's requests only (history, snapshot, status, subscriber, fetch, version), not \(name): send it to the coordinator"
                     ).wire))
             return
         }

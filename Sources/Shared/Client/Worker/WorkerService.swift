@@ -22,7 +22,16 @@ public struct WorkerService: Service {
     public func run() async throws {
         let connection = try CoordinatorConnection(endpoint: configuration.endpoint, curve: configuration.curve)
         logger.info("connecting", metadata: ["coordinator": "\(connection.endpoint)"])
-        guard let model = try await registerUnlessStopping(connection) else {
+        let registered: Model?
+        do {
+            registered = try await registerUnlessStopping(connection)
+        } catch {
+            // Sends what is queued (a goodbye to a coordinator that cannot serve this worker) before the error ends
+            // the process.
+            await connection.close()
+            throw error
+        }
+        guard let model = registered else {
             await connection.close()
             logger.info("worker stopped before it registered")
             return
@@ -146,6 +155,13 @@ public struct WorkerService: Service {
                 return model
             } catch let error as ProtocolError where error.code == .internal {
                 logger.notice("waiting for the coordinator", metadata: ["endpoint": "\(connection.endpoint)"])
+            } catch let error as ProtocolError where error.code == .unsupported {
+                // The coordinator would serve this worker without a capability it needs (one without queues: jobs of
+                // every queue), so it takes no job. An older coordinator registered it all the same: the goodbye
+                // has it forgotten at once.
+                logger.error("the coordinator cannot serve this worker", metadata: ["error": "\(error)"])
+                connection.send(.workerBye(.init()))
+                throw error
             }
         }
     }

@@ -37,6 +37,12 @@ extension CoordinatorServer {
                 return
             }
         }
+        do {
+            try Self.requireCapabilities(of: envelope)
+        } catch {
+            refuse(envelope.requestID, from: peer, error)
+            return
+        }
         workers[peer]?.lastSeen = .now
         if case .saveChanges(let save) = envelope.body {
             do {
@@ -62,7 +68,7 @@ extension CoordinatorServer {
 
     private static func leavesStoreAlone(_ envelope: Tributary_V1_Envelope) -> Bool {
         switch envelope.body {
-        case .workerReady, .heartbeat: true
+        case .workerReady, .heartbeat, .versionRequest: true
         default: false
         }
     }
@@ -145,6 +151,7 @@ extension CoordinatorServer {
         case .schedulesRequest: try await listSchedules(from: peer, requestID: requestID)
         case .scheduleActionRequest(let request): try await scheduleAction(request, from: peer, requestID: requestID)
         case .backupRequest(let request): try backup(request, from: peer, requestID: requestID)
+        case .versionRequest: version(from: peer, requestID: requestID)
         case .historyRequest(let request): try history(request, from: peer, requestID: requestID)
         case .snapshotRequest(let request): try snapshot(request, from: peer, requestID: requestID)
         case .subscriberUpdate(let update): try await subscriberUpdate(update, from: peer, requestID: requestID)
@@ -156,7 +163,7 @@ extension CoordinatorServer {
             try readers.submit(peer: peer, requestID: requestID) { .fetchReply(try await store.fetch(request)) }
         case .welcome, .jobAssignment, .saveAck, .cancelJob, .drain, .pushReply, .statusReply, .batchStatusReply,
             .jobsReply, .jobInfo, .historyReply, .snapshotPage, .subscriberInfo, .subscribersReply, .fetchReply,
-            .scheduleInfo, .schedulesReply, .backupReply, .error:
+            .scheduleInfo, .schedulesReply, .backupReply, .versionReply, .error:
             throw ProtocolError(
                 .unknownMessage, "the coordinator sends \(Self.name(of: body)) messages; it does not take them")
         }

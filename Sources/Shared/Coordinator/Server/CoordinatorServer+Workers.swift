@@ -43,6 +43,7 @@ extension CoordinatorServer {
             $0.workerID = record.id
             $0.modelJson = modelJSON
             $0.liveness = configuration.liveness
+            $0.capabilities = Self.capabilityNames
         }
         reply(to: peer, requestID: requestID, .welcome(welcome))
     }

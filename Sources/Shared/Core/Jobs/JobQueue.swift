@@ -1,9 +1,11 @@
+import TributaryProtocol
+
 /// Named queues (Sidekiq's and Oban's): a job waits in one (`JobSpec.queue`, `default` unless pushed to another),
 /// and a worker serves the queues it was started with, in order: it takes a job of the first that has one due,
 /// then of the next. docs/jobs.md describes them.
 public enum JobQueue {
     /// The queue of a job pushed without one, and the one a worker serves when started without `--queues`.
-    public static let defaultName = "default"
+    public static let defaultName = Wire.defaultQueue
     /// Longest queue name, in bytes.
     public static let maximumNameLength = 64
     /// Most queues one worker serves.
