@@ -51,7 +51,8 @@ final class RelayRequestForwarder: @unchecked Sendable {
     /// Whether a relay forwards a message upstream.
     static func forwards(_ body: Tributary_V1_Envelope.OneOf_Body) -> Bool {
         switch body {
-        case .historyRequest, .snapshotRequest, .statusRequest, .subscriberUpdate, .subscribersRequest, .fetchRequest:
+        case .historyRequest, .snapshotRequest, .statusRequest, .subscriberUpdate, .subscribersRequest, .fetchRequest,
+            .modelRequest:
             true
         default: false
         }

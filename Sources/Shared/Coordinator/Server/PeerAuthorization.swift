@@ -59,10 +59,10 @@ final class PeerAuthorization: Sendable {
             [.client]
         case .statusRequest, .historyRequest, .snapshotRequest, .subscriberUpdate, .subscribersRequest:
             [.client, .subscriber]
-        case .fetchRequest: [.worker, .client, .subscriber]
+        case .fetchRequest, .modelRequest: [.worker, .client, .subscriber]
         case .welcome, .jobAssignment, .saveAck, .cancelJob, .drain, .pushReply, .statusReply, .batchStatusReply,
             .jobsReply, .jobInfo, .historyReply, .snapshotPage, .subscriberInfo, .subscribersReply, .fetchReply,
-            .scheduleInfo, .schedulesReply, .backupReply, .error:
+            .scheduleInfo, .schedulesReply, .backupReply, .modelReply, .error:
             nil
         }
     }
