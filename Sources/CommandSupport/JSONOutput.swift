@@ -4,7 +4,8 @@ import TributaryProtocol
 
 /// What the CLI's `--json` flags print: every field of the reply, zero and empty ones included (protobuf's JSON
 /// mapping leaves those out, and a client should not have to guess that a missing `dead` means 0). Keys are the
-/// protobuf JSON names (lowerCamelCase); integers are numbers; times are seconds since 1970.
+/// protobuf JSON names (lowerCamelCase); integers are numbers; times are seconds since 1970 (the values of date
+/// attributes in `tributary fetch`'s objects are ISO 8601 instead, as imports take them: ``object(_:prefetched:)``).
 public enum JSONOutput {
     /// `tributary status --json`.
     public static func status(_ reply: Tributary_V1_StatusReply) throws -> String {
@@ -59,7 +60,7 @@ public enum JSONOutput {
         try encode(["batch": batch, "jobIds": jobIDs, "duplicates": duplicates])
     }
 
-    private static func encode(_ object: [String: Any]) throws -> String {
+    static func encode(_ object: [String: Any]) throws -> String {
         String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
     }
 }

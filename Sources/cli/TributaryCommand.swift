@@ -6,10 +6,11 @@ struct TributaryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tributary",
         abstract:
-            "Push jobs to a Tributary coordinator, schedule periodic ones, follow its change feed, show its status and jobs, or run a demo.",
+            "Push jobs to a Tributary coordinator, schedule periodic ones, follow its change feed, fetch and count its objects, show its status and jobs, or run a demo.",
         subcommands: [
-            PushCommand.self, SubscribeCommand.self, SubscribersCommand.self, StatusCommand.self, JobsCommand.self,
-            SchedulesCommand.self, BackupCommand.self, RelayCommand.self, KeysCommand.self, GenerateCommand.self,
+            PushCommand.self, SubscribeCommand.self, SubscribersCommand.self, FetchCommand.self, CountCommand.self,
+            StatusCommand.self, JobsCommand.self, SchedulesCommand.self, BackupCommand.self, RelayCommand.self,
+            KeysCommand.self, GenerateCommand.self,
             DemoCommand.self,
         ])
 }

@@ -769,6 +769,14 @@ public nonisolated struct Tributary_V1_Envelope: @unchecked Sendable {
     set {_uniqueStorage()._body = .fetchRequest(newValue)}
   }
 
+  public var modelRequest: Tributary_V1_ModelRequest {
+    get {
+      if case .modelRequest(let v)? = _storage._body {return v}
+      return Tributary_V1_ModelRequest()
+    }
+    set {_uniqueStorage()._body = .modelRequest(newValue)}
+  }
+
   /// coordinator -> client
   public var pushReply: Tributary_V1_PushReply {
     get {
@@ -884,6 +892,14 @@ public nonisolated struct Tributary_V1_Envelope: @unchecked Sendable {
     set {_uniqueStorage()._body = .fetchReply(newValue)}
   }
 
+  public var modelReply: Tributary_V1_ModelReply {
+    get {
+      if case .modelReply(let v)? = _storage._body {return v}
+      return Tributary_V1_ModelReply()
+    }
+    set {_uniqueStorage()._body = .modelReply(newValue)}
+  }
+
   /// coordinator -> any peer
   public var error: Tributary_V1_Error {
     get {
@@ -932,6 +948,7 @@ public nonisolated struct Tributary_V1_Envelope: @unchecked Sendable {
     case deleteSubscriberRequest(Tributary_V1_DeleteSubscriberRequest)
     /// worker, client or subscriber -> coordinator (a context's fetch; see docs/contexts.md)
     case fetchRequest(Tributary_V1_FetchRequest)
+    case modelRequest(Tributary_V1_ModelRequest)
     /// coordinator -> client
     case pushReply(Tributary_V1_PushReply)
     case statusReply(Tributary_V1_StatusReply)
@@ -949,6 +966,7 @@ public nonisolated struct Tributary_V1_Envelope: @unchecked Sendable {
     case subscribersReply(Tributary_V1_SubscribersReply)
     /// coordinator -> the peer that fetched
     case fetchReply(Tributary_V1_FetchReply)
+    case modelReply(Tributary_V1_ModelReply)
     /// coordinator -> any peer
     case error(Tributary_V1_Error)
 
@@ -2740,6 +2758,32 @@ public nonisolated struct Tributary_V1_FetchReply: Sendable {
   fileprivate var _objects: Tributary_V1_EntityBatch? = nil
 }
 
+/// Asks for the store's model: what a peer without a model file of its own (the `tributary fetch` command) needs to
+/// read a FetchReply's columns, whose arrays do not tell an int from a bool, a double from a date, or a uuid from a
+/// to-one relationship.
+public nonisolated struct Tributary_V1_ModelRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Tributary_V1_ModelReply: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the store's model in the model file format, as Welcome.model_json
+  public var modelJson: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 /// What the history table keeps for each commit: the DidSave parts published for it.
 public nonisolated struct Tributary_V1_HistoryRecord: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
@@ -2783,7 +2827,7 @@ nonisolated extension Tributary_V1_FetchResultType: SwiftProtobuf._ProtoNameProv
 
 nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Envelope"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{3}protocol_version\0\u{1}requires\0\u{4}\u{7}worker_hello\0\u{3}worker_ready\0\u{1}heartbeat\0\u{3}save_changes\0\u{3}job_failed\0\u{3}worker_bye\0\u{2}\u{5}welcome\0\u{3}job_assignment\0\u{3}save_ack\0\u{3}cancel_job\0\u{1}drain\0\u{4}\u{6}push_jobs\0\u{3}status_request\0\u{3}batch_status_request\0\u{3}jobs_request\0\u{3}job_request\0\u{3}retry_job_request\0\u{3}cancel_job_request\0\u{3}delete_job_request\0\u{3}put_schedule_request\0\u{3}schedules_request\0\u{3}push_reply\0\u{3}status_reply\0\u{3}batch_status_reply\0\u{3}jobs_reply\0\u{3}job_info\0\u{3}schedule_info\0\u{3}schedules_reply\0\u{3}backup_reply\0\u{3}version_reply\0\u{2}\u{2}error\0\u{4}\u{5}schedule_action_request\0\u{3}backup_request\0\u{3}version_request\0\u{4}\u{3}history_request\0\u{3}history_reply\0\u{3}snapshot_request\0\u{3}snapshot_page\0\u{3}subscriber_update\0\u{3}subscriber_info\0\u{3}subscribers_request\0\u{3}subscribers_reply\0\u{3}delete_subscriber_request\0\u{4}\u{2}fetch_request\0\u{3}fetch_reply\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{3}protocol_version\0\u{1}requires\0\u{4}\u{7}worker_hello\0\u{3}worker_ready\0\u{1}heartbeat\0\u{3}save_changes\0\u{3}job_failed\0\u{3}worker_bye\0\u{2}\u{5}welcome\0\u{3}job_assignment\0\u{3}save_ack\0\u{3}cancel_job\0\u{1}drain\0\u{4}\u{6}push_jobs\0\u{3}status_request\0\u{3}batch_status_request\0\u{3}jobs_request\0\u{3}job_request\0\u{3}retry_job_request\0\u{3}cancel_job_request\0\u{3}delete_job_request\0\u{3}put_schedule_request\0\u{3}schedules_request\0\u{3}push_reply\0\u{3}status_reply\0\u{3}batch_status_reply\0\u{3}jobs_reply\0\u{3}job_info\0\u{3}schedule_info\0\u{3}schedules_reply\0\u{3}backup_reply\0\u{3}version_reply\0\u{2}\u{2}error\0\u{4}\u{5}schedule_action_request\0\u{3}backup_request\0\u{3}version_request\0\u{4}\u{3}history_request\0\u{3}history_reply\0\u{3}snapshot_request\0\u{3}snapshot_page\0\u{3}subscriber_update\0\u{3}subscriber_info\0\u{3}subscribers_request\0\u{3}subscribers_reply\0\u{3}delete_subscriber_request\0\u{4}\u{2}fetch_request\0\u{3}fetch_reply\0\u{3}model_request\0\u{3}model_reply\0")
 
   fileprivate class _StorageClass {
     var _requestID: UInt64 = 0
@@ -3410,6 +3454,32 @@ nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobu
             _storage._body = .fetchReply(v)
           }
         }()
+        case 72: try {
+          var v: Tributary_V1_ModelRequest?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .modelRequest(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .modelRequest(v)
+          }
+        }()
+        case 73: try {
+          var v: Tributary_V1_ModelReply?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .modelReply(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .modelReply(v)
+          }
+        }()
         default: break
         }
       }
@@ -3611,6 +3681,14 @@ nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobu
       case .fetchReply?: try {
         guard case .fetchReply(let v)? = _storage._body else { preconditionFailure() }
         try visitor.visitSingularMessageField(value: v, fieldNumber: 71)
+      }()
+      case .modelRequest?: try {
+        guard case .modelRequest(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 72)
+      }()
+      case .modelReply?: try {
+        guard case .modelReply(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 73)
       }()
       case nil: break
       }
@@ -7107,6 +7185,55 @@ nonisolated extension Tributary_V1_FetchReply: SwiftProtobuf.Message, SwiftProto
     if lhs._objects != rhs._objects {return false}
     if lhs.seq != rhs.seq {return false}
     if lhs.prefetched != rhs.prefetched {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_ModelRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ModelRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_ModelRequest, rhs: Tributary_V1_ModelRequest) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_ModelReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ModelReply"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}model_json\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.modelJson) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.modelJson.isEmpty {
+      try visitor.visitSingularStringField(value: self.modelJson, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_ModelReply, rhs: Tributary_V1_ModelReply) -> Bool {
+    if lhs.modelJson != rhs.modelJson {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -161,9 +161,12 @@ extension CoordinatorServer {
         case .fetchRequest(let request):
             let store = self.store
             try readers.submit(peer: peer, requestID: requestID) { .fetchReply(try await store.fetch(request)) }
+        case .modelRequest:
+            reply(to: peer, requestID: requestID, .modelReply(.with { $0.modelJson = modelJSON }))
         case .welcome, .jobAssignment, .saveAck, .cancelJob, .drain, .pushReply, .statusReply, .batchStatusReply,
             .jobsReply, .jobInfo, .historyReply, .snapshotPage, .subscriberInfo, .subscribersReply, .fetchReply,
-            .scheduleInfo, .schedulesReply, .backupReply, .versionReply, .error:
+            .scheduleInfo, .schedulesReply, .backupReply, .versionReply, .modelReply,
+            .error:
             throw ProtocolError(
                 .unknownMessage, "the coordinator sends \(Self.name(of: body)) messages; it does not take them")
         }

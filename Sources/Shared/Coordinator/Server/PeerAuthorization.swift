@@ -59,10 +59,11 @@ final class PeerAuthorization: Sendable {
             [.client]
         case .statusRequest, .historyRequest, .snapshotRequest, .subscriberUpdate, .subscribersRequest:
             [.client, .subscriber]
-        case .fetchRequest, .versionRequest: [.worker, .client, .subscriber]
+        case .fetchRequest, .versionRequest, .modelRequest: [.worker, .client, .subscriber]
         case .welcome, .jobAssignment, .saveAck, .cancelJob, .drain, .pushReply, .statusReply, .batchStatusReply,
             .jobsReply, .jobInfo, .historyReply, .snapshotPage, .subscriberInfo, .subscribersReply, .fetchReply,
-            .scheduleInfo, .schedulesReply, .backupReply, .versionReply, .error:
+            .scheduleInfo, .schedulesReply, .backupReply, .versionReply, .modelReply,
+            .error:
             nil
         }
     }

@@ -41,7 +41,7 @@ public struct FetchRequest: Sendable, Hashable {
     }
 
     /// The request on the wire, asking for `resultType`.
-    func wire(_ resultType: Tributary_V1_FetchResultType) -> Tributary_V1_FetchRequest {
+    package func wire(_ resultType: Tributary_V1_FetchResultType) -> Tributary_V1_FetchRequest {
         var wire = Tributary_V1_FetchRequest()
         wire.entity = entity
         if let predicate { wire.predicate = predicate.wire }

@@ -50,6 +50,12 @@ package struct ColumnReader {
         }
     }
 
+    /// Row `row`'s destination ids of a to-many column, in order; empty for other columns.
+    package func destinations(_ row: Int) -> [UUID] {
+        guard case .toMany(_, let ids, let offsets) = values else { return [] }
+        return (offsets[row]..<offsets[row + 1]).map { UUID(bytes: ids, at: ids.startIndex + $0 * 16) }
+    }
+
     /// Validates a wire column against the entity and the batch's row count.
     package init(_ column: Tributary_V1_Column, entity: Entity, rows: Int) throws {
         name = column.name

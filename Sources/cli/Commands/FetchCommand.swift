@@ -1,0 +1,79 @@
+import ArgumentParser
+import TributaryClient
+import TributaryCommandSupport
+import TributaryCore
+
+/// `tributary fetch`: the objects of an entity that match a predicate, in an order.
+struct FetchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fetch",
+        abstract: "Print the objects of an entity that match a predicate, in an order, read from the store.",
+        discussion: """
+            The objects come from one consistent read of the store. Without --sort they are in id order (ids are \
+            time-ordered). --where takes the predicate grammar of docs/contexts.md with literal values ('...' or "..." \
+            strings, numbers, TRUE/FALSE, nil, {a, b} lists); a format that does not parse is refused with the \
+            parser's message, an unknown entity or key with the coordinator's.
+
+            Text: one line per object, `Entity/<id>  version N  attribute=value ... relationship=<id>`, strings \
+            quoted.
+
+            --json: one JSON object per line, {"id": "<uuid>", "entity": "...", "version": N, "attributes": {...}, \
+            "relationships": {...}, "prefetched": false}, with every attribute and relationship of the entity. \
+            Values as an import row gives them: strings, ints and bools as JSON's; doubles as numbers (NaN, \
+            Infinity, -Infinity as strings); dates as ISO 8601 in UTC (2024-05-01T12:00:00Z, with a fraction to the \
+            microsecond when there is one); data as base64; uuids as lowercase strings; null for NULL. A to-one \
+            relationship is its destination's id or null, a to-many one an array of ids.
+
+            --prefetch prints the destinations of a relationship key path after the objects, each once, marked \
+            "prefetched": true (text: a leading "prefetched").
+            """)
+
+    @OptionGroup var selection: FetchSelectionOptions
+
+    // Unconditional, so a first key that is descending (`--sort -additions`) is taken as the value, not a flag.
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "Sort keys, comma-separated, '-' before a key for descending: -additions,number, author.login, reviewers.@count (ties by id).",
+            valueName: "keys"))
+    var sort: String?
+
+    @Option(help: "At most this many objects (1 to 100000).")
+    var limit = 100
+
+    @Option(help: "Skip this many objects first.")
+    var offset = 0
+
+    @Option(
+        help: ArgumentHelp(
+            "A relationship key path whose destinations are printed after the objects: author, reviewers, author.team (repeat for several).",
+            valueName: "path"))
+    var prefetch: [String] = []
+
+    @Flag(help: "Print one JSON object per line instead of text.")
+    var json = false
+
+    @OptionGroup var jobs: JobsEndpointOption
+
+    func validate() throws {
+        guard (1...100_000).contains(limit) else { throw ValidationError("--limit must be between 1 and 100000") }
+        guard offset >= 0 else { throw ValidationError("--offset must not be negative") }
+        if let sort { _ = try FetchSortList.parse(sort) }
+    }
+
+    func run() async throws {
+        let request = FetchRequest(
+            entity: selection.entity, predicate: try selection.predicate(),
+            sortedBy: try sort.map(FetchSortList.parse) ?? [], limit: limit, offset: offset, prefetching: prefetch)
+        let result = try await JobClient.with(endpoint: jobs.endpoint, curve: try jobs.curveKeys()) {
+            try await $0.fetch(request)
+        }
+        for object in result.objects {
+            Terminal.line(json ? try JSONOutput.object(object) : ObjectText.line(object))
+        }
+        for object in result.prefetched {
+            Terminal.line(
+                json ? try JSONOutput.object(object, prefetched: true) : ObjectText.line(object, prefetched: true))
+        }
+    }
+}
