@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 import TributaryCommandSupport
-import ZeroMQ
 
 @testable import TributaryClient
 @testable import TributaryCoordinator
@@ -43,23 +42,8 @@ struct JobEndingTests {
     func settledChildrenPublishedAndCounted() async throws {
         let directory = try TemporaryDirectory()
         let (seen, exitStatus) = try await TestCoordinator.with(in: directory, workers: 0) { coordinator in
-            let context = try ZMQContext()
-            let subscriber = try context.makeSocket(.sub)
-            defer {
-                subscriber.close()
-                context.terminate()
-            }
-            try subscriber.subscribe(Wire.heartbeatTopic)
-            try subscriber.subscribe(Wire.jobsTopic)
-            try subscriber.connect(coordinator.process.feedEndpoint)
-            func next() throws -> [Data] {
-                guard try subscriber.waitForInput(milliseconds: 10_000), let frames = try subscriber.receive() else {
-                    throw TimedOut(what: "a feed message")
-                }
-                return frames
-            }
-            while String(decoding: try next()[0], as: UTF8.self) != Wire.heartbeatTopic {}
-
+            let subscriber = try JobsTopicSubscriber(feed: coordinator.process.feedEndpoint)
+            defer { subscriber.close() }
             let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
             let parent = try await client.push([.with { $0.kind = "noop" }]).jobIds[0]
             let children = try await client.push([
@@ -84,16 +68,9 @@ struct JobEndingTests {
             let wanted: [UInt64: String] = [
                 parent: "cancelled", children[0]: "dead", children[1]: "dead", children[2]: "cancelled",
             ]
-            // Heartbeats keep coming: the wait is bounded by a deadline, not by a silent feed.
             let deadline = ContinuousClock.now + .seconds(30)
             while states != wanted {
-                guard ContinuousClock.now < deadline else {
-                    Issue.record("$jobs carried \(states), not \(wanted)")
-                    break
-                }
-                let frames = try next()
-                guard String(decoding: frames[0], as: UTF8.self) == Wire.jobsTopic else { continue }
-                let progress = try Tributary_V1_JobProgress(serializedBytes: frames[1])
+                let progress = try subscriber.next(before: deadline)
                 states[progress.jobID] = progress.state
             }
             let scrape = try await MetricsIntegrationTests.scrape(try #require(coordinator.process.httpURL))

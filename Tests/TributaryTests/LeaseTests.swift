@@ -223,32 +223,19 @@ struct ProgressFeedTests {
         let directory = try TemporaryDirectory()
         let input = DemoData.pullRequests(count: 300, users: 10)
         let (progress, exitStatus) = try await TestCoordinator.with(in: directory, workers: 1) { coordinator in
-            let context = try ZMQContext()
-            let subscriber = try context.makeSocket(.sub)
-            try subscriber.subscribe(Wire.heartbeatTopic)
-            try subscriber.subscribe(Wire.jobsTopic)
-            try subscriber.connect(coordinator.process.feedEndpoint)
-            func next() throws -> [Data] {
-                guard try subscriber.waitForInput(milliseconds: 10_000), let frames = try subscriber.receive() else {
-                    throw TimedOut(what: "a feed message")
-                }
-                return frames
-            }
-            while String(decoding: try next()[0], as: UTF8.self) != Wire.heartbeatTopic {}
+            let subscriber = try JobsTopicSubscriber(feed: coordinator.process.feedEndpoint)
+            defer { subscriber.close() }
             let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
             var spec = ImportJob.spec(entity: "PullRequest", payload: input, rows: 300, batchSize: 100)
             spec.total = 300
             let id = try await client.push([spec]).jobIds[0]
             var seen: [Tributary_V1_JobProgress] = []
+            let deadline = ContinuousClock.now + .seconds(60)
             while seen.last?.state != "done" {
-                let frames = try next()
-                guard String(decoding: frames[0], as: UTF8.self) == Wire.jobsTopic else { continue }
-                let progress = try Tributary_V1_JobProgress(serializedBytes: frames[1])
+                let progress = try subscriber.next(before: deadline)
                 if progress.jobID == id { seen.append(progress) }
             }
             await client.close()
-            subscriber.close()
-            context.terminate()
             return seen
         }
         #expect(exitStatus == 0)
