@@ -43,7 +43,7 @@ struct MergeBenchmark {
         let cpuBefore = ProcessMemory.cpuSeconds(pid: getpid())
         let start = DispatchTime.now().uptimeNanoseconds
         for group in groups {
-            for result in try await store.applySaves(group) {
+            for result in try await store.saves.applySaves(group) {
                 _ = try result.get()
             }
         }

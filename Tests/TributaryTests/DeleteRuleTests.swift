@@ -54,7 +54,7 @@ struct DeleteRuleTests {
     }
 
     func save(_ batches: [Tributary_V1_EntityBatch]) async throws -> SaveOutcome {
-        try await store.applySave(.with { $0.changes.batches = batches }, from: "w1")
+        try await store.saves.applySave(.with { $0.changes.batches = batches }, from: "w1")
     }
 
     func count(_ table: String) async throws -> Int {

@@ -32,137 +32,142 @@ struct DependencyStoreTests {
         return spec
     }
 
-    func state(_ id: Int64) async throws -> JobState? { try await store.job(id: id)?.state }
+    func state(_ id: Int64) async throws -> JobState? { try await store.jobs.job(id: id)?.state }
 
     /// Claims the job `id` (of kind `parent`) and completes it with one save.
     func complete(_ id: Int64, kind: String = "parent") async throws {
-        let claimed = try await store.claimJobs(for: "w", kinds: [kind], limit: 100)
+        let claimed = try await store.jobs.claimJobs(for: "w", kinds: [kind], limit: 100)
         let job = try #require(claimed.first { $0.id == id })
-        _ = try await store.applySave(
+        _ = try await store.saves.applySave(
             .with {
                 $0.jobID = UInt64(id)
                 $0.attempt = UInt32(job.attempt)
                 $0.completesJob = true
             }, from: "w")
         // The others claimed with it go back without counting an attempt.
-        try await store.releaseJobs(of: "w")
+        try await store.jobs.releaseJobs(of: "w")
     }
 
     @Test(
         "a child waits for two parents, is not claimed before both are done, and is queued by the second's completion")
     func waitsForBoth() async throws {
-        let parents = try await store.pushJobs([JobSpec(kind: "parent"), JobSpec(kind: "parent")], batch: "p").ids
-        let child = try await store.pushJobs([Self.job(after: parents)], batch: "c").ids[0]
+        let parents = try await store.jobs.pushJobs([JobSpec(kind: "parent"), JobSpec(kind: "parent")], batch: "p").ids
+        let child = try await store.jobs.pushJobs([Self.job(after: parents)], batch: "c").ids[0]
         #expect(try await state(child) == .waiting)
-        #expect(try await store.claimJobs(for: "w2", kinds: ["noop"], limit: 10).isEmpty)
+        #expect(try await store.jobs.claimJobs(for: "w2", kinds: ["noop"], limit: 10).isEmpty)
         try await complete(parents[0])
         #expect(try await state(child) == .waiting)
-        #expect(try await store.parentsReason(of: child) == "waits for job \(parents[1]) (queued)")
+        #expect(try await store.jobs.parentsReason(of: child) == "waits for job \(parents[1]) (queued)")
         try await complete(parents[1])
         #expect(try await state(child) == .queued)
-        #expect(try await store.claimJobs(for: "w2", kinds: ["noop"], limit: 10).map(\.id) == [child])
-        let info = try #require(try await store.job(id: child))
+        #expect(try await store.jobs.claimJobs(for: "w2", kinds: ["noop"], limit: 10).map(\.id) == [child])
+        let info = try #require(try await store.jobs.job(id: child))
         #expect(info.afterJobs == parents && info.onParentFailure == .fail)
     }
 
     @Test(
         "a dead parent kills its child and grandchild (naming it); cancel and run policies; batch callbacks count them")
     func failedParents() async throws {
-        let parent = try await store.pushJobs([JobSpec(kind: "parent")], batch: "p").ids[0]
+        let parent = try await store.jobs.pushJobs([JobSpec(kind: "parent")], batch: "p").ids[0]
         var callback = JobSpec(kind: "noop")
         callback.arguments = ["x": "y"]
-        let children = try await store.pushJobs(
+        let children = try await store.jobs.pushJobs(
             [
                 Self.job(after: [parent]), Self.job(pushed: [0]), Self.job(after: [parent], policy: .cancel),
                 Self.job(after: [parent], policy: .run),
             ], batch: "c", onComplete: callback
         ).ids
-        #expect(try await store.jobCounts().counts[.waiting] == 4)
-        let claimed = try #require(try await store.claimJobs(for: "w", kinds: ["parent"], limit: 1).first)
-        _ = try await store.failJob(id: parent, attempt: claimed.attempt, worker: "w", message: "boom", permanent: true)
+        #expect(try await store.jobs.jobCounts().counts[.waiting] == 4)
+        let claimed = try #require(try await store.jobs.claimJobs(for: "w", kinds: ["parent"], limit: 1).first)
+        _ = try await store.jobs.failJob(
+            id: parent, attempt: claimed.attempt, worker: "w", message: "boom", permanent: true)
         #expect(try await state(children[0]) == .dead)
         #expect(
-            try await store.job(id: children[0])?.errors.last?.message == "job \(parent), which it waits for, is dead")
+            try await store.jobs.job(id: children[0])?.errors.last?.message
+                == "job \(parent), which it waits for, is dead")
         #expect(try await state(children[1]) == .dead, "the grandchild dies with its parent")
         #expect(try await state(children[2]) == .cancelled)
         #expect(try await state(children[3]) == .queued)
-        let batch = try await store.batchStatus("c")
+        let batch = try await store.jobs.batchStatus("c")
         #expect(batch.deadJobs == 2 && batch.cancelledJobs == 1)
         // The run-policy child finishes the batch: its callback is pushed once, with the counts.
-        let run = try #require(try await store.claimJobs(for: "w", kinds: ["noop"], limit: 10).first)
-        _ = try await store.applySave(
+        let run = try #require(try await store.jobs.claimJobs(for: "w", kinds: ["noop"], limit: 10).first)
+        _ = try await store.saves.applySave(
             .with {
                 $0.jobID = UInt64(run.id)
                 $0.attempt = UInt32(run.attempt)
                 $0.completesJob = true
             }, from: "w")
-        let callbacks = try await store.jobs(state: nil, batch: "c/complete", limit: 10, before: nil)
+        let callbacks = try await store.jobs.list(state: nil, batch: "c/complete", limit: 10, before: nil)
         #expect(callbacks.count == 1)
         #expect(callbacks.first?.arguments["dead_jobs"] == "2" && callbacks.first?.arguments["cancelled_jobs"] == "1")
     }
 
     @Test("a batch parent: the child waits for every job of it; one dead job fails the child")
     func batchParents() async throws {
-        let parents = try await store.pushJobs([JobSpec(kind: "parent"), JobSpec(kind: "parent")], batch: "p").ids
-        let child = try await store.pushJobs([Self.job(batches: ["p"])], batch: "c").ids[0]
+        let parents = try await store.jobs.pushJobs([JobSpec(kind: "parent"), JobSpec(kind: "parent")], batch: "p").ids
+        let child = try await store.jobs.pushJobs([Self.job(batches: ["p"])], batch: "c").ids[0]
         try await complete(parents[0])
         #expect(try await state(child) == .waiting)
-        #expect(try await store.parentsReason(of: child) == "waits for batch p (1 of 2 jobs done)")
+        #expect(try await store.jobs.parentsReason(of: child) == "waits for batch p (1 of 2 jobs done)")
         try await complete(parents[1])
         #expect(try await state(child) == .queued)
 
-        let doomed = try await store.pushJobs([JobSpec(kind: "parent")], batch: "q").ids[0]
-        let orphan = try await store.pushJobs([Self.job(batches: ["q"])], batch: "c2").ids[0]
-        _ = try await store.cancelJob(id: doomed)
+        let doomed = try await store.jobs.pushJobs([JobSpec(kind: "parent")], batch: "q").ids[0]
+        let orphan = try await store.jobs.pushJobs([Self.job(batches: ["q"])], batch: "c2").ids[0]
+        _ = try await store.jobs.cancelJob(id: doomed)
         #expect(try await state(orphan) == .dead)
         #expect(
-            try await store.job(id: orphan)?.errors.last?.message
+            try await store.jobs.job(id: orphan)?.errors.last?.message
                 == "batch 'q', which it waits for, has 0 dead and 1 cancelled jobs")
     }
 
     @Test("parents already done count at once; unknown parents, later jobs of the push and the own batch are refused")
     func pushTime() async throws {
-        let parent = try await store.pushJobs([JobSpec(kind: "parent")], batch: "p").ids[0]
+        let parent = try await store.jobs.pushJobs([JobSpec(kind: "parent")], batch: "p").ids[0]
         try await complete(parent)
-        let child = try await store.pushJobs([Self.job(after: [parent])], batch: "c").ids[0]
+        let child = try await store.jobs.pushJobs([Self.job(after: [parent])], batch: "c").ids[0]
         #expect(try await state(child) == .queued)
-        let before = try await store.jobCounts().counts
+        let before = try await store.jobs.jobCounts().counts
         for (spec, message) in [
             (Self.job(after: [999]), "job 0 of the push waits for job 999, which does not exist"),
             (Self.job(batches: ["nope"]), "job 0 of the push waits for batch 'nope', which does not exist"),
             (Self.job(batches: ["c"]), "job 0 of the push waits for its own batch 'c', which it is part of"),
             (Self.job(pushed: [0]), "after_pushed names earlier jobs only"),
         ] {
-            let error = await #expect(throws: StoreError.self) { try await store.pushJobs([spec], batch: "c") }
+            let error = await #expect(throws: StoreError.self) { try await store.jobs.pushJobs([spec], batch: "c") }
             #expect(error?.description.contains(message) == true, "\(String(describing: error))")
         }
-        #expect(try await store.jobCounts().counts == before, "a refused push changes nothing")
+        #expect(try await store.jobs.jobCounts().counts == before, "a refused push changes nothing")
     }
 
     @Test("a waiting job can be cancelled; a retried dead child waits again and runs once its parent is done")
     func cancelAndRetry() async throws {
-        let parent = try await store.pushJobs([JobSpec(kind: "parent")], batch: "p").ids[0]
-        let children = try await store.pushJobs([Self.job(after: [parent]), Self.job(after: [parent])], batch: "c").ids
-        _ = try await store.cancelJob(id: children[0])
+        let parent = try await store.jobs.pushJobs([JobSpec(kind: "parent")], batch: "p").ids[0]
+        let children = try await store.jobs.pushJobs(
+            [Self.job(after: [parent]), Self.job(after: [parent])], batch: "c"
+        ).ids
+        _ = try await store.jobs.cancelJob(id: children[0])
         #expect(try await state(children[0]) == .cancelled)
-        let claimed = try #require(try await store.claimJobs(for: "w", kinds: ["parent"], limit: 1).first)
-        _ = try await store.failJob(id: parent, attempt: claimed.attempt, worker: "w", message: "boom", permanent: true)
+        let claimed = try #require(try await store.jobs.claimJobs(for: "w", kinds: ["parent"], limit: 1).first)
+        _ = try await store.jobs.failJob(
+            id: parent, attempt: claimed.attempt, worker: "w", message: "boom", permanent: true)
         #expect(try await state(children[1]) == .dead)
-        _ = try await store.retryJob(id: parent)
-        _ = try await store.retryJob(id: children[1])
+        _ = try await store.jobs.retryJob(id: parent)
+        _ = try await store.jobs.retryJob(id: children[1])
         #expect(try await state(children[1]) == .waiting)
         try await complete(parent)
         #expect(try await state(children[1]) == .queued)
-        #expect(try await store.batchStatus("c").deadJobs == 0)
+        #expect(try await store.jobs.batchStatus("c").deadJobs == 0)
     }
 
     @Test("a waiting job holds its unique key")
     func uniqueKeyWhileWaiting() async throws {
-        let parent = try await store.pushJobs([JobSpec(kind: "parent")], batch: "p").ids[0]
+        let parent = try await store.jobs.pushJobs([JobSpec(kind: "parent")], batch: "p").ids[0]
         var spec = Self.job(after: [parent])
         spec.uniqueKey = "k"
-        let first = try await store.pushJobs([spec], batch: "c")
-        let second = try await store.pushJobs([spec], batch: "c")
+        let first = try await store.jobs.pushJobs([spec], batch: "c")
+        let second = try await store.jobs.pushJobs([spec], batch: "c")
         #expect(second.ids == first.ids && second.duplicates == [0])
     }
 }

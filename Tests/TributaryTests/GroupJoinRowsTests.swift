@@ -63,7 +63,7 @@ struct GroupJoinRowsTests {
             $0.operation = .delete
             $0.ids = ada.bytes
         }
-        let results = try await store.store.applySaves([
+        let results = try await store.store.saves.applySaves([
             Self.save(Self.users(["ada": ada, "bea": bea]), Self.post("hello", reviewers: [ada, bea])),
             Self.save(delete),
         ])
@@ -81,7 +81,7 @@ struct GroupJoinRowsTests {
             $0.ids = post.bytes
             $0.columns = [.destinations("reviewers", [[cid]])]
         }
-        let results = try await store.store.applySaves([
+        let results = try await store.store.saves.applySaves([
             Self.save(
                 Self.users(["ada": ada, "bea": bea, "cid": cid]), Self.post("hello", id: post, reviewers: [ada, bea])),
             Self.save(update),
@@ -98,7 +98,7 @@ struct GroupJoinRowsTests {
         let refused = Tributary_V1_EntityBatch.inserting(
             "Post", ids: [UUID()],
             [.strings("title", ["refused"]), .references("author", [UUID()]), .destinations("reviewers", [[ada]])])
-        let results = try await store.store.applySaves([
+        let results = try await store.store.saves.applySaves([
             Self.save(Self.users(["ada": ada, "bea": bea]), Self.post("one", reviewers: [ada, bea])),
             Self.save(refused),
             Self.save(Self.post("three", reviewers: [bea])),
@@ -121,7 +121,7 @@ struct GroupJoinRowsTests {
             saves.append(Self.save(Self.post("post\(post)", reviewers: ordered.map { ids[$0]! })))
             expected["post\(post)"] = Set(chosen)
         }
-        let results = try await store.store.applySaves(saves)
+        let results = try await store.store.saves.applySaves(saves)
         #expect(results.allSatisfy { (try? $0.get()) != nil })
         #expect(try await Self.reviewers(store) == expected)
     }
@@ -134,7 +134,7 @@ extension GroupJoinRowsTests {
         let (ada, bea) = (UUID(), UUID())
         // No batches and a merge policy the store does not know: refused, without rolling the group back.
         let refused = SaveRequest(changes: .with { $0.mergePolicy = .UNRECOGNIZED(99) })
-        let results = try await store.store.applySaves([
+        let results = try await store.store.saves.applySaves([
             Self.save(Self.users(["ada": ada, "bea": bea]), Self.post("one", reviewers: [ada, bea])),
             (refused, "test"),
             Self.save(Self.post("three", reviewers: [bea])),
@@ -163,7 +163,7 @@ extension GroupJoinRowsTests {
                 }
             ]
         }
-        let results = try await store.store.applySaves([
+        let results = try await store.store.saves.applySaves([
             Self.save(Self.users(["ada": ada, "bea": bea]), Self.post("hello", id: post, reviewers: [ada])),
             (SaveRequest(changes: update), "test"),
         ])

@@ -26,7 +26,7 @@ struct HistoryStoreTests {
             let save = Tributary_V1_SaveChanges.with {
                 $0.changes.batches = [.inserting("Tag", "label", "\(prefix)-\(index)")]
             }
-            guard case .committed(let seq, _, _, _) = try await store.applySave(save, from: "w1") else {
+            guard case .committed(let seq, _, _, _) = try await store.saves.applySave(save, from: "w1") else {
                 throw TimedOut(what: "a commit")
             }
             seqs.append(seq)
@@ -53,8 +53,8 @@ struct HistoryStoreTests {
                 }
             ]
         }
-        _ = try await store.applySave(save, from: "w1")
-        let page = try await store.history(.init(after: 1))
+        _ = try await store.saves.applySave(save, from: "w1")
+        let page = try await store.feed.history(.init(after: 1))
         let part = try #require(page.parts.first)
         #expect(page.parts.count == 1 && part.seq == 2 && part.entity == "Tag")
         #expect(part.insertedIds.count == 16 && part.updatedIds.isEmpty)
@@ -66,28 +66,28 @@ struct HistoryStoreTests {
     @Test("pages end at max_commits, say where they got to, and filter by entity and attribute")
     func pages() async throws {
         try await commitTags(5)
-        var query = RootStore.HistoryQuery(after: 0)
+        var query = FeedStore.HistoryQuery(after: 0)
         query.maxCommits = 2
-        let first = try await store.history(query)
+        let first = try await store.feed.history(query)
         #expect(first.parts.map(\.seq) == [1, 2] && first.throughSeq == 2 && first.lastSeq == 5)
         query.after = 2
         query.until = 4
         query.maxCommits = 10
-        let second = try await store.history(query)
+        let second = try await store.feed.history(query)
         #expect(second.parts.map(\.seq) == [3, 4] && second.throughSeq == 4)
         do {
-            _ = try await store.history(.init(after: 6))
+            _ = try await store.feed.history(.init(after: 6))
             Issue.record("a position beyond the last commit was answered")
         } catch let error as StoreError {
             #expect(error.code == .invalidRequest && error.message.contains("beyond the store's last commit 5"))
         }
 
-        query = RootStore.HistoryQuery(after: 0)
+        query = FeedStore.HistoryQuery(after: 0)
         query.filter = FeedFilter(entities: ["Thing"])
-        let otherEntity = try await store.history(query)
+        let otherEntity = try await store.feed.history(query)
         #expect(otherEntity.parts.isEmpty && otherEntity.throughSeq == 5, "nothing matches, every commit looked at")
         query.filter = FeedFilter(entities: ["Tag"], attributes: ["label"])
-        #expect(try await store.history(query).parts.count == 5)
+        #expect(try await store.feed.history(query).parts.count == 5)
     }
 
     @Test("an attribute filter passes the parts that set one of its attributes, and deletes")
@@ -109,58 +109,58 @@ struct HistoryStoreTests {
             $0.ids = tag.ids
         }
         for batch in [tag, relabel, delete] {
-            _ = try await store.applySave(.with { $0.changes.batches = [batch] }, from: "w1")
+            _ = try await store.saves.applySave(.with { $0.changes.batches = [batch] }, from: "w1")
         }
-        var query = RootStore.HistoryQuery(after: 0)
+        var query = FeedStore.HistoryQuery(after: 0)
         query.filter = FeedFilter(attributes: ["label"])
-        #expect(try await store.history(query).parts.map(\.seq) == [1, 2, 3])
+        #expect(try await store.feed.history(query).parts.map(\.seq) == [1, 2, 3])
         query.filter = FeedFilter(attributes: ["primary"])
-        #expect(try await store.history(query).parts.map(\.seq) == [3], "only the delete: nothing set `primary`")
+        #expect(try await store.feed.history(query).parts.map(\.seq) == [3], "only the delete: nothing set `primary`")
     }
 
     @Test("pruning keeps the newest commits and never passes a durable subscriber; a pruned position is refused")
     func pruning() async throws {
         try await commitTags(10)
-        _ = try await store.updateSubscriber(name: "audit", position: 4, registerOnly: false)
-        #expect(try await store.pruneHistory(before: nil, keepingNewest: 3) == 4, "held at the subscriber's 4")
-        #expect(try await store.oldestKeptSequenceNumber() == 5)
-        await #expect(throws: StoreError.self) { try await store.history(.init(after: 3)) }
-        #expect(try await store.history(.init(after: 4)).parts.map(\.seq) == [5, 6, 7, 8, 9, 10])
+        _ = try await store.feed.updateSubscriber(name: "audit", position: 4, registerOnly: false)
+        #expect(try await store.feed.pruneHistory(before: nil, keepingNewest: 3) == 4, "held at the subscriber's 4")
+        #expect(try await store.feed.oldestKeptSequenceNumber() == 5)
+        await #expect(throws: StoreError.self) { try await store.feed.history(.init(after: 3)) }
+        #expect(try await store.feed.history(.init(after: 4)).parts.map(\.seq) == [5, 6, 7, 8, 9, 10])
 
-        _ = try await store.updateSubscriber(name: "audit", position: 9, registerOnly: false)
-        #expect(try await store.pruneHistory(before: nil, keepingNewest: 3) == 3, "now down to the newest 3")
+        _ = try await store.feed.updateSubscriber(name: "audit", position: 9, registerOnly: false)
+        #expect(try await store.feed.pruneHistory(before: nil, keepingNewest: 3) == 3, "now down to the newest 3")
         do {
-            _ = try await store.history(.init(after: 6))
+            _ = try await store.feed.history(.init(after: 6))
             Issue.record("a pruned position was answered")
         } catch let error as StoreError {
             #expect(error.code == .historyPruned && error.message.contains("oldest commit kept is 8"))
         }
         await #expect(throws: StoreError.self, "a subscriber cannot be placed before the history kept") {
-            try await store.updateSubscriber(name: "late", position: 2, registerOnly: false)
+            try await store.feed.updateSubscriber(name: "late", position: 2, registerOnly: false)
         }
-        _ = try await store.deleteSubscriber(name: "audit")
-        #expect(try await store.subscribers().isEmpty)
+        _ = try await store.feed.deleteSubscriber(name: "audit")
+        #expect(try await store.feed.subscribers().isEmpty)
     }
 
     @Test("pruning by age deletes only commits older than the cutoff")
     func pruningByAge() async throws {
         try await commitTags(3)
-        #expect(try await store.pruneHistory(before: Date() - 3600, keepingNewest: nil) == 0)
-        #expect(try await store.pruneHistory(before: Date() + 1, keepingNewest: nil) == 3)
+        #expect(try await store.feed.pruneHistory(before: Date() - 3600, keepingNewest: nil) == 0)
+        #expect(try await store.feed.pruneHistory(before: Date() + 1, keepingNewest: nil) == 3)
     }
 
     @Test("a registered durable subscriber keeps its position when registered again")
     func registerOnly() async throws {
-        _ = try await store.updateSubscriber(name: "s", position: 3, registerOnly: true)
-        let again = try await store.updateSubscriber(name: "s", position: 7, registerOnly: true)
+        _ = try await store.feed.updateSubscriber(name: "s", position: 3, registerOnly: true)
+        let again = try await store.feed.updateSubscriber(name: "s", position: 7, registerOnly: true)
         #expect(again.position == 3)
-        #expect(try await store.updateSubscriber(name: "s", position: 7, registerOnly: false).position == 7)
+        #expect(try await store.feed.updateSubscriber(name: "s", position: 7, registerOnly: false).position == 7)
     }
 
     @Test("a snapshot pages through every object as of its first page, whatever commits meanwhile")
     func snapshot() async throws {
         try await commitTags(25)
-        let snapshot = try store.makeSnapshot(entities: ["Tag"])
+        let snapshot = try store.feed.makeSnapshot(entities: ["Tag"])
         var labels: [String] = []
         var pages = 0
         var seqs: Set<UInt64> = []
@@ -178,6 +178,6 @@ struct HistoryStoreTests {
         #expect(seqs == [25])
         #expect(labels.count == 25 && Set(labels).count == 25 && !labels.contains { $0.hasPrefix("after") })
         #expect(pages == 3 || pages == 4)
-        #expect(throws: StoreError.self) { try store.makeSnapshot(entities: ["Nope"]) }
+        #expect(throws: StoreError.self) { try store.feed.makeSnapshot(entities: ["Nope"]) }
     }
 }

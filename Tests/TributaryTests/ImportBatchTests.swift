@@ -209,7 +209,7 @@ struct ImportBatchTests {
         let first = try batch([
             #"{"number": 1, "title": "a", "merged": false, "additions": 3, "score": 1.5, "createdAt": "\#(createdAt)", "author": {"login": "u1"}, "reviewers": [{"login": "u2"}]}"#
         ]).changeSet()
-        _ = try await store.store.applySave(SaveRequest(changes: first), from: "test")
+        _ = try await store.store.saves.applySave(SaveRequest(changes: first), from: "test")
         return store
     }
 
@@ -221,12 +221,12 @@ struct ImportBatchTests {
         let absent = try batch([
             #"{"number": 1, "title": "b", "merged": false, "additions": 3, "createdAt": "\#(createdAt)"}"#
         ]).changeSet()
-        _ = try await store.store.applySave(SaveRequest(changes: absent), from: "test")
+        _ = try await store.store.saves.applySave(SaveRequest(changes: absent), from: "test")
         #expect(try await Self.stored(store) == (1.5, "u1", ["u2"]))
         let cleared = try batch([
             #"{"number": 1, "title": "c", "merged": false, "additions": 3, "score": null, "createdAt": "\#(createdAt)", "author": null, "reviewers": []}"#
         ]).changeSet()
-        _ = try await store.store.applySave(SaveRequest(changes: cleared), from: "test")
+        _ = try await store.store.saves.applySave(SaveRequest(changes: cleared), from: "test")
         #expect(try await Self.stored(store) == (nil, nil, []))
     }
 
@@ -264,10 +264,10 @@ struct ImportBatchTests {
         let first = try batch(
             [#"{"login": "ada", "team": {"slug": "core", "name": "Core team"}}"#], model: store.model,
             entity: "Member")
-        _ = try await store.store.applySave(SaveRequest(changes: first.changeSet()), from: "test")
+        _ = try await store.store.saves.applySave(SaveRequest(changes: first.changeSet()), from: "test")
         // A later batch (another job) names the team by its key alone.
         let second = try batch([#"{"login": "bea", "team": {"slug": "core"}}"#], model: store.model, entity: "Member")
-        _ = try await store.store.applySave(SaveRequest(changes: second.changeSet()), from: "test")
+        _ = try await store.store.saves.applySave(SaveRequest(changes: second.changeSet()), from: "test")
         var configuration = Configuration()
         configuration.readonly = true
         let queue = try DatabaseQueue(path: store.directory.path("store.sqlite"), configuration: configuration)
@@ -280,7 +280,7 @@ struct ImportBatchTests {
         // A key the store does not have: the object would be new, and it lacks the required name.
         let unknown = try batch([#"{"login": "cid", "team": {"slug": "web"}}"#], model: store.model, entity: "Member")
         await #expect {
-            _ = try await store.store.applySave(SaveRequest(changes: unknown.changeSet()), from: "test")
+            _ = try await store.store.saves.applySave(SaveRequest(changes: unknown.changeSet()), from: "test")
         } throws: { error in
             "\(error)".contains("'Team'") && "\(error)".contains("'name'") && "\(error)".contains("web")
         }

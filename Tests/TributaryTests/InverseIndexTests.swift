@@ -59,7 +59,7 @@ struct InverseIndexTests {
     }
 
     func save(_ batches: [Tributary_V1_EntityBatch]) async throws {
-        _ = try await store.applySave(.with { $0.changes.batches = batches }, from: "w1")
+        _ = try await store.saves.applySave(.with { $0.changes.batches = batches }, from: "w1")
     }
 
     /// Each relationship's pairs as its tables and its inverse index hold them.
@@ -304,7 +304,7 @@ struct InverseIndexTests {
                 """.utf8))
         let (ada, grace) = (UUID(), UUID())
         var old = try RootStore.open(path: path, model: before)
-        _ = try await old.applySave(
+        _ = try await old.saves.applySave(
             .with {
                 $0.changes.batches = [
                     batch("User", .insert, ada, [login("ada")]), batch("User", .insert, grace, [login("grace")]),
@@ -314,7 +314,7 @@ struct InverseIndexTests {
         try old.close()
         // Opened with this suite's model, which adds both; then each relationship written.
         old = try RootStore.open(path: path, model: model)
-        _ = try await old.applySave(
+        _ = try await old.saves.applySave(
             .with {
                 $0.changes.batches = [
                     batch("User", .update, grace, [toOne("mentor", ada)]),

@@ -16,7 +16,7 @@ struct JobEndingTests {
     func storeNamesSettledJobs() async throws {
         let temporary = try TemporaryStore(modelJSON: DemoData.modelJSON)
         let store = temporary.store
-        let parent = try await store.pushJobs([JobSpec(kind: "parent")], batch: "p").ids[0]
+        let parent = try await store.jobs.pushJobs([JobSpec(kind: "parent")], batch: "p").ids[0]
         var cancelOnFailure = JobSpec(kind: "noop")
         cancelOnFailure.afterJobs = [parent]
         cancelOnFailure.onParentFailure = .cancel
@@ -27,10 +27,11 @@ struct JobEndingTests {
         child.afterJobs = [parent]
         var grandchild = JobSpec(kind: "noop")
         grandchild.afterPushed = [0]
-        let ids = try await store.pushJobs([child, grandchild, cancelOnFailure, runAnyway], batch: "c").ids
-        let claimed = try #require(try await store.claimJobs(for: "w", kinds: ["parent"], limit: 1).first)
+        let ids = try await store.jobs.pushJobs([child, grandchild, cancelOnFailure, runAnyway], batch: "c").ids
+        let claimed = try #require(try await store.jobs.claimJobs(for: "w", kinds: ["parent"], limit: 1).first)
         let failed = try #require(
-            try await store.failJob(id: parent, attempt: claimed.attempt, worker: "w", message: "boom", permanent: true)
+            try await store.jobs.failJob(
+                id: parent, attempt: claimed.attempt, worker: "w", message: "boom", permanent: true)
         )
         let ended = Dictionary(uniqueKeysWithValues: failed.endings.map { ($0.id, $0.state) })
         #expect(ended == [parent: .dead, ids[0]: .dead, ids[1]: .dead, ids[2]: .cancelled], "\(failed.endings)")

@@ -103,7 +103,7 @@ struct KnownKeysTests {
                 },
             ]
         }
-        _ = try await store.store.applySave(SaveRequest(changes: both), from: "test")
+        _ = try await store.store.saves.applySave(SaveRequest(changes: both), from: "test")
         try await findOrCreate(["ada"], in: store, post: "hello")
         let (users, posts) = try await Self.contents(store)
         #expect(users == ["ada"])
@@ -139,7 +139,7 @@ struct KnownKeysTests {
                 .inserting("Post", ids: [UUID()], [.strings("title", ["hello"]), .references("author", [newcomer])]),
             ]
         }
-        let results = try await store.store.applySaves([
+        let results = try await store.store.saves.applySaves([
             (SaveRequest(changes: rename), "test"), (SaveRequest(changes: post), "test"),
         ])
         #expect(results.allSatisfy { (try? $0.get()) != nil })
@@ -209,7 +209,7 @@ struct KnownKeysTests {
         let clear = Tributary_V1_ChangeSet.with {
             $0.batches = [.inserting("User", ids: [ada], [.strings("login", [nil])])]
         }
-        _ = try await store.store.applySave(SaveRequest(changes: clear), from: "test")
+        _ = try await store.store.saves.applySave(SaveRequest(changes: clear), from: "test")
         try await findOrCreate(["ada"], in: store, post: "hello")
         let (users, posts) = try await Self.contents(store)
         #expect(users == ["ada", "null"])
@@ -226,7 +226,7 @@ struct KnownKeysTests {
                 .inserting("User", ids: [ada], [.strings("login", ["eve"]), .strings("email", ["eve@example.com"])])
             ]
         }
-        _ = try await store.store.applySave(SaveRequest(changes: rename), from: "test")
+        _ = try await store.store.saves.applySave(SaveRequest(changes: rename), from: "test")
         try await findOrCreate(["ada"], in: store, post: "hello")
         let (users, posts) = try await Self.contents(store)
         #expect(users == ["ada", "eve"])
@@ -304,7 +304,7 @@ struct KnownKeysTests {
                 .inserting("Post", ids: [UUID()], [.strings("title", ["hello"]), .references("author", [newcomer])]),
             ]
         }
-        _ = try await store.store.applySave(SaveRequest(changes: changes), from: "test")
+        _ = try await store.store.saves.applySave(SaveRequest(changes: changes), from: "test")
         let (users, posts) = try await Self.contents(store)
         #expect(users == ["ada", "eve"])
         #expect(posts == ["hello": "ada"])
@@ -316,12 +316,12 @@ struct KnownKeysTests {
         let first = Tributary_V1_ChangeSet.with {
             $0.batches = [.inserting("User", ids: [UUID()], [.strings("login", ["ada"]), .strings("email", ["a@x"])])]
         }
-        _ = try await store.store.applySave(SaveRequest(changes: first), from: "test")
+        _ = try await store.store.saves.applySave(SaveRequest(changes: first), from: "test")
         // Another id, the same login, a new email: the upsert merges it into ada and writes the email.
         let second = Tributary_V1_ChangeSet.with {
             $0.batches = [.inserting("User", ids: [UUID()], [.strings("login", ["ada"]), .strings("email", ["b@x"])])]
         }
-        let outcome = try await store.store.applySave(SaveRequest(changes: second), from: "test")
+        let outcome = try await store.store.saves.applySave(SaveRequest(changes: second), from: "test")
         guard case .committed(let seq, let events, _, _) = outcome else {
             Issue.record("the save was not committed as a change: \(outcome)")
             return
@@ -336,9 +336,9 @@ struct KnownKeysTests {
     @Test("the didSave and the answer name stored ids: a found author, a merged user, a new post's own id")
     func didSaveNamesStoredIDs() async throws {
         let store = try TemporaryStore(modelJSON: Self.modelJSON)
-        _ = try await store.store.applySave(
+        _ = try await store.store.saves.applySave(
             SaveRequest(changes: .with { $0.batches = [.inserting("User", "login", "ada")] }), from: "test")
-        _ = try await store.store.applySave(
+        _ = try await store.store.saves.applySave(
             SaveRequest(changes: .with { $0.batches = [.inserting("User", "login", "bob")] }), from: "test")
         let ada = try await userID("ada", in: store).uuid
         let bob = try await userID("bob", in: store).uuid
@@ -352,7 +352,7 @@ struct KnownKeysTests {
                 .inserting("Post", ids: [post], [.strings("title", ["hello"]), .references("author", [foundAda])]),
             ]
         }
-        let outcome = try await store.store.applySave(SaveRequest(changes: changes), from: "test")
+        let outcome = try await store.store.saves.applySave(SaveRequest(changes: changes), from: "test")
         guard case .committed(_, let events, let remaps, _) = outcome else {
             Issue.record("the save was not committed as a change: \(outcome)")
             return

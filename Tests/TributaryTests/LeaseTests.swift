@@ -178,10 +178,10 @@ struct LeaseTests {
     func zombieStaleLease() async throws {
         let directory = try TemporaryDirectory()
         let store = try RootStore.open(path: directory.path("store.sqlite"), model: DemoData.model)
-        let id = try await store.pushJobs([Tributary_V1_JobSpec.with { $0.kind = "noop" }], batch: "b").ids[0]
-        let first = try #require(try await store.claimJob(for: "w1", kinds: ["noop"]))
-        try await store.requeueJobs(of: "w1", reason: "silent")
-        let second = try #require(try await store.claimJob(for: "w2", kinds: ["noop"]))
+        let id = try await store.jobs.pushJobs([Tributary_V1_JobSpec.with { $0.kind = "noop" }], batch: "b").ids[0]
+        let first = try #require(try await store.jobs.claimJob(for: "w1", kinds: ["noop"]))
+        try await store.jobs.requeueJobs(of: "w1", reason: "silent")
+        let second = try #require(try await store.jobs.claimJob(for: "w2", kinds: ["noop"]))
         #expect(second.attempt == 2)
         var save = Tributary_V1_SaveChanges()
         save.jobID = UInt64(id)
@@ -189,7 +189,7 @@ struct LeaseTests {
         save.changes.batches = [
             .inserting("User", "login", "zombie")
         ]
-        let error = try await #require(throws: LeaseError.self) { try await store.applySave(save, from: "w1") }
+        let error = try await #require(throws: LeaseError.self) { try await store.saves.applySave(save, from: "w1") }
         #expect(error.message.contains("no longer holds its lease"))
         let users = try await store.pool.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM User") }
         #expect(users == 0)

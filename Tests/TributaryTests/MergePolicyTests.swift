@@ -206,7 +206,7 @@ struct MergePolicyTests {
         try await load(id, into: b)
         try await a.perform { try $0.object(with: id).setValue(.string("A"), for: "title") }
         let seq = try await a.save().seq
-        let history = try await store.history(RootStore.HistoryQuery(after: seq - 1))
+        let history = try await store.feed.history(FeedStore.HistoryQuery(after: seq - 1))
         let save = DidSave(parts: history.parts)
         try await b.perform { b in try b.mergeChanges(from: save) }
         try await b.perform { try $0.object(with: id).setValue(.int(7), for: "additions") }

@@ -45,7 +45,7 @@ struct NestedContextTests {
             (context.hasChanges, context.insertedObjects.compactMap { $0["login"] })
         }
         #expect(pending.0 && pending.1 == [.string("ada"), .string("grace")])
-        #expect(try await store.lastSequenceNumber() == 0)
+        #expect(try await store.feed.lastSequenceNumber() == 0)
         #expect(try await storedUsers().isEmpty)
 
         // A second child save: an update of an object the parent holds as an insert, and a delete.

@@ -30,7 +30,7 @@ struct RetryTests {
     }
 
     func push(_ store: RootStore, maxAttempts: UInt32 = 3, baseMs: UInt32 = 60_000) async throws -> Int64 {
-        try await store.pushJobs(
+        try await store.jobs.pushJobs(
             [
                 Tributary_V1_JobSpec.with {
                     $0.kind = "noop"
@@ -46,21 +46,21 @@ struct RetryTests {
         let directory = try TemporaryDirectory()
         let store = try store(directory)
         let id = try await push(store, maxAttempts: 2)
-        let first = try #require(try await store.claimJob(for: "w1", kinds: ["noop"]))
-        let outcome = try await store.failJob(
+        let first = try #require(try await store.jobs.claimJob(for: "w1", kinds: ["noop"]))
+        let outcome = try await store.jobs.failJob(
             id: id, attempt: first.attempt, worker: "w1", message: "boom 1", permanent: false)
         guard case .retrying(let at) = outcome?.outcome else {
             Issue.record("expected a retry, got \(String(describing: outcome))")
             return
         }
         #expect(at.timeIntervalSinceNow > 25 && at.timeIntervalSinceNow <= 60)
-        #expect(try await store.claimJob(for: "w1", kinds: ["noop"]) == nil, "not before its retry time")
+        #expect(try await store.jobs.claimJob(for: "w1", kinds: ["noop"]) == nil, "not before its retry time")
 
         // Make it due, run the last attempt, fail it.
         try await store.pool.write { try $0.execute(sql: "UPDATE tributary_jobs SET run_at = 0") }
-        let second = try #require(try await store.claimJob(for: "w1", kinds: ["noop"]))
+        let second = try #require(try await store.jobs.claimJob(for: "w1", kinds: ["noop"]))
         #expect(second.attempt == 2)
-        let last = try await store.failJob(id: id, attempt: 2, worker: "w1", message: "boom 2", permanent: false)
+        let last = try await store.jobs.failJob(id: id, attempt: 2, worker: "w1", message: "boom 2", permanent: false)
         #expect(last?.outcome == .dead)
         let (state, errors) = try await store.pool.read { db in
             let row = try #require(
@@ -70,8 +70,8 @@ struct RetryTests {
         #expect(state == "dead")
         let history = try JSONDecoder().decode([JobError].self, from: Data(errors.utf8))
         #expect(history.map(\.message) == ["boom 1", "boom 2"] && history.map(\.attempt) == [1, 2])
-        #expect(try await store.batchStatus("b").deadJobs == 1)
-        #expect(try await store.batchStatus("b").dead.first?.attempts == 2)
+        #expect(try await store.jobs.batchStatus("b").deadJobs == 1)
+        #expect(try await store.jobs.batchStatus("b").dead.first?.attempts == 2)
     }
 
     @Test("a permanent failure makes the job dead at once; a stale attempt's failure changes nothing")
@@ -79,14 +79,16 @@ struct RetryTests {
         let directory = try TemporaryDirectory()
         let store = try store(directory)
         let id = try await push(store, maxAttempts: 20)
-        let job = try #require(try await store.claimJob(for: "w1", kinds: ["noop"]))
+        let job = try #require(try await store.jobs.claimJob(for: "w1", kinds: ["noop"]))
         #expect(
-            try await store.failJob(id: id, attempt: job.attempt + 1, worker: "w1", message: "x", permanent: false)
+            try await store.jobs.failJob(id: id, attempt: job.attempt + 1, worker: "w1", message: "x", permanent: false)
                 == nil)
         #expect(
-            try await store.failJob(id: id, attempt: job.attempt, worker: "w2", message: "x", permanent: false) == nil)
+            try await store.jobs.failJob(id: id, attempt: job.attempt, worker: "w2", message: "x", permanent: false)
+                == nil)
         #expect(
-            try await store.failJob(id: id, attempt: job.attempt, worker: "w1", message: "bad row", permanent: true)?
+            try await store.jobs.failJob(
+                id: id, attempt: job.attempt, worker: "w1", message: "bad row", permanent: true)?
                 .outcome == .dead)
     }
 
@@ -96,15 +98,15 @@ struct RetryTests {
         let directory = try TemporaryDirectory()
         let store = try store(directory)
         let id = try await push(store, maxAttempts: 2)
-        _ = try #require(try await store.claimJob(for: "w1", kinds: ["noop"]))
-        #expect(try await store.releaseJobs(of: "w1") == 1)
-        let again = try #require(try await store.claimJob(for: "w2", kinds: ["noop"]))
+        _ = try #require(try await store.jobs.claimJob(for: "w1", kinds: ["noop"]))
+        #expect(try await store.jobs.releaseJobs(of: "w1") == 1)
+        let again = try #require(try await store.jobs.claimJob(for: "w2", kinds: ["noop"]))
         #expect(again.attempt == 1, "a job handed back unstarted keeps its attempt count")
-        #expect(try await store.requeueJobs(of: "w2") == 1, "first lost attempt: queued again at once")
-        let last = try #require(try await store.claimJob(for: "w3", kinds: ["noop"]))
+        #expect(try await store.jobs.requeueJobs(of: "w2") == 1, "first lost attempt: queued again at once")
+        let last = try #require(try await store.jobs.claimJob(for: "w3", kinds: ["noop"]))
         #expect(last.id == id && last.attempt == 2)
-        #expect(try await store.requeueJobs(of: "w3") == 0, "the last attempt lost: dead, not re-queued")
-        #expect(try await store.batchStatus("b").deadJobs == 1)
+        #expect(try await store.jobs.requeueJobs(of: "w3") == 0, "the last attempt lost: dead, not re-queued")
+        #expect(try await store.jobs.batchStatus("b").deadJobs == 1)
     }
 }
 
@@ -161,7 +163,7 @@ struct StoreRestartTests {
     func restartCountsAttempts() async throws {
         let directory = try TemporaryDirectory()
         var store: RootStore? = try RootStore.open(path: directory.path("store.sqlite"), model: DemoData.model)
-        let ids = try await store!.pushJobs(
+        let ids = try await store!.jobs.pushJobs(
             [
                 Tributary_V1_JobSpec.with {
                     $0.kind = "noop"; $0.maxAttempts = 1
@@ -171,12 +173,12 @@ struct StoreRestartTests {
                 },
             ], batch: "b"
         ).ids
-        _ = try await store!.claimJobs(for: "w1", kinds: ["noop"], limit: 2)
+        _ = try await store!.jobs.claimJobs(for: "w1", kinds: ["noop"], limit: 2)
         try store!.close()
         store = nil
         let reopened = try RootStore.open(path: directory.path("store.sqlite"), model: DemoData.model)
-        let last = try #require(try await reopened.job(id: ids[0]))
-        let other = try #require(try await reopened.job(id: ids[1]))
+        let last = try #require(try await reopened.jobs.job(id: ids[0]))
+        let other = try #require(try await reopened.jobs.job(id: ids[1]))
         #expect(last.state == .dead)
         #expect(other.state == .queued && other.errors.map(\.message) == ["attempt lost: the coordinator restarted"])
     }
@@ -217,40 +219,40 @@ struct SchedulingTests {
 
     @Test("higher priorities are claimed first; equal priorities oldest first")
     func priorityOrder() async throws {
-        let ids = try await store.pushJobs(
+        let ids = try await store.jobs.pushJobs(
             [spec(priority: 0), spec(priority: 5), spec(priority: -1), spec(priority: 5)], batch: "b"
         ).ids
         var order: [Int64] = []
-        while let job = try await store.claimJob(for: "w1", kinds: ["noop"]) { order.append(job.id) }
+        while let job = try await store.jobs.claimJob(for: "w1", kinds: ["noop"]) { order.append(job.id) }
         #expect(order == [ids[1], ids[3], ids[0], ids[2]])
     }
 
     @Test("a delayed job is not claimed before its time")
     func delayed() async throws {
         let later = Date().timeIntervalSince1970 + 3_600
-        let ids = try await store.pushJobs([spec(runAt: later), spec()], batch: "b").ids
-        let claimed = try await store.claimJobs(for: "w1", kinds: ["noop"], limit: 10)
+        let ids = try await store.jobs.pushJobs([spec(runAt: later), spec()], batch: "b").ids
+        let claimed = try await store.jobs.claimJobs(for: "w1", kinds: ["noop"], limit: 10)
         #expect(claimed.map(\.id) == [ids[1]])
         try await store.pool.write { try $0.execute(sql: "UPDATE tributary_jobs SET run_at = 0") }
-        #expect(try await store.claimJob(for: "w1", kinds: ["noop"])?.id == ids[0])
+        #expect(try await store.jobs.claimJob(for: "w1", kinds: ["noop"])?.id == ids[0])
     }
 
     @Test("a job with a unique key is not enqueued twice while one with that key is queued or running")
     func uniqueKeys() async throws {
-        let first = try await store.pushJobs([spec(key: "nightly"), spec(key: "nightly")], batch: "b")
+        let first = try await store.jobs.pushJobs([spec(key: "nightly"), spec(key: "nightly")], batch: "b")
         #expect(first.duplicates == [1])
         #expect(first.ids[0] == first.ids[1], "the duplicate names the job that holds the key")
-        let job = try #require(try await store.claimJob(for: "w1", kinds: ["noop"]))
-        let whileRunning = try await store.pushJobs([spec(key: "nightly")], batch: "b")
+        let job = try #require(try await store.jobs.claimJob(for: "w1", kinds: ["noop"]))
+        let whileRunning = try await store.jobs.pushJobs([spec(key: "nightly")], batch: "b")
         #expect(whileRunning.duplicates == [0] && whileRunning.ids == [job.id])
         var save = Tributary_V1_SaveChanges()
         save.jobID = UInt64(job.id)
         save.attempt = UInt32(job.attempt)
         save.completesJob = true
-        _ = try await store.applySave(save, from: "w1")
-        let afterDone = try await store.pushJobs([spec(key: "nightly")], batch: "b")
+        _ = try await store.saves.applySave(save, from: "w1")
+        let afterDone = try await store.jobs.pushJobs([spec(key: "nightly")], batch: "b")
         #expect(afterDone.duplicates.isEmpty && afterDone.ids[0] != job.id)
-        #expect(try await store.batchStatus("b").totalJobs == 2, "duplicates are not counted in the batch")
+        #expect(try await store.jobs.batchStatus("b").totalJobs == 2, "duplicates are not counted in the batch")
     }
 }
 
@@ -261,22 +263,22 @@ struct CancellationTests {
     func storeRules() async throws {
         let directory = try TemporaryDirectory()
         let store = try RootStore.open(path: directory.path("store.sqlite"), model: DemoData.model)
-        let ids = try await store.pushJobs(
+        let ids = try await store.jobs.pushJobs(
             [Tributary_V1_JobSpec.with { $0.kind = "noop" }, Tributary_V1_JobSpec.with { $0.kind = "noop" }],
             batch: "b"
         ).ids
-        #expect(try await store.cancelJob(id: ids[0])?.before.state == .queued)
-        let running = try #require(try await store.claimJob(for: "w1", kinds: ["noop"]))
+        #expect(try await store.jobs.cancelJob(id: ids[0])?.before.state == .queued)
+        let running = try #require(try await store.jobs.claimJob(for: "w1", kinds: ["noop"]))
         #expect(running.id == ids[1], "the cancelled job is passed over")
-        #expect(try await store.cancelJob(id: ids[1])?.before.state == .running)
+        #expect(try await store.jobs.cancelJob(id: ids[1])?.before.state == .running)
         var save = Tributary_V1_SaveChanges()
         save.jobID = UInt64(ids[1])
         save.attempt = UInt32(running.attempt)
         save.completesJob = true
-        await #expect(throws: LeaseError.self) { try await store.applySave(save, from: "w1") }
-        let error = await #expect(throws: StoreError.self) { try await store.cancelJob(id: ids[1]) }
+        await #expect(throws: LeaseError.self) { try await store.saves.applySave(save, from: "w1") }
+        let error = await #expect(throws: StoreError.self) { try await store.jobs.cancelJob(id: ids[1]) }
         #expect(error?.message.contains("job \(ids[1]) is cancelled") == true)
-        let status = try await store.batchStatus("b")
+        let status = try await store.jobs.batchStatus("b")
         #expect(status.cancelledJobs == 2 && status.totalJobs == 2)
     }
 }
@@ -359,7 +361,7 @@ struct GracefulStopTests {
         #expect(await coordinator.process.stop() == 0)
 
         let store = try RootStore.open(path: coordinator.storePath, model: DemoData.model)
-        let job = try #require(try await store.job(id: Int64(id)))
+        let job = try #require(try await store.jobs.job(id: Int64(id)))
         #expect(job.state == .queued)
         #expect(job.attempt == 0 && job.errors.isEmpty, "a graceful stop costs the job no attempt")
     }
@@ -375,7 +377,7 @@ struct RetentionTests {
             $0.kind = "noop"
             $0.payload = Data("x".utf8)
         }
-        let ids = try await store.pushJobs([spec, spec, spec, spec], batch: "b").ids
+        let ids = try await store.jobs.pushJobs([spec, spec, spec, spec], batch: "b").ids
         try await store.pool.write { db in
             try db.execute(
                 sql: "UPDATE tributary_jobs SET state = 'done', updated_at = 1000 WHERE id = ?", arguments: [ids[0]])
@@ -383,11 +385,11 @@ struct RetentionTests {
                 sql: "UPDATE tributary_jobs SET state = 'dead', updated_at = 1000 WHERE id = ?", arguments: [ids[1]])
             try db.execute(sql: "UPDATE tributary_jobs SET state = 'done' WHERE id = ?", arguments: [ids[2]])
         }
-        #expect(try await store.pruneFinishedJobs(before: Date(timeIntervalSince1970: 2000)) == 1)
-        #expect(try await store.job(id: ids[0]) == nil)
-        #expect(try await store.job(id: ids[1])?.state == .dead)
-        #expect(try await store.job(id: ids[2])?.state == .done)
-        #expect(try await store.job(id: ids[3])?.state == .queued)
+        #expect(try await store.jobs.pruneFinishedJobs(before: Date(timeIntervalSince1970: 2000)) == 1)
+        #expect(try await store.jobs.job(id: ids[0]) == nil)
+        #expect(try await store.jobs.job(id: ids[1])?.state == .dead)
+        #expect(try await store.jobs.job(id: ids[2])?.state == .done)
+        #expect(try await store.jobs.job(id: ids[3])?.state == .queued)
         let payloads = try await store.pool.read {
             try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM tributary_payloads")
         }
@@ -480,7 +482,7 @@ struct DrainTests {
         #expect(status == 0)
         let store = try RootStore.open(path: coordinator.storePath, model: DemoData.model)
         for id in ids {
-            let job = try #require(try await store.job(id: Int64(id)))
+            let job = try #require(try await store.jobs.job(id: Int64(id)))
             #expect(job.state == .queued && job.attempt == 0, "handed back for the next start, no attempt counted")
         }
     }
@@ -503,7 +505,7 @@ struct DrainTests {
         await client.close()
         #expect(await coordinator.process.stop() == 0)
         let store = try RootStore.open(path: coordinator.storePath, model: DemoData.model)
-        let job = try #require(try await store.job(id: Int64(id)))
+        let job = try #require(try await store.jobs.job(id: Int64(id)))
         #expect(job.state == .done, "the job finished during the drain")
     }
 }

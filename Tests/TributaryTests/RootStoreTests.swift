@@ -143,7 +143,7 @@ struct RootStoreTests {
         let receipt = try await second.save()
         #expect(receipt.seq == 0)
         #expect(receipt.remaps == [proposed: existing])
-        #expect(try await store.lastSequenceNumber() == 1)
+        #expect(try await store.feed.lastSequenceNumber() == 1)
     }
 
     static let requiredValues: [(String, AttributeValue)] = [
@@ -174,11 +174,11 @@ struct RootStoreTests {
         batch.columns = [values]
         var save = Tributary_V1_SaveChanges()
         save.changes.batches = [batch]
-        let error = try await #require(throws: StoreError.self) { try await store.applySave(save, from: "test") }
+        let error = try await #require(throws: StoreError.self) { try await store.saves.applySave(save, from: "test") }
         #expect(error.code == code)
         #expect(error.message.contains(message), "\(error.message)")
         #expect(try await reader().read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM Tag") } == 0)
-        #expect(try await store.lastSequenceNumber() == 0)
+        #expect(try await store.feed.lastSequenceNumber() == 0)
     }
 
     @Test("an insert lacking a required attribute is refused by name")
@@ -192,8 +192,8 @@ struct RootStoreTests {
 
     @Test("a job's batch applies at most once, and only while its attempt holds the lease")
     func exactlyOnceAndFencing() async throws {
-        let ids = try await store.pushJobs([Tributary_V1_JobSpec.with { $0.kind = "custom" }], batch: "b").ids
-        let job = try #require(try await store.claimJob(for: "w1", kinds: ["custom"]))
+        let ids = try await store.jobs.pushJobs([Tributary_V1_JobSpec.with { $0.kind = "custom" }], batch: "b").ids
+        let job = try #require(try await store.jobs.claimJob(for: "w1", kinds: ["custom"]))
         #expect(job.id == ids[0] && job.attempt == 1)
 
         var save = Tributary_V1_SaveChanges()
@@ -203,11 +203,11 @@ struct RootStoreTests {
         save.changes.batches = [
             .inserting("Tag", "label", "once")
         ]
-        guard case .committed(let seq, _, _, _) = try await store.applySave(save, from: "w1") else {
+        guard case .committed(let seq, _, _, _) = try await store.saves.applySave(save, from: "w1") else {
             Issue.record("first save was not committed")
             return
         }
-        guard case .duplicate(let again) = try await store.applySave(save, from: "w1") else {
+        guard case .duplicate(let again) = try await store.saves.applySave(save, from: "w1") else {
             Issue.record("the repeated batch was applied again")
             return
         }
@@ -216,9 +216,9 @@ struct RootStoreTests {
 
         save.batchIndex = 1
         save.attempt = 2
-        await #expect(throws: LeaseError.self) { try await store.applySave(save, from: "w1") }
+        await #expect(throws: LeaseError.self) { try await store.saves.applySave(save, from: "w1") }
         save.attempt = 1
-        await #expect(throws: LeaseError.self) { try await store.applySave(save, from: "w2") }
+        await #expect(throws: LeaseError.self) { try await store.saves.applySave(save, from: "w2") }
     }
 
     @Test("an existing store opens by a path relative to the working directory")
@@ -264,8 +264,8 @@ struct JobFencingTests {
     }
 
     func claimedSave(batch: UInt32) async throws -> Tributary_V1_SaveChanges {
-        _ = try await store.pushJobs([Tributary_V1_JobSpec.with { $0.kind = "noop" }], batch: "b")
-        let job = try #require(try await store.claimJob(for: "w1", kinds: ["noop"]))
+        _ = try await store.jobs.pushJobs([Tributary_V1_JobSpec.with { $0.kind = "noop" }], batch: "b")
+        let job = try #require(try await store.jobs.claimJob(for: "w1", kinds: ["noop"]))
         var save = Tributary_V1_SaveChanges()
         save.jobID = UInt64(job.id)
         save.attempt = UInt32(job.attempt)
@@ -276,7 +276,7 @@ struct JobFencingTests {
     @Test("a batch that skips ahead of the committed batches is refused, so a retry can never skip rows")
     func batchesInOrder() async throws {
         let save = try await claimedSave(batch: 1)
-        let error = try await #require(throws: LeaseError.self) { try await store.applySave(save, from: "w1") }
+        let error = try await #require(throws: LeaseError.self) { try await store.saves.applySave(save, from: "w1") }
         #expect(error.isOutOfOrder)
         #expect(error.message.contains("sent batch 1 before batch 0"))
     }
@@ -307,7 +307,7 @@ struct JobFencingTests {
             .with { $0.changes = .with { $0.batches = batches } }
         }
         // The middle save inserts "b", then fails on an update of an object that does not exist.
-        let results = try await store.applySaves([
+        let results = try await store.saves.applySaves([
             (save([inserting("a")]), "w1"), (save([inserting("b"), missing]), "w1"), (save([inserting("c")]), "w1"),
         ])
         #expect(results.map { (try? $0.get()) != nil } == [true, false, true])
@@ -327,8 +327,8 @@ struct JobFencingTests {
             $0.kind = "noop"
             $0.total = 10
         }
-        _ = try await store.pushJobs(Array(repeating: spec, count: 4), batch: "b")
-        let jobs = try await store.claimJobs(for: "w1", kinds: ["noop"], limit: 4)
+        _ = try await store.jobs.pushJobs(Array(repeating: spec, count: 4), batch: "b")
+        let jobs = try await store.jobs.claimJobs(for: "w1", kinds: ["noop"], limit: 4)
         func save(_ job: ClaimedJob, attempt: Int? = nil, _ changes: [Tributary_V1_EntityBatch] = [])
             -> Tributary_V1_SaveChanges
         {
@@ -340,17 +340,17 @@ struct JobFencingTests {
                 $0.changes.batches = changes
             }
         }
-        let results = try await store.applySaves([
+        let results = try await store.saves.applySaves([
             (save(jobs[0]), "w1"),  // no changes: no savepoint
             (save(jobs[1], attempt: 7), "w1"),  // not its attempt
             (save(jobs[2], [.inserting("User", "login", "kept")]), "w1"),
             (save(jobs[3], [.inserting("User", "login", "undone"), .inserting("Nope", "x", "y")]), "w1"),
         ])
         #expect(results.map { (try? $0.get()) != nil } == [true, false, true, false])
-        let status = try await store.batchStatus("b")
+        let status = try await store.jobs.batchStatus("b")
         #expect(status.doneJobs == 2 && status.doneRows == 20)
-        #expect(try await store.job(id: jobs[1].id)?.state == .running)
-        #expect(try await store.job(id: jobs[3].id)?.state == .running)
+        #expect(try await store.jobs.job(id: jobs[1].id)?.state == .running)
+        #expect(try await store.jobs.job(id: jobs[3].id)?.state == .running)
         let logins = try await store.pool.read { try String.fetchAll($0, sql: "SELECT login FROM User") }
         #expect(logins == ["kept"], "the refused save's insert was undone with it")
     }
@@ -369,7 +369,7 @@ struct JobFencingTests {
         // Clients poll this while they wait for a batch: reading all its jobs made each poll cost O(batch).
         let plan = try await store.pool.read { db in
             try Row.fetchAll(
-                db, sql: "EXPLAIN QUERY PLAN \(RootStore.deadJobsOfBatchSQL)", arguments: ["b"]
+                db, sql: "EXPLAIN QUERY PLAN \(JobStore.deadJobsOfBatchSQL)", arguments: ["b"]
             ).map { $0["detail"] as String }
         }
         #expect(plan == ["SEARCH tributary_jobs USING INDEX tributary_jobs_dead (batch=?)"])
@@ -378,13 +378,13 @@ struct JobFencingTests {
     @Test("payloads are kept apart from job rows and come back with the claim")
     func payloadRoundTrip() async throws {
         let payload = Data(repeating: 7, count: 300_000)
-        _ = try await store.pushJobs(
+        _ = try await store.jobs.pushJobs(
             [
                 Tributary_V1_JobSpec.with {
                     $0.kind = "noop"; $0.payload = payload
                 }
             ], batch: "b")
-        let job = try #require(try await store.claimJob(for: "w1", kinds: ["noop"]))
+        let job = try #require(try await store.jobs.claimJob(for: "w1", kinds: ["noop"]))
         #expect(job.spec.payload == payload)
     }
 
@@ -395,22 +395,23 @@ struct JobFencingTests {
             $0.payload = Data(repeating: 7, count: 5_000)
             $0.maxAttempts = 1
         }
-        _ = try await store.pushJobs([spec, spec], batch: "b")
-        let done = try #require(try await store.claimJob(for: "w1", kinds: ["noop"]))
-        let dead = try #require(try await store.claimJob(for: "w1", kinds: ["noop"]))
-        _ = try await store.applySave(
+        _ = try await store.jobs.pushJobs([spec, spec], batch: "b")
+        let done = try #require(try await store.jobs.claimJob(for: "w1", kinds: ["noop"]))
+        let dead = try #require(try await store.jobs.claimJob(for: "w1", kinds: ["noop"]))
+        _ = try await store.saves.applySave(
             .with {
                 $0.jobID = UInt64(done.id)
                 $0.attempt = UInt32(done.attempt)
                 $0.completesJob = true
             }, from: "w1")
-        _ = try await store.failJob(id: dead.id, attempt: dead.attempt, worker: "w1", message: "boom", permanent: true)
+        _ = try await store.jobs.failJob(
+            id: dead.id, attempt: dead.attempt, worker: "w1", message: "boom", permanent: true)
         let payloads = try await store.pool.read { db in
             try Int64.fetchAll(db, sql: "SELECT job_id FROM tributary_payloads ORDER BY job_id")
         }
         #expect(payloads == [dead.id])
-        _ = try await store.retryJob(id: dead.id)
-        let again = try #require(try await store.claimJob(for: "w1", kinds: ["noop"]))
+        _ = try await store.jobs.retryJob(id: dead.id)
+        let again = try #require(try await store.jobs.claimJob(for: "w1", kinds: ["noop"]))
         #expect(again.id == dead.id && again.spec.payload == spec.payload)
     }
 
@@ -424,16 +425,16 @@ struct JobFencingTests {
             }
         }
         // Close together: one range read finds the jobs that have payloads.
-        let close = try await store.pushJobs([spec("a"), spec(nil), spec(nil), spec("d"), spec(nil)], batch: "b")
-        let claimed = try await store.claimJobs(for: "w1", kinds: ["noop"], limit: 5)
+        let close = try await store.jobs.pushJobs([spec("a"), spec(nil), spec(nil), spec("d"), spec(nil)], batch: "b")
+        let claimed = try await store.jobs.claimJobs(for: "w1", kinds: ["noop"], limit: 5)
         #expect(claimed.map(\.id) == close.ids)
         #expect(claimed.map { String(decoding: $0.spec.payload, as: UTF8.self) } == ["a", "", "", "d", ""])
         // Far apart (a high-priority job pushed long after the others, jobs of another kind between them): each
         // claimed job is looked up.
-        let old = try await store.pushJobs([spec("old")], batch: "b")
-        _ = try await store.pushJobs(Array(repeating: .with { $0.kind = "other" }, count: 20), batch: "b")
-        let urgent = try await store.pushJobs([spec("urgent", priority: 9)], batch: "b")
-        let far = try await store.claimJobs(for: "w3", kinds: ["noop"], limit: 2)
+        let old = try await store.jobs.pushJobs([spec("old")], batch: "b")
+        _ = try await store.jobs.pushJobs(Array(repeating: .with { $0.kind = "other" }, count: 20), batch: "b")
+        let urgent = try await store.jobs.pushJobs([spec("urgent", priority: 9)], batch: "b")
+        let far = try await store.jobs.claimJobs(for: "w3", kinds: ["noop"], limit: 2)
         #expect(far.map(\.id) == [old.ids[0], urgent.ids[0]])
         #expect(urgent.ids[0] - old.ids[0] > 8, "the ids lie too far apart for a range read")
         #expect(far.map { String(decoding: $0.spec.payload, as: UTF8.self) } == ["old", "urgent"])
@@ -441,10 +442,11 @@ struct JobFencingTests {
 
     @Test("group commits queued on the writer run in the order queued: a later one sees the earlier one's effects")
     func queuedGroupCommitsRunInOrder() async throws {
-        _ = try await store.pushJobs(Array(repeating: .with { $0.kind = "noop" }, count: 3), batch: "b")
+        _ = try await store.jobs.pushJobs(Array(repeating: .with { $0.kind = "noop" }, count: 3), batch: "b")
         // The first leases every job; the second, queued before the first ran, finds none left.
-        let first = store.queueGroupCommit([], thenClaim: [ClaimRequest(worker: "w1", kinds: ["noop"], limit: 3)])
-        let second = store.queueGroupCommit([], thenClaim: [ClaimRequest(worker: "w2", kinds: ["noop"], limit: 3)])
+        let first = store.saves.queueGroupCommit([], thenClaim: [ClaimRequest(worker: "w1", kinds: ["noop"], limit: 3)])
+        let second = store.saves.queueGroupCommit(
+            [], thenClaim: [ClaimRequest(worker: "w2", kinds: ["noop"], limit: 3)])
         let later = await second.value
         #expect(try later.claims[0].get().isEmpty)
         #expect(try await first.value.claims[0].get().count == 3)
@@ -453,8 +455,8 @@ struct JobFencingTests {
 
     @Test("saves without changes applied together get the verdicts they would get one by one")
     func batchedCompletionsJudgedAlone() async throws {
-        _ = try await store.pushJobs(Array(repeating: .with { $0.kind = "noop" }, count: 6), batch: "b")
-        let jobs = try await store.claimJobs(for: "w1", kinds: ["noop"], limit: 6)
+        _ = try await store.jobs.pushJobs(Array(repeating: .with { $0.kind = "noop" }, count: 6), batch: "b")
+        let jobs = try await store.jobs.claimJobs(for: "w1", kinds: ["noop"], limit: 6)
         func save(_ job: ClaimedJob, batch: UInt32 = 0, completes: Bool = true, attempt: Int? = nil)
             -> Tributary_V1_SaveChanges
         {
@@ -467,11 +469,11 @@ struct JobFencingTests {
             }
         }
         // jobs[0] is done before the group: its save again is answered as a duplicate.
-        _ = try await store.applySaves([(save(jobs[0]), "w1")])
-        _ = try await store.cancelJob(id: jobs[4].id)
+        _ = try await store.saves.applySaves([(save(jobs[0]), "w1")])
+        _ = try await store.jobs.cancelJob(id: jobs[4].id)
         var unknown = save(jobs[5])
         unknown.jobID = 999_999
-        let results = try await store.applySaves([
+        let results = try await store.saves.applySaves([
             (save(jobs[0]), "w1"),  // applied before
             (save(jobs[1]), "w1"),  // held: completes
             (save(jobs[2], attempt: 9), "w1"),  // another attempt's
@@ -492,18 +494,18 @@ struct JobFencingTests {
         #expect(leaseError(6)?.isUnknownJob == true)
         #expect(leaseError(7)?.message.contains("no longer holds its lease") == true)
         var states: [JobState?] = []
-        for index in [1, 2, 3, 5] { states.append(try await store.job(id: jobs[index].id)?.state) }
+        for index in [1, 2, 3, 5] { states.append(try await store.jobs.job(id: jobs[index].id)?.state) }
         #expect(states == [.done, .running, .done, .running])
-        #expect(try await store.job(id: jobs[3].id)?.done == 2, "both of its saves applied, in order")
-        #expect(try await store.batchStatus("b").doneJobs == 3)
+        #expect(try await store.jobs.job(id: jobs[3].id)?.done == 2, "both of its saves applied, in order")
+        #expect(try await store.jobs.batchStatus("b").doneJobs == 3)
     }
 
     @Test("the batched write of job progress looks each job up by id")
     func batchedProgressUsesRowid() async throws {
         let plan = try await store.pool.read { db in
             try Row.fetchAll(
-                db, sql: "EXPLAIN QUERY PLAN \(RootStore.progressUpdateSQL)",
-                arguments: StatementArguments(Array(repeating: -1, count: 1 + 5 * RootStore.completionChunk))
+                db, sql: "EXPLAIN QUERY PLAN \(GroupCommitter.progressUpdateSQL)",
+                arguments: StatementArguments(Array(repeating: -1, count: 1 + 5 * GroupCommitter.completionChunk))
             ).map { $0["detail"] as String }
         }
         #expect(plan.contains("SEARCH tributary_jobs USING INTEGER PRIMARY KEY (rowid=?)"), "\(plan)")
@@ -518,13 +520,13 @@ extension JobFencingTests {
             $0.kind = "noop"
             $0.maxAttempts = 1
         }
-        _ = try await store.pushJobs([spec, spec, spec], batch: "a")
-        _ = try await store.pushJobs([lastTry], batch: "b")
-        let claimed = try await store.claimJobs(for: "w1", kinds: ["noop"], limit: 10)
+        _ = try await store.jobs.pushJobs([spec, spec, spec], batch: "a")
+        _ = try await store.jobs.pushJobs([lastTry], batch: "b")
+        let claimed = try await store.jobs.claimJobs(for: "w1", kinds: ["noop"], limit: 10)
         #expect(claimed.count == 4)
         // Ids follow the push order: the smallest is one of batch a's.
         let first = try #require(claimed.min { $0.id < $1.id })
-        _ = try await store.applySave(
+        _ = try await store.saves.applySave(
             .with {
                 $0.jobID = UInt64(first.id)
                 $0.attempt = UInt32(first.attempt)
@@ -564,7 +566,7 @@ struct JoinRowsTests {
                     [.strings("name", names), .destinations("members", members.map { $0.map { users[$0] } })]),
             ]
         }
-        _ = try await store.store.applySave(SaveRequest(changes: changes), from: "test")
+        _ = try await store.store.saves.applySave(SaveRequest(changes: changes), from: "test")
         var configuration = Configuration()
         configuration.readonly = true
         let queue = try DatabaseQueue(path: store.directory.path("store.sqlite"), configuration: configuration)

@@ -90,52 +90,52 @@ struct ScheduleStoreTests {
     @Test("ten ticks missed: `all` enqueues ten, `once` the latest, `skip` none; each tick once however often it fires")
     func missedTicks() async throws {
         for policy in MissedTicks.allCases {
-            _ = try await store.putSchedule(
+            _ = try await store.jobs.putSchedule(
                 ScheduleSpec(name: policy.rawValue, cron: "@every 1s", missed: policy, job: JobSpec(kind: "noop")),
                 replace: false)
         }
         // Put at once, they may straddle a second: each starts at the same tick.
-        let first = try #require(try await store.schedules().map(\.nextTick).max())
+        let first = try #require(try await store.jobs.schedules().map(\.nextTick).max())
         try await store.pool.write {
             try $0.execute(sql: "UPDATE tributary_schedules SET next_tick = ?", arguments: [first])
         }
-        let fired = try await store.fireDueSchedules(now: first + 9.5, catchingUp: true)
+        let fired = try await store.jobs.fireDueSchedules(now: first + 9.5, catchingUp: true)
         #expect(fired.jobs.count == 11 && fired.skipped == 10 + 9)
         #expect(try await ticks(of: "all") == (0..<10).map { first + Double($0) })
         #expect(try await ticks(of: "once") == [first + 9])
         #expect(try await ticks(of: "skip") == [])
         // Running on, ticks that came due together fire as one job, the latest (`all`: each).
-        _ = try await store.fireDueSchedules(now: first + 12.5, catchingUp: false)
+        _ = try await store.jobs.fireDueSchedules(now: first + 12.5, catchingUp: false)
         #expect(try await ticks(of: "all").count == 13)
         #expect(try await ticks(of: "once") == [first + 9, first + 12])
         #expect(try await ticks(of: "skip") == [first + 12])
         // The same ticks again (a clock stepped back, say): nothing more.
-        _ = try await store.fireDueSchedules(now: first + 12.5, catchingUp: true)
+        _ = try await store.jobs.fireDueSchedules(now: first + 12.5, catchingUp: true)
         #expect(try await ticks(of: "all").count == 13)
-        let all = try #require(try await store.schedules().first { $0.spec.name == "all" })
+        let all = try #require(try await store.jobs.schedules().first { $0.spec.name == "all" })
         #expect(all.fired == 13 && all.lastTick == first + 12 && all.nextTick == first + 13)
         let lastJob = try #require(all.lastJobID)
-        let job = try #require(try await store.job(id: lastJob))
+        let job = try #require(try await store.jobs.job(id: lastJob))
         #expect(job.batch == "schedule/all" && job.schedule == "all" && job.tick == first + 12)
-        #expect(job.arguments == ["schedule": "all", "tick": RootStore.tickText(first + 12)])
+        #expect(job.arguments == ["schedule": "all", "tick": JobStore.tickText(first + 12)])
     }
 
     @Test("pause fires nothing; resume starts at the next tick after now; replace keeps counts; a bad one is refused")
     func pauseResumeReplace() async throws {
         let spec = ScheduleSpec(name: "s", cron: "@every 1s", missed: .all, job: JobSpec(kind: "noop"))
-        let added = try await store.putSchedule(spec, replace: false)
-        _ = try await store.setSchedule("s", paused: true)
-        let fired = try await store.fireDueSchedules(now: added.nextTick + 5, catchingUp: false)
+        let added = try await store.jobs.putSchedule(spec, replace: false)
+        _ = try await store.jobs.setSchedule("s", paused: true)
+        let fired = try await store.jobs.fireDueSchedules(now: added.nextTick + 5, catchingUp: false)
         #expect(fired.jobs.isEmpty && fired.next == nil)
-        let resumed = try #require(try await store.setSchedule("s", paused: false))
+        let resumed = try #require(try await store.jobs.setSchedule("s", paused: false))
         #expect(!resumed.paused && resumed.nextTick > Date().timeIntervalSince1970 - 1)
-        await #expect(throws: StoreError.self) { try await store.putSchedule(spec, replace: false) }
+        await #expect(throws: StoreError.self) { try await store.jobs.putSchedule(spec, replace: false) }
         var changed = spec
         changed.cron = "0 * * * *"
-        let replaced = try await store.putSchedule(changed, replace: true)
+        let replaced = try await store.jobs.putSchedule(changed, replace: true)
         #expect(replaced.spec.cron == "0 * * * *" && !replaced.paused)
-        #expect(try await store.deleteSchedule("s")?.spec.name == "s")
-        #expect(try await store.schedules().isEmpty)
+        #expect(try await store.jobs.deleteSchedule("s")?.spec.name == "s")
+        #expect(try await store.jobs.schedules().isEmpty)
     }
 }
 

@@ -208,8 +208,8 @@ struct QueueUpgradeTests {
         #expect(after.1 == before.1 && after.2 == before.2 && after.3 == before.3)
         #expect(after.2.count == 200)
         #expect(after.4 == ["default"])
-        #expect(try await store.queueDepths().map(\.name) == ["default"])
-        let claimed = try await store.claimJobs(for: "w1", kinds: ["report"], limit: 10)
+        #expect(try await store.jobs.queueDepths().map(\.name) == ["default"])
+        let claimed = try await store.jobs.claimJobs(for: "w1", kinds: ["report"], limit: 10)
         #expect(claimed.count == 5 && claimed.allSatisfy { $0.spec.queue == "default" })
         try store.close()
     }
@@ -252,15 +252,15 @@ struct DependencyUpgradeTests {
         #expect(after.2.count == 200)
         var daily = JobSpec(kind: "report", queue: "reports")
         daily.uniqueKey = "daily"
-        let duplicate = try await store.pushJobs([daily], batch: "again")
+        let duplicate = try await store.jobs.pushJobs([daily], batch: "again")
         #expect(duplicate.duplicates == [0], "the queued job's unique key is still held")
         var child = JobSpec(kind: "report")
         child.afterJobs = [1, 3]  // done, and dead
-        let pushed = try await store.pushJobs([child], batch: "children").ids[0]
-        #expect(try await store.job(id: pushed)?.state == .dead)
-        _ = try await store.putSchedule(
+        let pushed = try await store.jobs.pushJobs([child], batch: "children").ids[0]
+        #expect(try await store.jobs.job(id: pushed)?.state == .dead)
+        _ = try await store.jobs.putSchedule(
             ScheduleSpec(name: "nightly", cron: "@daily", job: JobSpec(kind: "report")), replace: false)
-        #expect(try await store.schedules().map(\.spec.name) == ["nightly"])
+        #expect(try await store.jobs.schedules().map(\.spec.name) == ["nightly"])
         try store.close()
     }
 }
@@ -323,7 +323,7 @@ struct InverseIndexUpgradeTests {
 
         let reopened = try RootStore.open(path: path, model: model)
         #expect(reopened.upgrade == nil)
-        _ = try await reopened.applySave(
+        _ = try await reopened.saves.applySave(
             .with {
                 $0.changes.batches = [
                     .with {

@@ -14,7 +14,7 @@ struct WALCheckpointerTests {
         defer { try? store.close() }
         let before = try Self.fileSize(path)
         for index in 0..<200 {
-            _ = try await store.applySave(
+            _ = try await store.saves.applySave(
                 .with {
                     $0.changes.batches = [
                         .inserting("Tag", "label", "tag-\(index)-" + String(repeating: "x", count: 500))

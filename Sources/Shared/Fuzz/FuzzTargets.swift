@@ -57,7 +57,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         let save = SaveRequest(changes: changes)
         store.pool.writeWithoutTransaction { db in
             try? db.inSavepoint {
-                _ = try? RootStore.apply(save, from: "fuzz", in: db, writer: store.writer, model: store.model)
+                _ = try? GroupCommitter.apply(save, from: "fuzz", in: db, writer: store.writer, model: store.model)
                 return .rollback
             }
             // Outside a group commit: what the merger learned in the rolled-back savepoint is gone.

@@ -25,7 +25,7 @@ struct CoordinatorView: Sendable {
 
     /// The newest 50 jobs in `state`, read by the store (not a router turn).
     func jobs(_ state: JobState) async throws -> [JobInfo] {
-        try await server.store.jobs(state: state, batch: nil, limit: 50, before: nil)
+        try await server.store.jobs.list(state: state, batch: nil, limit: 50, before: nil)
     }
 
     /// The sizes of the store's file and its write-ahead log (0 for one that does not exist).
@@ -41,8 +41,8 @@ struct CoordinatorView: Sendable {
         async let statusReply = status()
         async let deadJobs = jobs(.dead)
         async let queuedJobs = jobs(.queued)
-        async let subscriberList = server.store.subscribers()
-        async let batchList = server.store.recentBatches()
+        async let subscriberList = server.store.feed.subscribers()
+        async let batchList = server.store.jobs.recentBatches()
         let status = try await statusReply
         let sizes = fileSizes()
         let totals = server.totals

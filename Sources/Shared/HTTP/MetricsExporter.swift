@@ -49,7 +49,7 @@ public final class MetricsExporter: Sendable {
     /// The metrics in the Prometheus text format, with the gauges read from the coordinator now.
     func scrape(_ view: CoordinatorView) async throws -> [UInt8] {
         let status = try await view.status()
-        let subscribers = try await view.server.store.subscribers()
+        let subscribers = try await view.server.store.feed.subscribers()
         let counts = status.jobs
         for (state, count) in [
             ("waiting", counts.waiting), ("queued", counts.queued), ("running", counts.running), ("done", counts.done),

@@ -28,7 +28,7 @@ public struct ScheduleService: Service {
             var sleep = Self.longestSleep
             do {
                 let now = Date().timeIntervalSince1970
-                let fired = try await store.fireDueSchedules(now: now, catchingUp: catchingUp)
+                let fired = try await store.jobs.fireDueSchedules(now: now, catchingUp: catchingUp)
                 catchingUp = false
                 if !fired.jobs.isEmpty { jobsQueued() }
                 if fired.skipped > 0 {

@@ -11,7 +11,7 @@ public struct StoreMaintenance: Service {
     private let store: RootStore
     private let configuration: CoordinatorConfiguration
     private let logger: Logger
-    private let attemptsExpired: @Sendable ([RootStore.TimedOutAttempt]) -> Void
+    private let attemptsExpired: @Sendable ([JobStore.TimedOutAttempt]) -> Void
 
     /// How often each kind of pruning runs when it finds little to do.
     static let interval: Duration = .seconds(60)
@@ -24,7 +24,7 @@ public struct StoreMaintenance: Service {
     /// - Parameter attemptsExpired: told the attempts failed for outliving their timeout, to stop them.
     public init(
         store: RootStore, configuration: CoordinatorConfiguration, logger: Logger,
-        attemptsExpired: @escaping @Sendable ([RootStore.TimedOutAttempt]) -> Void
+        attemptsExpired: @escaping @Sendable ([JobStore.TimedOutAttempt]) -> Void
     ) {
         self.store = store
         self.configuration = configuration
@@ -61,7 +61,7 @@ public struct StoreMaintenance: Service {
     /// - Returns: false: the next check is due after the interval.
     private func expireTimedOutAttempts() async -> Bool {
         do {
-            let expired = try await store.failTimedOutAttempts()
+            let expired = try await store.jobs.failTimedOutAttempts()
             for attempt in expired {
                 logger.notice(
                     "job attempt timed out",
@@ -78,7 +78,7 @@ public struct StoreMaintenance: Service {
     /// - Returns: whether the chunk was full (more is due).
     private func pruneHistory() async -> Bool {
         do {
-            let pruned = try await store.pruneHistory(
+            let pruned = try await store.feed.pruneHistory(
                 before: configuration.historyRetention.map { Date() - $0.seconds },
                 keepingNewest: configuration.historyMaximumCommits, limit: Self.historyChunk)
             if pruned > 0 { logger.debug("history pruned", metadata: ["commits": "\(pruned)"]) }
@@ -93,7 +93,7 @@ public struct StoreMaintenance: Service {
     /// - Returns: false: one run a minute is enough.
     private func pruneFinishedJobs(olderThan retention: Duration) async -> Bool {
         do {
-            let pruned = try await store.pruneFinishedJobs(before: Date() - retention.seconds)
+            let pruned = try await store.jobs.pruneFinishedJobs(before: Date() - retention.seconds)
             if pruned > 0 { logger.info("finished jobs pruned", metadata: ["jobs": "\(pruned)"]) }
         } catch {
             logger.error("cannot prune finished jobs", metadata: ["error": "\(error)"])

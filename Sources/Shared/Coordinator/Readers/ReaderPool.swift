@@ -122,7 +122,7 @@ final class ReaderPool: Service, Sendable {
                 .invalidRequest, "max_rows \(request.maxRows) is over the limit of \(Self.maximumSnapshotRows)")
         }
         let rows = Int(request.maxRows == 0 ? Self.defaultSnapshotRows : request.maxRows)
-        let fresh = request.snapshotID == 0 ? try store.makeSnapshot(entities: Set(request.entities)) : nil
+        let fresh = request.snapshotID == 0 ? try store.feed.makeSnapshot(entities: Set(request.entities)) : nil
         let (snapshotID, snapshot) = try state.withLock { state -> (UInt64, StoreSnapshot) in
             let opened: (UInt64, StoreSnapshot)
             if let fresh {

@@ -98,16 +98,16 @@ extension CoordinatorServer {
     }
 
     func status(from peer: Data, requestID: UInt64) async throws {
-        let (counts, lastSeq) = try await store.jobCounts()
-        let running = try await store.runningJobs()
-        let oldestHistorySeq = try await store.oldestKeptSequenceNumber()
-        let queues = try await store.queueDepths()
+        let (counts, lastSeq) = try await store.jobs.jobCounts()
+        let running = try await store.jobs.runningJobs()
+        let oldestHistorySeq = try await store.feed.oldestKeptSequenceNumber()
+        let queues = try await store.jobs.queueDepths()
         let limits = configuration.runLimits
         let runningCounts =
-            limits.byKind.isEmpty && limits.byQueue.isEmpty ? ([:], [:]) : try await store.runningCounts()
+            limits.byKind.isEmpty && limits.byQueue.isEmpty ? ([:], [:]) : try await store.jobs.runningCounts()
         var perArgument: [Tributary_V1_RunLimitInfo] = []
         for limit in limits.perArgument {
-            let busiest = limit.rate == nil ? try await store.busiestValue(of: limit) : 0
+            let busiest = limit.rate == nil ? try await store.jobs.busiestValue(of: limit) : 0
             perArgument.append(
                 .with {
                     $0.target = limit.name
@@ -181,7 +181,7 @@ extension CoordinatorServer {
 
     func batchStatus(_ request: Tributary_V1_BatchStatusRequest, from peer: Data, requestID: UInt64) async throws {
         guard !request.batch.isEmpty else { throw ProtocolError(.invalidRequest, "BatchStatusRequest has no batch") }
-        let status = try await store.batchStatus(request.batch)
+        let status = try await store.jobs.batchStatus(request.batch)
         guard status.totalJobs > 0 else {
             throw ProtocolError(.unknownJob, "no jobs were pushed as batch '\(request.batch)'")
         }

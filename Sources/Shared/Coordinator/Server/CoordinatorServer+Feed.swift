@@ -19,7 +19,7 @@ extension CoordinatorServer {
     func publishProgress(ofJobs ids: [Int64]) async {
         guard !ids.isEmpty, publisher.wants(FeedPublisher.jobsTopic) else { return }
         do {
-            for progress in try await store.progress(ofJobs: ids) { publisher.publish(progress) }
+            for progress in try await store.jobs.progress(ofJobs: ids) { publisher.publish(progress) }
         } catch {
             logger.error("cannot read job progress", metadata: ["error": "\(error)"])
         }

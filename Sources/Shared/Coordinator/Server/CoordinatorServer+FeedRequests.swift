@@ -15,12 +15,13 @@ extension CoordinatorServer {
             throw ProtocolError(
                 .invalidRequest, "max_commits \(request.maxCommits) is over the limit of \(Self.maximumHistoryCommits)")
         }
-        var query = RootStore.HistoryQuery(after: request.afterSeq)
+        var query = FeedStore.HistoryQuery(after: request.afterSeq)
         query.until = request.untilSeq
         query.filter = try feedFilter(entities: request.entities, attributes: request.attributes)
         if request.maxCommits > 0 { query.maxCommits = Int(request.maxCommits) }
         let store = self.store
-        try readers.submit(peer: peer, requestID: requestID) { [query] in .historyReply(try await store.history(query))
+        try readers.submit(peer: peer, requestID: requestID) { [query] in
+            .historyReply(try await store.feed.history(query))
         }
     }
 
@@ -31,13 +32,13 @@ extension CoordinatorServer {
     func subscriberUpdate(_ update: Tributary_V1_SubscriberUpdate, from peer: Data, requestID: UInt64) async throws {
         try Self.requireSubscriberName(update.name)
         try Self.requireInt64(update.position, "position")
-        let info = try await store.updateSubscriber(
+        let info = try await store.feed.updateSubscriber(
             name: update.name, position: update.position, registerOnly: update.registerOnly)
         reply(to: peer, requestID: requestID, .subscriberInfo(info.wire))
     }
 
     func listSubscribers(from peer: Data, requestID: UInt64) async throws {
-        let subscribers = try await store.subscribers()
+        let subscribers = try await store.feed.subscribers()
         reply(to: peer, requestID: requestID, .subscribersReply(.with { $0.subscribers = subscribers.map(\.wire) }))
     }
 
@@ -46,7 +47,8 @@ extension CoordinatorServer {
     {
         try Self.requireSubscriberName(request.name)
         reply(
-            to: peer, requestID: requestID, .subscriberInfo(try await store.deleteSubscriber(name: request.name).wire))
+            to: peer, requestID: requestID,
+            .subscriberInfo(try await store.feed.deleteSubscriber(name: request.name).wire))
     }
 
     private func feedFilter(entities: [String], attributes: [String]) throws -> FeedFilter {

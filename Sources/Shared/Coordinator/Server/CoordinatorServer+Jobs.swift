@@ -8,7 +8,7 @@ extension CoordinatorServer {
         let state = request.state.isEmpty ? nil : try JobState(wire: request.state)
         try Self.requireInt64(request.beforeID, "before_id")
         let limit = request.limit == 0 ? 50 : min(Int(request.limit), 1_000)
-        let jobs = try await store.jobs(
+        let jobs = try await store.jobs.list(
             state: state, batch: request.batch.isEmpty ? nil : request.batch,
             limit: limit, before: request.beforeID == 0 ? nil : Int64(request.beforeID))
         reply(to: peer, requestID: requestID, .jobsReply(.with { $0.jobs = jobs.map(\.wire) }))
@@ -16,12 +16,12 @@ extension CoordinatorServer {
 
     func showJob(_ id: UInt64, from peer: Data, requestID: UInt64) async throws {
         try Self.requireInt64(id, "job_id")
-        guard let job = try await store.job(id: Int64(id)) else {
+        guard let job = try await store.jobs.job(id: Int64(id)) else {
             throw ProtocolError(.unknownJob, "job \(id) does not exist", jobID: id)
         }
         var shown = job
         if job.state == .queued { shown.waiting = try await waitingReason(of: job) }
-        if job.state == .waiting { shown.waiting = try await store.parentsReason(of: job.id) }
+        if job.state == .waiting { shown.waiting = try await store.jobs.parentsReason(of: job.id) }
         reply(to: peer, requestID: requestID, .jobInfo(shown.wire))
     }
 
@@ -40,7 +40,7 @@ extension CoordinatorServer {
         }
         let limits = configuration.runLimits
         if limits.byKind[job.kind] != nil || limits.byQueue[job.queue] != nil {
-            let running = try await store.runningCounts()
+            let running = try await store.jobs.runningCounts()
             if let limit = limits.byKind[job.kind], running.byKind[job.kind, default: 0] >= limit {
                 reasons.append(
                     "kind:\(job.kind) is at its limit (\(running.byKind[job.kind, default: 0]) running of \(limit))")
@@ -56,7 +56,7 @@ extension CoordinatorServer {
             ("kind", job.kind, limits.rateByKind[job.kind]), ("queue", job.queue, limits.rateByQueue[job.queue]),
         ] {
             guard let rate else { continue }
-            let started = try await store.jobsLeased(whereColumn: column, is: value, since: now - rate.seconds)
+            let started = try await store.jobs.jobsLeased(whereColumn: column, is: value, since: now - rate.seconds)
             if started >= rate.count {
                 reasons.append(
                     "\(column):\(value) is at its rate limit (\(started) started in the last \(rate.seconds) s)")
@@ -64,7 +64,7 @@ extension CoordinatorServer {
         }
         for limit in limits.perArgument where limit.target.covers(kind: job.kind, queue: job.queue) {
             let value = job.arguments[limit.argument] ?? ""
-            let used = try await store.usage(of: limit, value: value, now: now)
+            let used = try await store.jobs.usage(of: limit, value: value, now: now)
             if used >= limit.count {
                 reasons.append(
                     limit.rate.map {
@@ -82,7 +82,7 @@ extension CoordinatorServer {
         try Self.requireInt64(id, "job_id")
         let retried: (job: JobInfo, settled: [JobEnding])?
         do {
-            retried = try await store.retryJob(id: Int64(id))
+            retried = try await store.jobs.retryJob(id: Int64(id))
         } catch let error as StoreError where error.code == .constraint {
             throw ProtocolError(.invalidRequest, error.message, jobID: id)
         }
@@ -98,7 +98,7 @@ extension CoordinatorServer {
         try Self.requireInt64(id, "job_id")
         let cancelled: (before: JobInfo, endings: [JobEnding])?
         do {
-            cancelled = try await store.cancelJob(id: Int64(id))
+            cancelled = try await store.jobs.cancelJob(id: Int64(id))
         } catch let error as StoreError where error.code == .constraint {
             throw ProtocolError(.invalidRequest, error.message, jobID: id)
         }
@@ -129,7 +129,7 @@ extension CoordinatorServer {
         try Self.requireInt64(id, "job_id")
         let job: JobInfo?
         do {
-            job = try await store.deleteJob(id: Int64(id))
+            job = try await store.jobs.deleteJob(id: Int64(id))
         } catch let error as StoreError where error.code == .constraint {
             throw ProtocolError(.invalidRequest, error.message, jobID: id)
         }

@@ -127,7 +127,7 @@ extension CoordinatorServer {
         logger.warning(
             "job failed",
             metadata: ["job": "\(failure.jobID)", "worker": "\(worker.id)", "error": "\(failure.message)"])
-        let failed = try await store.failJob(
+        let failed = try await store.jobs.failJob(
             id: Int64(failure.jobID), attempt: Int(failure.attempt), worker: worker.id, message: failure.message,
             permanent: failure.permanent)
         if let failed {
@@ -153,11 +153,11 @@ extension CoordinatorServer {
         do {
             // The metrics follow what the store did: a job whose completing save committed first stays done.
             if handsBack {
-                let released = try await store.releaseJobsNamingThem(of: worker.id)
+                let released = try await store.jobs.releaseJobsNamingThem(of: worker.id)
                 requeued = released.count
                 for id in released { jobMetrics.handedBack(job: id) }
             } else {
-                let lost = try await store.requeueJobsNamingFailed(
+                let lost = try await store.jobs.requeueJobsNamingFailed(
                     of: worker.id, started: Set(worker.jobs.keys), reason: "attempt lost: worker \(worker.id) \(reason)"
                 )
                 requeued = lost.requeued
@@ -174,7 +174,7 @@ extension CoordinatorServer {
         }
         // A claim for this worker that committed after the re-queue above finds it gone and hands its jobs back
         // itself; this catches one whose result was applied here before the worker was removed.
-        try await store.releaseJobs(of: worker.id)
+        try await store.jobs.releaseJobs(of: worker.id)
         logger.info(
             "worker left", metadata: ["worker": "\(worker.id)", "reason": "\(reason)", "requeued": "\(requeued)"])
         needsDispatch = true
@@ -200,7 +200,7 @@ extension CoordinatorServer {
     }
 
     /// Tells the workers of attempts that timed out (maintenance failed them in the store) to stop them.
-    func stopAttempts(_ attempts: [RootStore.TimedOutAttempt]) {
+    func stopAttempts(_ attempts: [JobStore.TimedOutAttempt]) {
         // A retry, or a batch callback (a death may finish a batch), may be waiting.
         if !attempts.isEmpty { needsDispatch = true }
         attemptsFailed(attempts.map(\.failure))

@@ -223,7 +223,7 @@ public actor CoordinatorServer: Service {
     }
 
     /// Attempts that outlived their job's timeout, failed by maintenance: their workers are told to stop them.
-    nonisolated func attemptsExpired(_ attempts: [RootStore.TimedOutAttempt]) {
+    nonisolated func attemptsExpired(_ attempts: [JobStore.TimedOutAttempt]) {
         post(.attemptsExpired(attempts))
     }
 
@@ -277,7 +277,7 @@ public actor CoordinatorServer: Service {
         if drain { await drainWorkers() }
         await commitAll()
         do {
-            let released = try await store.releaseAllRunningJobs()
+            let released = try await store.jobs.releaseAllRunningJobs()
             if released > 0 {
                 logger.info("running jobs handed back for the next start", metadata: ["jobs": "\(released)"])
             }

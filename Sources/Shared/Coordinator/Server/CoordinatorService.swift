@@ -54,7 +54,7 @@ public struct CoordinatorService: Service {
         }
         let supervisor: WorkerSupervisor?
         do {
-            publisher.start(at: try await server.store.lastSequenceNumber())
+            publisher.start(at: try await server.store.feed.lastSequenceNumber())
             supervisor = try makeSupervisor(for: server)
         } catch {
             await server.stop(drainingWorkers: false)

@@ -12,7 +12,7 @@ enum RouterEvent: Sendable {
     /// Time to reap silent workers and look for jobs that became due.
     case tick
     /// Maintenance failed attempts that outlived their job's timeout: their workers are to stop them.
-    case attemptsExpired([RootStore.TimedOutAttempt])
+    case attemptsExpired([JobStore.TimedOutAttempt])
     /// Jobs were queued by another service (a schedule's ticks): workers with credit are to claim.
     case jobsQueued
     /// A full rate limit has room again (``CoordinatorServer/scheduleRateLimitWake()``).

@@ -18,7 +18,7 @@ public struct LocalRootParent: ChangeSetParent {
         let save = SaveRequest(changes: changes)
         let outcome: SaveOutcome
         do {
-            outcome = try await store.applySave(save, from: "local")
+            outcome = try await store.saves.applySave(save, from: "local")
         } catch let error as StoreError where error.code == .mergeConflict {
             throw MergeConflictError(conflicts: error.conflicts)
         }

@@ -58,7 +58,7 @@ extension RootStore {
     private static func lastSequenceNumber(ofFileAt path: String) throws -> UInt64 {
         var configuration = Configuration()
         configuration.readonly = true
-        return try DatabaseQueue(path: path, configuration: configuration).read { try lastSequenceNumber($0) }
+        return try DatabaseQueue(path: path, configuration: configuration).read { try FeedStore.lastSequenceNumber($0) }
     }
 
     /// Flushes a file (or a directory's entries) to the disk.

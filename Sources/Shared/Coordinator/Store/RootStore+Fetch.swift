@@ -153,7 +153,7 @@ package struct FetchQuery {
 
     func run(in db: Database) throws -> Tributary_V1_FetchReply {
         var reply = Tributary_V1_FetchReply()
-        reply.seq = try RootStore.lastSequenceNumber(db)
+        reply.seq = try FeedStore.lastSequenceNumber(db)
         let table = SQLText.quote(entity.name)
         switch resultType {
         case .count:

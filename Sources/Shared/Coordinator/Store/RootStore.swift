@@ -9,9 +9,13 @@ import TributaryCore
 /// and applies additive changes. Every save is one transaction: the merged change set, the job's progress or
 /// completion, and the history record with its sequence number.
 ///
+/// It opens, creates, upgrades and closes the file; what is stored in it is read and written through the stores
+/// by capability it holds: ``jobs`` (the job engine), ``feed`` (history, snapshots, durable subscribers) and
+/// ``saves`` (group commits, for ``StoreWriter``).
+///
 /// ```swift
 /// let store = try RootStore.open(path: "store.sqlite", model: model)
-/// let ids = try await store.pushJobs([spec], batch: "b1")
+/// let pushed = try await store.jobs.pushJobs([spec], batch: "b1")
 /// ```
 public final class RootStore: Sendable {
     /// The SQLite file.
@@ -20,6 +24,12 @@ public final class RootStore: Sendable {
     public let model: Model
     package let pool: DatabasePool
     package let writer: WriterState
+    /// The job engine's reads and writes.
+    public let jobs: JobStore
+    /// The change history, snapshots and durable subscribers.
+    public let feed: FeedStore
+    /// Group commits of saves and claims.
+    public let saves: GroupCommitter
     private let lock: StoreLock
     /// Copies the WAL into the database off the writer's thread.
     private let checkpointer: WALCheckpointer?
@@ -40,8 +50,12 @@ public final class RootStore: Sendable {
         self.pool = pool
         self.lock = lock
         self.checkpointer = WALCheckpointer(path: path)
-        self.writer = WriterState(
+        let writer = WriterState(
             merger: ChangeSetMerger(model: model), inverseFold: InverseFoldSchedule(emptyAt: opened.inverseEmptyAt))
+        self.writer = writer
+        jobs = JobStore(pool: pool, writer: writer)
+        feed = FeedStore(pool: pool, model: model)
+        saves = GroupCommitter(pool: pool, writer: writer, model: model, jobs: jobs)
     }
 
     /// Opens (creating if needed) the store at `path` for `model`.
@@ -144,44 +158,11 @@ public final class RootStore: Sendable {
                 arguments: [model.encodedJSON(), Schema.format])
             // A new coordinator cannot vouch for leases granted by the previous one: run those jobs again,
             // resuming after their committed batches.
-            let jobsLeftRunning = try requeueAfterRestart(db)
+            let jobsLeftRunning = try JobStore.requeueAfterRestart(db)
             return OpenedSchema(
                 jobsLeftRunning: jobsLeftRunning, upgrade: upgrade,
                 inverseEmptyAt: db.totalChangesCount - (try InverseIndex.recentEntries(model, in: db)))
         }
     }
 
-    /// The sequence number of the last commit, or 0.
-    public func lastSequenceNumber() async throws -> UInt64 {
-        try await pool.read { db in try Self.lastSequenceNumber(db) }
-    }
-
-    static func lastSequenceNumber(_ db: Database) throws -> UInt64 {
-        UInt64(
-            try Int64.fetchOne(
-                db.cachedStatement(sql: "SELECT seq FROM sqlite_sequence WHERE name = 'tributary_history'")) ?? 0)
-    }
-}
-
-/// State that only the store's writer touches.
-package final class WriterState: @unchecked Sendable {
-    // @unchecked: used only inside `DatabasePool.write` closures, which GRDB runs one at a time on its writer
-    // queue, so the merger and its prepared statements are never used concurrently.
-    let merger: ChangeSetMerger
-    let statements = WriterStatements()
-    /// Recent starts of rate-limited kinds and queues, for claims.
-    let recentStarts = RecentStarts()
-    /// When the inverse index's recent entries are folded.
-    let inverseFold: InverseFoldSchedule
-
-    init(merger: ChangeSetMerger, inverseFold: InverseFoldSchedule) {
-        self.merger = merger
-        self.inverseFold = inverseFold
-    }
-
-    /// A change set applied outside a group commit was rolled back by its caller: forget what the merger learned
-    /// of it (see ``KnownKeys``) and the join rows it gathered.
-    package func changesRolledBack() {
-        merger.transactionRolledBack()
-    }
 }

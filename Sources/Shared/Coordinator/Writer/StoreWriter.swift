@@ -101,7 +101,7 @@ final class StoreWriter: Service, Sendable {
             let write = QueuedWrite.push(
                 QueuedPush(
                     request: push,
-                    write: self.store.queuePush(push.specs, batch: push.batch, onComplete: push.onComplete)))
+                    write: self.store.jobs.queuePush(push.specs, batch: push.batch, onComplete: push.onComplete)))
             state.queued.append(write)
             return .taken(commit + [write])
         }
@@ -214,7 +214,7 @@ final class StoreWriter: Service, Sendable {
         let write = QueuedWrite.groupCommit(
             QueuedCommit(
                 id: id, members: members, claims: claims, rowBudget: rowBudget, queuedAt: .now,
-                write: store.queueGroupCommit(
+                write: store.saves.queueGroupCommit(
                     members.map { ($0.save, $0.worker) }, thenClaim: claims.map(\.request),
                     joining: { [self] in join(commit: id) })))
         state.queued.append(write)

@@ -5,7 +5,7 @@ import TributaryProtocol
 
 /// The change history that feed subscribers catch up from: pages of stored didSave parts, durable subscribers'
 /// positions, and pruning by age and count that never passes a durable subscriber's position.
-extension RootStore {
+extension FeedStore {
     /// One page of history to read.
     public struct HistoryQuery: Sendable {
         /// Commits after this sequence number ...

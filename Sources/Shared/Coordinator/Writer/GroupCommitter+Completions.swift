@@ -6,7 +6,7 @@ import TributaryProtocol
 /// Saves without changes (most often a job's completion) applied together: their leases are read in one query and
 /// their job rows written in one statement per ``completionChunk`` saves, instead of two statements each. A job
 /// row has six indexes to keep; a statement's fixed cost (a cursor on each) was most of the cost of such a save.
-extension RootStore {
+extension GroupCommitter {
     /// Saves per batched read and write.
     static let completionChunk = 64
 

@@ -5,7 +5,7 @@ import TributaryCore
 /// Periodic jobs: schedules kept in `tributary_schedules`, each with the next tick it has not fired yet. Firing a
 /// tick inserts its job and moves `next_tick` past it in one transaction, and the job carries (schedule, tick) under
 /// a unique index, so a tick enqueues one job however often the coordinator stops, crashes or fires at once.
-extension RootStore {
+extension JobStore {
     /// What firing the due ticks did.
     public struct FiredTicks: Sendable, Equatable {
         /// The jobs enqueued.

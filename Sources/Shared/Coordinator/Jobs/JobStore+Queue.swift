@@ -83,7 +83,7 @@ public struct ClaimRequest: Sendable {
     }
 }
 
-extension RootStore {
+extension JobStore {
     /// Enqueues jobs durably.
     /// - Returns: their ids, in order.
     public func pushJobs(_ specs: [JobSpec], batch: String, onComplete: JobSpec? = nil) async throws -> PushedJobs {

@@ -8,7 +8,7 @@ import TributaryCore
 /// once every parent has finished). Each change that finishes jobs (a completion, a death, a cancellation) goes
 /// through ``finished(jobs:batches:now:in:)``, which also pushes batch callbacks; settling a child can finish it,
 /// and its own children are then settled in the same transaction.
-extension RootStore {
+extension JobStore {
     /// A child's parents as they stand.
     private enum Verdict {
         /// A parent is not finished.

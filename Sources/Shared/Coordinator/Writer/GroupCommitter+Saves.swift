@@ -86,7 +86,7 @@ public struct LeaseError: Error, CustomStringConvertible, Sendable {
     public var description: String { message }
 }
 
-extension RootStore {
+extension GroupCommitter {
     /// Merges a worker's change set and records the job's progress (or completion) in one transaction.
     /// - Throws: ``LeaseError`` when the job is unknown or its lease belongs to another attempt or worker;
     ///   ``StoreError`` when the change set does not fit the model or the store's constraints.
@@ -190,7 +190,7 @@ extension RootStore {
                         let claimed = claims.map { claim in
                             Result {
                                 try self.writer.statements.savepoint(db) {
-                                    try self.claimJobs(
+                                    try self.jobs.claimJobs(
                                         for: claim.worker, kinds: claim.kinds, queues: claim.queues,
                                         limit: claim.limit, runLimits: claim.runLimits, in: db)
                                 }
@@ -288,7 +288,7 @@ extension RootStore {
                 guard case .success(let applied) = result, (applied.batchProgress?.jobs ?? 0) > 0 else { return nil }
                 return Int64(pair.save.jobID)
             }
-            settled += try Self.finished(
+            settled += try JobStore.finished(
                 jobs: completed, batches: batches.lazy.filter { $0.jobs > 0 }.map(\.batch),
                 now: Date().timeIntervalSince1970, in: db)
         }
@@ -322,7 +322,7 @@ extension RootStore {
             }
         }
         // Every object the save writes gets the commit's sequence number as its version.
-        let seq = save.changes.batches.isEmpty ? 0 : try lastSequenceNumber(db) + 1
+        let seq = save.changes.batches.isEmpty ? 0 : try FeedStore.lastSequenceNumber(db) + 1
         let result: MergeResult
         if save.changes.batches.isEmpty {
             // Nothing to merge (a job's completion, say): only the merge policy is checked, as a merge would.

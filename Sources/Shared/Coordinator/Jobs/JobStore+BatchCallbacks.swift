@@ -6,7 +6,7 @@ import TributaryCore
 /// transaction as the change that finishes the batch (its last job done, dead or cancelled), to the batch
 /// `BATCH/complete`, with the batch's counts added to its arguments. `completed_job` records it, so it is pushed
 /// once however the batch finishes, and a dead job retried afterwards does not push it again.
-extension RootStore {
+extension JobStore {
     /// Sets (or replaces, until it is pushed) the callback of `batch`.
     static func setCallback(_ spec: JobSpec, ofBatch batch: String, in db: Database) throws {
         try db.execute(

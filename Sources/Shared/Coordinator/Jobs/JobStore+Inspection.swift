@@ -4,9 +4,9 @@ import TributaryCore
 import TributaryProtocol
 
 /// Looking at jobs and putting dead ones back: what `tributary jobs list|show|retry` asks for.
-extension RootStore {
+extension JobStore {
     /// Jobs, newest first, filtered by state and batch when given.
-    public func jobs(state: JobState?, batch: String?, limit: Int, before: Int64?) async throws -> [JobInfo] {
+    public func list(state: JobState?, batch: String?, limit: Int, before: Int64?) async throws -> [JobInfo] {
         try await pool.read { db in
             var conditions: [String] = []
             var arguments: [any DatabaseValueConvertible] = []
@@ -52,7 +52,7 @@ extension RootStore {
 
     /// The running jobs (at most `limit`), with their progress, for `status`.
     public func runningJobs(limit: Int = 50) async throws -> [JobInfo] {
-        try await jobs(state: .running, batch: nil, limit: limit, before: nil).map { job in
+        try await list(state: .running, batch: nil, limit: limit, before: nil).map { job in
             var job = job
             job.errors = []
             return job

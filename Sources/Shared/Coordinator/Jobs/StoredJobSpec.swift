@@ -53,7 +53,7 @@ struct StoredJobSpec: Codable {
                 VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)
                 """,
             arguments: [
-                batch, spec.kind, RootStore.encodeArguments(spec.arguments), now, now, Int64(policy.maxAttempts),
+                batch, spec.kind, JobStore.encodeArguments(spec.arguments), now, now, Int64(policy.maxAttempts),
                 policy.base.wholeMilliseconds, policy.cap.wholeMilliseconds, Int64(spec.priority), spec.queue,
                 spec.timeout?.wholeMilliseconds ?? 0, tick?.schedule, tick?.at,
             ])

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import TributaryCore
 
-extension RootStore {
+extension JobStore {
     /// Jobs by state and the last sequence number, read without waiting on the writer.
     public func jobCounts() async throws -> (counts: [JobState: UInt64], lastSeq: UInt64) {
         try await pool.read { db in
@@ -10,7 +10,7 @@ extension RootStore {
             for row in try Row.fetchAll(db, sql: "SELECT state, COUNT(*) AS n FROM tributary_jobs GROUP BY state") {
                 counts[try Self.state(row)] = UInt64(row["n"] as Int64)
             }
-            return (counts, try Self.lastSequenceNumber(db))
+            return (counts, try FeedStore.lastSequenceNumber(db))
         }
     }
 

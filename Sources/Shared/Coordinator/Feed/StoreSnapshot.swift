@@ -56,7 +56,7 @@ public final class StoreSnapshot: Sendable {
         if position.opened == nil {
             let pool = self.pool
             let snapshot = try await BlockingWork.run { try pool.makeSnapshot() }
-            position.opened = (snapshot, try await snapshot.read { db in try RootStore.lastSequenceNumber(db) })
+            position.opened = (snapshot, try await snapshot.read { db in try FeedStore.lastSequenceNumber(db) })
         }
         guard let (snapshot, seq) = position.opened else { preconditionFailure("opened above") }
         let entities = self.entities

@@ -4,11 +4,13 @@ import TributaryProtocol
 @testable import TributaryCoordinator
 
 /// Pushes and saves built as on the wire (`ImportJob.spec`, `.with { … }`), converted as the router converts them.
-extension RootStore {
+extension JobStore {
     func pushJobs(_ specs: [Tributary_V1_JobSpec], batch: String) async throws -> PushedJobs {
         try await pushJobs(specs.map(JobSpec.init), batch: batch)
     }
+}
 
+extension GroupCommitter {
     func applySave(_ save: Tributary_V1_SaveChanges, from worker: String) async throws -> SaveOutcome {
         try await applySave(SaveRequest(save), from: worker)
     }

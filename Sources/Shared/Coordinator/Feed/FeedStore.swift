@@ -1,0 +1,25 @@
+import GRDB
+import TributaryCore
+
+/// The change history's store: the history of commits by sequence number (what the feed resumes from), its
+/// pruning, snapshots of the objects at one sequence number, and durable subscribers' positions.
+public struct FeedStore: Sendable {
+    package let pool: DatabasePool
+    let model: Model
+
+    init(pool: DatabasePool, model: Model) {
+        self.pool = pool
+        self.model = model
+    }
+
+    /// The sequence number of the last commit, or 0.
+    public func lastSequenceNumber() async throws -> UInt64 {
+        try await pool.read { db in try Self.lastSequenceNumber(db) }
+    }
+
+    static func lastSequenceNumber(_ db: Database) throws -> UInt64 {
+        UInt64(
+            try Int64.fetchOne(
+                db.cachedStatement(sql: "SELECT seq FROM sqlite_sequence WHERE name = 'tributary_history'")) ?? 0)
+    }
+}

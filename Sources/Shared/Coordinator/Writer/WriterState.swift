@@ -1,0 +1,24 @@
+import Foundation
+
+/// State that only the store's writer touches.
+package final class WriterState: @unchecked Sendable {
+    // @unchecked: used only inside `DatabasePool.write` closures, which GRDB runs one at a time on its writer
+    // queue, so the merger and its prepared statements are never used concurrently.
+    let merger: ChangeSetMerger
+    let statements = WriterStatements()
+    /// Recent starts of rate-limited kinds and queues, for claims.
+    let recentStarts = RecentStarts()
+    /// When the inverse index's recent entries are folded.
+    let inverseFold: InverseFoldSchedule
+
+    init(merger: ChangeSetMerger, inverseFold: InverseFoldSchedule) {
+        self.merger = merger
+        self.inverseFold = inverseFold
+    }
+
+    /// A change set applied outside a group commit was rolled back by its caller: forget what the merger learned
+    /// of it (see ``KnownKeys``) and the join rows it gathered.
+    package func changesRolledBack() {
+        merger.transactionRolledBack()
+    }
+}
