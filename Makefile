@@ -18,6 +18,7 @@ HEAVY_TESTS = ChaosTests|MultiHostTests|ReplicationTests|RelayTests|ScheduleInte
 test: deps python-example test-tools lint
 	$(SWIFT) build --build-tests
 	scripts/check-layers.sh .build/debug
+	scripts/check-comments.sh
 	$(SWIFT) test --skip-build --skip '$(HEAVY_TESTS)'
 	$(SWIFT) test --skip-build --filter '$(HEAVY_TESTS)' --no-parallel
 

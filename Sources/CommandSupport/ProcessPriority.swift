@@ -6,8 +6,8 @@ import ArgumentParser
 /// priority, which holds for any user.
 ///
 /// Workers on the coordinator's machine run at ``background``: they yield the CPU to the store's writer, whose
-/// single thread paces every import (without it the writer waited for a core about a fifth of the time, measured
-/// in docs/benchmarks.md), and take every cycle it leaves.
+/// single thread paces every import and would otherwise wait in the run queue behind them (see docs/benchmarks.md,
+/// 'Import'), and take every cycle it leaves.
 public enum ProcessPriority: String, CaseIterable, ExpressibleByArgument, Sendable {
     /// Nice 10: runs when nothing of default priority wants the core.
     case background

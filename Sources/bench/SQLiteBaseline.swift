@@ -25,8 +25,8 @@ struct SQLiteBaseline {
     let path: String
     var layout = Layout.store
     var rowsPerTransaction = 1000
-    /// The `cache_size` pragma (negative: KiB): 64 MiB, the writer's cache when this baseline was first measured
-    /// (kept for continuity).
+    /// The `cache_size` pragma (negative: KiB): 64 MiB, fixed whatever the writer's cache is, so that this
+    /// baseline's figures compare across runs and builds.
     var cacheSize = -65_536
 
     /// Inserts everything and returns pull requests per second.

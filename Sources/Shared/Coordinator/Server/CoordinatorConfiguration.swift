@@ -36,13 +36,16 @@ public struct CoordinatorConfiguration: Sendable {
     /// The most rows (objects written) one group commit takes: saves gather while the store writes, and the next
     /// commit takes them up to this budget. Larger commits rewrite each index page once for more rows.
     public var commitRows: Int = Self.defaultCommitRows
-    /// The default of ``commitRows``, measured in docs/benchmarks.md.
+    /// The default of ``commitRows``: some dozens of an import's saves, more than gather while a commit is applied,
+    /// so that the saves in flight rather than this budget bound a commit (see docs/benchmarks.md, 'Import').
     public static let defaultCommitRows = 150_000
     /// The longest a group commit should take, in seconds: fewer rows than ``commitRows`` go into one when the
     /// writer's recent pace says they would take longer (every save in a commit waits for all of it). nil or 0 sets
     /// no time budget.
     public var commitSeconds: Double? = Self.defaultCommitSeconds
-    /// The default of ``commitSeconds``, measured in docs/benchmarks.md.
+    /// The default of ``commitSeconds``: long enough that an import's commits are bound by the saves in flight,
+    /// short enough that a save's answer does not wait long behind other workers' rows (see docs/benchmarks.md,
+    /// 'Import').
     public static let defaultCommitSeconds: Double? = 1
     /// CURVE encryption and the allow-list of peers' keys; nil serves plain TCP (loopback only, unless insecure).
     public var curve: CoordinatorCurve?

@@ -4,13 +4,12 @@ import TributaryCore
 /// A to-many relationship's join rows gathered while change sets are applied, written many per statement and in
 /// the order of the join table's reverse index.
 ///
-/// One `INSERT` of 32 rows instead of 32: each single-row insert opened and closed cursors on the join table and
-/// its index (`sqlite3_reset` was 5% of the writer, and the import writes ~3 join rows per pull request). Sorted by
-/// destination: the reverse index (destination → source) takes the rows of a whole group commit in key order, so
-/// each of its leaf pages is read and changed once per commit instead of once per row (the sources, new row keys,
-/// land together at the end of the table either way). Measured with a C loader of the benchmark's rows: at
-/// 5,000,000 rows the index outgrows the writer's cache, and sorted rows import 29% faster in 10,000-row
-/// transactions, 24% in 40,000-row ones.
+/// One `INSERT` of 32 rows instead of 32: each single-row insert opens and closes cursors on the join table and the
+/// tables its trigger writes, and an import writes several join rows per row it imports. Sorted by destination: the
+/// relationship's index by destination (``InverseIndex``'s recent half, filled by the join table's trigger) takes
+/// the rows of a whole group commit in key order, so each of its leaf pages is read and changed once per commit
+/// instead of once per row (the sources, new row keys, land together at the end of the table either way). That
+/// counts most where an index outgrows the writer's cache (see docs/benchmarks.md, 'Scaling').
 struct JoinRows {
     /// One join row: the row keys of the source and of the destination.
     struct Row {

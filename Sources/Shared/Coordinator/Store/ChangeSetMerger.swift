@@ -201,9 +201,9 @@ final class ChangeSetMerger {
         let toMany = batch.toManyColumns
         // Join rows gathered per to-many column, written many per statement (see ``JoinRows``).
         let buffers = toMany.map { joinBuffer(entity.name, $0.name) }
-        // What the batch adds to the result, gathered here and handed over once at its end (an access to the
-        // result's dictionaries and a 16-byte append per row were ~8% of the writer on the import, whose batches of
-        // users are all found and remapped).
+        // What the batch adds to the result, gathered here and handed over once at its end, rather than an access
+        // to the result's dictionaries and a 16-byte append for every row: an import's batches of users are all
+        // found and remapped.
         var changes = BatchChanges()
         defer { changes.hand(to: &result, entity: entity.name, position: position) }
         for row in 0..<batch.rows {
@@ -312,8 +312,8 @@ final class ChangeSetMerger {
     /// For an insert batch that carries nothing but the columns of one uniqueness constraint (find-or-create of a
     /// `User` by `login`): the query finding the object that has the row's key, the key's columns and the
     /// constraint's index. Such a row that finds its object changes nothing, and a read finds it without the write an
-    /// upsert makes (the upsert rewrites the row and its index entries, and every page it touches goes to the WAL:
-    /// measured on the import benchmark). A batch with any other column upserts: what it sets must be written.
+    /// upsert makes (the upsert rewrites the row and its index entries, and every page it touches goes to the WAL).
+    /// A batch with any other column upserts: what it sets must be written.
     private func keyLookup(_ batch: EntityBatchReader, connection: OpaquePointer) throws -> KeyLookup? {
         guard !batch.hasNonKeyColumns else { return nil }
         let names = batch.scalarColumns.map(\.name)
@@ -367,9 +367,9 @@ final class ChangeSetMerger {
     /// Runs a bound upsert of row `row`; returns the row key and id of the row it wrote.
     ///
     /// A new object (the import's every row) is told by the row key SQLite gives it (`last_insert_rowid`, which an
-    /// upsert that updates leaves as it was): no `RETURNING`, whose temporary table was opened, filled and closed
-    /// for every row (measured: 17% of the coordinator's CPU on the 1M import). A row merged into a stored object is found
-    /// afterwards by what it now shares with the row (see ``findUpserted(_:of:proposed:connection:result:)``).
+    /// upsert that updates leaves as it was): no `RETURNING`, whose temporary table SQLite opens, fills and closes
+    /// for every row. A row merged into a stored object is found afterwards by what it now shares with the row
+    /// (see ``findUpserted(_:of:proposed:connection:result:)``).
     private func upsert(
         _ row: Int, of batch: EntityBatchReader, proposed: UUID, with statement: SQLiteStatement, result: MergeResult
     ) throws -> (key: Int64, id: UUID) {
@@ -422,8 +422,7 @@ final class ChangeSetMerger {
         return (query.int64(column: 0), id)
     }
 
-    /// An insert batch's upsert, its SQL built once per entity and set of columns (building it per batch was ~1% of
-    /// the writer on the import).
+    /// An insert batch's upsert, its SQL built once per entity and set of columns: the SQL depends on nothing else.
     private func cachedUpsertSQL(_ batch: EntityBatchReader) -> String {
         let shape = [batch.entity.name] + batch.scalarColumns.map(\.name)
         if let sql = upsertSQLs[shape] { return sql }
@@ -741,8 +740,8 @@ final class ChangeSetMerger {
         }
     }
 
-    /// The statements that clear and add a to-many relationship's rows, found without building their SQL (this
-    /// runs once per inserted row: quoting the join table's name each time was 4% of the import's merge).
+    /// The statements that clear and add a to-many relationship's rows, found without building their SQL: this
+    /// runs once per inserted row, and the SQL (the join table's name, quoted) is the same every time.
     func joinStatements(_ entity: String, _ relationship: String, connection: OpaquePointer) throws
         -> (clear: SQLiteStatement, add: SQLiteStatement)
     {

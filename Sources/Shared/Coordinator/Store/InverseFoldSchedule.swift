@@ -5,9 +5,8 @@ import GRDB
 /// recent entry is one of them), in a transaction of its own right after a group commit was answered.
 ///
 /// A fold writes each page of the large half it reaches once, so the fewer folds the cheaper an entry; the recent
-/// half must stay small enough for the writer's cache, or its own inserts cost what the fold saves. Measured with
-/// the writer alone (`tributary-bench --only merge`, 5,000,000 rows): 1,000,000 to 4,000,000 changes ran alike,
-/// 8,000,000 a sixth slower (docs/benchmarks.md, issue 16's eleventh session).
+/// half must stay small enough for the writer's cache, or its own inserts cost what the fold saves. The default sits
+/// well inside the range where both hold (see docs/benchmarks.md, 'Scaling').
 ///
 /// Used only on the writer's thread.
 final class InverseFoldSchedule {

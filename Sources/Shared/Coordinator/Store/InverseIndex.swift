@@ -6,11 +6,10 @@ import TributaryCore
 /// gathered (``fold(_:in:)``).
 ///
 /// A SQLite index on a to-one column or on a join table's `destination` takes a bulk import's entries at one
-/// insertion point per destination (20,000 authors, each with pull requests all over the store): every commit
-/// rewrote a page of the index for nearly every entry, and the more the store held, the more distinct pages that
-/// was (measured: 4.6 µs per row at 1,000,000 rows, 12.4 at 5,000,000, the whole of the import's slowdown with
-/// size). The recent half stays small enough for the writer's cache; a fold writes each page of the large half
-/// once for hundreds of thousands of entries.
+/// insertion point per destination (each author's pull requests are all over the store): every commit would rewrite
+/// a page of the index for nearly every entry, and the more the store holds, the more distinct pages that is, so a
+/// row would cost more the larger the store (see docs/benchmarks.md, 'Scaling'). The recent half stays small enough
+/// for the writer's cache; a fold writes each page of the large half once for hundreds of thousands of entries.
 ///
 /// Triggers keep both halves exact in the transaction of every change (insert, update of a to-one, delete; on an
 /// entity table for its to-one relationships, on a join table for its rows): whatever writes the tables (the

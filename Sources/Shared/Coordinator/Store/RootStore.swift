@@ -92,11 +92,10 @@ public final class RootStore: Sendable {
         return RootStore(path: path, model: model, pool: pool, lock: lock, opened: opened)
     }
 
-    /// The `cache_size` pragma of the writer connection: -32768 is 32 MiB. Measured with the writer alone
-    /// (`tributary-bench --only merge`): 32 MiB against 64 MiB, 91,856 / 89,987 against 81,657 / 88,596 rows/s at
-    /// 1,000,000 rows; 256 MiB against 64 MiB at 5,000,000 rows, 58,083 against 57,277 (and the import at 5,000,000
-    /// rows with 32 jobs per worker: 49,343 with 32 MiB, 45,886 with 64; one run each). The 32 MiB it frees pay for
-    /// more saves in flight, which make larger commits (see ``WorkerConfiguration/concurrency``).
+    /// The `cache_size` pragma of the writer connection: -32768 is 32 MiB. The pages the writer misses come from the
+    /// OS's page cache, so a larger cache buys it no speed, small store or large; the memory it would take pays
+    /// instead for more saves in flight, which make larger commits (see ``WorkerConfiguration/concurrency``, and
+    /// docs/benchmarks.md, 'Import').
     public static let cacheSizePragma = -32_768
 
     deinit { checkpointer?.stop() }

@@ -7,9 +7,9 @@ import TributaryCore
 /// time-ordered id unique beside it, a `_version` column, one column per attribute and one per to-one relationship
 /// (the destination's row key), and a unique index per uniqueness constraint. Each to-many relationship is a join
 /// table `<Entity>_<relationship>(source, destination)` of row keys. Relationship indexes thus hold small integers
-/// rather than pairs of 16-byte ids: measured, that is what an import's commits spend their time rewriting. Row
-/// keys never leave the store; reads turn them back into ids. Each relationship is indexed by destination in two
-/// tables of its own (``InverseIndex``), kept by triggers.
+/// rather than pairs of 16-byte ids: their pages are what an import's commits spend their time rewriting, and
+/// smaller entries make fewer pages. Row keys never leave the store; reads turn them back into ids. Each relationship
+/// is indexed by destination in two tables of its own (``InverseIndex``), kept by triggers.
 enum Schema {
     /// The layout of Tributary's own tables, kept in `tributary_meta` under `format`. A store of format 5 (16-byte
     /// keys in relationships), 6 (no named queues), 7 (no dependencies or schedules) or 8 (relationship indexes as

@@ -6,40 +6,36 @@ import Synchronization
 /// writer does not stop to do it.
 ///
 /// SQLite's automatic checkpoint runs inside the commit that crosses its threshold: that commit copies pages and
-/// waits for `fdatasync` while saves queue behind it (measured on the import benchmark: 10% of the writer's time,
-/// and idle time waiting on the disk). Here passive checkpoints run on another connection, alongside the writer,
-/// every ``interval``, and one after another while more than ``catchUpFrames`` wait. A checkpoint copies the latest
-/// version of each page in the log: bulk writes rewrite the same index pages in commit after commit, so one
-/// checkpoint a second copies each of them once where one after every commit copied it each time (measured on the
-/// 1M import: 4.9 → 4.0 GB written). The writer's own automatic checkpoint stays as a backstop at
-/// ``writerThresholdPages``, which bounds the WAL when this one falls behind.
+/// waits for `fdatasync` while saves queue behind it. Here passive checkpoints run on another connection, alongside
+/// the writer, every ``interval``, and one after another while more than ``catchUpFrames`` wait. A checkpoint copies
+/// the latest version of each page in the log: bulk writes rewrite the same index pages in commit after commit, so
+/// one checkpoint a second copies each of them once where one after every commit would copy it each time. The
+/// writer's own automatic checkpoint stays as a backstop at ``writerThresholdPages``, which bounds the WAL when this
+/// one falls behind.
 ///
-/// Sized for bulk writes: a large group commit adds thousands of pages to the WAL (its index pages), so a
-/// threshold of 10,000 pages had the writer checkpointing in one large commit of two (profiled: 9% of its
-/// time). SQLite starts the WAL over only once a checkpoint has copied every frame, which this thread cannot do while
-/// the writer appends commit after commit: under bulk writes the WAL grows to the writer's threshold, and the writer
-/// copies the rest and waits for `fdatasync`. The threshold sets how often that happens and how often each index page
-/// is copied into the file: at 5,000,000 rows a commit rewrites ~100 MB of index pages, so 256 MiB meant a
-/// checkpoint in the writer every two or three commits; 1 GiB (measured, alternated: 27,944 / 26,017 / 34,096 →
-/// 33,874 / 33,117 / 35,993 / 37,350 rows/s, 40–42 → 35 GB written; the 1M import unchanged) makes a quarter as
-/// many cycles. The WAL file keeps its size (up to ``journalSizeLimit``) when SQLite starts it over, and
-/// is removed when the coordinator stops.
+/// Sized for bulk writes: a large group commit adds thousands of pages to the WAL (its index pages), so a threshold
+/// of a few thousand pages would have the writer checkpointing every other commit. SQLite starts the WAL over only
+/// once a checkpoint has copied every frame, which this thread cannot do while the writer appends commit after
+/// commit: under bulk writes the WAL grows to the writer's threshold, and the writer copies the rest and waits for
+/// `fdatasync`. The threshold sets how often that happens and how often each index page is copied into the file: in
+/// a store of millions of rows a commit rewrites some 100 MB of index pages, so a threshold of a few hundred MiB
+/// would put a checkpoint in the writer every two or three commits, where 1 GiB makes a quarter as many (see
+/// docs/benchmarks.md, 'Import'). The WAL file keeps its size (up to ``journalSizeLimit``) when SQLite starts it
+/// over, and is removed when the coordinator stops.
 final class WALCheckpointer: Sendable {
     /// The writer's automatic checkpoint threshold while a checkpointer runs (1 GiB of 4 KiB pages): the bound of
     /// the WAL under bulk writes, a commit past it aside.
     static let writerThresholdPages = 262_144
     /// The size the WAL file is truncated to when SQLite starts it over (`journal_size_limit`): above the most
-    /// the WAL holds (the writer's threshold and a commit past it, ~130 MB the largest measured), so that under bulk
-    /// writes the file keeps its blocks and each cycle overwrites them. Truncated to 64 MiB, every cycle had the
-    /// file system allocate and zero the blocks again (profiled on the 1M import: 7% of the coordinator in the
-    /// kernel's `memset`; 5% less coordinator CPU without). SQLite's own default never truncates.
+    /// the WAL holds (the writer's threshold and a commit past it), so that under bulk writes the file keeps its
+    /// blocks and each cycle overwrites them; truncated further, every cycle would have the file system allocate and
+    /// zero the blocks again. SQLite's own default never truncates.
     static let journalSizeLimit = writerThresholdPages * 4096 + 256 * 1024 * 1024
     /// How long the checkpointer waits between checkpoints while the log holds few frames.
     static let interval = DispatchTimeInterval.seconds(1)
     /// Frames left in the log (256 MiB of 4 KiB pages, a quarter of the writer's threshold) above which the next
     /// checkpoint follows at once: a page copied now and rewritten by the next commit is copied again, so copying
-    /// less often copies fewer bytes (measured at 5,000,000 rows against 64 MiB: 36,414 / 38,642 against 35,993 /
-    /// 37,350 rows/s, 35.4 / 34.7 against 36.3 / 35.5 GB written).
+    /// less often copies fewer bytes, while a quarter keeps the writer's own checkpoint far off.
     static let catchUpFrames: Int32 = 65_536
 
     private struct State {

@@ -8,9 +8,9 @@
 /// glibc starts with a 128 KiB threshold and raises it (up to 32 MiB) each time a block above it is freed, so after
 /// the first commits the writer's large per-commit buffers (a commit's feed parts and history record, the merge's
 /// tables) come from the heap arenas of the threads that allocate them, where they fragment and stay resident.
-/// A fixed threshold keeps every block above it in its own mapping, returned to the system when freed. Measured on
-/// the 1M-row import (docs/benchmarks.md): peak RSS 185 → 165–171 MB at the defaults, 268 → 206 MB with 10,000-row
-/// jobs of 5,000-row saves; rows/s within the noise (256 KiB saved as much memory but cost ~6%).
+/// A fixed threshold keeps every block above it in its own mapping, returned to the system when freed. 1 MiB is
+/// above the many mid-sized blocks a commit makes, which would each cost a system call to map and one to unmap, and
+/// below the large buffers that fragment (see docs/benchmarks.md, 'Memory (stalled subscriber)').
 public enum ProcessMemorySettings {
     /// Blocks of at least this many bytes are mapped on their own.
     public static let mmapThreshold: Int32 = 1024 * 1024

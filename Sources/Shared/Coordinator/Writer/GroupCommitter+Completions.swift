@@ -75,8 +75,8 @@ extension GroupCommitter {
     }
 
     /// Deletes the payloads of jobs that are done, ``completionChunk`` per statement: only a dead job runs again
-    /// (`jobs retry`), so a done job's payload has served its purpose. Kept, it was the largest table of an imported
-    /// store (the NDJSON of every row, measured with `dbstat`: `make bench` prints the store's largest tables).
+    /// (`jobs retry`), so a done job's payload has served its purpose. Kept, payloads would be the largest table of
+    /// an imported store, the NDJSON of every row (see docs/benchmarks.md, 'Store on disk').
     static func deletePayloads(ofJobs ids: [Int64], in db: Database, statements: WriterStatements) throws {
         guard !ids.isEmpty else { return }
         let delete = try statements.statement(

@@ -123,10 +123,10 @@ extension GroupCommitter {
     /// transaction is rolled back and the group applied again with each save in a savepoint of its own, so that its
     /// failure undoes it alone.
     ///
-    /// Profiled on the import: a savepoint copies every page a save touches to SQLite's statement journal (a
-    /// temporary file) before changing it, and the saves of a group touch the same index pages, each copying them
-    /// again: those writes were more than a third of the coordinator's time. Saves rarely fail, and one that does
-    /// costs its group a second pass.
+    /// A savepoint copies every page a save touches to SQLite's statement journal (a temporary file) before
+    /// changing it, and the saves of a group touch the same index pages, each copying them again: under bulk writes
+    /// that copying would be a large share of the writer's work. Saves rarely fail, and one that does costs its
+    /// group a second pass.
     func groupTransaction<T>(_ db: Database, _ body: (_ isolated: Bool) throws -> T) throws -> T {
         let merger = writer.merger
         do {

@@ -54,7 +54,7 @@ final class StoreWriter: Service, Sendable {
 
     /// - Parameters:
     ///   - groupRows: the row budget of a group commit. Larger transactions write each index page once for more
-    ///     rows (measured in docs/benchmarks.md); the budget bounds a commit's duration and memory.
+    ///     rows (see docs/benchmarks.md, 'Import'); the budget bounds a commit's duration and memory.
     ///   - groupSeconds: the time budget of a group commit (see ``CommitBudget``); nil sets none.
     init(
         store: RootStore, logger: Logger, groupRows: Int = CoordinatorConfiguration.defaultCommitRows,
@@ -226,9 +226,9 @@ final class StoreWriter: Service, Sendable {
     /// its members, so that they are answered with it. Only the last write queued takes them: behind any other,
     /// they would overtake it (a push, say, queued after the commit and before them).
     ///
-    /// Measured on the import: a commit that holds one save costs the store ~11 µs a row against ~6 µs in one of
-    /// several saves; without joining, the save that comes in while a large commit is applied is committed alone
-    /// right after it, every other commit (docs/benchmarks.md, issue 16's seventh session).
+    /// A commit that holds one save costs the store about twice as much per row as one of several (each index page
+    /// it touches is written for one save's rows); without joining, a save that comes in while a large commit is
+    /// applied would be committed alone right after it (see docs/benchmarks.md, 'Import').
     private func join(commit id: UInt64) -> GroupCommitAddition {
         state.withLock { state in
             guard case .groupCommit(var commit) = state.queued.last, commit.id == id else { return .init() }

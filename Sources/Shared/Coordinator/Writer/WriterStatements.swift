@@ -6,9 +6,9 @@ import TributaryCore
 /// The root writer's hot-path statements outside the merge (transactions, savepoints, lease checks, job progress,
 /// claims), prepared once on the writer connection and run through SQLite's C API.
 ///
-/// Profiled on the jobs benchmark: GRDB's `execute(sql:)` parses BEGIN/COMMIT/SAVEPOINT on every call, and its
-/// argument arrays and row copies cost more than the statements they run; these take that time back. Used only
-/// inside the writer's closures, which GRDB runs one at a time.
+/// GRDB's `execute(sql:)` parses BEGIN/COMMIT/SAVEPOINT on every call, and for statements this small its argument
+/// arrays and row copies cost more than the statements they run; every job passes through several of them. Used
+/// only inside the writer's closures, which GRDB runs one at a time.
 final class WriterStatements {
     private var statements: [String: SQLiteStatement] = [:]
 

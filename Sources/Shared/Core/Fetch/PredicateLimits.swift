@@ -3,7 +3,7 @@
 ///
 /// They also keep compiled SQL within SQLite's own limits. SQLite 3.40's parser (a fixed stack of 100 entries)
 /// overflows when AND and OR alternate about 26 levels deep with the deepest comparisons Tributary writes, inside
-/// a fetch's own clauses (measured; NOT costs nothing, being pushed down to the comparisons); expressions may be at
+/// a fetch's own clauses (NOT adds no depth, being pushed down to the comparisons); expressions may be at
 /// most 1000 deep; a statement may bind 32,766 values and be 1,000,000 bytes long.
 public enum PredicateLimits {
     /// The longest format string, in UTF-8 bytes.

@@ -10,8 +10,8 @@ import TributaryProtocol
 /// own: the root upserts its objects by their keys, as it does for rows of different jobs.
 package struct ImportBatch {
     /// An object of the batch, by its entity's index in the model, and where its values, destinations and flags
-    /// start in the batch's flat arrays (an object of four arrays of its own cost four allocations per object: with
-    /// the generic array set-up each needs, ~15% of an import worker).
+    /// start in the batch's flat arrays (four arrays of its own would cost each object four allocations, each with
+    /// the generic array set-up it needs).
     struct Object {
         let entity: Int
         let id: UUID

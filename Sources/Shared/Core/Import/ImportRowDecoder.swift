@@ -87,8 +87,8 @@ package struct ImportRowDecoder {
         _ row: JSONObject, of entityIndex: Int, to batch: inout ImportBatch, nested: Bool = false
     ) throws -> Int {
         let plan = plans[entityIndex]
-        // Each field's member in the row (-1: not in the row), on the stack: an array per object was ~5% of an
-        // import worker.
+        // Each field's member in the row (-1: not in the row), on the stack: an array would be an allocation per
+        // object.
         return try withUnsafeTemporaryAllocation(of: Int.self, capacity: plan.names.count) { members in
             members.initialize(repeating: -1)
             for (member, key) in row.keys.enumerated() {
@@ -157,7 +157,8 @@ package struct ImportRowDecoder {
         _ relationship: Relationship, index: Int, destination: Int, _ json: JSONValue, of entity: Entity,
         to object: Int, in batch: inout ImportBatch
     ) throws {
-        // Built only for an error: interpolating it for every value was ~10% of an import worker.
+        // Built only for an error: interpolated for every value, it would cost every row strings it almost never
+        // needs.
         var label: String { "'\(entity.name).\(relationship.name)'" }
         if relationship.isToMany {
             guard case .array(let items) = json else {

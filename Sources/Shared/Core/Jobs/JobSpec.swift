@@ -30,8 +30,8 @@ public struct JobSpec: Sendable, Equatable {
     public var timeout: Duration?
     /// The named queue it waits in (``JobQueue``).
     public var queue: String
-    /// The job's parents (dependencies), nil for most jobs: kept apart so that a spec without them stays as cheap
-    /// to copy as before (measured: three arrays inline cost the jobs benchmark retains and releases per copy).
+    /// The job's parents (dependencies), nil for most jobs: kept apart so that a spec without them stays cheap to
+    /// copy, where three arrays inline would add their retains and releases to every copy of every spec.
     private var parents: JobParents?
 
     /// Parent jobs, by id: the job waits (``JobState/waiting``) until each is done.

@@ -3,13 +3,14 @@ import Synchronization
 
 /// Makes UUIDv7 values (RFC 9562): a 48-bit millisecond timestamp, then a counter, then random bits.
 ///
-/// Time-ordered keys append to the end of SQLite's B-tree instead of splitting random pages, which keeps inserts
-/// about 8× faster than random UUIDs. Within a millisecond the 12-bit counter keeps ids from one process ordered.
+/// Time-ordered keys append to the end of SQLite's B-tree instead of splitting random pages, so an id index takes
+/// its inserts on its last pages, which stay cached. Within a millisecond the 12-bit counter keeps ids from one
+/// process ordered.
 ///
-/// Lock-free: an import's contexts make ids on many threads at once, and a mutex here was measured at 47% of a
-/// worker's time (its slow path, under contention). The clock is one atomic word; the random bits come from a
-/// SplitMix64 sequence seeded once per process from the system's generator (a system call per id cost more than
-/// the rest of the id), which keeps ids of different processes apart as well as fresh random bits would.
+/// Lock-free: an import's contexts make ids on many threads at once, and would contend for a mutex on every id. The
+/// clock is one atomic word; the random bits come from a SplitMix64 sequence seeded once per process from the
+/// system's generator (a system call per id would cost more than the rest of the id), which keeps ids of different
+/// processes apart as well as fresh random bits would.
 enum TimeOrderedUUID {
     /// The last milliseconds (high 52 bits) and counter (low 12 bits) handed out.
     private static let clock = Atomic<UInt64>(0)
