@@ -19,6 +19,7 @@ test: deps python-example test-tools lint
 	$(SWIFT) build --build-tests
 	scripts/check-layers.sh .build/debug
 	scripts/check-comments.sh
+	scripts/check-write-path.sh
 	$(SWIFT) test --skip-build --skip '$(HEAVY_TESTS)'
 	$(SWIFT) test --skip-build --filter '$(HEAVY_TESTS)' --no-parallel
 

@@ -219,4 +219,39 @@ struct StoreWriterTests {
                 == false)
         #expect(await writer.flush().isEmpty, "nothing was written after the stop")
     }
+
+    @Test(
+        "a write other than a save runs behind the saves gathered before it, in its own transaction, and returns its result; a failed one changes nothing; a stopped writer refuses one"
+    )
+    func otherWrites() async throws {
+        let writer = makeWriter()
+        let parent = try await store.store.jobs.pushJobs([JobSpec(kind: "parent")], batch: "p").ids[0]
+        let release = blockTheStore()
+        var released = false
+        defer { if !released { release.signal() } }
+        #expect(await writer.enqueue([inserting(1, id: 1)], claims: []))  // queued at once, behind the block
+        #expect(await writer.enqueue([inserting(2, id: 2)], claims: []))  // gathered: the store is busy
+        let cancel = Task { try await writer.write(.cancelJob(id: parent)) }
+        try await waitUntil("the cancel to be queued") { writer.queuedWriteCount == 3 }
+        let refused = Task { try await writer.write(.retryJob(id: parent)) }  // queued after: the job is cancelled
+        try await waitUntil("the retry to be queued") { writer.queuedWriteCount == 4 }
+        release.signal()
+        released = true
+        let cancelled = try #require(try await cancel.value)
+        #expect(cancelled.before.state == .queued && cancelled.endings.map(\.state) == [.cancelled])
+        await #expect(throws: StoreError.self) { try await refused.value }
+        // The saves gathered before the cancel were written before it: their users are there.
+        let users = try await store.store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM User") }
+        #expect(users == 3)
+        #expect(try await store.store.jobs.job(id: parent)?.state == .cancelled)
+        let answers = await writer.flush()
+        #expect(
+            answers.map { answer -> [UInt64] in
+                guard case .committed(let commit, _, _) = answer else { return [] }
+                return commit.members.map(\.requestID)
+            } == [[1], [2]], "the router answers the two group commits, not the other writes")
+        _ = await writer.stop()
+        await #expect(throws: WriterStoppedError.self) { try await writer.write(.deleteJob(id: parent)) }
+        #expect(try await store.store.jobs.job(id: parent) != nil, "the refused delete changed nothing")
+    }
 }

@@ -85,35 +85,34 @@ extension FeedStore {
     /// the lowest position of a durable subscriber; at most `limit` commits per call, so the writer is not held.
     /// - Returns: how many commits were deleted (`limit` means more may be due).
     @discardableResult
-    public func pruneHistory(before cutoff: Date?, keepingNewest keep: Int?, limit: Int = 2_000) async throws -> Int {
-        try await pool.write { db in
-            guard let first = try Int64.fetchOne(db, sql: "SELECT MIN(seq) FROM tributary_history") else { return 0 }
-            var through: Int64 = 0
-            if let keep {
-                through = max(through, Int64(try Self.lastSequenceNumber(db)) - Int64(keep))
-            }
-            if let cutoff,
-                let old = try Int64.fetchOne(
-                    db,
-                    sql: """
-                        SELECT MAX(seq) FROM (SELECT seq, committed_at FROM tributary_history ORDER BY seq LIMIT ?)
-                        WHERE committed_at < ?
-                        """, arguments: [limit, cutoff.timeIntervalSince1970])
-            {
-                through = max(through, old)
-            }
-            if let durable = try Int64.fetchOne(db, sql: "SELECT MIN(position) FROM tributary_subscribers") {
-                through = min(through, durable)
-            }
-            through = min(through, first + Int64(limit) - 1)
-            guard through >= first else { return 0 }
-            try db.execute(sql: "DELETE FROM tributary_history WHERE seq <= ?", arguments: [through])
-            let deleted = db.changesCount
-            try db.execute(
-                sql: "INSERT OR REPLACE INTO tributary_meta (key, value) VALUES ('history_pruned_through', ?)",
-                arguments: [through])
-            return deleted
+    func pruneHistory(before cutoff: Date?, keepingNewest keep: Int?, limit: Int = 2_000, in db: Database) throws -> Int
+    {
+        guard let first = try Int64.fetchOne(db, sql: "SELECT MIN(seq) FROM tributary_history") else { return 0 }
+        var through: Int64 = 0
+        if let keep {
+            through = max(through, Int64(try Self.lastSequenceNumber(db)) - Int64(keep))
         }
+        if let cutoff,
+            let old = try Int64.fetchOne(
+                db,
+                sql: """
+                    SELECT MAX(seq) FROM (SELECT seq, committed_at FROM tributary_history ORDER BY seq LIMIT ?)
+                    WHERE committed_at < ?
+                    """, arguments: [limit, cutoff.timeIntervalSince1970])
+        {
+            through = max(through, old)
+        }
+        if let durable = try Int64.fetchOne(db, sql: "SELECT MIN(position) FROM tributary_subscribers") {
+            through = min(through, durable)
+        }
+        through = min(through, first + Int64(limit) - 1)
+        guard through >= first else { return 0 }
+        try db.execute(sql: "DELETE FROM tributary_history WHERE seq <= ?", arguments: [through])
+        let deleted = db.changesCount
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO tributary_meta (key, value) VALUES ('history_pruned_through', ?)",
+            arguments: [through])
+        return deleted
     }
 
     /// Opens a consistent read of the current objects of `entities` (every entity when empty).
@@ -127,23 +126,21 @@ extension FeedStore {
     /// Registers a durable subscriber at `position`, or moves it there; with `registerOnly`, a registered one
     /// keeps its position.
     /// - Throws: ``StoreError`` `historyPruned` when `position` is older than the history kept.
-    public func updateSubscriber(name: String, position: UInt64, registerOnly: Bool) async throws
+    func updateSubscriber(name: String, position: UInt64, registerOnly: Bool, in db: Database) throws
         -> DurableSubscriber
     {
         let now = Date().timeIntervalSince1970
-        return try await pool.write { db in
-            if registerOnly, let existing = try Self.subscriber(name, in: db) { return existing }
-            let pruned = try Self.prunedThrough(db)
-            guard position >= pruned else {
-                throw StoreError(
-                    .historyPruned,
-                    "cannot place subscriber '\(name)' at seq \(position): history up to \(pruned) was pruned")
-            }
-            try db.execute(
-                sql: "INSERT OR REPLACE INTO tributary_subscribers (name, position, updated_at) VALUES (?, ?, ?)",
-                arguments: [name, Int64(position), now])
-            return DurableSubscriber(name: name, position: position, updatedAt: Date(timeIntervalSince1970: now))
+        if registerOnly, let existing = try Self.subscriber(name, in: db) { return existing }
+        let pruned = try Self.prunedThrough(db)
+        guard position >= pruned else {
+            throw StoreError(
+                .historyPruned,
+                "cannot place subscriber '\(name)' at seq \(position): history up to \(pruned) was pruned")
         }
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO tributary_subscribers (name, position, updated_at) VALUES (?, ?, ?)",
+            arguments: [name, Int64(position), now])
+        return DurableSubscriber(name: name, position: position, updatedAt: Date(timeIntervalSince1970: now))
     }
 
     /// The durable subscribers, by name.
@@ -156,14 +153,12 @@ extension FeedStore {
     /// Forgets a durable subscriber.
     /// - Throws: ``StoreError`` `unknownSubscriber` when there is none of that name.
     /// - Returns: the subscriber as it was.
-    public func deleteSubscriber(name: String) async throws -> DurableSubscriber {
-        try await pool.write { db in
-            guard let subscriber = try Self.subscriber(name, in: db) else {
-                throw StoreError(.unknownSubscriber, "no durable subscriber is named '\(name)'")
-            }
-            try db.execute(sql: "DELETE FROM tributary_subscribers WHERE name = ?", arguments: [name])
-            return subscriber
+    func deleteSubscriber(name: String, in db: Database) throws -> DurableSubscriber {
+        guard let subscriber = try Self.subscriber(name, in: db) else {
+            throw StoreError(.unknownSubscriber, "no durable subscriber is named '\(name)'")
         }
+        try db.execute(sql: "DELETE FROM tributary_subscribers WHERE name = ?", arguments: [name])
+        return subscriber
     }
 
     private static func subscriber(_ name: String, in db: Database) throws -> DurableSubscriber? {

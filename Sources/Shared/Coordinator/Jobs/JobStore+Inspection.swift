@@ -72,49 +72,45 @@ extension JobStore {
     /// - Throws: ``StoreError`` naming the job's state when it is not dead.
     /// - Returns: the job as it is now and, for a job with parents, itself when a failed parent settled it again
     ///   (``JobEnding``); nil when there is no job with that id.
-    public func retryJob(id: Int64) async throws -> (job: JobInfo, settled: [JobEnding])? {
+    func retryJob(id: Int64, in db: Database) throws -> (job: JobInfo, settled: [JobEnding])? {
         let now = Date().timeIntervalSince1970
-        return try await pool.write { db in
-            guard
-                let row = try Row.fetchOne(
-                    db, sql: "SELECT state, batch FROM tributary_jobs WHERE id = ?", arguments: [id])
-            else { return nil }
-            let state = try Self.state(row)
-            guard state == .dead else {
-                throw StoreError(.constraint, "job \(id) is \(state.rawValue); only dead jobs can be retried")
-            }
-            // A job with parents waits for them again (and is settled at once by how they stand).
-            let parents = try Self.parents(of: id, in: db)
-            let hasParents = !parents.jobs.isEmpty || !parents.batches.isEmpty
-            try db.execute(
-                sql: """
-                    UPDATE tributary_jobs SET state = ?, attempt = 0, run_at = 0, updated_at = ? WHERE id = ?
-                    """, arguments: [(hasParents ? JobState.waiting : .queued).rawValue, now, id])
-            try db.execute(
-                sql: "UPDATE tributary_batches SET dead_jobs = dead_jobs - 1 WHERE batch = ?",
-                arguments: [row["batch"] as String])
-            let settled = hasParents ? try Self.settle([id], now: now, in: db) : []
-            return try Row.fetchOne(db, sql: "SELECT * FROM tributary_jobs WHERE id = ?", arguments: [id])
-                .map { (try Self.jobInfo($0, in: db), settled) }
+        guard
+            let row = try Row.fetchOne(
+                db, sql: "SELECT state, batch FROM tributary_jobs WHERE id = ?", arguments: [id])
+        else { return nil }
+        let state = try Self.state(row)
+        guard state == .dead else {
+            throw StoreError(.constraint, "job \(id) is \(state.rawValue); only dead jobs can be retried")
         }
+        // A job with parents waits for them again (and is settled at once by how they stand).
+        let parents = try Self.parents(of: id, in: db)
+        let hasParents = !parents.jobs.isEmpty || !parents.batches.isEmpty
+        try db.execute(
+            sql: """
+                UPDATE tributary_jobs SET state = ?, attempt = 0, run_at = 0, updated_at = ? WHERE id = ?
+                """, arguments: [(hasParents ? JobState.waiting : .queued).rawValue, now, id])
+        try db.execute(
+            sql: "UPDATE tributary_batches SET dead_jobs = dead_jobs - 1 WHERE batch = ?",
+            arguments: [row["batch"] as String])
+        let settled = hasParents ? try Self.settle([id], now: now, in: db) : []
+        return try Row.fetchOne(db, sql: "SELECT * FROM tributary_jobs WHERE id = ?", arguments: [id])
+            .map { (try Self.jobInfo($0, in: db), settled) }
     }
 
     /// Deletes a finished job (done, dead or cancelled) and its payload. Batch counters keep their totals.
     /// - Throws: ``StoreError`` naming the job's state when it is queued or running.
     /// - Returns: the job as it was, or nil when there is none.
-    public func deleteJob(id: Int64) async throws -> JobInfo? {
-        try await pool.write { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM tributary_jobs WHERE id = ?", arguments: [id])
-            else { return nil }
-            let job = try Self.jobInfo(row)
-            guard [.done, .dead, .cancelled].contains(job.state) else {
-                throw StoreError(.constraint, "job \(id) is \(job.state.rawValue); cancel it before deleting it")
-            }
-            try db.execute(sql: "DELETE FROM tributary_payloads WHERE job_id = ?", arguments: [id])
-            try Self.forgetParents(ofDeleted: "id = ?", arguments: [id], in: db)
-            try db.execute(sql: "DELETE FROM tributary_jobs WHERE id = ?", arguments: [id])
-            return job
+    func deleteJob(id: Int64, in db: Database) throws -> JobInfo? {
+        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM tributary_jobs WHERE id = ?", arguments: [id])
+        else { return nil }
+        let job = try Self.jobInfo(row)
+        guard [.done, .dead, .cancelled].contains(job.state) else {
+            throw StoreError(.constraint, "job \(id) is \(job.state.rawValue); cancel it before deleting it")
         }
+        try db.execute(sql: "DELETE FROM tributary_payloads WHERE job_id = ?", arguments: [id])
+        try Self.forgetParents(ofDeleted: "id = ?", arguments: [id], in: db)
+        try db.execute(sql: "DELETE FROM tributary_jobs WHERE id = ?", arguments: [id])
+        return job
     }
 
     /// Cancels a queued or running job; a running one keeps the batches it committed.
@@ -122,29 +118,27 @@ extension JobStore {
     /// - Returns: the job as it was before (its worker and attempt tell who to stop) and every job that ended of
     ///   it: itself, then the jobs waiting for it that its cancellation settled; nil when there is no job with that
     ///   id.
-    public func cancelJob(id: Int64) async throws -> (before: JobInfo, endings: [JobEnding])? {
+    func cancelJob(id: Int64, in db: Database) throws -> (before: JobInfo, endings: [JobEnding])? {
         let now = Date().timeIntervalSince1970
-        return try await pool.write { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM tributary_jobs WHERE id = ?", arguments: [id])
-            else { return nil }
-            let job = try Self.jobInfo(row)
-            guard [.waiting, .queued, .running].contains(job.state) else {
-                throw StoreError(
-                    .constraint,
-                    "job \(id) is \(job.state.rawValue); only waiting, queued or running jobs can be cancelled")
-            }
-            try db.execute(
-                sql:
-                    "UPDATE tributary_jobs SET state = \(JobState.cancelled.sql), worker = NULL, updated_at = ? WHERE id = ?",
-                arguments: [now, id])
-            try db.execute(
-                sql: "UPDATE tributary_batches SET cancelled_jobs = cancelled_jobs + 1 WHERE batch = ?",
-                arguments: [job.batch])
-            let settled = try Self.finished(jobs: [id], batches: [job.batch], now: now, in: db)
-            let progress = JobProgress(
-                id: id, batch: job.batch, state: .cancelled, done: job.done, total: job.total, attempt: job.attempt)
-            return (job, [JobEnding(kind: job.kind, progress: progress, ranAttempt: job.state == .running)] + settled)
+        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM tributary_jobs WHERE id = ?", arguments: [id])
+        else { return nil }
+        let job = try Self.jobInfo(row)
+        guard [.waiting, .queued, .running].contains(job.state) else {
+            throw StoreError(
+                .constraint,
+                "job \(id) is \(job.state.rawValue); only waiting, queued or running jobs can be cancelled")
         }
+        try db.execute(
+            sql:
+                "UPDATE tributary_jobs SET state = \(JobState.cancelled.sql), worker = NULL, updated_at = ? WHERE id = ?",
+            arguments: [now, id])
+        try db.execute(
+            sql: "UPDATE tributary_batches SET cancelled_jobs = cancelled_jobs + 1 WHERE batch = ?",
+            arguments: [job.batch])
+        let settled = try Self.finished(jobs: [id], batches: [job.batch], now: now, in: db)
+        let progress = JobProgress(
+            id: id, batch: job.batch, state: .cancelled, done: job.done, total: job.total, attempt: job.attempt)
+        return (job, [JobEnding(kind: job.kind, progress: progress, ranAttempt: job.state == .running)] + settled)
     }
 
     /// A job row as ``JobInfo``, with its parents.

@@ -84,34 +84,8 @@ public struct ClaimRequest: Sendable {
 }
 
 extension JobStore {
-    /// Enqueues jobs durably.
+    /// Enqueues jobs durably, in the writer's open transaction.
     /// - Returns: their ids, in order.
-    public func pushJobs(_ specs: [JobSpec], batch: String, onComplete: JobSpec? = nil) async throws -> PushedJobs {
-        let now = Date().timeIntervalSince1970
-        return try await pool.writeWithoutTransaction { db in
-            try self.writer.statements.transaction(db) {
-                try self.pushJobs(specs, batch: batch, onComplete: onComplete, now: now, in: db)
-            }
-        }
-    }
-
-    /// Queues a push on the writer (see ``pushJobs(_:batch:)``) and returns at once; writes run in the order queued.
-    public func queuePush(_ specs: [JobSpec], batch: String, onComplete: JobSpec? = nil)
-        -> PendingWrite<Result<PushedJobs, any Error>>
-    {
-        let now = Date().timeIntervalSince1970
-        let pending = PendingWrite<Result<PushedJobs, any Error>>()
-        pool.asyncWriteWithoutTransaction { db in
-            pending.fulfil(
-                Result {
-                    try self.writer.statements.transaction(db) {
-                        try self.pushJobs(specs, batch: batch, onComplete: onComplete, now: now, in: db)
-                    }
-                })
-        }
-        return pending
-    }
-
     func pushJobs(_ specs: [JobSpec], batch: String, onComplete: JobSpec? = nil, now: Double, in db: Database) throws
         -> PushedJobs
     {
@@ -190,29 +164,6 @@ extension JobStore {
             pushed.settled += try Self.finished(jobs: [], batches: [batch], now: now, in: db)
         }
         return pushed
-    }
-
-    /// Leases the oldest queued job to `worker`, raising its attempt number.
-    /// - Returns: the job, or nil when the queue is empty.
-    public func claimJob(for worker: String, kinds: [String], queues: [String] = [JobQueue.defaultName])
-        async throws -> ClaimedJob?
-    {
-        try await claimJobs(for: worker, kinds: kinds, queues: queues, limit: 1).first
-    }
-
-    /// Leases up to `limit` queued jobs of `kinds` to `worker` in one transaction, raising their attempt numbers:
-    /// from the first of `queues` that has any due, then the next; in each by priority, then oldest first.
-    /// - Returns: the jobs, by id; empty when none is queued.
-    public func claimJobs(
-        for worker: String, kinds: [String], queues: [String] = [JobQueue.defaultName], limit: Int,
-        runLimits: RunLimits = RunLimits()
-    ) async throws -> [ClaimedJob] {
-        try await pool.writeWithoutTransaction { db in
-            try self.writer.statements.transaction(db) {
-                try self.claimJobs(
-                    for: worker, kinds: kinds, queues: queues, limit: limit, runLimits: runLimits, in: db)
-            }
-        }
     }
 
     /// The claim inside the writer's open transaction, through raw statements (the dispatch hot path): one
@@ -425,90 +376,69 @@ extension JobStore {
     /// retry delay, or is dead when the failure is permanent or the attempt was its last.
     /// - Returns: what became of the job, or nil when the attempt no longer held it.
     @discardableResult
-    public func failJob(id: Int64, attempt: Int, worker: String, message: String, permanent: Bool) async throws
+    func failJob(id: Int64, attempt: Int, worker: String, message: String, permanent: Bool, in db: Database) throws
         -> FailedAttempt?
     {
-        try await pool.write { db in
-            guard
-                let job = try Row.fetchOne(
-                    db,
-                    sql: """
-                        SELECT batch, kind, done, total, errors, max_attempts, backoff_base_ms, backoff_cap_ms FROM tributary_jobs
-                        WHERE id = ? AND attempt = ? AND worker = ? AND state = \(JobState.running.sql)
-                        """, arguments: [id, attempt, worker])
-            else { return nil }
-            return try Self.recordFailure(
-                db, job: job, id: id, attempt: attempt, message: message, permanent: permanent)
-        }
+        guard
+            let job = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT batch, kind, done, total, errors, max_attempts, backoff_base_ms, backoff_cap_ms FROM tributary_jobs
+                    WHERE id = ? AND attempt = ? AND worker = ? AND state = \(JobState.running.sql)
+                    """, arguments: [id, attempt, worker])
+        else { return nil }
+        return try Self.recordFailure(
+            db, job: job, id: id, attempt: attempt, message: message, permanent: permanent)
     }
 
     /// Returns a worker's running jobs to the queue (the worker left or died). A lost attempt counts: a job that
     /// keeps losing its worker (one that crashes it, say) is dead after its last attempt instead of looping.
-    /// - Returns: how many jobs went back to the queue.
-    @discardableResult
-    public func requeueJobs(of worker: String, started: Set<Int64>? = nil, reason: String = "its worker was lost")
-        async throws -> Int
-    {
-        try await requeueJobsNamingFailed(of: worker, started: started, reason: reason).requeued
-    }
-
-    /// ``requeueJobs(of:started:reason:)``, also naming the jobs whose attempt counted as failed, and whether each
-    /// died of it (its last attempt).
-    public func requeueJobsNamingFailed(
-        of worker: String, started: Set<Int64>? = nil, reason: String = "its worker was lost"
-    ) async throws -> (requeued: Int, failed: [FailedAttempt]) {
-        try await pool.write { db in
-            let jobs = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT id, attempt, batch, kind, done, total, errors, max_attempts, backoff_base_ms, backoff_cap_ms
-                    FROM tributary_jobs WHERE state = \(JobState.running.sql) AND worker = ?
-                    """, arguments: [worker])
-            var requeued = 0
-            var failed: [FailedAttempt] = []
-            for job in jobs {
-                let id: Int64 = job["id"]
-                let attempt: Int = job["attempt"]
-                if let started, !started.contains(id) {
-                    // Claimed for the worker but never sent to it: back without counting the attempt.
-                    try db.execute(
-                        sql: """
-                            UPDATE tributary_jobs SET state = \(JobState.queued.sql), worker = NULL, attempt = MAX(attempt - 1, 0),
-                                updated_at = (julianday('now') - 2440587.5) * 86400.0
-                            WHERE id = ?
-                            """, arguments: [id])
-                    requeued += 1
-                    continue
-                }
-                let failure = try Self.recordFailure(
-                    db, job: job, id: id, attempt: attempt, message: reason, permanent: false, retryAt: 0)
-                if case .retrying = failure.outcome { requeued += 1 }
-                failed.append(failure)
+    /// - Returns: how many jobs went back to the queue, and each attempt that counted as failed.
+    func requeueJobsNamingFailed(
+        of worker: String, started: Set<Int64>? = nil, reason: String = "its worker was lost", in db: Database
+    ) throws -> (requeued: Int, failed: [FailedAttempt]) {
+        let jobs = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT id, attempt, batch, kind, done, total, errors, max_attempts, backoff_base_ms, backoff_cap_ms
+                FROM tributary_jobs WHERE state = \(JobState.running.sql) AND worker = ?
+                """, arguments: [worker])
+        var requeued = 0
+        var failed: [FailedAttempt] = []
+        for job in jobs {
+            let id: Int64 = job["id"]
+            let attempt: Int = job["attempt"]
+            if let started, !started.contains(id) {
+                // Claimed for the worker but never sent to it: back without counting the attempt.
+                try db.execute(
+                    sql: """
+                        UPDATE tributary_jobs SET state = \(JobState.queued.sql), worker = NULL, attempt = MAX(attempt - 1, 0),
+                            updated_at = (julianday('now') - 2440587.5) * 86400.0
+                        WHERE id = ?
+                        """, arguments: [id])
+                requeued += 1
+                continue
             }
-            return (requeued, failed)
+            let failure = try Self.recordFailure(
+                db, job: job, id: id, attempt: attempt, message: reason, permanent: false, retryAt: 0)
+            if case .retrying = failure.outcome { requeued += 1 }
+            failed.append(failure)
         }
+        return (requeued, failed)
     }
 
     /// Hands a worker's running jobs back to the queue without counting their attempts: for jobs the worker
     /// never started (it said goodbye after finishing the ones it ran, or left while they were being claimed).
-    /// - Returns: how many jobs went back.
-    @discardableResult
-    public func releaseJobs(of worker: String) async throws -> Int {
-        try await releaseJobsNamingThem(of: worker).count
-    }
-
-    /// ``releaseJobs(of:)``, naming the jobs that went back.
-    public func releaseJobsNamingThem(of worker: String) async throws -> [Int64] {
-        try await pool.write { db in
-            try Int64.fetchAll(
-                db,
-                sql: """
-                    UPDATE tributary_jobs SET state = \(JobState.queued.sql), worker = NULL, attempt = MAX(attempt - 1, 0),
-                        updated_at = (julianday('now') - 2440587.5) * 86400.0
-                    WHERE state = \(JobState.running.sql) AND worker = ?
-                    RETURNING id
-                    """, arguments: [worker])
-        }
+    /// - Returns: the jobs that went back.
+    func releaseJobsNamingThem(of worker: String, in db: Database) throws -> [Int64] {
+        try Int64.fetchAll(
+            db,
+            sql: """
+                UPDATE tributary_jobs SET state = \(JobState.queued.sql), worker = NULL, attempt = MAX(attempt - 1, 0),
+                    updated_at = (julianday('now') - 2440587.5) * 86400.0
+                WHERE state = \(JobState.running.sql) AND worker = ?
+                RETURNING id
+                """, arguments: [worker])
     }
 
     /// The jobs a previous coordinator left running: their attempts count as lost (so a job that brings the
@@ -536,18 +466,16 @@ extension JobStore {
     /// kept until retried. Batch counters keep their totals.
     /// - Returns: how many jobs were deleted.
     @discardableResult
-    public func pruneFinishedJobs(before cutoff: Date) async throws -> Int {
-        try await pool.write { db in
-            let condition = "state IN (\(JobState.done.sql), \(JobState.cancelled.sql)) AND updated_at < ?"
-            let arguments: StatementArguments = [cutoff.timeIntervalSince1970]
-            try Self.forgetParents(ofDeleted: condition, arguments: arguments, in: db)
-            try db.execute(
-                sql:
-                    "DELETE FROM tributary_payloads WHERE job_id IN (SELECT id FROM tributary_jobs WHERE \(condition))",
-                arguments: arguments)
-            try db.execute(sql: "DELETE FROM tributary_jobs WHERE \(condition)", arguments: arguments)
-            return db.changesCount
-        }
+    func pruneFinishedJobs(before cutoff: Date, in db: Database) throws -> Int {
+        let condition = "state IN (\(JobState.done.sql), \(JobState.cancelled.sql)) AND updated_at < ?"
+        let arguments: StatementArguments = [cutoff.timeIntervalSince1970]
+        try Self.forgetParents(ofDeleted: condition, arguments: arguments, in: db)
+        try db.execute(
+            sql:
+                "DELETE FROM tributary_payloads WHERE job_id IN (SELECT id FROM tributary_jobs WHERE \(condition))",
+            arguments: arguments)
+        try db.execute(sql: "DELETE FROM tributary_jobs WHERE \(condition)", arguments: arguments)
+        return db.changesCount
     }
 
     /// A running attempt that outlived its job's timeout.
@@ -560,38 +488,34 @@ extension JobStore {
 
     /// Fails the running attempts that have run longer than their job's `timeout_ms` (each is retried or dies).
     /// - Returns: the attempts, so their workers can be told to stop.
-    public func failTimedOutAttempts(now: Date = Date()) async throws -> [TimedOutAttempt] {
-        try await pool.write { db in
-            let jobs = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT id, attempt, worker, batch, kind, done, total, errors, max_attempts, backoff_base_ms, backoff_cap_ms,
-                        timeout_ms
-                    FROM tributary_jobs
-                    WHERE state = \(JobState.running.sql) AND timeout_ms > 0 AND leased_at + timeout_ms / 1000.0 < ?
-                    """, arguments: [now.timeIntervalSince1970])
-            return try jobs.map { job in
-                let timeout = Double(job["timeout_ms"] as Int64) / 1000
-                let failure = try Self.recordFailure(
-                    db, job: job, id: job["id"], attempt: job["attempt"],
-                    message: "attempt timed out after \(timeout) s", permanent: false)
-                return TimedOutAttempt(worker: job["worker"] ?? "", failure: failure)
-            }
+    func failTimedOutAttempts(now: Date = Date(), in db: Database) throws -> [TimedOutAttempt] {
+        let jobs = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT id, attempt, worker, batch, kind, done, total, errors, max_attempts, backoff_base_ms, backoff_cap_ms,
+                    timeout_ms
+                FROM tributary_jobs
+                WHERE state = \(JobState.running.sql) AND timeout_ms > 0 AND leased_at + timeout_ms / 1000.0 < ?
+                """, arguments: [now.timeIntervalSince1970])
+        return try jobs.map { job in
+            let timeout = Double(job["timeout_ms"] as Int64) / 1000
+            let failure = try Self.recordFailure(
+                db, job: job, id: job["id"], attempt: job["attempt"],
+                message: "attempt timed out after \(timeout) s", permanent: false)
+            return TimedOutAttempt(worker: job["worker"] ?? "", failure: failure)
         }
     }
 
     /// Hands every running job back to the queue without counting its attempt: for a graceful stop.
     @discardableResult
-    public func releaseAllRunningJobs() async throws -> Int {
-        try await pool.write { db in
-            try db.execute(
-                sql: """
-                    UPDATE tributary_jobs SET state = \(JobState.queued.sql), worker = NULL, attempt = MAX(attempt - 1, 0),
-                        updated_at = (julianday('now') - 2440587.5) * 86400.0
-                    WHERE state = \(JobState.running.sql)
-                    """)
-            return db.changesCount
-        }
+    func releaseAllRunningJobs(in db: Database) throws -> Int {
+        try db.execute(
+            sql: """
+                UPDATE tributary_jobs SET state = \(JobState.queued.sql), worker = NULL, attempt = MAX(attempt - 1, 0),
+                    updated_at = (julianday('now') - 2440587.5) * 86400.0
+                WHERE state = \(JobState.running.sql)
+                """)
+        return db.changesCount
     }
 
     /// Appends the error to the job's history and moves it on: back to the queue at `retryAt` (the policy's

@@ -22,30 +22,28 @@ extension JobStore {
     /// Adds a schedule, or replaces the one of that name when `replace` (keeping its counts and its paused state).
     /// Its first tick is the first after now.
     /// - Throws: ``StoreError`` when it exists and `replace` is false, or its expression or zone is bad.
-    public func putSchedule(_ spec: ScheduleSpec, replace: Bool) async throws -> ScheduleInfo {
+    func putSchedule(_ spec: ScheduleSpec, replace: Bool, in db: Database) throws -> ScheduleInfo {
         let cron = try Self.cron(of: spec)
         let now = Date().timeIntervalSince1970
         let next = cron.nextTick(after: now) ?? 0
-        return try await pool.write { db in
-            let exists =
-                try Bool.fetchOne(
-                    db, sql: "SELECT 1 FROM tributary_schedules WHERE name = ?", arguments: [spec.name]) ?? false
-            if exists && !replace {
-                throw StoreError(
-                    .constraint, "schedule '\(spec.name)' exists; replace it (--replace) or delete it first")
-            }
-            try db.execute(
-                sql: """
-                    INSERT INTO tributary_schedules (name, cron, timezone, missed, job, next_tick, created_at, updated_at)
-                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)
-                    ON CONFLICT (name) DO UPDATE SET cron = ?2, timezone = ?3, missed = ?4, job = ?5, next_tick = ?6,
-                        updated_at = ?7
-                    """,
-                arguments: [
-                    spec.name, spec.cron, spec.timeZone, spec.missed.rawValue, StoredJobSpec(spec.job).json, next, now,
-                ])
-            return try Self.schedule(named: spec.name, in: db)!
+        let exists =
+            try Bool.fetchOne(
+                db, sql: "SELECT 1 FROM tributary_schedules WHERE name = ?", arguments: [spec.name]) ?? false
+        if exists && !replace {
+            throw StoreError(
+                .constraint, "schedule '\(spec.name)' exists; replace it (--replace) or delete it first")
         }
+        try db.execute(
+            sql: """
+                INSERT INTO tributary_schedules (name, cron, timezone, missed, job, next_tick, created_at, updated_at)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)
+                ON CONFLICT (name) DO UPDATE SET cron = ?2, timezone = ?3, missed = ?4, job = ?5, next_tick = ?6,
+                    updated_at = ?7
+                """,
+            arguments: [
+                spec.name, spec.cron, spec.timeZone, spec.missed.rawValue, StoredJobSpec(spec.job).json, next, now,
+            ])
+        return try Self.schedule(named: spec.name, in: db)!
     }
 
     /// Every schedule, by name.
@@ -57,81 +55,80 @@ extension JobStore {
 
     /// Pauses a schedule (its ticks fire nothing until it resumes), or resumes it at its next tick after now.
     /// - Returns: the schedule as it is now, or nil when there is none of that name.
-    public func setSchedule(_ name: String, paused: Bool) async throws -> ScheduleInfo? {
+    func setSchedule(_ name: String, paused: Bool, in db: Database) throws -> ScheduleInfo? {
         let now = Date().timeIntervalSince1970
-        return try await pool.write { db in
-            guard let info = try Self.schedule(named: name, in: db) else { return nil }
-            guard info.paused != paused else { return info }
-            let next = paused ? info.nextTick : (try Self.cron(of: info.spec).nextTick(after: now) ?? 0)
-            try db.execute(
-                sql: "UPDATE tributary_schedules SET paused = ?, next_tick = ?, updated_at = ? WHERE name = ?",
-                arguments: [paused, next, now, name])
-            return try Self.schedule(named: name, in: db)
-        }
+        guard let info = try Self.schedule(named: name, in: db) else { return nil }
+        guard info.paused != paused else { return info }
+        let next = paused ? info.nextTick : (try Self.cron(of: info.spec).nextTick(after: now) ?? 0)
+        try db.execute(
+            sql: "UPDATE tributary_schedules SET paused = ?, next_tick = ?, updated_at = ? WHERE name = ?",
+            arguments: [paused, next, now, name])
+        return try Self.schedule(named: name, in: db)
     }
 
     /// Deletes a schedule; the jobs it enqueued stay.
     /// - Returns: the schedule as it was, or nil when there is none of that name.
-    public func deleteSchedule(_ name: String) async throws -> ScheduleInfo? {
-        try await pool.write { db in
-            guard let info = try Self.schedule(named: name, in: db) else { return nil }
-            try db.execute(sql: "DELETE FROM tributary_schedules WHERE name = ?", arguments: [name])
-            return info
-        }
+    func deleteSchedule(_ name: String, in db: Database) throws -> ScheduleInfo? {
+        guard let info = try Self.schedule(named: name, in: db) else { return nil }
+        try db.execute(sql: "DELETE FROM tributary_schedules WHERE name = ?", arguments: [name])
+        return info
     }
 
     /// Enqueues a job for each due tick of each active schedule, as its missed-tick policy says, in one transaction.
     /// - Parameter catchingUp: the first firing since the coordinator started: ticks due now fell due while no
     ///   coordinator ran, and follow each schedule's policy (``MissedTicks``). Later, ticks that came due together
     ///   (the writer was busy) fire as one job, the latest, unless the policy is `all`.
-    public func fireDueSchedules(now: Double = Date().timeIntervalSince1970, catchingUp: Bool) async throws
+    func fireDueSchedules(now: Double = Date().timeIntervalSince1970, catchingUp: Bool, in db: Database) throws
         -> FiredTicks
     {
-        // Most looks find nothing due: a read says so without taking the writer.
-        let next = try await pool.read { db in try Self.nextTick(in: db) }
+        let next = try Self.nextTick(in: db)
         if next.map({ $0 > now }) ?? true { return FiredTicks(next: next) }
-        return try await pool.write { db in
-            var fired = FiredTicks()
-            let due = try Row.fetchAll(
-                db,
-                sql:
-                    "SELECT * FROM tributary_schedules WHERE NOT paused AND next_tick > 0 AND next_tick <= ? ORDER BY name",
-                arguments: [now])
-            for row in due {
-                guard let info = Self.scheduleInfo(row), let cron = try? Self.cron(of: info.spec) else { continue }
-                var ticks: [Double] = []
-                var tick = info.nextTick
-                while tick > 0, tick <= now, ticks.count < Self.maxTicksScanned {
-                    ticks.append(tick)
-                    tick = cron.nextTick(after: tick) ?? 0
-                }
-                if tick > 0, tick <= now { tick = cron.nextTick(after: now) ?? 0 }
-                let firing: ArraySlice<Double> =
-                    switch (info.spec.missed, catchingUp) {
-                    case (.all, _): ticks.suffix(ScheduleSpec.maxCatchUp)
-                    case (.skip, true): []
-                    default: ticks.suffix(1)
-                    }
-                var (lastJob, lastTick, enqueued) = (info.lastJobID, Double?.none, 0)
-                // A tick that has its job already (a clock stepped back, a schedule re-added under its name) enqueues
-                // nothing and is not counted as fired.
-                for at in firing {
-                    guard let id = try Self.fire(info.spec, tick: at, now: now, in: db) else { continue }
-                    fired.jobs.append(id)
-                    (lastJob, lastTick, enqueued) = (id, at, enqueued + 1)
-                }
-                let skipped = ticks.count - firing.count
-                fired.skipped += skipped
-                try db.execute(
-                    sql: """
-                        UPDATE tributary_schedules SET next_tick = ?, last_tick = coalesce(?, last_tick), last_job = ?,
-                            fired = fired + ?, skipped = skipped + ?, updated_at = ? WHERE name = ?
-                        """,
-                    arguments: [tick, lastTick, lastJob, enqueued, skipped, now, info.spec.name])
+        var fired = FiredTicks()
+        let due = try Row.fetchAll(
+            db,
+            sql:
+                "SELECT * FROM tributary_schedules WHERE NOT paused AND next_tick > 0 AND next_tick <= ? ORDER BY name",
+            arguments: [now])
+        for row in due {
+            guard let info = Self.scheduleInfo(row), let cron = try? Self.cron(of: info.spec) else { continue }
+            var ticks: [Double] = []
+            var tick = info.nextTick
+            while tick > 0, tick <= now, ticks.count < Self.maxTicksScanned {
+                ticks.append(tick)
+                tick = cron.nextTick(after: tick) ?? 0
             }
-            fired.next = try Self.nextTick(in: db)
-            return fired
+            if tick > 0, tick <= now { tick = cron.nextTick(after: now) ?? 0 }
+            let firing: ArraySlice<Double> =
+                switch (info.spec.missed, catchingUp) {
+                case (.all, _): ticks.suffix(ScheduleSpec.maxCatchUp)
+                case (.skip, true): []
+                default: ticks.suffix(1)
+                }
+            var (lastJob, lastTick, enqueued) = (info.lastJobID, Double?.none, 0)
+            // A tick that has its job already (a clock stepped back, a schedule re-added under its name) enqueues
+            // nothing and is not counted as fired.
+            for at in firing {
+                guard let id = try Self.fire(info.spec, tick: at, now: now, in: db) else { continue }
+                fired.jobs.append(id)
+                (lastJob, lastTick, enqueued) = (id, at, enqueued + 1)
+            }
+            let skipped = ticks.count - firing.count
+            fired.skipped += skipped
+            try db.execute(
+                sql: """
+                    UPDATE tributary_schedules SET next_tick = ?, last_tick = coalesce(?, last_tick), last_job = ?,
+                        fired = fired + ?, skipped = skipped + ?, updated_at = ? WHERE name = ?
+                    """,
+                arguments: [tick, lastTick, lastJob, enqueued, skipped, now, info.spec.name])
         }
+        fired.next = try Self.nextTick(in: db)
+        return fired
+    }
+
+    /// The earliest next tick of an active schedule (seconds since 1970), read on a reader: most looks find
+    /// nothing due, and say so without taking the writer.
+    public func nextScheduleTick() async throws -> Double? {
+        try await pool.read { db in try Self.nextTick(in: db) }
     }
 
     /// The earliest next tick of an active schedule.

@@ -4,11 +4,12 @@ import ServiceLifecycle
 import TributaryCore
 
 /// Fires schedules' ticks as a `Service`: wakes at the earliest next tick (and at least once a second, to see
-/// schedules added or resumed), enqueues the due ticks' jobs through the store, and tells the router. The first
+/// schedules added or resumed), enqueues the due ticks' jobs through the store's writer, and tells the router. The first
 /// firing after the start applies each schedule's missed-tick policy to the ticks that fell due while no
 /// coordinator ran. It holds no state of its own: where each schedule stands is in the store.
 public struct ScheduleService: Service {
     private let store: RootStore
+    private let writer: StoreWriter
     private let logger: Logger
     private let jobsQueued: @Sendable () -> Void
 
@@ -16,8 +17,9 @@ public struct ScheduleService: Service {
     static let longestSleep: Double = 1
 
     /// - Parameter jobsQueued: told when ticks enqueued jobs, so they go out at once.
-    public init(store: RootStore, logger: Logger, jobsQueued: @escaping @Sendable () -> Void) {
+    init(store: RootStore, writer: StoreWriter, logger: Logger, jobsQueued: @escaping @Sendable () -> Void) {
         self.store = store
+        self.writer = writer
         self.logger = logger
         self.jobsQueued = jobsQueued
     }
@@ -28,7 +30,12 @@ public struct ScheduleService: Service {
             var sleep = Self.longestSleep
             do {
                 let now = Date().timeIntervalSince1970
-                let fired = try await store.jobs.fireDueSchedules(now: now, catchingUp: catchingUp)
+                // Most looks find nothing due: a read says so without queueing a write.
+                let due = try await store.jobs.nextScheduleTick().map { $0 <= now } ?? false
+                let fired =
+                    catchingUp || due
+                    ? try await writer.write(.fireDueSchedules(now: now, catchingUp: catchingUp))
+                    : JobStore.FiredTicks(next: try await store.jobs.nextScheduleTick())
                 catchingUp = false
                 if !fired.jobs.isEmpty { jobsQueued() }
                 if fired.skipped > 0 {

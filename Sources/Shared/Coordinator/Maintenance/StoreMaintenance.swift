@@ -3,12 +3,12 @@ import Logging
 import ServiceLifecycle
 import TributaryCore
 
-/// Upkeep as a `Service`, each kind on its own schedule, straight against the store (SQLite serialises it with
-/// the commits): attempts that outlived their job's timeout are failed (and the router told, to stop them on their
+/// Upkeep as a `Service`, each kind on its own schedule, written through the store's writer (in order with the
+/// commits): attempts that outlived their job's timeout are failed (and the router told, to stop them on their
 /// workers), finished jobs past their retention and change history past its retention or count are pruned. It
 /// holds no state of the router's and stops at graceful shutdown: nothing it does is owed before a stop.
 public struct StoreMaintenance: Service {
-    private let store: RootStore
+    private let writer: StoreWriter
     private let configuration: CoordinatorConfiguration
     private let logger: Logger
     private let attemptsExpired: @Sendable ([JobStore.TimedOutAttempt]) -> Void
@@ -22,11 +22,11 @@ public struct StoreMaintenance: Service {
     static let timeoutInterval: Duration = .milliseconds(500)
 
     /// - Parameter attemptsExpired: told the attempts failed for outliving their timeout, to stop them.
-    public init(
-        store: RootStore, configuration: CoordinatorConfiguration, logger: Logger,
+    init(
+        writer: StoreWriter, configuration: CoordinatorConfiguration, logger: Logger,
         attemptsExpired: @escaping @Sendable ([JobStore.TimedOutAttempt]) -> Void
     ) {
-        self.store = store
+        self.writer = writer
         self.configuration = configuration
         self.logger = logger
         self.attemptsExpired = attemptsExpired
@@ -61,7 +61,7 @@ public struct StoreMaintenance: Service {
     /// - Returns: false: the next check is due after the interval.
     private func expireTimedOutAttempts() async -> Bool {
         do {
-            let expired = try await store.jobs.failTimedOutAttempts()
+            let expired = try await writer.write(.failTimedOutAttempts())
             for attempt in expired {
                 logger.notice(
                     "job attempt timed out",
@@ -78,9 +78,10 @@ public struct StoreMaintenance: Service {
     /// - Returns: whether the chunk was full (more is due).
     private func pruneHistory() async -> Bool {
         do {
-            let pruned = try await store.feed.pruneHistory(
-                before: configuration.historyRetention.map { Date() - $0.seconds },
-                keepingNewest: configuration.historyMaximumCommits, limit: Self.historyChunk)
+            let pruned = try await writer.write(
+                .pruneHistory(
+                    before: configuration.historyRetention.map { Date() - $0.seconds },
+                    keepingNewest: configuration.historyMaximumCommits, limit: Self.historyChunk))
             if pruned > 0 { logger.debug("history pruned", metadata: ["commits": "\(pruned)"]) }
             return pruned == Self.historyChunk
         } catch {
@@ -93,7 +94,7 @@ public struct StoreMaintenance: Service {
     /// - Returns: false: one run a minute is enough.
     private func pruneFinishedJobs(olderThan retention: Duration) async -> Bool {
         do {
-            let pruned = try await store.jobs.pruneFinishedJobs(before: Date() - retention.seconds)
+            let pruned = try await writer.write(.pruneFinishedJobs(before: Date() - retention.seconds))
             if pruned > 0 { logger.info("finished jobs pruned", metadata: ["jobs": "\(pruned)"]) }
         } catch {
             logger.error("cannot prune finished jobs", metadata: ["error": "\(error)"])

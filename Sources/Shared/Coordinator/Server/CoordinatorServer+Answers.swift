@@ -132,7 +132,7 @@ extension CoordinatorServer {
         // comes first, the next start re-queues what this missed.
         Task {
             do {
-                try await store.jobs.releaseJobs(of: worker.id)
+                _ = try await writer.write(.releaseJobs(of: worker.id))
             } catch {
                 logger.error("cannot hand back the jobs of a worker that left", metadata: ["error": "\(error)"])
             }

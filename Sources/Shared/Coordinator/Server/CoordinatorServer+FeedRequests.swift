@@ -32,8 +32,8 @@ extension CoordinatorServer {
     func subscriberUpdate(_ update: Tributary_V1_SubscriberUpdate, from peer: Data, requestID: UInt64) async throws {
         try Self.requireSubscriberName(update.name)
         try Self.requireInt64(update.position, "position")
-        let info = try await store.feed.updateSubscriber(
-            name: update.name, position: update.position, registerOnly: update.registerOnly)
+        let info = try await writer.write(
+            .updateSubscriber(name: update.name, position: update.position, registerOnly: update.registerOnly))
         reply(to: peer, requestID: requestID, .subscriberInfo(info.wire))
     }
 
@@ -48,7 +48,7 @@ extension CoordinatorServer {
         try Self.requireSubscriberName(request.name)
         reply(
             to: peer, requestID: requestID,
-            .subscriberInfo(try await store.feed.deleteSubscriber(name: request.name).wire))
+            .subscriberInfo(try await writer.write(.deleteSubscriber(name: request.name)).wire))
     }
 
     private func feedFilter(entities: [String], attributes: [String]) throws -> FeedFilter {

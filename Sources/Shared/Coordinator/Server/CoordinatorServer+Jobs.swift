@@ -82,7 +82,7 @@ extension CoordinatorServer {
         try Self.requireInt64(id, "job_id")
         let retried: (job: JobInfo, settled: [JobEnding])?
         do {
-            retried = try await store.jobs.retryJob(id: Int64(id))
+            retried = try await writer.write(.retryJob(id: Int64(id)))
         } catch let error as StoreError where error.code == .constraint {
             throw ProtocolError(.invalidRequest, error.message, jobID: id)
         }
@@ -98,7 +98,7 @@ extension CoordinatorServer {
         try Self.requireInt64(id, "job_id")
         let cancelled: (before: JobInfo, endings: [JobEnding])?
         do {
-            cancelled = try await store.jobs.cancelJob(id: Int64(id))
+            cancelled = try await writer.write(.cancelJob(id: Int64(id)))
         } catch let error as StoreError where error.code == .constraint {
             throw ProtocolError(.invalidRequest, error.message, jobID: id)
         }
@@ -129,7 +129,7 @@ extension CoordinatorServer {
         try Self.requireInt64(id, "job_id")
         let job: JobInfo?
         do {
-            job = try await store.jobs.deleteJob(id: Int64(id))
+            job = try await writer.write(.deleteJob(id: Int64(id)))
         } catch let error as StoreError where error.code == .constraint {
             throw ProtocolError(.invalidRequest, error.message, jobID: id)
         }

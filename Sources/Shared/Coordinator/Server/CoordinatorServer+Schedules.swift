@@ -19,7 +19,7 @@ extension CoordinatorServer {
                 "a schedule's job may set kind, arguments, queue, priority, max_attempts, backoff and timeout_ms only")
         }
         if let refusal = JobQueue.refusal(of: spec.job.queue) { throw ProtocolError(.invalidRequest, refusal) }
-        let info = try await store.jobs.putSchedule(spec, replace: request.replace)
+        let info = try await writer.write(.putSchedule(spec, replace: request.replace))
         logger.info(
             "schedule set",
             metadata: ["schedule": "\(spec.name)", "cron": "\(spec.cron)", "next": "\(info.nextTick)"])
@@ -36,9 +36,9 @@ extension CoordinatorServer {
     {
         let info: ScheduleInfo?
         switch request.action {
-        case "pause": info = try await store.jobs.setSchedule(request.name, paused: true)
-        case "resume": info = try await store.jobs.setSchedule(request.name, paused: false)
-        case "delete": info = try await store.jobs.deleteSchedule(request.name)
+        case "pause": info = try await writer.write(.setSchedule(request.name, paused: true))
+        case "resume": info = try await writer.write(.setSchedule(request.name, paused: false))
+        case "delete": info = try await writer.write(.deleteSchedule(request.name))
         default:
             throw ProtocolError(
                 .invalidRequest, "unknown schedule action '\(request.action)' (one of pause, resume, delete)")

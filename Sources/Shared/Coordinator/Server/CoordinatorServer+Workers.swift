@@ -127,9 +127,10 @@ extension CoordinatorServer {
         logger.warning(
             "job failed",
             metadata: ["job": "\(failure.jobID)", "worker": "\(worker.id)", "error": "\(failure.message)"])
-        let failed = try await store.jobs.failJob(
-            id: Int64(failure.jobID), attempt: Int(failure.attempt), worker: worker.id, message: failure.message,
-            permanent: failure.permanent)
+        let failed = try await writer.write(
+            .failAttempt(
+                job: Int64(failure.jobID), attempt: Int(failure.attempt), worker: worker.id, message: failure.message,
+                permanent: failure.permanent))
         if let failed {
             logger.notice("job attempt failed", metadata: ["job": "\(failure.jobID)", "outcome": "\(failed.outcome)"])
             attemptsFailed([failed])
@@ -153,13 +154,14 @@ extension CoordinatorServer {
         do {
             // The metrics follow what the store did: a job whose completing save committed first stays done.
             if handsBack {
-                let released = try await store.jobs.releaseJobsNamingThem(of: worker.id)
+                let released = try await writer.write(.releaseJobs(of: worker.id))
                 requeued = released.count
                 for id in released { jobMetrics.handedBack(job: id) }
             } else {
-                let lost = try await store.jobs.requeueJobsNamingFailed(
-                    of: worker.id, started: Set(worker.jobs.keys), reason: "attempt lost: worker \(worker.id) \(reason)"
-                )
+                let lost = try await writer.write(
+                    .requeueJobs(
+                        of: worker.id, started: Set(worker.jobs.keys),
+                        reason: "attempt lost: worker \(worker.id) \(reason)"))
                 requeued = lost.requeued
                 attemptsFailed(lost.failed)
             }
@@ -174,7 +176,7 @@ extension CoordinatorServer {
         }
         // A claim for this worker that committed after the re-queue above finds it gone and hands its jobs back
         // itself; this catches one whose result was applied here before the worker was removed.
-        try await store.jobs.releaseJobs(of: worker.id)
+        _ = try await writer.write(.releaseJobs(of: worker.id))
         logger.info(
             "worker left", metadata: ["worker": "\(worker.id)", "reason": "\(reason)", "requeued": "\(requeued)"])
         needsDispatch = true

@@ -277,7 +277,7 @@ public actor CoordinatorServer: Service {
         if drain { await drainWorkers() }
         await commitAll()
         do {
-            let released = try await store.jobs.releaseAllRunningJobs()
+            let released = try await writer.write(.releaseAllRunningJobs())
             if released > 0 {
                 logger.info("running jobs handed back for the next start", metadata: ["jobs": "\(released)"])
             }

@@ -72,7 +72,7 @@ public struct CoordinatorService: Service {
         defer { hangup.cancel() }
         ready(server)
         let maintenance = StoreMaintenance(
-            store: server.store, configuration: configuration, logger: logger,
+            writer: server.writer, configuration: configuration, logger: logger,
             attemptsExpired: { server.attemptsExpired($0) })
         // Started in this order and shut down in the reverse (ServiceGroup's rule): the pool's workers drain while
         // the router takes their saves; maintenance stops; the router drains the other workers, has the writer
@@ -83,7 +83,7 @@ public struct CoordinatorService: Service {
         services += [publisher, server.readers, server.writer] as [any Service]
         services += self.services(server)
         let schedules = ScheduleService(
-            store: server.store, logger: logger, jobsQueued: { server.jobsQueued() })
+            store: server.store, writer: server.writer, logger: logger, jobsQueued: { server.jobsQueued() })
         services += [server, maintenance, schedules] as [any Service]
         if let supervisor { services.append(supervisor) }
         let group = ServiceGroup(

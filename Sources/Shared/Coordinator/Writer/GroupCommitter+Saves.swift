@@ -90,14 +90,14 @@ extension GroupCommitter {
     /// Merges a worker's change set and records the job's progress (or completion) in one transaction.
     /// - Throws: ``LeaseError`` when the job is unknown or its lease belongs to another attempt or worker;
     ///   ``StoreError`` when the change set does not fit the model or the store's constraints.
-    public func applySave(_ save: SaveRequest, from worker: String) async throws -> SaveOutcome {
+    package func applySave(_ save: SaveRequest, from worker: String) async throws -> SaveOutcome {
         try await applySaves([(save, worker)])[0].get().outcome
     }
 
     /// Group commit: applies several saves in one transaction (one WAL commit), each in a savepoint of its own,
     /// so a save that fails is rolled back alone and the others still commit.
     /// - Returns: one result per save, in order; sequence numbers follow that order.
-    public func applySaves(_ saves: [(save: SaveRequest, worker: String)]) async throws
+    package func applySaves(_ saves: [(save: SaveRequest, worker: String)]) async throws
         -> [Result<AppliedSave, any Error>]
     {
         try await pool.writeWithoutTransaction { db in

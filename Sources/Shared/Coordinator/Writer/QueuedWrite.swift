@@ -6,12 +6,24 @@ import TributaryCore
 enum QueuedWrite: Sendable {
     case groupCommit(QueuedCommit)
     case push(QueuedPush)
+    /// Any other write (``StoreWrite``): its caller awaits its result; the router answers nothing for it.
+    case operation(name: String, written: PendingWrite<Void>)
 
-    /// What to answer, once the store has run it (at `writtenAt`); nil until then.
+    /// Whether the store has run it.
+    var isWritten: Bool {
+        switch self {
+        case .groupCommit(let commit): commit.write.result != nil
+        case .push(let push): push.write.result != nil
+        case .operation(_, let written): written.result != nil
+        }
+    }
+
+    /// What the router answers, once the store has run it (at `writtenAt`); nil until then, and for an operation.
     func answer(writtenAt: ContinuousClock.Instant) -> WriterAnswer? {
         switch self {
         case .groupCommit(let commit): commit.write.result.map { .committed(commit, $0, writtenAt: writtenAt) }
         case .push(let push): push.write.result.map { .pushed(push.request, $0) }
+        case .operation: nil
         }
     }
 
@@ -20,6 +32,7 @@ enum QueuedWrite: Sendable {
         switch self {
         case .groupCommit(let commit): commit.write.whenWritten { _ in body() }
         case .push(let push): push.write.whenWritten { _ in body() }
+        case .operation(_, let written): written.whenWritten { _ in body() }
         }
     }
 
@@ -28,6 +41,7 @@ enum QueuedWrite: Sendable {
         switch self {
         case .groupCommit(let commit): _ = await commit.write.value
         case .push(let push): _ = await push.write.value
+        case .operation(_, let written): await written.value
         }
     }
 }

@@ -3,7 +3,8 @@ import Logging
 import ServiceLifecycle
 import Synchronization
 
-/// The store's writer: the only owner of the group-commit pipeline and the one path by which jobs are leased.
+/// The store's writer: the one path by which anything is written to the store once it is open (group commits of
+/// saves and claims, pushes, and every other write as a ``StoreWrite``), in the order handed over.
 ///
 /// The router hands it each message's saves and the claims for workers' credit (``enqueue(_:claims:)``), and
 /// pushes (``push(_:)``). While one group commit runs, the next gathers; as soon as the store has written one,
@@ -101,10 +102,34 @@ final class StoreWriter: Service, Sendable {
             let write = QueuedWrite.push(
                 QueuedPush(
                     request: push,
-                    write: self.store.jobs.queuePush(push.specs, batch: push.batch, onComplete: push.onComplete)))
+                    write: self.store.saves.queuePush(push.specs, batch: push.batch, onComplete: push.onComplete)))
             state.queued.append(write)
             return .taken(commit + [write])
         }
+    }
+
+    /// Runs `write` on the store in a transaction of its own, queued behind the saves gathered before it and every
+    /// write queued so far (as a push is), and returns its result. Waits while the store has many writes queued.
+    /// - Throws: what the write threw (its transaction rolled back), or ``WriterStoppedError`` when the writer has
+    ///   stopped: nothing was written.
+    nonisolated(nonsending) func write<Output: Sendable>(_ write: StoreWrite<Output>) async throws -> Output {
+        let result = PendingWrite<Result<Output, any Error>>()
+        let taken = await whenThereIsRoom { state in
+            let writes = state.queued.count + (state.pendingSaves.isEmpty && state.pendingClaims.isEmpty ? 1 : 2)
+            guard writes <= Self.maximumQueuedWrites || state.queued.isEmpty else { return .noRoom }
+            let commit = self.queueAllPending(&state)
+            let written = PendingWrite<Void>()
+            let store = self.store
+            store.pool.asyncWriteWithoutTransaction { db in
+                result.fulfil(Result { try store.writer.statements.transaction(db) { try write.body(store, db) } })
+                written.fulfil(())
+            }
+            let queued = QueuedWrite.operation(name: write.name, written: written)
+            state.queued.append(queued)
+            return .taken(commit + [queued])
+        }
+        guard taken else { throw WriterStoppedError(write: write.name) }
+        return try await result.value.get()
     }
 
     /// Queues what gathered, even while the store is busy, waits until every write handed over so far is done,
@@ -124,6 +149,9 @@ final class StoreWriter: Service, Sendable {
 
     /// How many callers wait for room (for tests).
     var waitingForRoomCount: Int { state.withLock { $0.waitingForRoom.count } }
+
+    /// How many writes are queued on the store and not collected yet (for tests).
+    var queuedWriteCount: Int { state.withLock { $0.queued.count } }
 
     /// The answers of the writes done since the last call, in the order the writes were queued.
     func takeAnswers() -> [WriterAnswer] {
@@ -281,11 +309,11 @@ final class StoreWriter: Service, Sendable {
             state -> (Bool, [QueuedWrite], [CheckedContinuation<Void, Never>]) in
             var collected = false
             var queued: [QueuedWrite] = []
-            while let first = state.queued.first, let answer = first.answer(writtenAt: .now) {
+            while let first = state.queued.first, first.isWritten {
                 state.queued.removeFirst()
                 if let commit = Self.measure(first, in: &state) { commits.append(commit) }
                 if state.queued.isEmpty { queued += queuePending(&state) }
-                state.answers.append(answer)
+                if let answer = first.answer(writtenAt: .now) { state.answers.append(answer) }
                 collected = true
             }
             guard collected else { return (false, [], []) }

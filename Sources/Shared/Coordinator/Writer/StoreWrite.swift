@@ -1,0 +1,21 @@
+import GRDB
+
+/// A write of the store other than a group commit or a push: failing, requeueing or releasing attempts, retrying,
+/// cancelling and deleting jobs, schedules and their ticks, durable subscribers' positions, pruning. Each is a case
+/// of the writer's queue (``StoreWriter/write(_:)``), run in the order queued with group commits and pushes, in a
+/// transaction of its own.
+///
+/// The cases are static factories typed by their result (`StoreWrite<JobInfo?>.deleteJob(id:)`), so a caller
+/// writes `try await writer.write(.cancelJob(id: 7))` and gets that case's own result back.
+struct StoreWrite<Output: Sendable>: Sendable {
+    /// What it does, for logs.
+    let name: String
+    /// The write, inside the transaction the writer opened for it on its connection.
+    let body: @Sendable (RootStore, Database) throws -> Output
+}
+
+/// Why a write was not run.
+struct WriterStoppedError: Error, CustomStringConvertible {
+    let write: String
+    var description: String { "the store's writer has stopped: '\(write)' was not written" }
+}
