@@ -195,12 +195,18 @@ let package = Package(
             path: "Sources/fuzz",
             swiftSettings: swiftSettings
         ),
+        // What the tests and the bench use and the products must not carry: hosts in network namespaces.
+        .target(
+            name: "TributaryTestSupport",
+            path: "Sources/TestSupport",
+            swiftSettings: swiftSettings
+        ),
         // `make bench`: figures measured against baselines in the same run (release build).
         .executableTarget(
             name: "tributary-bench",
             dependencies: [
                 "TributaryCore", "TributaryProtocol", "TributaryClient", "TributaryCoordinator", "TributaryDemo",
-                "TributaryCommandSupport", "ZeroMQ",
+                "TributaryCommandSupport", "TributaryTestSupport", "ZeroMQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -243,7 +249,8 @@ let package = Package(
             name: "TributaryTests",
             dependencies: [
                 "TributaryCore", "TributaryProtocol", "TributaryMessaging", "TributaryClient", "TributaryCoordinator",
-                "TributaryDemo", "TributaryFuzz", "TributaryCommandSupport", "TributaryHTTP", "ZeroMQ",
+                "TributaryDemo", "TributaryFuzz", "TributaryCommandSupport", "TributaryHTTP", "TributaryTestSupport",
+                "ZeroMQ",
                 "GeneratedEntities", "PluginEntities",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),

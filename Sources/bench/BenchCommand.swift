@@ -4,6 +4,7 @@ import Logging
 import TributaryCommandSupport
 import TributaryCoordinator
 import TributaryDemo
+import TributaryTestSupport
 
 /// `tributary-bench`: Tributary's figures beside baselines measured in the same run. Build with `-c release`.
 @main

@@ -4,6 +4,7 @@ import Synchronization
 import TributaryCommandSupport
 import TributaryCore
 import TributaryDemo
+import TributaryTestSupport
 
 /// The fan-out figures (docs/scale-out.md): subscriber processes (`tributary subscribe --latency`) on two hosts,
 /// network namespaces B and C, following an import on host A: straight from the coordinator, or through a

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 import TributaryCommandSupport
+import TributaryTestSupport
 
 @testable import TributaryDemo
 
