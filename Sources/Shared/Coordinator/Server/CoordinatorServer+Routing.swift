@@ -140,7 +140,7 @@ extension CoordinatorServer {
         case .jobFailed(let failure): try await jobFailed(failure, from: peer)
         case .workerBye: try await workerLeft(peer, reason: "said goodbye", handsBack: true)
         case .pushJobs(let push): try await pushJobs(push, from: peer, requestID: requestID)
-        case .statusRequest: try await status(from: peer, requestID: requestID)
+        case .statusRequest: try status(from: peer, requestID: requestID)
         case .batchStatusRequest(let request): try await batchStatus(request, from: peer, requestID: requestID)
         case .jobsRequest(let request): try await listJobs(request, from: peer, requestID: requestID)
         case .jobRequest(let request): try await showJob(request.jobID, from: peer, requestID: requestID)

@@ -46,6 +46,8 @@ public actor CoordinatorServer: Service {
     private nonisolated let mailbox: RouterMailbox
     /// Fetches, history and snapshot pages, answered from the store's readers.
     nonisolated let readers: ReaderPool
+    /// The router's workers and pool as of its last step, for reads answered off the router.
+    nonisolated let routerSnapshot = RouterSnapshot()
     /// With CURVE: who may send what (the ZAP handler that admits peers is the service's).
     let authorization: PeerAuthorization?
     /// With CURVE: the key each peer last sent with, to drop it when the key is revoked.
@@ -181,6 +183,7 @@ public actor CoordinatorServer: Service {
                     // What the event let go out (credit, a claim that came back full, a worker gone) is claimed now.
                     await submit()
                 }
+                routerSnapshot.publish(workers: workers.workers, supervisor: supervisor)
             }
             tasks.cancelAll()
         }
@@ -253,6 +256,7 @@ public actor CoordinatorServer: Service {
     /// Tells the server about its local pool, so `status` reports it.
     public func attach(_ supervisor: WorkerSupervisor) {
         self.supervisor = supervisor
+        routerSnapshot.publish(workers: workers.workers, supervisor: supervisor)
     }
 
     /// Stops taking work and closes the socket; the store is its owner's to close (after the readers finish).

@@ -1,0 +1,25 @@
+import Foundation
+import Synchronization
+
+/// What the router publishes of its own state after each step, for reads answered off the router (a status): its
+/// workers as they stand and its local pool. Publishing costs the router a reference copy; a read takes the latest.
+final class RouterSnapshot: Sendable {
+    /// The router's state at one step.
+    struct State: Sendable {
+        var workers: [Data: WorkerRecord] = [:]
+        var supervisor: WorkerSupervisor?
+    }
+
+    private let state = Mutex(State())
+
+    /// Replaces what readers see (the router, after each step).
+    func publish(workers: [Data: WorkerRecord], supervisor: WorkerSupervisor?) {
+        state.withLock { state in
+            state.workers = workers
+            state.supervisor = supervisor
+        }
+    }
+
+    /// The state the router published last.
+    var current: State { state.withLock { $0 } }
+}
