@@ -100,19 +100,20 @@ extension CoordinatorServer {
     /// Answered by the reader pool from the store and the router's last published state, so a status (asked each
     /// second by `/metrics` and every open dashboard) never holds up the router.
     func status(from peer: Data, requestID: UInt64) throws {
-        let statusReader = StatusReader(
-            store: store, limits: configuration.runLimits, snapshot: routerSnapshot)
-        try readers.submit(peer: peer, requestID: requestID) { [statusReader] in
-            .statusReply(try await statusReader.reply())
-        }
+        let statusReader = StatusReader(store: store, limits: configuration.runLimits, snapshot: routerSnapshot)
+        try readers.submit(peer: peer, requestID: requestID) { .statusReply(try await statusReader.reply()) }
     }
 
-    func batchStatus(_ request: Tributary_V1_BatchStatusRequest, from peer: Data, requestID: UInt64) async throws {
+    /// Answered by the reader pool from the store.
+    func batchStatus(_ request: Tributary_V1_BatchStatusRequest, from peer: Data, requestID: UInt64) throws {
         guard !request.batch.isEmpty else { throw ProtocolError(.invalidRequest, "BatchStatusRequest has no batch") }
-        let status = try await store.jobs.batchStatus(request.batch)
-        guard status.totalJobs > 0 else {
-            throw ProtocolError(.unknownJob, "no jobs were pushed as batch '\(request.batch)'")
+        let store = store
+        try readers.submit(peer: peer, requestID: requestID) {
+            let status = try await store.jobs.batchStatus(request.batch)
+            guard status.totalJobs > 0 else {
+                throw ProtocolError(.unknownJob, "no jobs were pushed as batch '\(request.batch)'")
+            }
+            return .batchStatusReply(status.wire)
         }
-        reply(to: peer, requestID: requestID, .batchStatusReply(status.wire))
     }
 }

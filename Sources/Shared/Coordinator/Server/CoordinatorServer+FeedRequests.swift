@@ -37,9 +37,13 @@ extension CoordinatorServer {
         reply(to: peer, requestID: requestID, .subscriberInfo(info.wire))
     }
 
-    func listSubscribers(from peer: Data, requestID: UInt64) async throws {
-        let subscribers = try await store.feed.subscribers()
-        reply(to: peer, requestID: requestID, .subscribersReply(.with { $0.subscribers = subscribers.map(\.wire) }))
+    /// Answered by the reader pool from the store.
+    func listSubscribers(from peer: Data, requestID: UInt64) throws {
+        let store = store
+        try readers.submit(peer: peer, requestID: requestID) {
+            let subscribers = try await store.feed.subscribers()
+            return .subscribersReply(.with { $0.subscribers = subscribers.map(\.wire) })
+        }
     }
 
     func deleteSubscriber(_ request: Tributary_V1_DeleteSubscriberRequest, from peer: Data, requestID: UInt64)

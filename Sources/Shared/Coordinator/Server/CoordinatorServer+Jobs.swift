@@ -4,78 +4,30 @@ import TributaryProtocol
 
 /// Requests that look at jobs or put dead ones back.
 extension CoordinatorServer {
-    func listJobs(_ request: Tributary_V1_JobsRequest, from peer: Data, requestID: UInt64) async throws {
+    /// Answered by the reader pool: a job list from the store.
+    func listJobs(_ request: Tributary_V1_JobsRequest, from peer: Data, requestID: UInt64) throws {
         let state = request.state.isEmpty ? nil : try JobState(wire: request.state)
         try Self.requireInt64(request.beforeID, "before_id")
         let limit = request.limit == 0 ? 50 : min(Int(request.limit), 1_000)
-        let jobs = try await store.jobs.list(
-            state: state, batch: request.batch.isEmpty ? nil : request.batch,
-            limit: limit, before: request.beforeID == 0 ? nil : Int64(request.beforeID))
-        reply(to: peer, requestID: requestID, .jobsReply(.with { $0.jobs = jobs.map(\.wire) }))
+        try readers.submit(peer: peer, requestID: requestID) { [jobReader] in
+            let jobs = try await jobReader.store.jobs.list(
+                state: state, batch: request.batch.isEmpty ? nil : request.batch,
+                limit: limit, before: request.beforeID == 0 ? nil : Int64(request.beforeID))
+            return .jobsReply(.with { $0.jobs = jobs.map(\.wire) })
+        }
     }
 
-    func showJob(_ id: UInt64, from peer: Data, requestID: UInt64) async throws {
+    /// Answered by the reader pool: the job, and why it waits (``JobReader``).
+    func showJob(_ id: UInt64, from peer: Data, requestID: UInt64) throws {
         try Self.requireInt64(id, "job_id")
-        guard let job = try await store.jobs.job(id: Int64(id)) else {
-            throw ProtocolError(.unknownJob, "job \(id) does not exist", jobID: id)
+        try readers.submit(peer: peer, requestID: requestID) { [jobReader] in
+            .jobInfo(try await jobReader.job(Int64(id)).wire)
         }
-        var shown = job
-        if job.state == .queued { shown.waiting = try await waitingReason(of: job) }
-        if job.state == .waiting { shown.waiting = try await store.jobs.parentsReason(of: job.id) }
-        reply(to: peer, requestID: requestID, .jobInfo(shown.wire))
     }
 
-    /// Why a queued job has not gone out yet, from what the router knows now: its run-at time, the workers that
-    /// serve its queue and kind, the concurrency limits; empty when nothing holds it (it goes with the next claim).
-    func waitingReason(of job: JobInfo) async throws -> String {
-        var reasons: [String] = []
-        if let runAt = job.runAt, runAt > Date() {
-            reasons.append("not before \(runAt.formatted(.iso8601)) (a delay or a retry's backoff)")
-        }
-        let serving = workers.workers.values.filter {
-            $0.queues.contains(job.queue) && $0.jobKinds.contains(job.kind) && !$0.leaving
-        }
-        if serving.isEmpty {
-            reasons.append("no connected worker serves queue '\(job.queue)' with kind '\(job.kind)'")
-        }
-        let limits = configuration.runLimits
-        if limits.byKind[job.kind] != nil || limits.byQueue[job.queue] != nil {
-            let running = try await store.jobs.runningCounts()
-            if let limit = limits.byKind[job.kind], running.byKind[job.kind, default: 0] >= limit {
-                reasons.append(
-                    "kind:\(job.kind) is at its limit (\(running.byKind[job.kind, default: 0]) running of \(limit))")
-            }
-            if let limit = limits.byQueue[job.queue], running.byQueue[job.queue, default: 0] >= limit {
-                reasons.append(
-                    "queue:\(job.queue) is at its limit (\(running.byQueue[job.queue, default: 0]) running of \(limit))"
-                )
-            }
-        }
-        let now = Date().timeIntervalSince1970
-        for (column, value, rate) in [
-            ("kind", job.kind, limits.rateByKind[job.kind]), ("queue", job.queue, limits.rateByQueue[job.queue]),
-        ] {
-            guard let rate else { continue }
-            let started = try await store.jobs.jobsLeased(whereColumn: column, is: value, since: now - rate.seconds)
-            if started >= rate.count {
-                reasons.append(
-                    "\(column):\(value) is at its rate limit (\(started) started in the last \(rate.seconds) s)")
-            }
-        }
-        for limit in limits.perArgument where limit.target.covers(kind: job.kind, queue: job.queue) {
-            let value = job.arguments[limit.argument] ?? ""
-            let used = try await store.jobs.usage(of: limit, value: value, now: now)
-            if used >= limit.count {
-                reasons.append(
-                    limit.rate.map {
-                        "\(limit.name)=\(value) is at its rate limit (\(used) started in the last \($0.seconds) s)"
-                    } ?? "\(limit.name)=\(value) is at its limit (\(used) running of \(limit.count))")
-            }
-        }
-        if reasons.isEmpty, !serving.isEmpty, serving.allSatisfy({ $0.credit == 0 }) {
-            reasons.append("every worker that serves it is busy (\(serving.count) workers)")
-        }
-        return reasons.joined(separator: "; ")
+    /// Reads of jobs answered off the router, with its state as of its last step.
+    nonisolated var jobReader: JobReader {
+        JobReader(store: store, limits: configuration.runLimits, snapshot: routerSnapshot)
     }
 
     func retryJob(_ id: UInt64, from peer: Data, requestID: UInt64) async throws {

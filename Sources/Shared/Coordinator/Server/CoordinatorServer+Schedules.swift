@@ -26,9 +26,13 @@ extension CoordinatorServer {
         reply(to: peer, requestID: requestID, .scheduleInfo(info.wire))
     }
 
-    func listSchedules(from peer: Data, requestID: UInt64) async throws {
-        let schedules = try await store.jobs.schedules()
-        reply(to: peer, requestID: requestID, .schedulesReply(.with { $0.schedules = schedules.map(\.wire) }))
+    /// Answered by the reader pool from the store.
+    func listSchedules(from peer: Data, requestID: UInt64) throws {
+        let store = store
+        try readers.submit(peer: peer, requestID: requestID) {
+            let schedules = try await store.jobs.schedules()
+            return .schedulesReply(.with { $0.schedules = schedules.map(\.wire) })
+        }
     }
 
     func scheduleAction(_ request: Tributary_V1_ScheduleActionRequest, from peer: Data, requestID: UInt64)
