@@ -22,7 +22,15 @@ extension CoordinatorServer {
     }
 
     /// Whether the router is serving and not draining: what `/readyz` reports.
-    public nonisolated var isServing: Bool { serving.withLock { $0 } }
+    public nonisolated var isServing: Bool {
+        lifecycle.withLock { state in
+            if case .serving = state { return true }
+            return false
+        }
+    }
+
+    /// Whether a stop began: no new workers, pushes or claims.
+    var stopping: Bool { lifecycle.withLock { $0.isStopping } }
 
     /// Client requests that get exactly one reply.
     private static func answersLocally(_ body: Tributary_V1_Envelope.OneOf_Body) -> Bool {

@@ -24,10 +24,8 @@ public actor CoordinatorServer: Service {
     let modelJSON: String
     var workers = WorkerRegistry()
     let activity = PeerActivity()
-    /// Set once a stop begins: no new workers, pushes or claims.
-    var stopping = false
-    /// The stop under way, for a second caller to wait on.
-    private var stopTask: Task<Void, Never>?
+    /// Starting, serving or stopping; behind a lock, since `/readyz` reads it from outside the actor.
+    nonisolated let lifecycle = Mutex(RouterLifecycle.starting)
     /// The local pool, for `status`.
     var supervisor: WorkerSupervisor?
     /// Set by what may let jobs go out (credit, new jobs, a worker gone, time); the claims go to the writer with
@@ -64,8 +62,6 @@ public actor CoordinatorServer: Service {
     public nonisolated let totals = CoordinatorTotals()
     /// Requests made in this process (the HTTP endpoint's), answered like a peer's.
     nonisolated let localPeers = LocalPeers()
-    /// True from the start of ``run()`` until a stop begins (``isServing``).
-    nonisolated let serving = Mutex(false)
 
     static let routerSocket = 0
 
@@ -151,7 +147,9 @@ public actor CoordinatorServer: Service {
     /// the same way without waiting for workers (nothing reads their saves any more).
     public func run() async throws {
         loop.start()
-        serving.withLock { $0 = true }
+        lifecycle.withLock { state in
+            if case .starting = state { state = .serving }
+        }
         logger.info(
             "serving",
             metadata: ["jobs": "\(listenEndpoint)", "feed": "\(feedEndpoint)", "store": "\(store.path)"])
@@ -267,17 +265,15 @@ public actor CoordinatorServer: Service {
     /// - Parameter drain: whether running jobs may finish first (false once nothing reads the sockets: the service
     ///   was cancelled, so no save could arrive).
     public func stop(drainingWorkers drain: Bool = true) async {
-        if let stopTask { return await stopTask.value }
+        if case .stopping(let stop) = lifecycle.withLock({ $0 }) { return await stop.value }
         // Unstructured: the stop is shared by every caller (the graceful-shutdown child, the service closing the
         // store) and must run to its end even when the caller that started it is cancelled.
         let task = Task { await closeEverything(drainingWorkers: drain) }
-        stopTask = task
+        lifecycle.withLock { $0 = .stopping(task) }
         await task.value
     }
 
     private func closeEverything(drainingWorkers drain: Bool) async {
-        stopping = true
-        serving.withLock { $0 = false }
         if drain { await drainWorkers() }
         await commitAll()
         do {
