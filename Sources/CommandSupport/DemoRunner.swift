@@ -107,7 +107,7 @@ public struct DemoRunner: Sendable {
             let status = try await client.batchStatus(pushed.batch)
             if status.deadJobs > 0 {
                 Terminal.endProgress("")
-                let first = status.dead.first.map { "job \($0.jobID): \($0.message)" } ?? ""
+                let first = status.dead.first.map { "job \($0.id): \($0.message)" } ?? ""
                 throw CoordinatorStartError(message: "\(status.deadJobs) import jobs failed; \(first)")
             }
             if status.doneJobs == status.totalJobs {

@@ -1,5 +1,5 @@
 import TributaryClient
-import TributaryProtocol
+import TributaryCore
 
 /// Pushes many jobs as one batch in messages of bounded size, so a large file never makes one huge message.
 public struct ImportPusher: Sendable {
@@ -8,6 +8,7 @@ public struct ImportPusher: Sendable {
 
     let client: JobClient
 
+    /// A pusher that sends through `client`.
     public init(client: JobClient) {
         self.client = client
     }
@@ -15,22 +16,18 @@ public struct ImportPusher: Sendable {
     /// Pushes `specs` in order as one batch (`batch`, or one the coordinator names when empty), with `onComplete` as
     /// the batch's callback (sent with the last message, so the jobs of the first cannot finish the batch before the
     /// rest are pushed).
-    /// - Returns: the batch, an id per spec, and the indexes of specs not enqueued because a queued or running
+    /// - Returns: the batch, an id per spec, and the positions of specs not enqueued because a queued or running
     ///   job holds their unique key (their id is that job's).
-    public func push(_ specs: [Tributary_V1_JobSpec], batch named: String = "", onComplete: Tributary_V1_JobSpec? = nil)
-        async throws -> (batch: String, jobIDs: [UInt64], duplicates: [Int])
+    public func push(_ specs: [JobSpec], batch named: String = "", onComplete: JobSpec? = nil) async throws
+        -> PushedBatch
     {
-        var batch = named
-        var ids: [UInt64] = []
-        var duplicates: [Int] = []
-        var group: [Tributary_V1_JobSpec] = []
+        var pushed = PushedBatch(batch: named, ids: [])
+        var group: [JobSpec] = []
         var bytes = 0
         func flush(last: Bool = false) async throws {
             guard !group.isEmpty else { return }
-            let reply = try await client.push(group, batch: batch, onComplete: last ? onComplete : nil)
-            batch = reply.batch
-            duplicates += reply.duplicates.map { ids.count + Int($0) }
-            ids += reply.jobIds
+            let reply = try await client.push(group, batch: pushed.batch, onComplete: last ? onComplete : nil)
+            pushed = pushed.appending(reply)
             group.removeAll()
             bytes = 0
         }
@@ -40,6 +37,6 @@ public struct ImportPusher: Sendable {
             bytes += spec.payload.count
         }
         try await flush(last: true)
-        return (batch, ids, duplicates)
+        return pushed
     }
 }

@@ -3,8 +3,8 @@ import GRDBSQLite
 import TributaryClient
 import TributaryCommandSupport
 import TributaryCoordinator
+import TributaryCore
 import TributaryDemo
-import TributaryProtocol
 
 /// The jobs figure: empty (`noop`) jobs pushed and completed durably through a coordinator with local workers.
 /// Its baseline is a single-process durable queue on the same SQLite settings: each job's three writes
@@ -27,7 +27,7 @@ struct JobsBenchmark {
         do {
             let client = try JobClient(endpoint: coordinator.listenEndpoint)
             while try await client.status().workers.count < workers { try await Task.sleep(for: .milliseconds(20)) }
-            let spec = Tributary_V1_JobSpec.with { $0.kind = NoopJobHandler.kindName }
+            let spec = JobSpec(kind: NoopJobHandler.kindName)
             let started = ContinuousClock.now
             var batch = ""
             for start in stride(from: 0, to: jobs, by: 10_000) {

@@ -4,7 +4,6 @@ import Synchronization
 import TributaryClient
 import TributaryCommandSupport
 import TributaryCore
-import TributaryProtocol
 import ZeroMQ
 
 /// The feed-latency figure: from a worker's `save()` call to a subscriber receiving that commit's didSave.
@@ -37,10 +36,10 @@ struct LatencyBenchmark {
             var events = feed.makeAsyncIterator()
             guard case .caughtUp = try await events.next() else { throw BaselineError("the feed did not connect") }
             let client = try JobClient(endpoint: coordinator.listenEndpoint)
-            var spec = Tributary_V1_JobSpec()
-            spec.kind = LatencyProbe.kindName
-            spec.arguments = ["saves": String(saves), "rate": rate.map { String($0) } ?? "0"]
-            spec.total = UInt64(saves)
+            let spec = JobSpec(
+                kind: LatencyProbe.kindName,
+                arguments: ["saves": String(saves), "rate": rate.map { String($0) } ?? "0"],
+                total: UInt64(saves))
             let pushed = try await client.push([spec])
             while arrivals.count < saves, let event = try await events.next() {
                 if case .didSave(let save) = event { arrivals[save.seq] = .now }

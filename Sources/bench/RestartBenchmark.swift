@@ -1,7 +1,7 @@
 import Foundation
 import TributaryClient
 import TributaryCommandSupport
-import TributaryProtocol
+import TributaryCore
 
 /// The restart figure: how long a coordinator takes from launch to serving on a store holding 100,000 queued
 /// jobs, against the same start on an empty store.
@@ -13,7 +13,7 @@ struct RestartBenchmark {
         let full = directory.appendingPathComponent("restart")
         var started = try await CoordinatorProcess.startDemoStore(in: full, arguments: ["--log-level", "warning"])
         let client = try JobClient(endpoint: started.process.listenEndpoint)
-        let spec = Tributary_V1_JobSpec.with { $0.kind = NoopJobHandler.kindName }
+        let spec = JobSpec(kind: NoopJobHandler.kindName)
         var batch = ""
         for start in stride(from: 0, to: jobs, by: 10_000) {
             batch = try await client.push(Array(repeating: spec, count: min(10_000, jobs - start)), batch: batch).batch
@@ -27,8 +27,8 @@ struct RestartBenchmark {
         let status = try await check.status()
         await check.close()
         _ = await started.process.stop()
-        guard status.jobs.queued == UInt64(jobs) else {
-            throw BaselineError("expected \(jobs) queued jobs after the restart, found \(status.jobs.queued)")
+        guard status.jobs[.queued] == UInt64(jobs) else {
+            throw BaselineError("expected \(jobs) queued jobs after the restart, found \(status.jobs[.queued])")
         }
         return (queued, empty)
     }

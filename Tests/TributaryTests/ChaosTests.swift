@@ -5,6 +5,7 @@ import TributaryCommandSupport
 import ZeroMQ
 
 @testable import TributaryClient
+@testable import TributaryCore
 @testable import TributaryDemo
 @testable import TributaryProtocol
 
@@ -88,36 +89,22 @@ struct ChaosTests {
         let client = try JobClient(endpoint: listen)
         // With a batch callback: pushed exactly once, in the transaction that finishes the batch, whatever dies.
         let pushed = try await client.pushImport(
-            input, rowsPerJob: 500, onComplete: Tributary_V1_JobSpec.with { $0.kind = "noop" })
-        #expect(pushed.jobIds.count == 200)
+            input, rowsPerJob: 500, onComplete: JobSpec(kind: "noop"))
+        #expect(pushed.ids.count == 200)
         // Dependencies in play: 10 jobs each waiting for two import jobs, 10 waiting for the whole import batch,
         // and 10 more each waiting for one of those (a chain through the same push).
-        let children: [Tributary_V1_JobSpec] =
-            (0..<10).map { index in
-                .with {
-                    $0.kind = "noop"
-                    $0.afterJobs = [pushed.jobIds[index * 20], pushed.jobIds[index * 20 + 19]]
-                }
-            }
-            + (0..<10).map { _ in
-                .with {
-                    $0.kind = "noop"
-                    $0.afterBatches = [pushed.batch]
-                }
-            }
-            + (0..<10).map { index in
-                .with {
-                    $0.kind = "noop"
-                    $0.afterPushed = [UInt32(10 + index)]
-                }
-            }
+        let noop = JobSpec(kind: "noop")
+        let children: [JobSpec] =
+            (0..<10).map { index in noop.with { $0.afterJobs = [pushed.ids[index * 20], pushed.ids[index * 20 + 19]] } }
+            + (0..<10).map { _ in noop.with { $0.afterBatches = [pushed.batch] } }
+            + (0..<10).map { index in noop.with { $0.afterPushed = [10 + index] } }
         let dependents = try await client.push(children)
 
         // The driver: a SIGKILL every ~0.5 s, the coordinator killed once, one SIGTERM; bounded in time.
         var random = SystemRandomNumberGenerator()
         let deadline = ContinuousClock.now + .seconds(300)
         var round = 0
-        var finished: Tributary_V1_BatchStatusReply?
+        var finished: BatchStatus?
         while finished == nil && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(500))
             round += 1

@@ -30,7 +30,7 @@ struct DashboardBrowserTests {
             #"{"number": 1, "title": "t", "merged": false, "additions": 1, "createdAt": "2026-01-01T00:00:00Z", "author": {"login": "ghost"}}"#
         let dead = try await client.finish(
             try await client.pushImport(Data((orphan + "\n").utf8), rowsPerJob: 10).batch)
-        let deadJob = try #require(dead.dead.first?.jobID, "the orphan pull request's job did not die: \(dead)")
+        let deadJob = try #require(dead.dead.first?.id, "the orphan pull request's job did not die: \(dead)")
         // The user, imported now: a retry can succeed.
         _ = try await client.finish(
             try await client.pushImport(

@@ -194,21 +194,18 @@ struct DependencyIntegrationTests {
         defer { workers.forEach { $0.kill() } }
         try await waitUntil("both workers to register") { try await client.status().workers.count == 2 }
 
-        func importSpec(_ from: Int, _ count: Int) -> Tributary_V1_JobSpec {
+        func importSpec(_ from: Int, _ count: Int) -> JobSpec {
             let rows = (from..<from + count).map { #"{"login": "user\#($0)", "name": "User \#($0)"}"# }
             var spec = ImportJob.spec(
                 entity: "User", payload: Data((rows.joined(separator: "\n") + "\n").utf8), rows: count)
             spec.arguments["batch_size"] = "500"
             return spec
         }
-        let child = Tributary_V1_JobSpec.with {
-            $0.kind = "noop"
-            $0.afterPushed = [0, 1]
-        }
+        let child = JobSpec(kind: "noop").with { $0.afterPushed = [0, 1] }
         let pushed = try await client.push([importSpec(0, 5_000), importSpec(5_000, 5_000), child])
-        let (parentIDs, childID) = (pushed.jobIds[0..<2].map { Int64($0) }, Int64(pushed.jobIds[2]))
+        let (parentIDs, childID) = (Array(pushed.ids[0..<2]), pushed.ids[2])
         try await waitUntil("the child to be done", timeout: .seconds(60)) {
-            try await client.job(UInt64(childID)).state == .done
+            try await client.job(childID).state == .done
         }
         try await DatabaseQueue(path: coordinator.storePath).read { db in
             let committed = try Row.fetchAll(
@@ -239,18 +236,15 @@ struct DependencyIntegrationTests {
         var bad = importSpec(20_000, 10)
         bad.payload = Data(#"{"login": 42}"#.utf8 + [0x0A])
         bad.total = 1
-        let orphan = Tributary_V1_JobSpec.with {
-            $0.kind = "noop"
-            $0.afterPushed = [0]
-        }
+        let orphan = JobSpec(kind: "noop").with { $0.afterPushed = [0] }
         let doomed = try await client.push([bad, orphan])
         try await waitUntil("the child to die with its parent") {
-            try await client.job(doomed.jobIds[1]).state == .dead
+            try await client.job(doomed.ids[1]).state == .dead
         }
-        let dead = try await client.job(doomed.jobIds[1])
+        let dead = try await client.job(doomed.ids[1])
         #expect(dead.attempt == 0, "the child never ran")
-        #expect(dead.errors.last?.message == "job \(doomed.jobIds[0]), which it waits for, is dead")
-        #expect(dead.afterJobs == [Int64(doomed.jobIds[0])])
+        #expect(dead.errors.last?.message == "job \(doomed.ids[0]), which it waits for, is dead")
+        #expect(dead.afterJobs == [doomed.ids[0]])
     }
 
     @Test("the CLI pushes a job after another (--after, --on-parent-failure); `jobs show` says what it waits for")

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import TributaryClient
+@testable import TributaryCore
 @testable import TributaryDemo
 @testable import TributaryHTTP
 @testable import TributaryProtocol
@@ -116,7 +117,7 @@ struct HTTPEndpointTests {
             endpoint: coordinator.process.listenEndpoint, handlers: [EndlessHandler(sawCancellation: Locked(false))])
         defer { worker.cancel() }
         let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
-        let id = try await client.push([Tributary_V1_JobSpec.with { $0.kind = "endless" }]).jobIds[0]
+        let id = try await client.push([JobSpec(kind: "endless")]).ids[0]
         try await waitUntil("the job to commit a batch") { try await client.job(id).done >= 1 }
         await client.close()
 

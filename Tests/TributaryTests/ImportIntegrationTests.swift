@@ -70,7 +70,7 @@ struct ImportIntegrationTests {
             let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
             // Small jobs so that the same authors appear in jobs handled by both workers.
             let pushed = try await client.pushImport(input, rowsPerJob: 250)
-            #expect(pushed.jobIds.count == 40)
+            #expect(pushed.ids.count == 40)
             // The feed is the event to wait for: every pull request committed.
             let events = try await withTimeout("every pull request on the feed", .seconds(120)) {
                 var events: [DidSave] = []
@@ -166,11 +166,7 @@ struct ImportIntegrationTests {
             }
             #expect(refused?.code == .unknownEntity)
             let oversized = await #expect(throws: ProtocolError.self) {
-                try await client.push([
-                    Tributary_V1_JobSpec.with {
-                        $0.kind = "noop"; $0.total = 1 << 60
-                    }
-                ])
+                try await client.push([JobSpec(kind: "noop", total: 1 << 60)])
             }
             #expect(oversized?.code == .invalidRequest)
             #expect(oversized?.message.contains("total of job 0") == true)
@@ -202,7 +198,7 @@ struct ImportBatchesIntegrationTests {
             let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
             var spec = ImportJob.spec(entity: "PullRequest", payload: input, rows: 10, batchSize: 2)
             spec.maxAttempts = 1
-            let id = try await client.push([spec]).jobIds[0]
+            let id = try await client.push([spec]).ids[0]
             try await waitUntil("the job to die") { try await client.job(id).state == .dead }
             let job = try await client.job(id)
             await client.close()

@@ -46,33 +46,27 @@ struct JobEndingTests {
             let subscriber = try JobsTopicSubscriber(feed: coordinator.process.feedEndpoint)
             defer { subscriber.close() }
             let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
-            let parent = try await client.push([.with { $0.kind = "noop" }]).jobIds[0]
+            let parent = try await client.push([JobSpec(kind: "noop")]).ids[0]
+            let noop = JobSpec(kind: "noop")
             let children = try await client.push([
-                .with {
-                    $0.kind = "noop"
+                noop.with { $0.afterJobs = [parent] },
+                noop.with { $0.afterPushed = [0] },
+                noop.with {
                     $0.afterJobs = [parent]
+                    $0.onParentFailure = .cancel
                 },
-                .with {
-                    $0.kind = "noop"
-                    $0.afterPushed = [0]
-                },
-                .with {
-                    $0.kind = "noop"
-                    $0.afterJobs = [parent]
-                    $0.onParentFailure = "cancel"
-                },
-            ]).jobIds
+            ]).ids
             _ = try await client.cancel(parent)
             await client.close()
 
-            var states: [UInt64: String] = [:]
-            let wanted: [UInt64: String] = [
+            var states: [Int64: String] = [:]
+            let wanted: [Int64: String] = [
                 parent: "cancelled", children[0]: "dead", children[1]: "dead", children[2]: "cancelled",
             ]
             let deadline = ContinuousClock.now + .seconds(30)
             while states != wanted {
                 let progress = try subscriber.next(before: deadline)
-                states[progress.jobID] = progress.state
+                states[Int64(progress.jobID)] = progress.state
             }
             let scrape = try await MetricsIntegrationTests.scrape(try #require(coordinator.process.httpURL))
             #expect(scrape.value("tributary_jobs_dead_total", ["kind": "noop"]) == 2)

@@ -73,11 +73,11 @@ struct LeaseTests {
             try zombie.hello(heartbeatMs: 100)
             try zombie.send(.workerReady(.with { $0.credit = 1 }))
             let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
-            let id = try await client.push([Tributary_V1_JobSpec.with { $0.kind = "noop" }]).jobIds[0]
+            let id = try await client.push([JobSpec(kind: "noop")]).ids[0]
             guard case .jobAssignment(let assignment) = try zombie.receive().body else {
                 throw TimedOut(what: "the assignment")
             }
-            #expect(assignment.jobID == id && assignment.attempt == 1)
+            #expect(assignment.jobID == UInt64(id) && assignment.attempt == 1)
 
             // Silent from here: after 3 missed heartbeats (300 ms) the lease is gone and the job is queued again.
             try await waitUntil("the lease to expire") { try await client.job(id).errors.count == 1 }
@@ -90,7 +90,7 @@ struct LeaseTests {
             try zombie.send(
                 .saveChanges(
                     .with {
-                        $0.jobID = id
+                        $0.jobID = UInt64(id)
                         $0.attempt = assignment.attempt
                         $0.batchIndex = 0
                         $0.completesJob = true
@@ -114,8 +114,7 @@ struct LeaseTests {
     @Test("the save that completes a job may ask for the next one: it comes with the ack, with no WorkerReady")
     func creditWithCompletion() async throws {
         let exitStatus = try await withRawWorker { worker, client in
-            let ids = try await client.push(Array(repeating: Tributary_V1_JobSpec.with { $0.kind = "noop" }, count: 2))
-                .jobIds
+            let ids = try await client.push(Array(repeating: JobSpec(kind: "noop"), count: 2)).ids
             guard case .jobAssignment(let first) = try worker.receive().body else {
                 throw TimedOut(what: "the first assignment")
             }
@@ -134,7 +133,7 @@ struct LeaseTests {
                 throw TimedOut(what: "an ack and the next assignment, got \(bodies)")
             }
             #expect(ack.jobID == first.jobID && !ack.duplicate)
-            #expect(Set([first.jobID, second.jobID]) == Set(ids))
+            #expect(Set([first.jobID, second.jobID]) == Set(ids.map { UInt64($0) }))
         }
         #expect(exitStatus == 0)
     }
@@ -142,11 +141,8 @@ struct LeaseTests {
     @Test("a push sent after a save, in one message, sees the save committed: a finished job's unique key is free")
     func pushAfterSave() async throws {
         let exitStatus = try await withRawWorker { peer, client in
-            let keyed = Tributary_V1_JobSpec.with {
-                $0.kind = "noop"
-                $0.uniqueKey = "nightly"
-            }
-            let firstID = try await client.push([keyed]).jobIds[0]
+            let keyed = JobSpec(kind: "noop", uniqueKey: "nightly")
+            let firstID = try await client.push([keyed]).ids[0]
             guard case .jobAssignment(let job) = try peer.receive().body else {
                 throw TimedOut(what: "the assignment")
             }
@@ -159,7 +155,7 @@ struct LeaseTests {
                         $0.attempt = job.attempt
                         $0.completesJob = true
                     }))
-            let push = Wire.envelope(3, .pushJobs(.with { $0.jobs = [keyed] }))
+            let push = Wire.envelope(3, .pushJobs(.with { $0.jobs = [keyed.wire] }))
             try peer.socket.send([Wire.signature, try save.serializedData(), try push.serializedData()])
             var replies: [UInt64: Tributary_V1_Envelope] = [:]
             while replies.count < 2 {
@@ -169,7 +165,8 @@ struct LeaseTests {
             guard case .saveAck = replies[2]?.body, case .pushReply(let pushed) = replies[3]?.body else {
                 throw TimedOut(what: "an ack and a push reply, got \(replies)")
             }
-            #expect(pushed.duplicates.isEmpty && pushed.jobIds.first != firstID, "a new job, not the finished one")
+            #expect(
+                pushed.duplicates.isEmpty && pushed.jobIds.first != UInt64(firstID), "a new job, not the finished one")
         }
         #expect(exitStatus == 0)
     }
@@ -178,7 +175,7 @@ struct LeaseTests {
     func zombieStaleLease() async throws {
         let directory = try TemporaryDirectory()
         let store = try RootStore.open(path: directory.path("store.sqlite"), model: DemoData.model)
-        let id = try await store.jobs.pushJobs([Tributary_V1_JobSpec.with { $0.kind = "noop" }], batch: "b").ids[0]
+        let id = try await store.jobs.pushJobs([JobSpec(kind: "noop")], batch: "b").ids[0]
         let first = try #require(try await store.jobs.claimJob(for: "w1", kinds: ["noop"]))
         try await store.jobs.requeueJobs(of: "w1", reason: "silent")
         let second = try #require(try await store.jobs.claimJob(for: "w2", kinds: ["noop"]))
@@ -228,12 +225,12 @@ struct ProgressFeedTests {
             let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
             var spec = ImportJob.spec(entity: "PullRequest", payload: input, rows: 300, batchSize: 100)
             spec.total = 300
-            let id = try await client.push([spec]).jobIds[0]
+            let id = try await client.push([spec]).ids[0]
             var seen: [Tributary_V1_JobProgress] = []
             let deadline = ContinuousClock.now + .seconds(60)
             while seen.last?.state != "done" {
                 let progress = try subscriber.next(before: deadline)
-                if progress.jobID == id { seen.append(progress) }
+                if progress.jobID == UInt64(id) { seen.append(progress) }
             }
             await client.close()
             return seen

@@ -3,6 +3,7 @@ import GRDB
 import Testing
 
 @testable import TributaryClient
+@testable import TributaryCore
 @testable import TributaryDemo
 @testable import TributaryProtocol
 
@@ -40,9 +41,7 @@ struct LimitsTests {
         defer { Task { await coordinator.process.stop() } }
         let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
 
-        var big = Tributary_V1_JobSpec()
-        big.kind = "big-save"
-        big.payload = Data(count: 1_500_000)
+        var big = JobSpec(kind: "big-save", payload: Data(count: 1_500_000))
         let refused = await #expect(throws: ProtocolError.self) { try await client.push([big]) }
         #expect(refused?.code == .tooLarge && refused?.message.contains("--max-payload-mb") == true)
 
@@ -74,7 +73,7 @@ struct LimitsTests {
         await #expect(throws: ProtocolError.self) {
             _ = try await flooder.request(.pushJobs(.with { $0.jobs = [huge] }), timeout: .seconds(2))
         }
-        #expect(try await client.status().jobs.dead == 2)
+        #expect(try await client.status().jobs[.dead] == 2)
         await flooder.close()
         await client.close()
     }
@@ -116,7 +115,7 @@ struct LimitsTests {
         // The coordinator still serves this peer and others.
         let reply = try await peer.request(.fetchRequest(fetch), timeout: .seconds(30))
         guard case .fetchReply = reply.body else { throw ProtocolError(.unknownMessage, "no fetch reply") }
-        #expect(try await client.status().jobs.done == 60)
+        #expect(try await client.status().jobs[.done] == 60)
         await peer.close()
         await client.close()
     }

@@ -121,13 +121,13 @@ struct MixedVersionTests {
         try await OldCoordinator.with { old in
             try await JobClient.with(endpoint: old.endpoint) { client in
                 let error = try await #require(throws: ProtocolError.self) {
-                    try await client.push([.with { ($0.kind, $0.afterJobs) = ("noop", [1]) }])
+                    try await client.push([JobSpec(kind: "noop").with { $0.afterJobs = [1] }])
                 }
                 #expect(Self.isRefusal(error, of: "dependencies", coordinator: 1, peer: 2), "\(error)")
                 #expect(!old.received { if case .pushJobs = $0 { true } else { false } }, "nothing was pushed")
                 #expect(old.received { if case .versionRequest = $0 { true } else { false } })
-                let pushed = try await client.push([.with { $0.kind = "noop" }])
-                #expect(pushed.jobIds == [1])
+                let pushed = try await client.push([JobSpec(kind: "noop")])
+                #expect(pushed.ids == [1])
             }
         }
     }

@@ -134,7 +134,7 @@ struct PythonExampleTests {
         let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
         let schedules = try await client.schedules()
         await client.close()
-        #expect(schedules.map(\.schedule.name) == ["nightly"] && schedules.first?.schedule.timezone == "Europe/Paris")
+        #expect(schedules.map(\.spec.name) == ["nightly"] && schedules.first?.spec.timeZone == "Europe/Paris")
         let bad = try await Self.finish(
             try Self.start("pusher.py", listen + ["--schedule", "x", "--cron", "* * *", "--kind", "noop"]))
         #expect(bad.status == 1 && bad.error.joined().contains("has 3 fields"), "\(bad.error)")

@@ -12,13 +12,8 @@ import TributaryCommandSupport
 /// queue's depth and latency; the store, read with its own connection, shows who took what.
 @Suite("Named queues", .serialized)
 struct QueueTests {
-    static func jobs(_ count: Int, queue: String, kind: String = "noop") -> [Tributary_V1_JobSpec] {
-        (0..<count).map { _ in
-            Tributary_V1_JobSpec.with {
-                $0.kind = kind
-                $0.queue = queue
-            }
-        }
+    static func jobs(_ count: Int, queue: String, kind: String = "noop") -> [JobSpec] {
+        Array(repeating: JobSpec(kind: kind, queue: queue), count: count)
     }
 
     static func worker(_ endpoint: String, queues: String, concurrency: Int = 8) throws -> StartedProcess {
@@ -48,8 +43,8 @@ struct QueueTests {
         let client = try JobClient(endpoint: endpoint)
         defer { Task { await client.close() } }
 
-        let defaults = try await client.push(Self.jobs(20, queue: "")).jobIds
-        let imports = try await client.push(Self.jobs(5, queue: "imports")).jobIds
+        let defaults = try await client.push(Self.jobs(20, queue: JobQueue.defaultName)).ids
+        let imports = try await client.push(Self.jobs(5, queue: "imports")).ids
         let importsOnly = try Self.worker(endpoint, queues: "imports")
         defer { importsOnly.kill() }
         try await waitUntil("the imports jobs to be done") {
@@ -75,7 +70,7 @@ struct QueueTests {
         // every imports job goes before any of the older default ones.
         importsOnly.kill()
         try await waitUntil("the imports-only worker to be gone") { try await client.status().workers.isEmpty }
-        let later = try await client.push(Self.jobs(3, queue: "imports")).jobIds
+        let later = try await client.push(Self.jobs(3, queue: "imports")).ids
         let both = try Self.worker(endpoint, queues: "imports,default", concurrency: 1)
         defer { both.kill() }
         try await waitUntil("every job to be done") {
@@ -83,8 +78,8 @@ struct QueueTests {
         }
         let rows = try Self.jobRows(coordinator.storePath)
         let leased = Dictionary(uniqueKeysWithValues: rows.map { ($0.id, $0.leasedAt) })
-        let lastImport = try #require(later.compactMap { leased[Int64($0)] }.max())
-        let firstDefault = try #require(defaults.compactMap { leased[Int64($0)] }.min())
+        let lastImport = try #require(later.compactMap { leased[$0] }.max())
+        let firstDefault = try #require(defaults.compactMap { leased[$0] }.min())
         #expect(lastImport < firstDefault, "a default job was leased before an imports job")
         #expect(rows.count == defaults.count + imports.count + later.count)
         #expect(try await client.status().queues.isEmpty)
@@ -141,11 +136,11 @@ struct RunLimitTests {
         defer { Task { await client.close() } }
         let rows = DemoData.pullRequests(count: 12_000, users: 300)
         let pushed = try await client.pushImport(rows, rowsPerJob: 400)
-        #expect(pushed.jobIds.count == 30)
+        #expect(pushed.ids.count == 30)
         // Read while the import runs (or after it, on a loaded machine): never more than the limit.
         let status = try await client.status()
         #expect((status.limits.first?.running ?? 0) <= 2)
-        #expect(status.limits.map(\.target) == ["kind:import", "queue:other"])
+        #expect(status.limits.map(\.name) == ["kind:import", "queue:other"])
         #expect(status.limits.first?.limit == 2)
         _ = try await client.finish(pushed.batch, timeout: .seconds(300))
 
@@ -169,8 +164,8 @@ struct RunLimitTests {
         let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
         defer { Task { await client.close() } }
         let status = try await client.status()
-        #expect(status.limits.map(\.target) == ["kind:noop"] && status.limits.first?.periodSeconds == 1)
-        let pushed = try await client.push(QueueTests.jobs(48, queue: ""))
+        #expect(status.limits.map(\.name) == ["kind:noop"] && status.limits.first?.periodSeconds == 1)
+        let pushed = try await client.push(QueueTests.jobs(48, queue: JobQueue.defaultName))
         _ = try await client.finish(pushed.batch, timeout: .seconds(120))
         let starts = try await DatabaseQueue(path: coordinator.storePath).read { db in
             try Double.fetchAll(db, sql: "SELECT leased_at FROM tributary_jobs ORDER BY leased_at")
@@ -207,12 +202,7 @@ struct RunLimitTests {
         let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
         defer { Task { await client.close() } }
         let customers = ["acme", "globex", "initech"]
-        let specs = (0..<90).map { index in
-            Tributary_V1_JobSpec.with {
-                $0.kind = "noop"
-                $0.arguments = ["customer": customers[index % 3]]
-            }
-        }
+        let specs = (0..<90).map { index in JobSpec(kind: "noop", arguments: ["customer": customers[index % 3]]) }
         let pushed = try await client.push(specs)
         _ = try await client.finish(pushed.batch, timeout: .seconds(120))
         let rows = try DatabaseQueue(path: coordinator.storePath).read { db in
@@ -232,30 +222,25 @@ struct RunLimitTests {
             "customers ran beside each other")
         let status = try await client.status()
         #expect(
-            status.limits.map(\.target) == ["kind:noop/customer", "kind:hold/customer", "kind:mail/customer"],
+            status.limits.map(\.name) == ["kind:noop/customer", "kind:hold/customer", "kind:mail/customer"],
             "\(status.limits)")
 
         // Jobs that hold on until cancelled: one per customer runs, and `jobs show` says why the other waits.
         let holds = try await client.push(
-            ["acme", "acme", "globex"].map { customer in
-                Tributary_V1_JobSpec.with {
-                    $0.kind = "hold"
-                    $0.arguments = ["customer": customer]
-                }
-            })
+            ["acme", "acme", "globex"].map { JobSpec(kind: "hold", arguments: ["customer": $0]) })
         let worker = InProcessWorker.start(
             endpoint: coordinator.process.listenEndpoint, handlers: [SecurityTests.Hold(completes: false)])
         defer { worker.cancel() }
         try await waitUntil("one hold job per customer to run") {
             var running = 0
-            for id in holds.jobIds where try await client.job(id).state == .running { running += 1 }
+            for id in holds.ids where try await client.job(id).state == .running { running += 1 }
             return running == 2
         }
-        let waiting = try await client.job(holds.jobIds[1])
+        let waiting = try await client.job(holds.ids[1])
         #expect(waiting.state == .queued)
         let reason = waiting.waiting ?? ""
         #expect(reason.contains("kind:hold/customer=acme is at its limit (1 running of 1)"), "\(reason)")
-        for id in holds.jobIds { _ = try? await client.cancel(id) }
+        for id in holds.ids { _ = try? await client.cancel(id) }
     }
 
     @Test("per-argument limits parse (kind:NAME/ARG=N, kind:NAME/ARG=M/PERIOD) and name what is wrong otherwise")
@@ -349,7 +334,7 @@ struct WeightedQueueTests {
         let endpoint = coordinator.process.listenEndpoint
         let client = try JobClient(endpoint: endpoint)
         defer { Task { await client.close() } }
-        _ = try await client.push(QueueTests.jobs(100, queue: ""))
+        _ = try await client.push(QueueTests.jobs(100, queue: JobQueue.defaultName))
         let imports = try await client.push(QueueTests.jobs(100, queue: "imports"))
         let worker = try QueueTests.worker(endpoint, queues: "imports:3,default:1", concurrency: 1)
         defer { worker.kill() }
@@ -391,15 +376,12 @@ struct BatchCallbackTests {
         // 5 import jobs, one of which dies of a row of the wrong type.
         var rows = (0..<400).map { #"{"login": "user\#($0)", "name": "User \#($0)"}"# }
         rows[350] = #"{"login": 42}"#
-        let callback = Tributary_V1_JobSpec.with {
-            $0.kind = "noop"
-            $0.arguments = ["report": "users"]
-        }
+        let callback = JobSpec(kind: "noop", arguments: ["report": "users"])
         let specs = NDJSONChunker.chunks(of: Data((rows.joined(separator: "\n") + "\n").utf8), rowsPerJob: 80).map {
             ImportJob.spec(entity: "User", payload: $0.payload, rows: $0.rows)
         }
         let pushed = try await client.push(specs, onComplete: callback)
-        #expect(pushed.jobIds.count == 5)
+        #expect(pushed.ids.count == 5)
         let done = "\(pushed.batch)/complete"
         try await waitUntil("the callback to be done", timeout: .seconds(60)) {
             try Self.jobs(ofBatch: done, in: coordinator.storePath).contains { $0.state == "done" }
@@ -414,15 +396,14 @@ struct BatchCallbackTests {
                 "cancelled_jobs": "0",
             ], "\(arguments)")
         // Retrying the dead job (it dies again) finishes the batch again: no second callback.
-        let dead = try #require(try await client.batchStatus(pushed.batch).dead.first?.jobID)
+        let dead = try #require(try await client.batchStatus(pushed.batch).dead.first?.id)
         _ = try await client.retry(dead)
         try await waitUntil("the retried job to die again") { try await client.job(dead).state == .dead }
         #expect(try Self.jobs(ofBatch: done, in: coordinator.storePath).count == 1)
 
         // A batch ended by cancelling its only job (a kind no worker runs) gets its callback too.
-        let waiting = try await client.push(
-            [Tributary_V1_JobSpec.with { $0.kind = "nobody-runs-this" }], onComplete: callback)
-        _ = try await client.cancel(waiting.jobIds[0])
+        let waiting = try await client.push([JobSpec(kind: "nobody-runs-this")], onComplete: callback)
+        _ = try await client.cancel(waiting.ids[0])
         try await waitUntil("the cancelled batch's callback") {
             try Self.jobs(ofBatch: "\(waiting.batch)/complete", in: coordinator.storePath).contains {
                 $0.state == "done"

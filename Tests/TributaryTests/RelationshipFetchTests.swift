@@ -74,7 +74,7 @@ struct RelationshipFetchTests {
         defer { worker.cancel() }
         let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
         defer { Task { await client.close() } }
-        let status = try await client.finish(try await client.push([.with { $0.kind = "relationship-samples" }]).batch)
+        let status = try await client.finish(try await client.push([JobSpec(kind: "relationship-samples")]).batch)
         #expect(status.doneJobs == 1, "\(status)")
 
         let connection = try CoordinatorConnection(endpoint: coordinator.process.listenEndpoint)

@@ -93,7 +93,7 @@ struct ReplicationTests {
         let pushed = try await client.pushImport(input, rowsPerJob: 500)
         // Host A is lost with about a third of the import done: the coordinator and Litestream killed at once.
         try await waitUntil("a third of the import to be done", timeout: .seconds(120)) {
-            try StoreState(path: storePath, batch: pushed.batch).doneJobs >= pushed.jobIds.count / 3
+            try StoreState(path: storePath, batch: pushed.batch).doneJobs >= pushed.ids.count / 3
         }
         kill(coordinator.pid, SIGKILL)
         replicator.kill()

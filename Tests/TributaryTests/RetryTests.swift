@@ -134,12 +134,7 @@ struct RetryIntegrationTests {
             defer { worker.cancel() }
             let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
             let pushed = try await client.push([
-                Tributary_V1_JobSpec.with {
-                    $0.kind = "flaky"
-                    $0.total = 1
-                    $0.backoffBaseMs = 10
-                    $0.backoffCapMs = 20
-                }
+                JobSpec(kind: "flaky", total: 1, backoffBase: .milliseconds(10), backoffCap: .milliseconds(20))
             ])
             let status = try await client.finish(pushed.batch, timeout: .seconds(30))
             await client.close()
@@ -264,7 +259,7 @@ struct CancellationTests {
         let directory = try TemporaryDirectory()
         let store = try RootStore.open(path: directory.path("store.sqlite"), model: DemoData.model)
         let ids = try await store.jobs.pushJobs(
-            [Tributary_V1_JobSpec.with { $0.kind = "noop" }, Tributary_V1_JobSpec.with { $0.kind = "noop" }],
+            [JobSpec(kind: "noop"), JobSpec(kind: "noop")],
             batch: "b"
         ).ids
         #expect(try await store.jobs.cancelJob(id: ids[0])?.before.state == .queued)
@@ -324,10 +319,10 @@ struct CancellationIntegrationTests {
                 handlers: [EndlessHandler(sawCancellation: sawCancellation)])
             defer { worker.cancel() }
             let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
-            let id = try await client.push([Tributary_V1_JobSpec.with { $0.kind = "endless" }]).jobIds[0]
+            let id = try await client.push([JobSpec(kind: "endless")]).ids[0]
             try await waitUntil("the job to commit a few batches") { try await client.job(id).done >= 3 }
             let running = try await client.status().running
-            #expect(running.map(\.jobID) == [id] && running[0].done >= 3, "status shows the running job's progress")
+            #expect(running.map(\.id) == [id] && running[0].done >= 3, "status shows the running job's progress")
             _ = try await client.cancel(id)
             try await waitUntil("the handler to see the cancellation") { sawCancellation.value }
             let job = try await client.job(id)
@@ -355,7 +350,7 @@ struct GracefulStopTests {
             endpoint: coordinator.process.listenEndpoint, handlers: [EndlessHandler(sawCancellation: sawCancellation)])
         defer { worker.cancel() }
         let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
-        let id = try await client.push([Tributary_V1_JobSpec.with { $0.kind = "endless" }]).jobIds[0]
+        let id = try await client.push([JobSpec(kind: "endless")]).ids[0]
         try await waitUntil("the job to commit a batch") { try await client.job(id).done >= 1 }
         await client.close()
         #expect(await coordinator.process.stop() == 0)
@@ -409,17 +404,11 @@ struct TimeoutIntegrationTests {
                 handlers: [EndlessHandler(sawCancellation: Locked(false), stopped: stopped)])
             defer { worker.cancel() }
             let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
-            let pushed = try await client.push([
-                Tributary_V1_JobSpec.with {
-                    $0.kind = "endless"
-                    $0.timeoutMs = 300
-                    $0.maxAttempts = 1
-                }
-            ])
+            let pushed = try await client.push([JobSpec(kind: "endless", maxAttempts: 1, timeout: .milliseconds(300))])
             _ = try await client.finish(pushed.batch, timeout: .seconds(30))
             // Stopped by the coordinator's CancelJob, or by a save already in flight being refused.
             try await waitUntil("the handler to stop") { stopped.value != nil }
-            let job = try await client.job(pushed.jobIds[0])
+            let job = try await client.job(pushed.ids[0])
             await client.close()
             return job
         }
@@ -471,8 +460,8 @@ struct DrainTests {
         defer { worker.cancel() }
         let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
         let ids = try await client.push(
-            (0..<4).map { _ in Tributary_V1_JobSpec.with { $0.kind = "saving-forever" } }
-        ).jobIds
+            (0..<4).map { _ in JobSpec(kind: "saving-forever") }
+        ).ids
         try await waitUntil("the jobs to save") { saves.value >= 100 }
         await client.close()
         let process = coordinator.process
@@ -496,11 +485,7 @@ struct DrainTests {
             endpoint: coordinator.process.listenEndpoint, handlers: [BriefHandler(started: started)])
         defer { worker.cancel() }
         let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
-        let id = try await client.push([
-            Tributary_V1_JobSpec.with {
-                $0.kind = "brief"; $0.total = 1
-            }
-        ]).jobIds[0]
+        let id = try await client.push([JobSpec(kind: "brief", total: 1)]).ids[0]
         try await waitUntil("the job to start") { started.value }
         await client.close()
         #expect(await coordinator.process.stop() == 0)

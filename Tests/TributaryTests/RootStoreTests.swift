@@ -192,7 +192,7 @@ struct RootStoreTests {
 
     @Test("a job's batch applies at most once, and only while its attempt holds the lease")
     func exactlyOnceAndFencing() async throws {
-        let ids = try await store.jobs.pushJobs([Tributary_V1_JobSpec.with { $0.kind = "custom" }], batch: "b").ids
+        let ids = try await store.jobs.pushJobs([JobSpec(kind: "custom")], batch: "b").ids
         let job = try #require(try await store.jobs.claimJob(for: "w1", kinds: ["custom"]))
         #expect(job.id == ids[0] && job.attempt == 1)
 
@@ -264,7 +264,7 @@ struct JobFencingTests {
     }
 
     func claimedSave(batch: UInt32) async throws -> Tributary_V1_SaveChanges {
-        _ = try await store.jobs.pushJobs([Tributary_V1_JobSpec.with { $0.kind = "noop" }], batch: "b")
+        _ = try await store.jobs.pushJobs([JobSpec(kind: "noop")], batch: "b")
         let job = try #require(try await store.jobs.claimJob(for: "w1", kinds: ["noop"]))
         var save = Tributary_V1_SaveChanges()
         save.jobID = UInt64(job.id)
@@ -515,7 +515,7 @@ struct JobFencingTests {
 extension JobFencingTests {
     @Test("reopening puts back the jobs left running, counted per batch; a lost last attempt leaves its job dead")
     func jobsLeftRunningCounted() async throws {
-        let spec = Tributary_V1_JobSpec.with { $0.kind = "noop" }
+        let spec = JobSpec(kind: "noop")
         let lastTry = Tributary_V1_JobSpec.with {
             $0.kind = "noop"
             $0.maxAttempts = 1

@@ -3,6 +3,7 @@ import GRDB
 import Testing
 
 @testable import TributaryClient
+@testable import TributaryCore
 @testable import TributaryDemo
 @testable import TributaryMessaging
 @testable import TributaryProtocol
@@ -92,7 +93,7 @@ struct SecurityTests {
         }
         #expect(hello?.code == .forbidden && hello?.message.contains("a client key") == true)
 
-        #expect(try await client.status().jobs.done == 5)
+        #expect(try await client.status().jobs[.done] == 5)
         let (jobs, outsiders) = try await DatabaseQueue(path: coordinator.storePath).read { db in
             (
                 try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM tributary_jobs"),
@@ -129,16 +130,15 @@ struct SecurityTests {
         let revoked = InProcessWorker.start(
             endpoint: endpoint, handlers: [Hold(completes: false)], curve: try keys.peer("w1"))
         defer { revoked.cancel() }
-        var spec = Tributary_V1_JobSpec()
-        spec.kind = "hold"
+        let spec = JobSpec(kind: "hold")
         let batch = try await client.push([spec]).batch
-        try await waitUntil("w1 runs the job") { try await client.status().jobs.running == 1 }
+        try await waitUntil("w1 runs the job") { try await client.status().jobs[.running] == 1 }
 
         try FileManager.default.removeItem(atPath: "\(keys.allow)/w1.pub")
         kill(coordinator.process.pid, SIGHUP)
         try await waitUntil("the job to be back in the queue, w1 gone") {
             let status = try await client.status()
-            return status.jobs.running == 0 && status.workers.isEmpty
+            return status.jobs[.running] == 0 && status.workers.isEmpty
         }
         // w1's messages are refused from now on; w2 takes the job and finishes it.
         let successor = InProcessWorker.start(

@@ -186,7 +186,7 @@ struct TypedEntityTests {
         defer { worker.cancel() }
         let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
         defer { Task { await client.close() } }
-        let pushed = try await client.push([.with { $0.kind = "typed-samples" }])
+        let pushed = try await client.push([JobSpec(kind: "typed-samples")])
         let status = try await client.finish(pushed.batch)
         #expect(status.doneJobs == 1, "\(status)")
 

@@ -61,8 +61,7 @@ struct WorkerFetchTests {
         let worker = InProcessWorker.start(
             endpoint: coordinator.process.listenEndpoint, handlers: [FetchProbe(seen: seen)])
         defer { worker.cancel() }
-        var spec = Tributary_V1_JobSpec()
-        spec.kind = "fetch-probe"
+        let spec = JobSpec(kind: "fetch-probe")
         let status = try await client.finish(try await client.push([spec]).batch)
         #expect(status.doneJobs == 1, "\(status.dead.map(\.message))")
         let results = seen.withLock { $0 }
@@ -94,10 +93,8 @@ struct WorkerFetchTests {
         try worker.run()
         defer { worker.terminate() }
 
-        func triage(minimum: Int) async throws -> Tributary_V1_BatchStatusReply {
-            var spec = Tributary_V1_JobSpec()
-            spec.kind = "triage"
-            spec.arguments = ["min_additions": String(minimum)]
+        func triage(minimum: Int) async throws -> BatchStatus {
+            let spec = JobSpec(kind: "triage", arguments: ["min_additions": String(minimum)])
             return try await client.finish(try await client.push([spec]).batch)
         }
         // Twice: the first job creates the reviewer, the second finds the stored one.

@@ -74,7 +74,8 @@ public enum FuzzSeeds {
         fetch.sort = [FetchSort("number").wire]
         let bodies: [Tributary_V1_Envelope.OneOf_Body] = [
             .statusRequest(.init()),
-            .pushJobs(.with { $0.jobs = [ImportJob.spec(entity: "PullRequest", payload: Data("{}\n".utf8), rows: 1)] }),
+            .pushJobs(
+                .with { $0.jobs = [ImportJob.spec(entity: "PullRequest", payload: Data("{}\n".utf8), rows: 1).wire] }),
             .fetchRequest(fetch),
             .saveChanges(.with { $0.changes = changeSets[0] }),
             .historyRequest(.with { $0.afterSeq = 1 }),

@@ -16,11 +16,12 @@ struct CoordinatorView: Sendable {
         return reply
     }
 
-    func status() async throws -> Tributary_V1_StatusReply {
+    /// The router's status answer, as the domain's type.
+    func status() async throws -> CoordinatorStatus {
         guard case .statusReply(let status) = try await request(.statusRequest(.init())) else {
             throw ProtocolError(.internal, "the coordinator answered a status request with something else")
         }
-        return status
+        return try CoordinatorStatus(status)
     }
 
     /// The newest 50 jobs in `state`, read by the store (not a router turn).
@@ -48,16 +49,15 @@ struct CoordinatorView: Sendable {
         let totals = server.totals
         // The totals shown and the last minute's rates beside them from one reading, so they agree.
         let reading = RateHistory.reading(totals)
-        let byWorker = Dictionary(grouping: status.running, by: \.workerID)
+        let byWorker = Dictionary(grouping: status.running) { $0.worker ?? "" }
         return DashboardSnapshot(
             time: Date().timeIntervalSince1970,
             ready: server.isServing,
             store: .init(path: status.storePath, bytes: sizes.store, walBytes: sizes.wal),
             feed: .init(lastSeq: status.lastSeq, oldestSeq: status.oldestHistorySeq),
             jobs: .init(
-                waiting: status.jobs.waiting, queued: status.jobs.queued, running: status.jobs.running,
-                done: status.jobs.done,
-                dead: status.jobs.dead, cancelled: status.jobs.cancelled),
+                waiting: status.jobs[.waiting], queued: status.jobs[.queued], running: status.jobs[.running],
+                done: status.jobs[.done], dead: status.jobs[.dead], cancelled: status.jobs[.cancelled]),
             totals: .init(rowsCommitted: reading.rows, jobsDone: reading.jobs, commits: totals.commits),
             rates: rates.samples,
             recent: rates.recent(reading),
@@ -68,15 +68,14 @@ struct CoordinatorView: Sendable {
             },
             workers: status.workers.map { worker in
                 .init(
-                    id: worker.workerID, name: worker.name, pid: worker.pid, state: worker.state,
+                    id: worker.id, name: worker.name, pid: worker.pid, state: worker.state.rawValue,
                     heartbeatAgeSeconds: worker.secondsSinceHeartbeat,
-                    runningJobs: (byWorker[worker.workerID] ?? []).map(\.jobID))
+                    runningJobs: (byWorker[worker.id] ?? []).map { UInt64($0.id) })
             },
             running: status.running.map {
                 .init(
-                    id: $0.jobID, kind: $0.kind, queue: Self.queue($0), batch: $0.batch, worker: $0.workerID,
-                    attempt: $0.attempt,
-                    done: $0.done, total: $0.total)
+                    id: UInt64($0.id), kind: $0.kind, queue: $0.queue, batch: $0.batch, worker: $0.worker ?? "",
+                    attempt: UInt32(clamping: $0.attempt), done: $0.done, total: $0.total)
             },
             dead: try await deadJobs.map { job in
                 .init(
@@ -98,10 +97,5 @@ struct CoordinatorView: Sendable {
                     lag: status.lastSeq > $0.position ? status.lastSeq - $0.position : 0)
             },
             queues: status.queues.map { .init(name: $0.name, queued: $0.queued, latencySeconds: $0.latencySeconds) })
-    }
-
-    /// A job's queue (the wire leaves `default` out).
-    private static func queue(_ job: Tributary_V1_JobInfo) -> String {
-        job.queue.isEmpty ? JobQueue.defaultName : job.queue
     }
 }

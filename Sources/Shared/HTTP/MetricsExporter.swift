@@ -50,13 +50,8 @@ public final class MetricsExporter: Sendable {
     func scrape(_ view: CoordinatorView) async throws -> [UInt8] {
         let status = try await view.status()
         let subscribers = try await view.server.store.feed.subscribers()
-        let counts = status.jobs
-        for (state, count) in [
-            ("waiting", counts.waiting), ("queued", counts.queued), ("running", counts.running), ("done", counts.done),
-            ("dead", counts.dead),
-            ("cancelled", counts.cancelled),
-        ] {
-            gauge(MetricNames.jobs, [("state", state)]).set(Double(count))
+        for state in JobState.allCases {
+            gauge(MetricNames.jobs, [("state", state.rawValue)]).set(Double(status.jobs[state]))
         }
         gauge(MetricNames.workersConnected).set(Double(status.workers.count))
         let sizes = view.fileSizes()

@@ -3,14 +3,12 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import ServiceLifecycle
-import SwiftProtobuf
 import TributaryCoordinator
 import TributaryCore
 import TributaryProtocol
 
-/// The HTTP endpoint's routes. The JSON API answers jobs as ``JobJSON`` writes them (every field, as the CLI's
-/// `--json` prints them), the other replies in protobuf's JSON mapping (docs/protocol.md names their fields;
-/// lowerCamelCase, fields at their default left out, 64-bit integers as numbers), the dashboard with
+/// The HTTP endpoint's routes. The JSON API answers with the domain's types as ``JobJSON`` writes them (every field,
+/// under the protocol's lowerCamelCase names, as the CLI's `--json` prints them), the dashboard with
 /// ``DashboardSnapshot``; every refusal is
 /// `{"error": {"code": "UNKNOWN_JOB", "message": "…"}}` with a 4xx or 5xx (``ErrorJSONMiddleware``).
 struct Routes: Sendable {
@@ -154,15 +152,13 @@ struct Routes: Sendable {
             let (status, text) = Self.errorJSON(error)
             return Self.json(text, status: status)
         }
-        var options = JSONEncodingOptions()
-        options.alwaysPrintInt64sAsNumbers = true
         let text: String =
             switch reply {
-            case .statusReply(let message): try message.jsonString(options: options)
+            case .statusReply(let message): try JobJSON.text(CoordinatorStatus(message))
             case .jobsReply(let message): try JobJSON.text(message.jobs.map(JobInfo.init))
             case .jobInfo(let message): try JobJSON.text(JobInfo(message))
-            case .batchStatusReply(let message): try message.jsonString(options: options)
-            case .subscribersReply(let message): try message.jsonString(options: options)
+            case .batchStatusReply(let message): try JobJSON.text(BatchStatus(message))
+            case .subscribersReply(let message): try JobJSON.text(message.subscribers.map(DurableSubscriber.init))
             default: #"{}"#
             }
         return Self.json(text)

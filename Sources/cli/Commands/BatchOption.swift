@@ -1,5 +1,6 @@
 import ArgumentParser
 import TributaryClient
+import TributaryCore
 import TributaryProtocol
 
 /// `--batch NAME`: the batch a push goes into, named by the user (`--after-batch NAME` then waits for it). A new
@@ -23,14 +24,13 @@ struct BatchOption: ParsableArguments {
     /// Refuses a batch that finished, naming its counts.
     func checkOpen(with client: JobClient) async throws {
         guard let batch else { return }
-        let status: Tributary_V1_BatchStatusReply
+        let status: BatchStatus
         do {
             status = try await client.batchStatus(batch)
         } catch let error as ProtocolError where error.code == .unknownJob {
             return  // a new name
         }
-        let finished = status.doneJobs + status.deadJobs + status.cancelledJobs
-        guard status.totalJobs > 0, finished >= status.totalJobs else { return }
+        guard status.totalJobs > 0, status.isFinished else { return }
         throw ValidationError(
             "batch '\(batch)' has finished (\(status.totalJobs) jobs: \(status.doneJobs) done, \(status.deadJobs) dead, "
                 + "\(status.cancelledJobs) cancelled) and takes no new jobs: name a new batch")

@@ -1,5 +1,5 @@
 import ArgumentParser
-import TributaryProtocol
+import TributaryCore
 
 /// `--on-complete KIND [--on-complete-argument k=v …]`: the batch's callback job, pushed once when every job of
 /// the batch is done, dead or cancelled, with the batch's counts added to its arguments (docs/jobs.md).
@@ -23,16 +23,14 @@ struct CallbackOptions: ParsableArguments {
         }
     }
 
-    /// The callback's spec, when one was asked for, in the push's queue (`queue`; empty for `default`).
-    func spec(queue: String) -> Tributary_V1_JobSpec? {
+    /// The callback's spec, when one was asked for, in the push's queue.
+    func spec(queue: String) -> JobSpec? {
         guard let onComplete else { return nil }
-        return Tributary_V1_JobSpec.with { spec in
-            spec.kind = onComplete
-            spec.queue = queue
-            for argument in onCompleteArgument {
-                let parts = argument.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                spec.arguments[String(parts[0])] = String(parts[1])
-            }
+        var spec = JobSpec(kind: onComplete, queue: queue)
+        for argument in onCompleteArgument {
+            let parts = argument.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            spec.arguments[String(parts[0])] = String(parts[1])
         }
+        return spec
     }
 }

@@ -67,7 +67,7 @@ struct JobsShowCommand: AsyncParsableCommand {
 
     func run() async throws {
         let job = try await JobClient.with(endpoint: jobs.endpoint, curve: try jobs.curveKeys()) {
-            try await $0.job(id)
+            try await $0.job(Int64(clamping: id))
         }
         Terminal.line(json ? try JSONOutput.job(job) : JobText.details(job))
     }
@@ -85,7 +85,7 @@ struct JobsRetryCommand: AsyncParsableCommand {
 
     func run() async throws {
         let job = try await JobClient.with(endpoint: jobs.endpoint, curve: try jobs.curveKeys()) {
-            try await $0.retry(id)
+            try await $0.retry(Int64(clamping: id))
         }
         Terminal.line(JobText.summary(job))
     }
@@ -106,7 +106,7 @@ struct JobsCancelCommand: AsyncParsableCommand {
 
     func run() async throws {
         let job = try await JobClient.with(endpoint: jobs.endpoint, curve: try jobs.curveKeys()) {
-            try await $0.cancel(id)
+            try await $0.cancel(Int64(clamping: id))
         }
         Terminal.line(JobText.summary(job))
     }
@@ -124,7 +124,7 @@ struct JobsDeleteCommand: AsyncParsableCommand {
 
     func run() async throws {
         let job = try await JobClient.with(endpoint: jobs.endpoint, curve: try jobs.curveKeys()) {
-            try await $0.delete(id)
+            try await $0.delete(Int64(clamping: id))
         }
         Terminal.line("deleted: " + JobText.summary(job))
     }

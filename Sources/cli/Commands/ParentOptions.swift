@@ -1,6 +1,5 @@
 import ArgumentParser
 import TributaryCore
-import TributaryProtocol
 
 /// `--after JOB … --after-batch BATCH … --on-parent-failure fail|cancel|run`: the parents a pushed job waits for
 /// (docs/jobs.md, "Dependencies").
@@ -13,7 +12,7 @@ struct ParentOptions: ParsableArguments {
     var afterValues: [String] = []
 
     /// The `--after` job ids (valid once ``validate()`` passed).
-    var afterJobs: [UInt64] { afterValues.compactMap { UInt64($0) } }
+    var afterJobs: [Int64] { afterValues.compactMap { Int64($0) } }
 
     @Option(
         name: .customLong("after-batch"),
@@ -37,15 +36,16 @@ struct ParentOptions: ParsableArguments {
                 throw ValidationError("--on-parent-failure needs --after or --after-batch")
             }
         }
-        for value in afterValues where (UInt64(value) ?? 0) == 0 {
+        for value in afterValues where (Int64(value) ?? 0) <= 0 {
             throw ValidationError("--after '\(value)' is not a job id (a whole number from 1)")
         }
         if afterBatches.contains("") { throw ValidationError("--after-batch must name a batch") }
     }
 
-    func apply(to spec: inout Tributary_V1_JobSpec) {
+    /// Sets the parents and the policy on `spec` (the policy read by ``validate()``; `fail` when not given).
+    func apply(to spec: inout JobSpec) {
         spec.afterJobs = afterJobs
         spec.afterBatches = afterBatches
-        spec.onParentFailure = onParentFailure ?? ""
+        spec.onParentFailure = onParentFailure.flatMap(ParentFailure.init(rawValue:)) ?? .fail
     }
 }

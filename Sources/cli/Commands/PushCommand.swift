@@ -3,7 +3,6 @@ import Foundation
 import TributaryClient
 import TributaryCommandSupport
 import TributaryCore
-import TributaryProtocol
 
 /// `tributary push`: enqueue jobs.
 struct PushCommand: AsyncParsableCommand {
@@ -65,11 +64,7 @@ struct PushJobCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var spec = Tributary_V1_JobSpec()
-        spec.kind = kind
-        spec.priority = priority
-        if queue != JobQueue.defaultName { spec.queue = queue }
-        if let uniqueKey { spec.uniqueKey = uniqueKey }
+        var spec = JobSpec(kind: kind, priority: priority, uniqueKey: uniqueKey, queue: queue)
         for argument in arguments {
             let parts = argument.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             spec.arguments[String(parts[0])] = String(parts[1])
@@ -80,8 +75,8 @@ struct PushJobCommand: AsyncParsableCommand {
         try await batch.checkOpen(with: client)
         let pushed = try await client.push(
             [spec], batch: batch.batch ?? "",
-            onComplete: callback.spec(queue: queue == JobQueue.defaultName ? "" : queue))
-        let id = pushed.jobIds.first ?? 0
+            onComplete: callback.spec(queue: queue))
+        let id = pushed.ids.first ?? 0
         let duplicate = !pushed.duplicates.isEmpty
         if duplicate { Terminal.error("not enqueued: job \(id) has the unique key '\(uniqueKey ?? "")'") }
         guard wait else {
@@ -103,7 +98,7 @@ struct PushJobCommand: AsyncParsableCommand {
     }
 
     /// Polls the job until it is done, dead or cancelled.
-    static func waitForJob(_ id: UInt64, client: JobClient) async throws -> JobInfo {
+    static func waitForJob(_ id: Int64, client: JobClient) async throws -> JobInfo {
         while true {
             let job = try await client.job(id)
             if [.done, .dead, .cancelled].contains(job.state) { return job }
@@ -187,20 +182,19 @@ struct PushImportCommand: AsyncParsableCommand {
         let chunks = try NDJSONChunker.chunks(of: URL(fileURLWithPath: file), rowsPerJob: chunk)
         guard !chunks.isEmpty else { throw ValidationError("\(file) has no rows") }
         let client = try JobClient(endpoint: jobs.endpoint, curve: try jobs.curveKeys())
-        let runAt = delay > 0 ? Date().timeIntervalSince1970 + delay : 0
+        let runAt = delay > 0 ? Date(timeIntervalSinceNow: delay) : nil
         let specs = chunks.enumerated().map { index, chunk in
             var spec = ImportJob.spec(entity: entity, payload: chunk.payload, rows: chunk.rows, batchSize: batchSize)
             spec.priority = priority
             spec.runAt = runAt
-            if queue != JobQueue.defaultName { spec.queue = queue }
+            spec.queue = queue
             if let uniqueKey { spec.uniqueKey = "\(uniqueKey)#\(index + 1)" }
             parents.apply(to: &spec)
             return spec
         }
         try await batch.checkOpen(with: client)
         let pushed = try await ImportPusher(client: client).push(
-            specs, batch: batch.batch ?? "",
-            onComplete: callback.spec(queue: queue == JobQueue.defaultName ? "" : queue))
+            specs, batch: batch.batch ?? "", onComplete: callback.spec(queue: queue))
         let rows = chunks.reduce(0) { $0 + $1.rows }
         Terminal.error("pushed \(specs.count) jobs (\(rows) rows) as batch \(pushed.batch)")
         if !pushed.duplicates.isEmpty {
@@ -209,11 +203,10 @@ struct PushImportCommand: AsyncParsableCommand {
             )
         }
         if json {
-            Terminal.line(
-                try JSONOutput.pushed(batch: pushed.batch, jobIDs: pushed.jobIDs, duplicates: pushed.duplicates))
+            Terminal.line(try JSONOutput.pushed(pushed))
         } else {
             Terminal.line(pushed.batch)
-            for id in pushed.jobIDs { Terminal.line(String(id)) }
+            for id in pushed.ids { Terminal.line(String(id)) }
         }
         guard wait else {
             await client.close()
@@ -227,7 +220,7 @@ struct PushImportCommand: AsyncParsableCommand {
         if final.deadJobs > 0 {
             for job in final.dead {
                 let attempts = job.attempts == 1 ? "1 attempt" : "\(job.attempts) attempts"
-                Terminal.error("job \(job.jobID) failed (dead after \(attempts)): \(job.message)")
+                Terminal.error("job \(job.id) failed (dead after \(attempts)): \(job.message)")
             }
             throw ExitCode(1)
         }

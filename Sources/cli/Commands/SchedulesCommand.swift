@@ -3,7 +3,6 @@ import Foundation
 import TributaryClient
 import TributaryCommandSupport
 import TributaryCore
-import TributaryProtocol
 
 /// `tributary schedules`: periodic jobs kept in the store.
 struct SchedulesCommand: AsyncParsableCommand {
@@ -17,11 +16,11 @@ struct SchedulesCommand: AsyncParsableCommand {
         defaultSubcommand: SchedulesListCommand.self)
 
     /// One line per schedule.
-    static func line(_ info: Tributary_V1_ScheduleInfo) -> String {
-        let spec = info.schedule
+    static func line(_ info: ScheduleInfo) -> String {
+        let spec = info.spec
         var parts = [
-            spec.name, "\"\(spec.cron)\"", spec.timezone, "kind \(spec.job.kind)",
-            "queue \(spec.job.queue.isEmpty ? JobQueue.defaultName : spec.job.queue)", "missed \(spec.missed)",
+            spec.name, "\"\(spec.cron)\"", spec.timeZone, "kind \(spec.job.kind)", "queue \(spec.job.queue)",
+            "missed \(spec.missed.rawValue)",
         ]
         if info.paused {
             parts.append("paused")
@@ -32,7 +31,7 @@ struct SchedulesCommand: AsyncParsableCommand {
         }
         parts.append("fired \(info.fired)")
         if info.skipped > 0 { parts.append("skipped \(info.skipped)") }
-        if info.lastJobID > 0 { parts.append("last job \(info.lastJobID)") }
+        if let lastJobID = info.lastJobID { parts.append("last job \(lastJobID)") }
         return parts.joined(separator: "  ")
     }
 }
@@ -97,19 +96,14 @@ struct SchedulesAddCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let spec = Tributary_V1_ScheduleSpec.with {
-            $0.name = name
-            $0.cron = cron
-            $0.timezone = timezone
-            $0.missed = missed
-            $0.job.kind = kind
-            $0.job.priority = priority
-            $0.job.queue = queue == JobQueue.defaultName ? "" : queue
-            for argument in arguments {
-                let parts = argument.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                $0.job.arguments[String(parts[0])] = String(parts[1])
-            }
+        var job = JobSpec(kind: kind, priority: priority, queue: queue)
+        for argument in arguments {
+            let parts = argument.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            job.arguments[String(parts[0])] = String(parts[1])
         }
+        // `missed` is one of the policies once validate() passed.
+        let spec = ScheduleSpec(
+            name: name, cron: cron, timeZone: timezone, missed: MissedTicks(rawValue: missed) ?? .once, job: job)
         let info = try await JobClient.with(endpoint: jobs.endpoint, curve: try jobs.curveKeys()) {
             try await $0.putSchedule(spec, replace: replace)
         }
@@ -132,7 +126,7 @@ struct SchedulesListCommand: AsyncParsableCommand {
             try await $0.schedules()
         }
         if json {
-            Terminal.line(try JobJSON.text(schedules.map(ScheduleInfo.init)))
+            Terminal.line(try JobJSON.text(schedules))
             return
         }
         if schedules.isEmpty { Terminal.line("no schedules") }
@@ -140,31 +134,31 @@ struct SchedulesListCommand: AsyncParsableCommand {
     }
 }
 
-/// What `schedules pause|resume|delete` does.
-protocol ScheduleAction {
-    static var name: String { get }
+/// Which of `schedules pause|resume|delete` a subcommand is.
+protocol ScheduleActionCommand {
+    static var action: ScheduleAction { get }
     static var abstract: String { get }
 }
 
-enum Pause: ScheduleAction {
-    static let name = "pause"
+enum Pause: ScheduleActionCommand {
+    static let action = ScheduleAction.pause
     static let abstract = "Pause a schedule: its ticks enqueue nothing until it resumes."
 }
 
-enum Resume: ScheduleAction {
-    static let name = "resume"
+enum Resume: ScheduleActionCommand {
+    static let action = ScheduleAction.resume
     static let abstract = "Resume a paused schedule at its next tick (the ticks it passed while paused do not fire)."
 }
 
-enum Delete: ScheduleAction {
-    static let name = "delete"
+enum Delete: ScheduleActionCommand {
+    static let action = ScheduleAction.delete
     static let abstract = "Delete a schedule (the jobs it enqueued stay)."
 }
 
 /// `tributary schedules pause|resume|delete NAME`.
-struct SchedulesActionCommand<Action: ScheduleAction>: AsyncParsableCommand {
+struct SchedulesActionCommand<Action: ScheduleActionCommand>: AsyncParsableCommand {
     static var configuration: CommandConfiguration {
-        CommandConfiguration(commandName: Action.name, abstract: Action.abstract)
+        CommandConfiguration(commandName: Action.action.rawValue, abstract: Action.abstract)
     }
 
     @Argument(help: "The schedule's name.")
@@ -174,8 +168,8 @@ struct SchedulesActionCommand<Action: ScheduleAction>: AsyncParsableCommand {
 
     func run() async throws {
         let info = try await JobClient.with(endpoint: jobs.endpoint, curve: try jobs.curveKeys()) {
-            try await $0.schedule(name, action: Action.name)
+            try await $0.schedule(name, action: Action.action)
         }
-        Terminal.line((Action.name == "delete" ? "deleted " : "") + SchedulesCommand.line(info))
+        Terminal.line((Action.action == .delete ? "deleted " : "") + SchedulesCommand.line(info))
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import TributaryClient
 import TributaryCommandSupport
+import TributaryCore
 
 /// `tributary status`: workers, jobs by state, last sequence number.
 struct StatusCommand: AsyncParsableCommand {
@@ -23,17 +24,14 @@ struct StatusCommand: AsyncParsableCommand {
         }
         Terminal.line("store     \(status.storePath)")
         Terminal.line("last seq  \(status.lastSeq)  (history from seq \(status.oldestHistorySeq))")
-        let jobs = status.jobs
-        Terminal.line(
-            "jobs      waiting \(jobs.waiting)  queued \(jobs.queued)  running \(jobs.running)  done \(jobs.done)  dead \(jobs.dead)  cancelled \(jobs.cancelled)"
-        )
+        let counts = JobState.allCases.map { "\($0.rawValue) \(status.jobs[$0])" }
+        Terminal.line("jobs      " + counts.joined(separator: "  "))
         for limit in status.limits {
-            if limit.periodSeconds > 0 {
-                Terminal.line(
-                    "rate      \(limit.target)  at most \(limit.limit) started in any \(limit.periodSeconds) s")
+            if let period = limit.periodSeconds {
+                Terminal.line("rate      \(limit.name)  at most \(limit.limit) started in any \(period) s")
             } else {
-                let per = limit.target.contains("/") ? " per value (the busiest)" : ""
-                Terminal.line("limit     \(limit.target)  \(limit.running) running of \(limit.limit)\(per)")
+                let per = limit.argument == nil ? "" : " per value (the busiest)"
+                Terminal.line("limit     \(limit.name)  \(limit.running) running of \(limit.limit)\(per)")
             }
         }
         for queue in status.queues {
@@ -49,14 +47,14 @@ struct StatusCommand: AsyncParsableCommand {
         }
         for job in status.running {
             Terminal.line(
-                "running   job \(job.jobID)  \(job.kind)  \(job.done) / \(job.total)  attempt \(job.attempt)  \(job.workerID)"
+                "running   job \(job.id)  \(job.kind)  \(job.done) / \(job.total)  attempt \(job.attempt)  \(job.worker ?? "")"
             )
         }
         Terminal.line("workers   \(status.workers.count)")
         for worker in status.workers {
-            let job = worker.currentJobID == 0 ? "" : "  job \(worker.currentJobID)"
+            let job = worker.currentJobID.map { "  job \($0)" } ?? ""
             Terminal.line(
-                "  \(worker.workerID)  \(worker.state)  \(worker.name)  pid \(worker.pid)  heartbeat \(String(format: "%.1f", worker.secondsSinceHeartbeat))s ago\(job)"
+                "  \(worker.id)  \(worker.state.rawValue)  \(worker.name)  pid \(worker.pid)  heartbeat \(String(format: "%.1f", worker.secondsSinceHeartbeat))s ago\(job)"
             )
         }
     }

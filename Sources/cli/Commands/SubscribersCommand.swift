@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import TributaryClient
 import TributaryCommandSupport
-import TributaryProtocol
+import TributaryCore
 
 /// `tributary subscribers`: the durable feed subscribers.
 struct SubscribersCommand: AsyncParsableCommand {
@@ -27,8 +27,9 @@ struct SubscribersListCommand: AsyncParsableCommand {
         for subscriber in subscribers { Terminal.line(Self.line(subscriber)) }
     }
 
-    static func line(_ subscriber: Tributary_V1_SubscriberInfo) -> String {
-        let updated = Date(timeIntervalSince1970: subscriber.updatedAt).formatted(.iso8601)
+    /// `NAME  seq N  updated TIME`.
+    static func line(_ subscriber: DurableSubscriber) -> String {
+        let updated = subscriber.updatedAt.formatted(.iso8601)
         return "\(subscriber.name)  seq \(subscriber.position)  updated \(updated)"
     }
 }

@@ -2,13 +2,12 @@ import Foundation
 
 @testable import TributaryClient
 @testable import TributaryCore
-@testable import TributaryProtocol
 
 extension JobClient {
     /// Pushes NDJSON rows of `entity` as import jobs of `rowsPerJob` rows each.
     func pushImport(
-        _ input: Data, entity: String = "PullRequest", rowsPerJob: Int, onComplete: Tributary_V1_JobSpec? = nil
-    ) async throws -> Tributary_V1_PushReply {
+        _ input: Data, entity: String = "PullRequest", rowsPerJob: Int, onComplete: JobSpec? = nil
+    ) async throws -> PushedBatch {
         let specs = NDJSONChunker.chunks(of: input, rowsPerJob: rowsPerJob).map {
             ImportJob.spec(entity: entity, payload: $0.payload, rows: $0.rows)
         }
@@ -16,7 +15,7 @@ extension JobClient {
     }
 
     /// Waits (bounded) until every job of `batch` is done or failed.
-    func finish(_ batch: String, timeout: Duration = .seconds(120)) async throws -> Tributary_V1_BatchStatusReply {
+    func finish(_ batch: String, timeout: Duration = .seconds(120)) async throws -> BatchStatus {
         try await withTimeout("batch \(batch) to finish", timeout) {
             try await self.waitForBatch(batch, every: .milliseconds(50))
         }

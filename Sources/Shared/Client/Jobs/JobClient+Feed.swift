@@ -2,11 +2,12 @@ import Foundation
 import TributaryCore
 import TributaryProtocol
 
-/// The change feed's requests: history pages, snapshots and durable subscribers (``ChangeFeed`` uses them).
+/// The change feed's requests: history pages and snapshots (for ``ChangeFeed`` and ``ViewContext``, which read
+/// their pages as the protocol carries them), and durable subscribers.
 extension JobClient {
     /// One page of the stored didSave parts after `after` (up to `until`, 0 = the last commit).
     /// - Throws: ``ProtocolError`` `HISTORY_PRUNED` when that history is no longer kept.
-    public func history(
+    func history(
         after: UInt64, until: UInt64 = 0, filter: FeedFilter = FeedFilter(), maxCommits: UInt32 = 0
     ) async throws -> Tributary_V1_HistoryReply {
         let request = Tributary_V1_HistoryRequest.with {
@@ -22,7 +23,7 @@ extension JobClient {
     }
 
     /// The next page of a snapshot of the current objects; `id` 0 starts one (of `entities`, all when empty).
-    public func snapshotPage(id: UInt64, entities: Set<String> = [], maxRows: UInt32 = 0) async throws
+    func snapshotPage(id: UInt64, entities: Set<String> = [], maxRows: UInt32 = 0) async throws
         -> Tributary_V1_SnapshotPage
     {
         let request = Tributary_V1_SnapshotRequest.with {
@@ -38,7 +39,7 @@ extension JobClient {
     /// Registers the durable subscriber `name` at `position`, or moves it there; with `registerOnly`, one
     /// registered before keeps its position. Returns the stored position.
     public func updateSubscriber(name: String, position: UInt64, registerOnly: Bool = false) async throws
-        -> Tributary_V1_SubscriberInfo
+        -> DurableSubscriber
     {
         let update = Tributary_V1_SubscriberUpdate.with {
             $0.name = name
@@ -47,20 +48,20 @@ extension JobClient {
         }
         let reply = try await connection.request(.subscriberUpdate(update))
         guard case .subscriberInfo(let info) = reply.body else { throw Self.unexpected(reply) }
-        return info
+        return DurableSubscriber(info)
     }
 
     /// The durable subscribers and their positions.
-    public func subscribers() async throws -> [Tributary_V1_SubscriberInfo] {
+    public func subscribers() async throws -> [DurableSubscriber] {
         let reply = try await connection.request(.subscribersRequest(.init()))
         guard case .subscribersReply(let list) = reply.body else { throw Self.unexpected(reply) }
-        return list.subscribers
+        return list.subscribers.map(DurableSubscriber.init)
     }
 
     /// Forgets a durable subscriber, so its position no longer holds history back.
-    public func deleteSubscriber(name: String) async throws -> Tributary_V1_SubscriberInfo {
+    public func deleteSubscriber(name: String) async throws -> DurableSubscriber {
         let reply = try await connection.request(.deleteSubscriberRequest(.with { $0.name = name }))
         guard case .subscriberInfo(let info) = reply.body else { throw Self.unexpected(reply) }
-        return info
+        return DurableSubscriber(info)
     }
 }

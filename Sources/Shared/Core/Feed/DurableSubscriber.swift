@@ -14,6 +14,11 @@ public struct DurableSubscriber: Sendable, Equatable {
         self.updatedAt = updatedAt
     }
 
+    /// The subscriber a `SubscriberInfo` carries.
+    public init(_ wire: Tributary_V1_SubscriberInfo) {
+        self.init(name: wire.name, position: wire.position, updatedAt: Date(timeIntervalSince1970: wire.updatedAt))
+    }
+
     /// As `SubscriberInfo` carries it.
     public var wire: Tributary_V1_SubscriberInfo {
         Tributary_V1_SubscriberInfo.with {

@@ -1,5 +1,4 @@
 import Foundation
-import TributaryProtocol
 
 /// The built-in `import` job: NDJSON rows of one entity, upserted in batches.
 public enum ImportJob {
@@ -13,14 +12,10 @@ public enum ImportJob {
     public static let defaultBatchSize = 1000
 
     /// The job spec for `payload` (NDJSON lines) of `entity`.
-    public static func spec(entity: String, payload: Data, rows: Int, batchSize: Int? = nil) -> Tributary_V1_JobSpec {
-        Tributary_V1_JobSpec.with {
-            $0.kind = kind
-            $0.payload = payload
-            $0.arguments[entityArgument] = entity
-            if let batchSize { $0.arguments[batchSizeArgument] = String(batchSize) }
-            $0.total = UInt64(rows)
-        }
+    public static func spec(entity: String, payload: Data, rows: Int, batchSize: Int? = nil) -> JobSpec {
+        var arguments = [entityArgument: entity]
+        if let batchSize { arguments[batchSizeArgument] = String(batchSize) }
+        return JobSpec(kind: kind, payload: payload, arguments: arguments, total: UInt64(rows))
     }
 
     /// A non-blank line of an NDJSON payload: its 1-based line number and its byte range (0-based offsets).

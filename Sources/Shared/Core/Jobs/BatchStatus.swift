@@ -26,4 +26,7 @@ public struct BatchStatus: Sendable, Equatable {
     public init(batch: String) {
         self.batch = batch
     }
+
+    /// Whether every job of the batch is done, dead or cancelled.
+    public var isFinished: Bool { doneJobs + deadJobs + cancelledJobs >= totalJobs }
 }

@@ -62,7 +62,8 @@ public enum JobJSON {
         String(decoding: try encoder.encode(["schedules": schedules]), as: UTF8.self)
     }
 
-    private static var encoder: JSONEncoder {
+    /// Sorted keys, slashes as they are.
+    static var encoder: JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return encoder

@@ -111,6 +111,19 @@ extension ScheduleInfo {
     }
 }
 
+extension ScheduleAction {
+    /// The action a `ScheduleActionRequest` names.
+    /// - Throws: ``ProtocolError`` naming the actions this version knows.
+    public init(wire name: String) throws {
+        guard let action = ScheduleAction(rawValue: name) else {
+            throw ProtocolError(
+                .invalidRequest,
+                "unknown schedule action '\(name)' (one of \(ScheduleAction.names.joined(separator: ", ")))")
+        }
+        self = action
+    }
+}
+
 extension JobInfo {
     /// The job a `JobInfo` reply carries.
     /// - Throws: ``ProtocolError`` when the coordinator sent a state or policy this version does not know.
@@ -179,27 +192,6 @@ extension JobProgress {
             $0.done = done
             $0.total = total
             $0.attempt = UInt32(clamping: attempt)
-        }
-    }
-}
-
-extension BatchStatus {
-    public var wire: Tributary_V1_BatchStatusReply {
-        Tributary_V1_BatchStatusReply.with {
-            $0.batch = batch
-            $0.totalJobs = totalJobs
-            $0.doneJobs = doneJobs
-            $0.deadJobs = deadJobs
-            $0.cancelledJobs = cancelledJobs
-            $0.totalRows = totalRows
-            $0.doneRows = doneRows
-            $0.dead = dead.map { job in
-                Tributary_V1_DeadJob.with {
-                    $0.jobID = UInt64(max(0, job.id))
-                    $0.message = job.message
-                    $0.attempts = UInt32(clamping: job.attempts)
-                }
-            }
         }
     }
 }

@@ -1,0 +1,107 @@
+import Foundation
+
+/// The coordinator's status as JSON (`tributary status --json`, the HTTP API's `/api/status`): every field, under
+/// the protocol's lowerCamelCase names (`StatusReply` in docs/protocol.md). Absent values are written as the protocol
+/// writes them: `currentJobId` 0 for an idle worker, `periodSeconds` 0 for a concurrency limit; running jobs are
+/// written as ``JobJSON`` writes a job.
+extension CoordinatorStatus: Encodable {
+    enum CodingKeys: String, CodingKey {
+        case workers, jobs, lastSeq, oldestHistorySeq, storePath, pool, running, limits, queues
+    }
+
+    /// Writes every field under its key.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(workers, forKey: .workers)
+        try container.encode(jobs, forKey: .jobs)
+        try container.encode(lastSeq, forKey: .lastSeq)
+        try container.encode(oldestHistorySeq, forKey: .oldestHistorySeq)
+        try container.encode(storePath, forKey: .storePath)
+        try container.encode(pool, forKey: .pool)
+        try container.encode(running, forKey: .running)
+        try container.encode(limits, forKey: .limits)
+        try container.encode(queues, forKey: .queues)
+    }
+}
+
+extension CoordinatorStatus.Worker: Encodable {
+    enum CodingKeys: String, CodingKey {
+        case id = "workerId"
+        case name, pid, state, secondsSinceHeartbeat
+        case currentJobID = "currentJobId"
+    }
+
+    /// Writes every field under its key.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(name, forKey: .name)
+        try container.encode(pid, forKey: .pid)
+        try container.encode(state.rawValue, forKey: .state)
+        try container.encode(secondsSinceHeartbeat, forKey: .secondsSinceHeartbeat)
+        try container.encode(currentJobID ?? 0, forKey: .currentJobID)
+    }
+}
+
+extension CoordinatorStatus.PoolProcess: Encodable {
+    enum CodingKeys: String, CodingKey {
+        case name, pid, restarts, lastExitStatus, crashLooping
+    }
+
+    /// Writes every field under its key.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        try container.encode(pid, forKey: .pid)
+        try container.encode(restarts, forKey: .restarts)
+        try container.encode(lastExitStatus, forKey: .lastExitStatus)
+        try container.encode(crashLooping, forKey: .crashLooping)
+    }
+}
+
+extension CoordinatorStatus.Limit: Encodable {
+    enum CodingKeys: String, CodingKey {
+        case target, limit, running, periodSeconds
+    }
+
+    /// `target` is the limit's ``name`` (`kind:export/customer`).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .target)
+        try container.encode(limit, forKey: .limit)
+        try container.encode(running, forKey: .running)
+        try container.encode(periodSeconds ?? 0, forKey: .periodSeconds)
+    }
+}
+
+extension CoordinatorStatus.Queue: Encodable {
+    enum CodingKeys: String, CodingKey {
+        case name, queued, latencySeconds
+    }
+
+    /// Writes every field under its key.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        try container.encode(queued, forKey: .queued)
+        try container.encode(latencySeconds, forKey: .latencySeconds)
+    }
+}
+
+/// Counts by state: a key for every state, 0 included (`{"waiting": 0, "queued": 12, …}`).
+extension JobCounts: Encodable {
+    /// Writes each state's count under the state's name.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: JobStateKey.self)
+        for state in JobState.allCases { try container.encode(self[state], forKey: JobStateKey(state)) }
+    }
+
+    private struct JobStateKey: CodingKey {
+        let stringValue: String
+        var intValue: Int? { nil }
+
+        init(_ state: JobState) { stringValue = state.rawValue }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+}
