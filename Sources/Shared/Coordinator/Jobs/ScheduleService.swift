@@ -31,11 +31,11 @@ public struct ScheduleService: Service {
             do {
                 let now = Date().timeIntervalSince1970
                 // Most looks find nothing due: a read says so without queueing a write.
-                let due = try await store.jobs.nextScheduleTick().map { $0 <= now } ?? false
+                let next = try await store.jobs.nextScheduleTick()
                 let fired =
-                    catchingUp || due
+                    catchingUp || next.map({ $0 <= now }) == true
                     ? try await writer.write(.fireDueSchedules(now: now, catchingUp: catchingUp))
-                    : JobStore.FiredTicks(next: try await store.jobs.nextScheduleTick())
+                    : JobStore.FiredTicks(next: next)
                 catchingUp = false
                 if !fired.jobs.isEmpty { jobsQueued() }
                 if fired.skipped > 0 {
