@@ -4,6 +4,7 @@ import TributaryCore
 /// feed's `$jobs` topic and the job counters both take, whichever way the job ended (its completing save, a
 /// failure, a lost worker, a timeout, a cancel, or a parent's failure settling it).
 public struct JobEnding: Sendable, Equatable {
+    /// Its kind; empty for a completing save's ending, whose kind the router knows from the attempt it sent out.
     public let kind: String
     /// Its state (`.done`, `.dead` or `.cancelled`) and progress as the write left them, as `$jobs` carries them.
     public let progress: JobProgress

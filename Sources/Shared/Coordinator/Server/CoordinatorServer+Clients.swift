@@ -100,8 +100,9 @@ extension CoordinatorServer {
     /// Answered by the reader pool from the store and the router's last published state, so a status (asked each
     /// second by `/metrics` and every open dashboard) never holds up the router.
     func status(from peer: Data, requestID: UInt64) throws {
-        let statusReader = StatusReader(store: store, limits: configuration.runLimits, snapshot: routerSnapshot)
-        try readers.submit(peer: peer, requestID: requestID) { .statusReply(try await statusReader.reply()) }
+        try readers.submit(peer: peer, requestID: requestID) { [statusReader] in
+            .statusReply(try await statusReader.reply())
+        }
     }
 
     /// Answered by the reader pool from the store.

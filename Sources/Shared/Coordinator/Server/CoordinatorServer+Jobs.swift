@@ -9,8 +9,9 @@ extension CoordinatorServer {
         let state = request.state.isEmpty ? nil : try JobState(wire: request.state)
         try Self.requireInt64(request.beforeID, "before_id")
         let limit = request.limit == 0 ? 50 : min(Int(request.limit), 1_000)
-        try readers.submit(peer: peer, requestID: requestID) { [jobReader] in
-            let jobs = try await jobReader.store.jobs.list(
+        let store = store
+        try readers.submit(peer: peer, requestID: requestID) {
+            let jobs = try await store.jobs.list(
                 state: state, batch: request.batch.isEmpty ? nil : request.batch,
                 limit: limit, before: request.beforeID == 0 ? nil : Int64(request.beforeID))
             return .jobsReply(.with { $0.jobs = jobs.map(\.wire) })
@@ -25,9 +26,14 @@ extension CoordinatorServer {
         }
     }
 
-    /// Reads of jobs answered off the router, with its state as of its last step.
+    /// A job's reads answered off the router, with its state as of its last step.
     nonisolated var jobReader: JobReader {
         JobReader(store: store, limits: configuration.runLimits, snapshot: routerSnapshot)
+    }
+
+    /// A status answered off the router, with its state as of its last step.
+    nonisolated var statusReader: StatusReader {
+        StatusReader(store: store, limits: configuration.runLimits, snapshot: routerSnapshot)
     }
 
     func retryJob(_ id: UInt64, from peer: Data, requestID: UInt64) async throws {
