@@ -20,6 +20,7 @@ test: deps python-example test-tools lint
 	scripts/check-layers.sh .build/debug
 	scripts/check-comments.sh
 	scripts/check-write-path.sh
+	scripts/check-shape.sh
 	$(SWIFT) test --skip-build --skip '$(HEAVY_TESTS)'
 	$(SWIFT) test --skip-build --filter '$(HEAVY_TESTS)' --no-parallel
 

@@ -23,6 +23,20 @@ struct CommitBudgetTests {
         #expect(budget.next == 50_000)
     }
 
+    @Test("time the store spent on other writes is charged to the next commit, and spent by it")
+    func otherWritesAreCharged() {
+        var budget = CommitBudget(rows: 50_000, seconds: 1, minimumRows: 1_000)
+        budget.charge(seconds: 0.5)
+        #expect(budget.next == 50_000)  // no pace measured yet: the row budget stands
+        budget.record(rows: 20_000, budget: 50_000, elapsed: 1)
+        #expect(budget.next == 10_000)  // 20,000 rows/s over the half second the other write left
+        budget.charge(seconds: 0.25)
+        #expect(budget.take() == 5_000)
+        #expect(budget.next == 20_000 && budget.charged == 0)
+        budget.charge(seconds: 3)
+        #expect(budget.take() == 1_000)  // never below the minimum
+    }
+
     @Test("short commits leave the pace alone, and the budget never falls below its minimum")
     func shortCommitsAndTheFloor() {
         var budget = CommitBudget(rows: 50_000, seconds: 1, minimumRows: 1_000)

@@ -390,6 +390,29 @@ struct RetentionTests {
         }
         #expect(payloads == 3)
     }
+
+    @Test("pruning goes in chunks of the limit, lowest ids first, skipping the jobs it keeps")
+    func pruneInChunks() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try RootStore.open(path: directory.path("store.sqlite"), model: DemoData.model)
+        let ids = try await store.jobs.pushJobs(Array(repeating: JobSpec(kind: "noop"), count: 7), batch: "b").ids
+        try await store.pool.write { db in
+            try db.execute(sql: "UPDATE tributary_jobs SET state = 'done', updated_at = 1000")
+            // Kept whatever the cutoff: a dead job, and one finished after it.
+            try db.execute(sql: "UPDATE tributary_jobs SET state = 'dead' WHERE id = ?", arguments: [ids[1]])
+            try db.execute(sql: "UPDATE tributary_jobs SET updated_at = 3000 WHERE id = ?", arguments: [ids[3]])
+        }
+        let cutoff = Date(timeIntervalSince1970: 2000)
+        #expect(try await store.jobs.pruneFinishedJobs(before: cutoff, limit: 2) == 2)
+        #expect(try await store.jobs.job(id: ids[0]) == nil)
+        #expect(try await store.jobs.job(id: ids[2]) == nil)
+        #expect(try await store.jobs.job(id: ids[4]) != nil)
+        #expect(try await store.jobs.pruneFinishedJobs(before: cutoff, limit: 2) == 2)
+        #expect(try await store.jobs.pruneFinishedJobs(before: cutoff, limit: 2) == 1)
+        #expect(try await store.jobs.pruneFinishedJobs(before: cutoff, limit: 2) == 0)
+        let left = try await store.pool.read { try Int64.fetchAll($0, sql: "SELECT id FROM tributary_jobs") }
+        #expect(left == [ids[1], ids[3]])
+    }
 }
 
 @Suite("Integration: attempt timeouts", .serialized)

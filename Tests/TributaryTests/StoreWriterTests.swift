@@ -254,4 +254,21 @@ struct StoreWriterTests {
         await #expect(throws: WriterStoppedError.self) { try await writer.write(.deleteJob(id: parent)) }
         #expect(try await store.store.jobs.job(id: parent) != nil, "the refused delete changed nothing")
     }
+
+    @Test("a write other than a commit is charged to the next group commit's time budget, which spends the charge")
+    func otherWritesAreCharged() async throws {
+        let writer = makeWriter()
+        let slow = StoreWrite<Void>(name: "slow") { _, _ in
+            // The write's own work: the store is busy for this long, whatever the test waits on.
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        try await writer.write(slow)
+        // Collected once the store ran it: the charge is there by the time the next write returns.
+        _ = try await writer.write(.releaseAllRunningJobs())
+        #expect(writer.commitBudget.charged >= 0.2)
+        #expect(await writer.enqueue(saves(1...1), claims: []))
+        _ = await writer.flush()
+        #expect(writer.commitBudget.charged < 0.2, "the group commit queued next took the charge")
+        _ = await writer.stop()
+    }
 }

@@ -31,7 +31,7 @@ public final class MetricsExporter: Sendable {
         factory.durationBuckets = [
             MetricNames.jobRunSeconds: jobSeconds, MetricNames.jobQueueWaitSeconds: jobSeconds,
             MetricNames.groupCommitSeconds: commitSeconds, MetricNames.saveCommitSeconds: commitSeconds,
-            MetricNames.commitPublishSeconds: commitSeconds,
+            MetricNames.commitPublishSeconds: commitSeconds, MetricNames.writeSeconds: commitSeconds,
         ]
         factory.valueBuckets = [
             MetricNames.groupCommitRows: [1, 10, 100, 1_000, 5_000, 10_000, 25_000, 50_000, 100_000, 250_000]

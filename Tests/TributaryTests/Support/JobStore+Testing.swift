@@ -62,8 +62,8 @@ extension JobStore {
     }
 
     @discardableResult
-    func pruneFinishedJobs(before cutoff: Date) async throws -> Int {
-        try await transaction { db in try self.pruneFinishedJobs(before: cutoff, in: db) }
+    func pruneFinishedJobs(before cutoff: Date, limit: Int = .max) async throws -> Int {
+        try await transaction { db in try self.pruneFinishedJobs(before: cutoff, limit: limit, in: db) }
     }
 
     func failTimedOutAttempts(now: Date = Date()) async throws -> [TimedOutAttempt] {

@@ -464,11 +464,22 @@ extension JobStore {
 
     /// Deletes finished jobs (done or cancelled) last changed before `cutoff`, with their payloads. Dead jobs are
     /// kept until retried. Batch counters keep their totals.
+    /// - Parameter limit: the most jobs deleted (a chunk: one write must not hold the store for long).
     /// - Returns: how many jobs were deleted.
     @discardableResult
-    func pruneFinishedJobs(before cutoff: Date, in db: Database) throws -> Int {
-        let condition = "state IN (\(JobState.done.sql), \(JobState.cancelled.sql)) AND updated_at < ?"
-        let arguments: StatementArguments = [cutoff.timeIntervalSince1970]
+    func pruneFinishedJobs(before cutoff: Date, limit: Int, in db: Database) throws -> Int {
+        let finished = "state IN (\(JobState.done.sql), \(JobState.cancelled.sql)) AND updated_at < ?"
+        // At most `limit` of them, lowest ids first: those up to the limit-th one's id.
+        guard
+            let last = try Int64.fetchOne(
+                db, sql: "SELECT id FROM tributary_jobs WHERE \(finished) ORDER BY id LIMIT 1 OFFSET ?",
+                arguments: [cutoff.timeIntervalSince1970, max(0, limit - 1)])
+                ?? Int64.fetchOne(
+                    db, sql: "SELECT max(id) FROM tributary_jobs WHERE \(finished)",
+                    arguments: [cutoff.timeIntervalSince1970])
+        else { return 0 }
+        let condition = finished + " AND id <= ?"
+        let arguments: StatementArguments = [cutoff.timeIntervalSince1970, last]
         try Self.forgetParents(ofDeleted: condition, arguments: arguments, in: db)
         try db.execute(
             sql:

@@ -17,6 +17,8 @@ public struct StoreMaintenance: Service {
     static let interval: Duration = .seconds(60)
     /// History commits deleted per transaction; a full chunk means more is due at once.
     static let historyChunk = 2_000
+    /// Finished jobs deleted per transaction; a full chunk means more is due at once.
+    static let jobChunk = 5_000
 
     /// How often attempts are checked against their job's timeout.
     static let timeoutInterval: Duration = .milliseconds(500)
@@ -90,15 +92,17 @@ public struct StoreMaintenance: Service {
         }
     }
 
-    /// Deletes finished jobs (and their payloads) finished longer than `retention` ago.
-    /// - Returns: false: one run a minute is enough.
+    /// Deletes one chunk of the finished jobs (and their payloads) finished longer than `retention` ago.
+    /// - Returns: whether the chunk was full (more is due).
     private func pruneFinishedJobs(olderThan retention: Duration) async -> Bool {
         do {
-            let pruned = try await writer.write(.pruneFinishedJobs(before: Date() - retention.seconds))
+            let pruned = try await writer.write(
+                .pruneFinishedJobs(before: Date() - retention.seconds, limit: Self.jobChunk))
             if pruned > 0 { logger.info("finished jobs pruned", metadata: ["jobs": "\(pruned)"]) }
+            return pruned == Self.jobChunk
         } catch {
             logger.error("cannot prune finished jobs", metadata: ["error": "\(error)"])
+            return false
         }
-        return false
     }
 }

@@ -16,6 +16,8 @@ extension MetricNames {
         commits: "Saves whose commit took a sequence number.",
         groupCommitRows: "Objects per group commit.",
         groupCommitSeconds: "A group commit's time on the writer.",
+        writeSeconds:
+            "A write other than a group commit or a push (pruning, a failure, a schedule...): its time on the writer, by write.",
         saveCommitSeconds: "From the router taking a save to the end of the group commit that wrote it.",
         commitPublishSeconds: "From the end of a group commit to the save's didSave being handed to the feed.",
         queueJobs: "Jobs queued in a named queue (retries and delayed jobs included), by queue.",

@@ -6,6 +6,10 @@ import Metrics
 enum WriterMetrics {
     static let groupCommitRows = Recorder(label: MetricNames.groupCommitRows)
     static let groupCommitDuration = Metrics.Timer(label: MetricNames.groupCommitSeconds)
+    /// The time on the store of a write other than a group commit or a push, by its name.
+    static func writeDuration(_ write: String) -> Metrics.Timer {
+        Metrics.Timer(label: MetricNames.writeSeconds, dimensions: [("write", write)])
+    }
     static let saveToCommit = Metrics.Timer(label: MetricNames.saveCommitSeconds)
     static let commitToPublish = Metrics.Timer(label: MetricNames.commitPublishSeconds)
     static let rowsCommitted = Counter(label: MetricNames.rowsCommitted)

@@ -3,7 +3,7 @@ import TributaryProtocol
 
 /// Handing saves and claims to the writer, and answering what it wrote.
 ///
-/// A message's saves gather in ``gathered`` and go to the writer (``StoreWriter``) together once the message is
+/// A message's saves gather in ``dispatch`` and go to the writer (``StoreWriter``) together once the message is
 /// handled, with a claim for each worker that has credit when a dispatch is due; the writer folds them into its
 /// next group commit. Its finished writes come back as ``WriterAnswer``s, answered here in the order written:
 /// acks and didSave events, then the assignments of the jobs claimed in the same transaction.
@@ -11,13 +11,8 @@ extension CoordinatorServer {
     /// Hands the saves gathered so far to the writer, with claims for workers' credit when a dispatch is due.
     /// Saves the writer no longer takes (it stopped) are refused.
     func submit() async {
-        var claims: [QueuedCommit.Claim] = []
-        if needsDispatch && !stopping {
-            needsDispatch = false
-            claims = takeCredit()
-        }
-        let saves = gathered
-        gathered = []
+        let (saves, claims) = dispatch.take(
+            from: &workers, claiming: !stopping, runLimits: configuration.runLimits)
         guard !saves.isEmpty || !claims.isEmpty else { return }
         guard await writer.enqueue(saves, claims: claims) else {
             for save in saves {
@@ -59,27 +54,15 @@ extension CoordinatorServer {
                 if !send(jobs, to: claim.peer, claimedFor: claim.worker, wanted: claim.request.limit) {
                     releaseLater(jobsOf: claim.worker)
                 }
-                if jobs.count == claim.request.limit, (workers[claim.peer]?.credit ?? 0) > 0 { needsDispatch = true }
+                if jobs.count == claim.request.limit, (workers[claim.peer]?.credit ?? 0) > 0 { dispatch.isDue = true }
             case .failure(let error):
                 // The worker asked for these jobs; it must not lose the credit because the store refused once.
-                giveBack(claim.request.limit, to: claim.peer, of: claim.worker)
+                workers.giveBack(claim.request.limit, to: claim.peer, of: claim.worker)
                 logger.error("claim failed", metadata: ["worker": "\(claim.worker.id)", "error": "\(error)"])
             }
         }
-        if !commit.claims.isEmpty { scheduleRateLimitWake() }
-    }
-
-    /// A claim found a rate limit full: a dispatch is due when its window next has room, rather than at the next
-    /// tick (up to half a second later), so that the limit's pace is kept to.
-    private func scheduleRateLimitWake() {
-        guard let at = store.writer.recentStarts.nextRoom.take() else { return }
-        if let scheduled = rateLimitWake, scheduled <= at { return }
-        rateLimitWake = at
-        Task { [weak self] in
-            // A moment past it, so that the oldest start has left the window when the claim looks.
-            try? await Task.sleep(for: .seconds(max(0, at - Date().timeIntervalSince1970) + 0.002))
-            self?.post(.rateLimitRoom)
-        }
+        // A claim that found a rate limit full: a dispatch is due when its window next has room.
+        if !commit.claims.isEmpty { dispatch.wake(at: store.writer.recentStarts.nextRoom.take(), through: io) }
     }
 
     /// Answers a push once its jobs are enqueued; they may go out at once.
@@ -98,7 +81,7 @@ extension CoordinatorServer {
                         $0.jobIds = pushed.ids.map(UInt64.init)
                         $0.duplicates = pushed.duplicates.map(UInt32.init)
                     }))
-            needsDispatch = true
+            dispatch.isDue = true
         case .failure(let error):
             refuse(push.requestID, from: push.peer, error)
         }
@@ -108,7 +91,7 @@ extension CoordinatorServer {
     /// - Returns: false when the worker left (or registered anew) while the claim was written: nothing was sent,
     ///   and its jobs are to go back to the queue.
     private func send(_ jobs: [ClaimedJob], to peer: Data, claimedFor worker: WorkerRecord, wanted: Int) -> Bool {
-        giveBack(wanted - jobs.count, to: peer, of: worker)
+        workers.giveBack(wanted - jobs.count, to: peer, of: worker)
         guard !jobs.isEmpty else { return true }
         guard workers[peer]?.id == worker.id else { return false }
         let now = Date().timeIntervalSince1970

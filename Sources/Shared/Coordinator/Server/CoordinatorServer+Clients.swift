@@ -51,7 +51,7 @@ extension CoordinatorServer {
         guard !spec.kind.isEmpty else {
             throw ProtocolError(.invalidRequest, "job \(index) of the push has no kind")
         }
-        try Self.requireProgress(spec.total, "total of job \(index)")
+        try Intake.requireProgress(spec.total, "total of job \(index)")
         guard spec.runAt.isFinite && spec.runAt >= 0 else {
             throw ProtocolError(.invalidRequest, "job \(index) has a run_at that is not a time")
         }
@@ -67,7 +67,7 @@ extension CoordinatorServer {
                 .invalidRequest,
                 "job \(index) names \(parents) parents; at most \(Self.maximumParents) (a batch counts as one)")
         }
-        for parent in spec.afterJobs { try Self.requireInt64(parent, "after_jobs of job \(index)") }
+        for parent in spec.afterJobs { try Intake.requireInt64(parent, "after_jobs of job \(index)") }
         if let position = spec.afterPushed.first(where: { $0 >= index }) {
             throw ProtocolError(
                 .invalidRequest,

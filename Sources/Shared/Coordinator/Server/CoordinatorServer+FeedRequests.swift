@@ -9,8 +9,8 @@ extension CoordinatorServer {
     static let maximumHistoryCommits: UInt32 = 10_000
 
     func history(_ request: Tributary_V1_HistoryRequest, from peer: Data, requestID: UInt64) throws {
-        try Self.requireInt64(request.afterSeq, "after_seq")
-        try Self.requireInt64(request.untilSeq, "until_seq")
+        try Intake.requireInt64(request.afterSeq, "after_seq")
+        try Intake.requireInt64(request.untilSeq, "until_seq")
         guard request.maxCommits <= Self.maximumHistoryCommits else {
             throw ProtocolError(
                 .invalidRequest, "max_commits \(request.maxCommits) is over the limit of \(Self.maximumHistoryCommits)")
@@ -31,7 +31,7 @@ extension CoordinatorServer {
 
     func subscriberUpdate(_ update: Tributary_V1_SubscriberUpdate, from peer: Data, requestID: UInt64) async throws {
         try Self.requireSubscriberName(update.name)
-        try Self.requireInt64(update.position, "position")
+        try Intake.requireInt64(update.position, "position")
         let info = try await writer.write(
             .updateSubscriber(name: update.name, position: update.position, registerOnly: update.registerOnly))
         reply(to: peer, requestID: requestID, .subscriberInfo(info.wire))
@@ -73,25 +73,6 @@ extension CoordinatorServer {
     private static func requireSubscriberName(_ name: String) throws {
         guard !name.isEmpty, name.utf8.count <= 200 else {
             throw ProtocolError(.invalidRequest, "a durable subscriber needs a name of 1 to 200 bytes")
-        }
-    }
-
-    /// Refuses a save whose change set is over the row or byte limit, naming it.
-    func checkChangeSetLimits(_ save: Tributary_V1_SaveChanges, messageBytes: Int) throws {
-        let limits = configuration.limits
-        guard messageBytes <= limits.maximumChangeSetBytes else {
-            throw ProtocolError(
-                .tooLarge,
-                "the save takes \(messageBytes) bytes; the limit is \(limits.maximumChangeSetBytes) (--max-change-set-mb)",
-                jobID: save.jobID)
-        }
-        var rows = 0
-        for batch in save.changes.batches { rows += batch.ids.count / 16 }
-        guard rows <= limits.maximumChangeSetRows else {
-            throw ProtocolError(
-                .tooLarge,
-                "the change set has \(rows) rows; the limit is \(limits.maximumChangeSetRows) (--max-change-set-rows)",
-                jobID: save.jobID)
         }
     }
 }

@@ -7,7 +7,7 @@ extension CoordinatorServer {
     /// Answered by the reader pool: a job list from the store.
     func listJobs(_ request: Tributary_V1_JobsRequest, from peer: Data, requestID: UInt64) throws {
         let state = request.state.isEmpty ? nil : try JobState(wire: request.state)
-        try Self.requireInt64(request.beforeID, "before_id")
+        try Intake.requireInt64(request.beforeID, "before_id")
         let limit = request.limit == 0 ? 50 : min(Int(request.limit), 1_000)
         let store = store
         try readers.submit(peer: peer, requestID: requestID) {
@@ -20,7 +20,7 @@ extension CoordinatorServer {
 
     /// Answered by the reader pool: the job, and why it waits (``JobReader``).
     func showJob(_ id: UInt64, from peer: Data, requestID: UInt64) throws {
-        try Self.requireInt64(id, "job_id")
+        try Intake.requireInt64(id, "job_id")
         try readers.submit(peer: peer, requestID: requestID) { [jobReader] in
             .jobInfo(try await jobReader.job(Int64(id)).wire)
         }
@@ -28,16 +28,16 @@ extension CoordinatorServer {
 
     /// A job's reads answered off the router, with its state as of its last step.
     nonisolated var jobReader: JobReader {
-        JobReader(store: store, limits: configuration.runLimits, snapshot: routerSnapshot)
+        JobReader(store: store, limits: configuration.runLimits, snapshot: snapshot)
     }
 
     /// A status answered off the router, with its state as of its last step.
     nonisolated var statusReader: StatusReader {
-        StatusReader(store: store, limits: configuration.runLimits, snapshot: routerSnapshot)
+        StatusReader(store: store, limits: configuration.runLimits, snapshot: snapshot)
     }
 
     func retryJob(_ id: UInt64, from peer: Data, requestID: UInt64) async throws {
-        try Self.requireInt64(id, "job_id")
+        try Intake.requireInt64(id, "job_id")
         let retried: (job: JobInfo, settled: [JobEnding])?
         do {
             retried = try await writer.write(.retryJob(id: Int64(id)))
@@ -49,11 +49,11 @@ extension CoordinatorServer {
         // A child retried while a parent is still failed is settled again at once.
         jobsEnded(retried.settled)
         reply(to: peer, requestID: requestID, .jobInfo(retried.job.wire))
-        needsDispatch = true
+        dispatch.isDue = true
     }
 
     func cancelJob(_ id: UInt64, from peer: Data, requestID: UInt64) async throws {
-        try Self.requireInt64(id, "job_id")
+        try Intake.requireInt64(id, "job_id")
         let cancelled: (before: JobInfo, endings: [JobEnding])?
         do {
             cancelled = try await writer.write(.cancelJob(id: Int64(id)))
@@ -75,7 +75,7 @@ extension CoordinatorServer {
         }
         jobsEnded(endings)
         // Cancelling may have finished a batch whose callback job is now queued.
-        needsDispatch = true
+        dispatch.isDue = true
         logger.info("job cancelled", metadata: ["job": "\(id)", "was": "\(before.state.rawValue)"])
         var after = before
         after.state = .cancelled
@@ -84,7 +84,7 @@ extension CoordinatorServer {
     }
 
     func deleteJob(_ id: UInt64, from peer: Data, requestID: UInt64) async throws {
-        try Self.requireInt64(id, "job_id")
+        try Intake.requireInt64(id, "job_id")
         let job: JobInfo?
         do {
             job = try await writer.write(.deleteJob(id: Int64(id)))

@@ -16,7 +16,7 @@ extension CoordinatorServer {
         envelope.requestID = 1
         envelope.body = body
         return try await withCheckedThrowingContinuation { continuation in
-            guard let peer = localPeers.register(continuation) else { return }
+            guard let peer = io.localPeers.register(continuation) else { return }
             post(.local(envelope, peer: peer))
         }
     }

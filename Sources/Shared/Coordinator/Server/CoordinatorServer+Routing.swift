@@ -10,7 +10,17 @@ extension CoordinatorServer {
     /// committed and answered.
     func handle(_ batch: [SocketLoop.Inbound]) async {
         for message in batch {
-            guard let (peer, envelopes) = decode(message) else { continue }
+            let peer: Data
+            let envelopes: [Result<SizedEnvelope, ProtocolError>]
+            switch Intake.decode(message) {
+            case .envelopes(let sender, let decoded): (peer, envelopes) = (sender, decoded)
+            case .malformed(let sender, let error):
+                refuseMalformed(error, from: sender)
+                continue
+            case .dropped:
+                logger.warning("message dropped: its sender's routing id is one kept for local requests")
+                continue
+            }
             for decoded in envelopes {
                 switch decoded {
                 case .success(let sized): await handle(sized, of: message, from: peer)
@@ -27,18 +37,8 @@ extension CoordinatorServer {
     /// the saves before it committed, unless it leaves the store alone.
     func handle(_ sized: SizedEnvelope, of message: SocketLoop.Inbound, from peer: Data) async {
         let envelope = sized.envelope
-        if authorization != nil {
-            do {
-                try authorize(envelope, userID: message.userID, peer: peer)
-            } catch let error as ProtocolError {
-                reply(to: peer, requestID: envelope.requestID, .error(error.wire))
-                return
-            } catch {
-                return
-            }
-        }
         do {
-            try Self.requireCapabilities(of: envelope)
+            try intake.admit(envelope, userID: message.userID, peer: peer)
         } catch {
             refuse(envelope.requestID, from: peer, error)
             return
@@ -48,11 +48,8 @@ extension CoordinatorServer {
             do {
                 let worker = try requireWorker(peer)
                 if save.credit > 0 { addCredit(save.credit, to: peer) }
-                try checkChangeSetLimits(save, messageBytes: sized.bytes)
-                try Self.requireInt64(save.jobID, "job_id")
-                try Self.requireProgress(save.progressDone, "progress_done")
-                gathered.append(
-                    .init(save: SaveRequest(save), peer: peer, worker: worker.id, requestID: envelope.requestID))
+                let request = try intake.checkSave(save, messageBytes: sized.bytes)
+                dispatch.gather(.init(save: request, peer: peer, worker: worker.id, requestID: envelope.requestID))
             } catch let error as ProtocolError {
                 reply(to: peer, requestID: envelope.requestID, .error(error.wire))
             } catch {
@@ -78,25 +75,13 @@ extension CoordinatorServer {
         return false
     }
 
-    /// The routing id and envelopes of a message (an envelope of a batch that does not decode is answered in its
-    /// place), or nil after answering a malformed message.
-    private func decode(_ message: SocketLoop.Inbound) -> (Data, [Result<SizedEnvelope, ProtocolError>])? {
-        let frames = message.frames
-        guard let routingID = frames.first else { return nil }
-        // ZeroMQ gives no peer such an id; one that chose it could take a local request's reply: dropped.
-        if LocalPeers.isLocal(routingID) {
-            logger.warning("message dropped: its sender's routing id is one kept for local requests")
-            return nil
+    /// Answers a message whose frames do not make one.
+    private func refuseMalformed(_ error: any Error, from peer: Data) {
+        guard let error = error as? ProtocolError else {
+            return logRefusal("cannot decode a message", error, peer: peer, level: .error)
         }
-        do {
-            return (routingID, try Wire.decodeEach(frames.dropFirst()))
-        } catch let error as ProtocolError {
-            logRefusal("malformed message from peer", error, peer: routingID)
-            reply(to: routingID, requestID: 0, .error(error.wire))
-        } catch {
-            logRefusal("cannot decode a message", error, peer: routingID, level: .error)
-        }
-        return nil
+        logRefusal("malformed message from peer", error, peer: peer)
+        reply(to: peer, requestID: 0, .error(error.wire))
     }
 
     func respond(to envelope: Tributary_V1_Envelope, from routingID: Data) async {
@@ -132,11 +117,9 @@ extension CoordinatorServer {
         case .workerHello(let hello): try await workerHello(hello, from: peer, requestID: requestID)
         case .workerReady(let ready): try await workerReady(ready, from: peer)
         case .heartbeat: try requireWorker(peer)
-        case .saveChanges(let save):
-            let worker = try requireWorker(peer).id
-            if save.credit > 0 { addCredit(save.credit, to: peer) }
-            gathered.append(.init(save: SaveRequest(save), peer: peer, worker: worker, requestID: requestID))
-            await commitAll()
+        case .saveChanges:
+            // Checked and gathered as they arrive (``handle(_:of:from:)``); a local caller cannot send one.
+            throw ProtocolError(.internal, "a save reached the router's requests")
         case .jobFailed(let failure): try await jobFailed(failure, from: peer)
         case .workerBye: try await workerLeft(peer, reason: "said goodbye", handsBack: true)
         case .pushJobs(let push): try await pushJobs(push, from: peer, requestID: requestID)

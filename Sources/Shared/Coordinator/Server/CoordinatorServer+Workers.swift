@@ -32,7 +32,7 @@ extension CoordinatorServer {
             try await workerLeft(peer, reason: "reconnected")
         }
         let record = workers.register(routingID: peer, hello: hello, now: .now)
-        if hello.acceptsBatches { batchingPeers.insert(peer) }
+        if hello.acceptsBatches { io.batchingPeers.insert(peer) }
         logger.info(
             "worker joined",
             metadata: [
@@ -52,6 +52,15 @@ extension CoordinatorServer {
         try requireWorker(peer)
         addCredit(ready.credit, to: peer)
     }
+
+    /// Credit from a `WorkerReady` or a save: the worker may be sent that many more jobs, from the next dispatch.
+    func addCredit(_ credit: UInt32, to peer: Data) {
+        workers.addCredit(credit, to: peer)
+        dispatch.isDue = true
+    }
+
+    /// The model as JSON, as `Welcome` and `ModelReply` carry it.
+    var modelJSON: String { String(decoding: configuration.model.encodedJSON(), as: UTF8.self) }
 
     /// Answers each save of a group commit: an ack (publishing its didSave) or the error that refused it alone.
     func answer(
@@ -123,7 +132,7 @@ extension CoordinatorServer {
 
     func jobFailed(_ failure: Tributary_V1_JobFailed, from peer: Data) async throws {
         let worker = try requireWorker(peer)
-        try Self.requireInt64(failure.jobID, "job_id")
+        try Intake.requireInt64(failure.jobID, "job_id")
         logger.warning(
             "job failed",
             metadata: ["job": "\(failure.jobID)", "worker": "\(worker.id)", "error": "\(failure.message)"])
@@ -171,15 +180,14 @@ extension CoordinatorServer {
         }
         if workers[peer]?.id == worker.id {
             workers.remove(peer)
-            batchingPeers.remove(peer)
-            activity.forget(peer)
+            io.batchingPeers.remove(peer)
         }
         // A claim for this worker that committed after the re-queue above finds it gone and hands its jobs back
         // itself; this catches one whose result was applied here before the worker was removed.
         _ = try await writer.write(.releaseJobs(of: worker.id))
         logger.info(
             "worker left", metadata: ["worker": "\(worker.id)", "reason": "\(reason)", "requeued": "\(requeued)"])
-        needsDispatch = true
+        dispatch.isDue = true
     }
 
     /// A local pool process exited: its jobs go back at once rather than after its heartbeats lapse.
@@ -204,7 +212,7 @@ extension CoordinatorServer {
     /// Tells the workers of attempts that timed out (maintenance failed them in the store) to stop them.
     func stopAttempts(_ attempts: [JobStore.TimedOutAttempt]) {
         // A retry, or a batch callback (a death may finish a batch), may be waiting.
-        if !attempts.isEmpty { needsDispatch = true }
+        if !attempts.isEmpty { dispatch.isDue = true }
         attemptsFailed(attempts.map(\.failure))
         for expired in attempts {
             // Only the attempt that timed out: by now the job may have been retried and leased again.
@@ -223,32 +231,16 @@ extension CoordinatorServer {
     }
 
     func reapSilentWorkers() async {
-        for candidate in workers.expired(now: .now, liveness: configuration.liveness, activity: activity) {
+        for candidate in workers.expired(now: .now, liveness: configuration.liveness) {
             // Re-checked each time: the awaits below let other messages (a late heartbeat) in.
             guard let worker = workers[candidate.routingID], worker.id == candidate.id,
-                workers.isExpired(worker, now: .now, liveness: configuration.liveness, activity: activity)
+                workers.isExpired(worker, now: .now, liveness: configuration.liveness)
             else { continue }
             do {
                 try await workerLeft(worker.routingID, reason: "missed \(configuration.liveness) heartbeats")
             } catch {
                 logger.error("cannot re-queue the jobs of a silent worker", metadata: ["error": "\(error)"])
             }
-        }
-    }
-
-    /// Values stored as SQLite integers must fit `Int64`; a larger one is refused rather than trapping.
-    static func requireInt64(_ value: UInt64, _ field: String) throws {
-        guard value <= UInt64(Int64.max) else {
-            throw ProtocolError(.invalidRequest, "\(field) \(value) is larger than \(Int64.max)")
-        }
-    }
-
-    /// Progress units (a job's `total`, a save's `progress_done`) are summed per batch, so each is kept to 2^53.
-    static let maximumProgress: UInt64 = 1 << 53
-
-    static func requireProgress(_ value: UInt64, _ field: String) throws {
-        guard value <= maximumProgress else {
-            throw ProtocolError(.invalidRequest, "\(field) \(value) is larger than \(maximumProgress)")
         }
     }
 

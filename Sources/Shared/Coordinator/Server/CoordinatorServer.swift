@@ -13,140 +13,62 @@ import ZeroMQ
 /// A malformed or invalid message is answered with an ``ProtocolError`` to its sender, and the coordinator goes
 /// on serving everyone else.
 public actor CoordinatorServer: Service {
-    /// The endpoints actually bound (a `*` port resolved).
-    public nonisolated let listenEndpoint: String
-    public nonisolated var feedEndpoint: String { publisher.endpoint }
-    public nonisolated let store: RootStore
-
     let configuration: CoordinatorConfiguration
     nonisolated let logger: Logger
-    nonisolated let loop: SocketLoop
-    let modelJSON: String
-    var workers = WorkerRegistry()
-    let activity = PeerActivity()
+    /// The store, its writer and readers, the feed's publisher and the totals, composed by ``CoordinatorService``.
+    nonisolated let parts: CoordinatorParts
+    /// The socket's loop, the mailbox, local requests: what the router reads and sends.
+    nonisolated let io: RouterIO
     /// Starting, serving or stopping; behind a lock, since `/readyz` reads it from outside the actor.
     nonisolated let lifecycle = Mutex(RouterLifecycle.starting)
-    /// The local pool, for `status`.
-    var supervisor: WorkerSupervisor?
-    /// Set by what may let jobs go out (credit, new jobs, a worker gone, time); the claims go to the writer with
-    /// the next saves (``submit()``), so many jobs are claimed in one transaction.
-    var needsDispatch = false
-    /// When a dispatch is due because a full rate limit has room again (seconds since 1970), if one is scheduled.
-    var rateLimitWake: Double?
-    /// The saves of the message being handled, for the writer once it is (``submit()``).
-    var gathered: [SaveGroup.Member] = []
-    /// Replies gathered while a group commit is answered, sent together once it is.
-    var replyBatch: ReplyBatch?
-    /// The only writer of saves, pushes and claims: group commits, answered here in turn.
-    nonisolated let writer: StoreWriter
-    /// What this router handles besides messages: finished writes, ticks, other services' news; emptied at each
-    /// step of its loop (``post(_:)``).
-    private nonisolated let mailbox: RouterMailbox
-    /// Fetches, history and snapshot pages, answered from the store's readers.
-    nonisolated let readers: ReaderPool
     /// The router's workers and pool as of its last step, for reads answered off the router.
-    nonisolated let routerSnapshot = RouterSnapshot()
-    /// With CURVE: who may send what (the ZAP handler that admits peers is the service's).
-    let authorization: PeerAuthorization?
-    /// With CURVE: the key each peer last sent with, to drop it when the key is revoked.
-    var peerKeys: [Data: String] = [:]
-    /// Repeated complaints about one peer, thinned out (a peer sending bad frames in a loop).
-    var peerLog = LogThrottle()
-    /// Workers that read several envelopes in one message: what is queued for them is sent packed.
-    nonisolated let batchingPeers = BatchingPeers()
-    /// The change feed, which this server hands each commit's didSave parts.
-    nonisolated let publisher: FeedPublisher
+    nonisolated let snapshot = RouterSnapshot()
+    /// The connected workers, their credit and the jobs each holds.
+    var workers: WorkerRegistry
+    /// The saves and claims for the writer's next group commit (``submit()``).
+    var dispatch = Dispatch()
+    /// Decoding, authorization and bounds of what peers send.
+    var intake: Intake
+    /// Replies gathered while a group commit is answered, sent together once it is (``answering(_:)``).
+    var replyBatch: ReplyBatch?
     /// Job counters by kind and attempts' times, recorded as the router sees jobs go out and end.
     let jobMetrics = JobMetrics()
+    /// Repeated complaints about one peer, thinned out (a peer sending bad frames in a loop).
+    var peerLog = LogThrottle()
+
+    /// The jobs/control endpoint actually bound (a `*` port resolved).
+    public nonisolated var listenEndpoint: String { io.listenEndpoint }
+    /// The feed endpoint actually bound.
+    public nonisolated var feedEndpoint: String { parts.publisher.endpoint }
+    /// The root store.
+    public nonisolated var store: RootStore { parts.store }
     /// What this process committed since it started (the dashboard's totals).
-    public nonisolated let totals = CoordinatorTotals()
-    /// Requests made in this process (the HTTP endpoint's), answered like a peer's.
-    nonisolated let localPeers = LocalPeers()
+    public nonisolated var totals: CoordinatorTotals { parts.totals }
+    nonisolated var writer: StoreWriter { parts.writer }
+    nonisolated var readers: ReaderPool { parts.readers }
+    nonisolated var publisher: FeedPublisher { parts.publisher }
 
-    static let routerSocket = 0
-
-    /// Opens the store and binds the jobs/control ROUTER; call ``run()`` to serve. Commits are published through
-    /// `publisher`, which owns the feed's socket.
-    /// - Throws: ``ModelError``/``StoreError`` when the store cannot be opened for the model, ``ZMQError`` when an
-    ///   endpoint cannot be bound (for example, the port is taken).
+    /// A router over composed parts; call ``run()`` to serve.
+    /// - Parameters:
+    ///   - activity: the peers' last messages as the socket's loop stamps them (``RouterIO``'s).
+    ///   - authorization: with CURVE, who may send what.
     init(
-        configuration: CoordinatorConfiguration, logger: Logger, context: ZMQContext, publisher: FeedPublisher,
-        admission: PeerAdmission?
-    ) throws {
+        configuration: CoordinatorConfiguration, logger: Logger, parts: CoordinatorParts, io: RouterIO,
+        activity: PeerActivity, authorization: PeerAuthorization?
+    ) {
         self.configuration = configuration
-        self.publisher = publisher
         self.logger = logger
-        store = try RootStore.open(path: configuration.storePath, model: configuration.model)
-        if let upgrade = store.upgrade {
-            logger.notice(
-                "store upgraded to format \(Schema.format)",
-                metadata: [
-                    "from": "\(upgrade.fromFormat)", "objects": "\(upgrade.objects)",
-                    "references": "\(upgrade.references)",
-                    "dangling_cleared": "\(upgrade.danglingReferencesCleared)",
-                    "seconds": "\(String(format: "%.2f", upgrade.duration.seconds))",
-                ])
-        }
-        for left in store.jobsLeftRunning {
-            logger.notice(
-                "jobs left running by the previous coordinator: their attempt counts as lost",
-                metadata: ["batch": "\(left.batch)", "requeued": "\(left.requeued)", "dead": "\(left.dead)"])
-        }
-        modelJSON = String(decoding: configuration.model.encodedJSON(), as: UTF8.self)
-
-        authorization = admission?.authorization
-        let router = try context.makeSocket(.router)
-        if let curve = configuration.curve {
-            try router.setCurveServer(secretKey: curve.secretKey)
-            try router.setZAPDomain("tributary")
-        }
-        try router.setMaximumMessageSize(configuration.limits.maximumMessageBytes)
-        try router.setRouterMandatory(true)
-        try router.setRouterHandover(true)
-        try router.setSendHighWaterMark(100_000)
-        try router.setReceiveHighWaterMark(100_000)
-        listenEndpoint = try router.bind(configuration.listen)
-
-        let logger = logger
-        let activity = self.activity
-        let batchingPeers = self.batchingPeers
-        let loop = try SocketLoop(
-            name: "tributary-coordinator",
-            sockets: [
-                .init(
-                    router, receives: true, readsUserID: configuration.curve != nil,
-                    coalesce: { batchingPeers.coalesce($0) })
-            ],
-            onSendFailure: { error, socket in
-                // A peer that went away (EHOSTUNREACH) before its reply: nothing to deliver it to.
-                logger.debug("message not delivered on socket \(socket): \(error)")
-            },
-            onReceive: { socket, frames in
-                if socket == Self.routerSocket, let peer = frames.first { activity.heard(peer) }
-            })
-        self.loop = loop
-        let mailbox = RouterMailbox(waking: loop.inbound)
-        self.mailbox = mailbox
-        writer = StoreWriter(
-            store: store, logger: logger, groupRows: configuration.commitRows,
-            groupSeconds: configuration.commitSeconds
-        ) {
-            mailbox.post(.written)
-        }
-        readers = ReaderPool(
-            store: store, limitPerPeer: configuration.limits.maximumPendingRequestsPerPeer, logger: logger
-        ) { [localPeers] peer, requestID, body in
-            if case .error(let error) = body { WriterMetrics.refused(ProtocolError.name(of: error.code)) }
-            if localPeers.deliver(body, to: peer) { return }
-            loop.send([peer] + Wire.frames(Wire.envelope(requestID, body)), on: Self.routerSocket)
-        }
+        self.parts = parts
+        self.io = io
+        workers = WorkerRegistry(activity: activity)
+        intake = Intake(authorization: authorization, limits: configuration.limits)
     }
 
     /// Serves until graceful shutdown (or ``stop()``): then drains the workers, has the writer commit and answer
     /// what came, hands back running jobs and closes the socket; returns once it is closed. Cancelled, it stops
     /// the same way without waiting for workers (nothing reads their saves any more).
     public func run() async throws {
-        loop.start()
+        io.loop.start()
         lifecycle.withLock { state in
             if case .starting = state { state = .serving }
         }
@@ -170,8 +92,8 @@ public actor CoordinatorServer: Service {
             // One step per wake-up of the socket loop (or ``post(_:)``): every message received since the last
             // step, then the events posted before it began (so a pool worker's last save, received before its exit
             // was posted, is handled before its exit). Ends when the socket is closed.
-            for await batch in loop.inbound {
-                let events = mailbox.take()
+            for await batch in io.loop.inbound {
+                let events = io.mailbox.take()
                 if !batch.isEmpty {
                     await handle(batch)
                     await submit()
@@ -181,21 +103,19 @@ public actor CoordinatorServer: Service {
                     // What the event let go out (credit, a claim that came back full, a worker gone) is claimed now.
                     await submit()
                 }
-                routerSnapshot.publish(workers: workers.workers, supervisor: supervisor)
+                snapshot.publish(workers: workers.workers)
             }
             tasks.cancelAll()
         }
-        localPeers.close()
+        io.localPeers.close()
     }
 
     private func handle(_ event: RouterEvent) async {
         switch event {
         case .written: answer(writer.takeAnswers())
         case .tick: await tick()
-        case .jobsQueued: if workers.anyHasCredit { needsDispatch = true }
-        case .rateLimitRoom:
-            rateLimitWake = nil
-            if workers.anyHasCredit { needsDispatch = true }
+        case .jobsQueued: if workers.anyHasCredit { dispatch.isDue = true }
+        case .rateLimitRoom: dispatch.roomCame(workers: workers)
         case .attemptsExpired(let attempts): stopAttempts(attempts)
         case .workerExited(let pid, let name): await workerProcessExited(pid: pid, name: name)
         case .reloadAllowList: await reloadAllowListNow()
@@ -205,7 +125,7 @@ public actor CoordinatorServer: Service {
 
     /// Posts an event to the router's mailbox and wakes its loop.
     nonisolated func post(_ event: RouterEvent) {
-        mailbox.post(event)
+        io.post(event)
     }
 
     /// A local pool process exited: its jobs go back at once rather than after its heartbeats lapse.
@@ -237,7 +157,7 @@ public actor CoordinatorServer: Service {
         guard !stopping else { return }
         await reapSilentWorkers()
         // Retries and delayed jobs become due with time, not with a message: look for them each tick.
-        if workers.anyHasCredit { needsDispatch = true }
+        if workers.anyHasCredit { dispatch.isDue = true }
     }
 
     /// Tells every worker to drain, then lets their running jobs save until they finish or the grace period ends.
@@ -252,9 +172,8 @@ public actor CoordinatorServer: Service {
     }
 
     /// Tells the server about its local pool, so `status` reports it.
-    public func attach(_ supervisor: WorkerSupervisor) {
-        self.supervisor = supervisor
-        routerSnapshot.publish(workers: workers.workers, supervisor: supervisor)
+    public nonisolated func attach(_ supervisor: WorkerSupervisor) {
+        snapshot.attach(supervisor)
     }
 
     /// Stops taking work and closes the socket; the store is its owner's to close (after the readers finish).
@@ -288,13 +207,11 @@ public actor CoordinatorServer: Service {
         // takes nothing more.
         await submit()
         answer(await writer.stop())
-        await loop.stop()
+        await io.loop.stop()
     }
 
     nonisolated func reply(to peer: Data, requestID: UInt64, _ body: Tributary_V1_Envelope.OneOf_Body) {
-        if case .error(let error) = body { WriterMetrics.refused(ProtocolError.name(of: error.code)) }
-        if localPeers.deliver(body, to: peer) { return }
-        loop.send([peer] + Wire.frames(Wire.envelope(requestID, body)), on: Self.routerSocket)
+        io.reply(to: peer, requestID: requestID, body)
     }
 
     /// Replies, or gathers the reply while a group commit is answered (``answering(_:)``).
@@ -308,12 +225,8 @@ public actor CoordinatorServer: Service {
     func answering(_ body: () -> Void) {
         replyBatch = ReplyBatch()
         body()
-        let batch = replyBatch
+        if let batch = replyBatch { io.send(batch) }
         replyBatch = nil
-        let batchingPeers = self.batchingPeers
-        for message in batch?.messages(batching: { batchingPeers.contains($0) }) ?? [] {
-            loop.send(message, on: Self.routerSocket)
-        }
     }
 
     /// Logs what was refused to a peer, at most a few times per peer and kind of error in a window (the rest

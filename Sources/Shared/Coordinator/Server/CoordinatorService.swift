@@ -7,8 +7,8 @@ import ZeroMQ
 /// pool, the writer, the router, maintenance and the local pool — serving until graceful shutdown (SIGTERM/SIGINT
 /// through the executable's group), then stopping in the reverse order; the store closes after all of them.
 public struct CoordinatorService: Service {
-    private let configuration: CoordinatorConfiguration
-    private let logger: Logger
+    let configuration: CoordinatorConfiguration
+    let logger: Logger
     private let ready: @Sendable (CoordinatorServer) -> Void
     private let services: @Sendable (CoordinatorServer) -> [any Service]
 
@@ -32,26 +32,14 @@ public struct CoordinatorService: Service {
         let context = try ZMQContext.shared()
         // Admission first: no socket is bound before its peers are checked.
         let admission = try PeerAdmission.start(configuration, context: context)
-        let publisher: FeedPublisher
         let server: CoordinatorServer
         do {
-            publisher = try FeedPublisher(configuration: configuration, context: context, logger: logger)
-            // Opening the store runs SQLite (schema checks, migration, re-queueing): on a thread of its own.
-            let (configuration, logger) = (configuration, logger)
-            do {
-                server = try await BlockingWork.run {
-                    try CoordinatorServer(
-                        configuration: configuration, logger: logger, context: context, publisher: publisher,
-                        admission: admission)
-                }
-            } catch {
-                await publisher.stop()
-                throw error
-            }
+            server = try await makeServer(context: context, admission: admission)
         } catch {
             await admission?.stop()
             throw error
         }
+        let publisher = server.parts.publisher
         let supervisor: WorkerSupervisor?
         do {
             publisher.start(at: try await server.store.feed.lastSequenceNumber())
@@ -63,7 +51,7 @@ public struct CoordinatorService: Service {
             await admission?.stop()
             throw error
         }
-        if let supervisor { await server.attach(supervisor) }
+        if let supervisor { server.attach(supervisor) }
         // SIGHUP rereads the allow-list (with CURVE); without CURVE it is ignored rather than fatal.
         signal(SIGHUP, SIG_IGN)
         let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
@@ -113,7 +101,7 @@ public struct CoordinatorService: Service {
     }
 
     /// Closes the store: SQLite's last checkpoint waits on the disk, so not on the cooperative pool.
-    private func close(_ store: RootStore) async {
+    func close(_ store: RootStore) async {
         do {
             try await BlockingWork.run { try store.close() }
         } catch {

@@ -2,7 +2,8 @@ import Foundation
 import Synchronization
 
 /// What the router publishes of its own state after each step, for reads answered off the router (a status): its
-/// workers as they stand and its local pool. Publishing costs the router a reference copy; a read takes the latest.
+/// workers as they stand, and the local pool it was given. Publishing costs the router a reference copy; a read
+/// takes the latest.
 final class RouterSnapshot: Sendable {
     /// The router's state at one step.
     struct State: Sendable {
@@ -12,12 +13,14 @@ final class RouterSnapshot: Sendable {
 
     private let state = Mutex(State())
 
-    /// Replaces what readers see (the router, after each step).
-    func publish(workers: [Data: WorkerRecord], supervisor: WorkerSupervisor?) {
-        state.withLock { state in
-            state.workers = workers
-            state.supervisor = supervisor
-        }
+    /// Replaces the workers readers see (the router, after each step).
+    func publish(workers: [Data: WorkerRecord]) {
+        state.withLock { $0.workers = workers }
+    }
+
+    /// Sets the local pool a status reports.
+    func attach(_ supervisor: WorkerSupervisor) {
+        state.withLock { $0.supervisor = supervisor }
     }
 
     /// The state the router published last.

@@ -26,8 +26,11 @@ struct WorkerRecord {
     var state: String { jobs.isEmpty ? "idle" : "busy" }
 }
 
-/// The connected workers, by routing id, in the order they arrived (dispatch goes round them in turn).
+/// The connected workers, by routing id, in the order they arrived (dispatch goes round them in turn), with the
+/// credit each has offered (WorkerRegistry+Credit.swift) and when each was last heard from.
 struct WorkerRegistry {
+    /// When each peer was last heard from, stamped by the socket loop's thread.
+    let activity: PeerActivity
     private(set) var workers: [Data: WorkerRecord] = [:]
     private var order: [Data] = []
     private var nextNumber = 1
@@ -50,9 +53,15 @@ struct WorkerRegistry {
         return record
     }
 
+    init(activity: PeerActivity) {
+        self.activity = activity
+    }
+
+    /// Forgets a worker, and when it was last heard from.
     @discardableResult
     mutating func remove(_ routingID: Data) -> WorkerRecord? {
         order.removeAll { $0 == routingID }
+        activity.forget(routingID)
         return workers.removeValue(forKey: routingID)
     }
 
@@ -88,13 +97,12 @@ struct WorkerRegistry {
     var anyHasCredit: Bool { workers.values.contains { $0.credit > 0 } }
 
     /// Workers silent for longer than their liveness allows.
-    func expired(now: ContinuousClock.Instant, liveness: UInt32, activity: PeerActivity) -> [WorkerRecord] {
-        workers.values.filter { isExpired($0, now: now, liveness: liveness, activity: activity) }
+    func expired(now: ContinuousClock.Instant, liveness: UInt32) -> [WorkerRecord] {
+        workers.values.filter { isExpired($0, now: now, liveness: liveness) }
     }
 
-    func isExpired(_ worker: WorkerRecord, now: ContinuousClock.Instant, liveness: UInt32, activity: PeerActivity)
-        -> Bool
-    {
+    /// Whether `worker` was silent (in its messages and in what the socket thread heard) past its liveness.
+    func isExpired(_ worker: WorkerRecord, now: ContinuousClock.Instant, liveness: UInt32) -> Bool {
         let heard = max(worker.lastSeen, activity.lastHeard(worker.routingID) ?? worker.lastSeen)
         return now - heard > worker.heartbeatInterval * Int(liveness)
     }

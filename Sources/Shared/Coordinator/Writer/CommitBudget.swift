@@ -9,6 +9,9 @@ import Foundation
 /// their budget, or that were long enough for their fixed costs not to count (a quarter of the time budget or more);
 /// other short ones leave it as it was, so small commits cannot talk the budget down, and one slow commit (a cold
 /// cache) cannot hold it down: the commits at its shrunken budget fill it and raise it again.
+///
+/// The other writes (pruning, failures, schedules) are charged to it: saves that gathered behind one waited for it
+/// too, so the next commit gets the time it left (``charge(seconds:)``).
 struct CommitBudget {
     /// The most rows a commit takes.
     let rows: Int
@@ -18,6 +21,8 @@ struct CommitBudget {
     let minimumRows: Int
     /// Rows per second of the recent long commits (a moving average); nil until one was measured.
     private(set) var pace: Double?
+    /// Seconds the store spent on other writes since the last commit was queued.
+    private(set) var charged: Double = 0
 
     init(rows: Int, seconds: Double?, minimumRows: Int = 1_000) {
         self.rows = max(1, rows)
@@ -25,10 +30,21 @@ struct CommitBudget {
         self.minimumRows = max(1, min(minimumRows, self.rows))
     }
 
-    /// The row budget of the next commit.
+    /// The row budget of the next commit: what the pace fits in the time budget less the time charged.
     var next: Int {
         guard let seconds, let pace else { return rows }
-        return min(rows, max(minimumRows, Int(pace * seconds)))
+        return min(rows, max(minimumRows, Int(pace * max(0, seconds - charged))))
+    }
+
+    /// The row budget of a commit being queued (``next``); the charge is spent on it.
+    mutating func take() -> Int {
+        defer { charged = 0 }
+        return next
+    }
+
+    /// Charges a write other than a commit that kept the store `seconds`, to the next commit.
+    mutating func charge(seconds spent: Double) {
+        if spent > 0 { charged += spent }
     }
 
     /// Records a commit of `rows` rows that took `elapsed` seconds on the store, queued with a row budget of `budget`.

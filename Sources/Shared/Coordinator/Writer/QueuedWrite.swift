@@ -7,7 +7,7 @@ enum QueuedWrite: Sendable {
     case groupCommit(QueuedCommit)
     case push(QueuedPush)
     /// Any other write (``StoreWrite``): its caller awaits its result; the router answers nothing for it.
-    case operation(name: String, written: PendingWrite<Void>)
+    case operation(name: String, written: PendingWrite<Duration>)
 
     /// Whether the store has run it.
     var isWritten: Bool {
@@ -41,7 +41,7 @@ enum QueuedWrite: Sendable {
         switch self {
         case .groupCommit(let commit): _ = await commit.write.value
         case .push(let push): _ = await push.write.value
-        case .operation(_, let written): await written.value
+        case .operation(_, let written): _ = await written.value
         }
     }
 }

@@ -47,9 +47,11 @@ extension StoreWrite {
         .init(name: "delete job") { store, db in try store.jobs.deleteJob(id: id, in: db) }
     }
 
-    /// Finished jobs last changed before `cutoff` deleted.
-    static func pruneFinishedJobs(before cutoff: Date) -> StoreWrite<Int> {
-        .init(name: "prune finished jobs") { store, db in try store.jobs.pruneFinishedJobs(before: cutoff, in: db) }
+    /// Finished jobs last changed before `cutoff` deleted, at most `limit` of them.
+    static func pruneFinishedJobs(before cutoff: Date, limit: Int) -> StoreWrite<Int> {
+        .init(name: "prune finished jobs") { store, db in
+            try store.jobs.pruneFinishedJobs(before: cutoff, limit: limit, in: db)
+        }
     }
 
     /// Attempts that outlived their job's timeout failed.

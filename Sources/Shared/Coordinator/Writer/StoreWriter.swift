@@ -118,11 +118,12 @@ final class StoreWriter: Service, Sendable {
             let writes = state.queued.count + (state.pendingSaves.isEmpty && state.pendingClaims.isEmpty ? 1 : 2)
             guard writes <= Self.maximumQueuedWrites || state.queued.isEmpty else { return .noRoom }
             let commit = self.queueAllPending(&state)
-            let written = PendingWrite<Void>()
+            let written = PendingWrite<Duration>()
             let store = self.store
             store.pool.asyncWriteWithoutTransaction { db in
+                let started = ContinuousClock.now
                 result.fulfil(Result { try store.writer.statements.transaction(db) { try write.body(store, db) } })
-                written.fulfil(())
+                written.fulfil(started.duration(to: .now))
             }
             let queued = QueuedWrite.operation(name: write.name, written: written)
             state.queued.append(queued)
@@ -152,6 +153,9 @@ final class StoreWriter: Service, Sendable {
 
     /// How many writes are queued on the store and not collected yet (for tests).
     var queuedWriteCount: Int { state.withLock { $0.queued.count } }
+
+    /// The commit budget as it stands: its pace and what other writes charged to the next commit.
+    var commitBudget: CommitBudget { state.withLock { $0.budget } }
 
     /// The answers of the writes done since the last call, in the order the writes were queued.
     func takeAnswers() -> [WriterAnswer] {
@@ -233,7 +237,7 @@ final class StoreWriter: Service, Sendable {
     /// - Returns: the write queued; none when nothing gathered.
     private func queuePending(_ state: inout State) -> [QueuedWrite] {
         guard !state.pendingSaves.isEmpty || !state.pendingClaims.isEmpty else { return [] }
-        let rowBudget = state.budget.next
+        let rowBudget = state.budget.take()
         let members = state.pendingSaves.take(rowBudget: rowBudget)
         let claims = state.pendingClaims
         state.pendingClaims = []
@@ -276,9 +280,15 @@ final class StoreWriter: Service, Sendable {
     /// Records a group commit's pace for the time budget: it started when the store began it (not when it was
     /// queued, nor when the write before it was answered: the store may have folded its inverse index between them)
     /// and finished now (collection follows the commit on the writer's thread).
+    /// Another write is charged to the next commit's budget: the saves that gathered behind it waited for it.
     /// - Returns: what to log of it (at trace level, once the lock is released); nil for a push.
     private static func measure(_ write: QueuedWrite, in state: inout State) -> Logger.Metadata? {
         let now = ContinuousClock.now
+        if case .operation(let name, let written) = write, let spent = written.result {
+            state.budget.charge(seconds: spent.seconds)
+            WriterMetrics.writeDuration(name).record(duration: spent)
+            return nil
+        }
         guard case .groupCommit(let commit) = write else { return nil }
         let started = commit.write.result?.started ?? commit.queuedAt
         let elapsed = started.duration(to: now).seconds

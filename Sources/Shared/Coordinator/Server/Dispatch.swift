@@ -1,0 +1,55 @@
+import Foundation
+import TributaryCore
+
+/// What goes to the writer at the router's next hand-over (``CoordinatorServer/submit()``): the saves gathered
+/// from the message being handled, and claims for workers' credit when a dispatch is due.
+///
+/// A dispatch becomes due with whatever may let jobs go out: credit offered, jobs pushed or queued, a worker gone,
+/// a retry's time come, a full rate limit with room again. The claims then go with the next saves, so many jobs are
+/// claimed in one transaction.
+struct Dispatch {
+    /// Whether workers' credit is to be claimed at the next hand-over.
+    var isDue = false
+    /// When a dispatch is due because a full rate limit has room again (seconds since 1970), if one is scheduled.
+    private var rateLimitWake: Double?
+    /// The saves of the message being handled.
+    private var saves: [SaveGroup.Member] = []
+
+    /// Adds a save for the next hand-over.
+    mutating func gather(_ save: SaveGroup.Member) {
+        saves.append(save)
+    }
+
+    /// The saves gathered, and claims for every worker's credit when a dispatch is due and `claiming`.
+    mutating func take(from workers: inout WorkerRegistry, claiming: Bool, runLimits: RunLimits)
+        -> (saves: [SaveGroup.Member], claims: [QueuedCommit.Claim])
+    {
+        var claims: [QueuedCommit.Claim] = []
+        if isDue && claiming {
+            isDue = false
+            claims = workers.takeCredit(runLimits: runLimits)
+        }
+        defer { saves = [] }
+        return (saves, claims)
+    }
+
+    /// A claim found a rate limit full until `room` (seconds since 1970): the router is woken then
+    /// (``RouterEvent/rateLimitRoom``) rather than at its next tick, up to half a second later, so the limit's pace
+    /// is kept to.
+    mutating func wake(at room: Double?, through io: RouterIO) {
+        guard let room else { return }
+        if let scheduled = rateLimitWake, scheduled <= room { return }
+        rateLimitWake = room
+        Task {
+            // A moment past it, so that the oldest start has left the window when the claim looks.
+            try? await Task.sleep(for: .seconds(max(0, room - Date().timeIntervalSince1970) + 0.002))
+            io.post(.rateLimitRoom)
+        }
+    }
+
+    /// The wake-up scheduled by ``wake(at:through:)`` came: a dispatch is due if some worker has credit.
+    mutating func roomCame(workers: WorkerRegistry) {
+        rateLimitWake = nil
+        if workers.anyHasCredit { isDue = true }
+    }
+}

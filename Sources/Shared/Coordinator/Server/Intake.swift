@@ -1,0 +1,117 @@
+import Foundation
+import TributaryCore
+import TributaryMessaging
+import TributaryProtocol
+import ZeroMQ
+
+/// What a message from a peer passes before it is routed: decoding into envelopes, authorization by the peer's
+/// CURVE role, the capabilities it requires, and a save's bounds. Each check names what it refuses.
+struct Intake {
+    /// A message as decoded.
+    enum Decoded {
+        /// Its sender and envelopes, each decoded or the error that refused it alone (one of a batch).
+        case envelopes(peer: Data, [Result<SizedEnvelope, ProtocolError>])
+        /// Its frames do not make a message (its sender is told).
+        case malformed(peer: Data, any Error)
+        /// Sent under a routing id kept for local requests (no ZeroMQ peer is given one): dropped unanswered.
+        case dropped
+    }
+
+    /// With CURVE: who may send what (the ZAP handler that admits peers is ``PeerAdmission``'s).
+    let authorization: PeerAuthorization?
+    let limits: CoordinatorLimits
+    /// With CURVE: the key each peer last sent with, to drop it when the key is revoked.
+    private var peerKeys: [Data: String] = [:]
+
+    init(authorization: PeerAuthorization?, limits: CoordinatorLimits) {
+        self.authorization = authorization
+        self.limits = limits
+    }
+
+    /// Splits a received message into its sender and envelopes.
+    static func decode(_ message: SocketLoop.Inbound) -> Decoded {
+        let frames = message.frames
+        guard let routingID = frames.first, !LocalPeers.isLocal(routingID) else { return .dropped }
+        do {
+            return .envelopes(peer: routingID, try Wire.decodeEach(frames.dropFirst()))
+        } catch {
+            return .malformed(peer: routingID, error)
+        }
+    }
+
+    /// Refuses an envelope its peer's role may not send (or from a peer whose key was revoked), or one that requires
+    /// a capability this coordinator lacks.
+    /// - Throws: ``ProtocolError`` `FORBIDDEN` naming the role and the message; `UNSUPPORTED` naming the capabilities.
+    mutating func admit(_ envelope: Tributary_V1_Envelope, userID: String?, peer: Data) throws {
+        if let authorization, let body = envelope.body {
+            guard let role = authorization.role(of: userID) else {
+                throw ProtocolError(.forbidden, "this peer's key is not in the allow-list (it was revoked)")
+            }
+            peerKeys[peer] = userID
+            if let allowed = PeerAuthorization.roles(for: body), !allowed.contains(role) {
+                throw ProtocolError(
+                    .forbidden,
+                    "a \(role.rawValue) key may not send \(CoordinatorServer.name(of: body)) (allowed: "
+                        + allowed.map(\.rawValue).sorted().joined(separator: ", ") + ")")
+            }
+        }
+        let missing = Set(envelope.requires).subtracting(CoordinatorServer.capabilityNames)
+        guard missing.isEmpty else {
+            throw ProtocolError.unsupported(
+                missing: Array(missing), coordinatorVersion: ProtocolVersion.current,
+                coordinatorCapabilities: CoordinatorServer.capabilityNames, peerVersion: ProtocolVersion.of(envelope))
+        }
+    }
+
+    /// Reads the allow-list again: new keys are admitted from their next connection.
+    /// - Returns: the peers that sent with a key no longer allowed (forgotten here); nil without CURVE.
+    /// - Throws: ``KeyFileError`` for an unreadable allow-list (the previous one stays).
+    mutating func reloadAllowList(from directory: String) throws -> (keys: Int, revoked: [Data])? {
+        guard let authorization else { return nil }
+        authorization.replace(try AllowList.load(directory: directory))
+        var revoked: [Data] = []
+        for (peer, key) in peerKeys where authorization.role(of: key) == nil {
+            peerKeys[peer] = nil
+            revoked.append(peer)
+        }
+        return (authorization.count, revoked)
+    }
+
+    /// A save as the writer takes it, once within the change-set limits and with fields that fit the store.
+    /// - Throws: ``ProtocolError`` `TOO_LARGE` naming the limit and its flag; `INVALID_REQUEST` naming the field.
+    func checkSave(_ save: Tributary_V1_SaveChanges, messageBytes: Int) throws -> SaveRequest {
+        guard messageBytes <= limits.maximumChangeSetBytes else {
+            throw ProtocolError(
+                .tooLarge,
+                "the save takes \(messageBytes) bytes; the limit is \(limits.maximumChangeSetBytes) (--max-change-set-mb)",
+                jobID: save.jobID)
+        }
+        var rows = 0
+        for batch in save.changes.batches { rows += batch.ids.count / 16 }
+        guard rows <= limits.maximumChangeSetRows else {
+            throw ProtocolError(
+                .tooLarge,
+                "the change set has \(rows) rows; the limit is \(limits.maximumChangeSetRows) (--max-change-set-rows)",
+                jobID: save.jobID)
+        }
+        try Self.requireInt64(save.jobID, "job_id")
+        try Self.requireProgress(save.progressDone, "progress_done")
+        return SaveRequest(save)
+    }
+
+    /// Values stored as SQLite integers must fit `Int64`; a larger one is refused rather than trapping.
+    static func requireInt64(_ value: UInt64, _ field: String) throws {
+        guard value <= UInt64(Int64.max) else {
+            throw ProtocolError(.invalidRequest, "\(field) \(value) is larger than \(Int64.max)")
+        }
+    }
+
+    /// Progress units (a job's `total`, a save's `progress_done`) are summed per batch, so each is kept to 2^53.
+    static let maximumProgress: UInt64 = 1 << 53
+
+    static func requireProgress(_ value: UInt64, _ field: String) throws {
+        guard value <= maximumProgress else {
+            throw ProtocolError(.invalidRequest, "\(field) \(value) is larger than \(maximumProgress)")
+        }
+    }
+}

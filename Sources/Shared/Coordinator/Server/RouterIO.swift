@@ -1,0 +1,79 @@
+import Foundation
+import Logging
+import TributaryProtocol
+import ZeroMQ
+
+/// What the router reads and sends: its ROUTER socket's loop (messages in, replies out), its mailbox of events, the
+/// requests made inside the process, and the peers that read batched replies.
+///
+/// Sendable and shared: the router sends through it from its actor, the reader pool from its threads, the writer
+/// posts to its mailbox; the socket itself belongs to the loop's thread.
+final class RouterIO: Sendable {
+    /// The index of the ROUTER among the loop's sockets.
+    static let routerSocket = 0
+
+    /// The endpoint actually bound (a `*` port resolved).
+    let listenEndpoint: String
+    /// The socket's loop: its ``SocketLoop/inbound`` is what the router's loop waits on.
+    let loop: SocketLoop
+    /// Events posted to the router from any thread, waking it through ``loop``'s inbound queue.
+    let mailbox: RouterMailbox
+    /// Requests made in this process (the HTTP endpoint's), answered like a peer's.
+    let localPeers = LocalPeers()
+    /// Workers that read several envelopes in one message: what is queued for them is sent packed.
+    let batchingPeers = BatchingPeers()
+
+    /// Binds the jobs/control ROUTER at `configuration.listen`, with CURVE when configured; nothing is read or sent
+    /// before ``SocketLoop/start()``.
+    /// - Parameter activity: told of each peer as its messages arrive, on the loop's thread.
+    /// - Throws: ``ZMQError`` when the endpoint cannot be bound (for example, the port is taken).
+    init(configuration: CoordinatorConfiguration, context: ZMQContext, activity: PeerActivity, logger: Logger) throws {
+        let router = try context.makeSocket(.router)
+        if let curve = configuration.curve {
+            try router.setCurveServer(secretKey: curve.secretKey)
+            try router.setZAPDomain("tributary")
+        }
+        try router.setMaximumMessageSize(configuration.limits.maximumMessageBytes)
+        try router.setRouterMandatory(true)
+        try router.setRouterHandover(true)
+        try router.setSendHighWaterMark(100_000)
+        try router.setReceiveHighWaterMark(100_000)
+        listenEndpoint = try router.bind(configuration.listen)
+        let batchingPeers = self.batchingPeers
+        loop = try SocketLoop(
+            name: "tributary-coordinator",
+            sockets: [
+                .init(
+                    router, receives: true, readsUserID: configuration.curve != nil,
+                    coalesce: { batchingPeers.coalesce($0) })
+            ],
+            onSendFailure: { error, socket in
+                // A peer that went away (EHOSTUNREACH) before its reply: nothing to deliver it to.
+                logger.debug("message not delivered on socket \(socket): \(error)")
+            },
+            onReceive: { socket, frames in
+                if socket == Self.routerSocket, let peer = frames.first { activity.heard(peer) }
+            })
+        mailbox = RouterMailbox(waking: loop.inbound)
+    }
+
+    /// Sends `body` to `peer` (or hands it to the local request waiting under that id), counting a refusal.
+    func reply(to peer: Data, requestID: UInt64, _ body: Tributary_V1_Envelope.OneOf_Body) {
+        if case .error(let error) = body { WriterMetrics.refused(ProtocolError.name(of: error.code)) }
+        if localPeers.deliver(body, to: peer) { return }
+        loop.send([peer] + Wire.frames(Wire.envelope(requestID, body)), on: Self.routerSocket)
+    }
+
+    /// Sends gathered replies, packed for the peers that read batches.
+    func send(_ batch: ReplyBatch) {
+        let batchingPeers = self.batchingPeers
+        for message in batch.messages(batching: { batchingPeers.contains($0) }) {
+            loop.send(message, on: Self.routerSocket)
+        }
+    }
+
+    /// Posts an event to the router's mailbox and wakes its loop.
+    func post(_ event: RouterEvent) {
+        mailbox.post(event)
+    }
+}
