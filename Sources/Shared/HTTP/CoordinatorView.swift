@@ -3,9 +3,10 @@ import TributaryCoordinator
 import TributaryCore
 import TributaryProtocol
 
-/// What the HTTP endpoint reads of the coordinator: the router's answers where only it knows (status: workers and
-/// the pool; the JSON API and actions), the store's reads on its reader connections for the rest (job lists,
-/// subscribers, batches, file sizes), put together for the dashboard and the metrics.
+/// What the HTTP endpoint reads of the coordinator, put together for the dashboard and the metrics: each read is the
+/// request a ZeroMQ client or the JSON API makes (status, job lists, subscribers), which the router hands to the
+/// reader pool, so one read has one path; the recent batches (asked by nobody else) and the file sizes are read
+/// here.
 struct CoordinatorView: Sendable {
     let server: CoordinatorServer
 
@@ -24,9 +25,24 @@ struct CoordinatorView: Sendable {
         return try CoordinatorStatus(status)
     }
 
-    /// The newest 50 jobs in `state`, read by the store (not a router turn).
+    /// The newest 50 jobs in `state`, as `GET /api/jobs?state=` lists them.
     func jobs(_ state: JobState) async throws -> [JobInfo] {
-        try await server.store.jobs.list(state: state, batch: nil, limit: 50, before: nil)
+        let request = Tributary_V1_JobsRequest.with {
+            $0.state = state.rawValue
+            $0.limit = 50
+        }
+        guard case .jobsReply(let reply) = try await self.request(.jobsRequest(request)) else {
+            throw ProtocolError(.internal, "the coordinator answered a job list with something else")
+        }
+        return try reply.jobs.map(JobInfo.init)
+    }
+
+    /// The durable subscribers, as `GET /api/subscribers` lists them.
+    func subscribers() async throws -> [DurableSubscriber] {
+        guard case .subscribersReply(let reply) = try await request(.subscribersRequest(.init())) else {
+            throw ProtocolError(.internal, "the coordinator answered a subscriber list with something else")
+        }
+        return reply.subscribers.map(DurableSubscriber.init)
     }
 
     /// The sizes of the store's file and its write-ahead log (0 for one that does not exist).
@@ -42,7 +58,7 @@ struct CoordinatorView: Sendable {
         async let statusReply = status()
         async let deadJobs = jobs(.dead)
         async let queuedJobs = jobs(.queued)
-        async let subscriberList = server.store.feed.subscribers()
+        async let subscriberList = subscribers()
         async let batchList = server.store.jobs.recentBatches()
         let status = try await statusReply
         let sizes = fileSizes()

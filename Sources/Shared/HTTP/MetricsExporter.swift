@@ -49,7 +49,7 @@ public final class MetricsExporter: Sendable {
     /// The metrics in the Prometheus text format, with the gauges read from the coordinator now.
     func scrape(_ view: CoordinatorView) async throws -> [UInt8] {
         let status = try await view.status()
-        let subscribers = try await view.server.store.feed.subscribers()
+        let subscribers = try await view.subscribers()
         for state in JobState.allCases {
             gauge(MetricNames.jobs, [("state", state.rawValue)]).set(Double(status.jobs[state]))
         }
