@@ -23,7 +23,8 @@ struct CommitBudgetTests {
         #expect(budget.next == 50_000)
     }
 
-    @Test("time the store spent on other writes is charged to the next commit, and spent by it")
+    @Test(
+        "time the store spent on other writes is charged to the next commit, at most the time budget, and spent by it")
     func otherWritesAreCharged() {
         var budget = CommitBudget(rows: 50_000, seconds: 1, minimumRows: 1_000)
         budget.charge(seconds: 0.5)
@@ -31,10 +32,25 @@ struct CommitBudgetTests {
         budget.record(rows: 20_000, budget: 50_000, elapsed: 1)
         #expect(budget.next == 10_000)  // 20,000 rows/s over the half second the other write left
         budget.charge(seconds: 0.25)
-        #expect(budget.take() == 5_000)
+        #expect(budget.take() == (rows: 5_000, charged: true))
         #expect(budget.next == 20_000 && budget.charged == 0)
-        budget.charge(seconds: 3)
-        #expect(budget.take() == 1_000)  // never below the minimum
+        #expect(budget.take() == (rows: 20_000, charged: false))
+        for _ in 0..<10 { budget.charge(seconds: 3) }
+        #expect(budget.charged == 1, "at most the time budget")
+        #expect(budget.take() == (rows: 1_000, charged: true))  // never below the minimum
+        var untimed = CommitBudget(rows: 50_000, seconds: nil)
+        untimed.charge(seconds: 2)
+        #expect(untimed.charged == 0)
+        #expect(untimed.take() == (rows: 50_000, charged: false))
+    }
+
+    @Test("a commit whose budget a charge cut does not count as filling it: the pace stays")
+    func chargedCommitsLeaveThePace() {
+        var budget = CommitBudget(rows: 50_000, seconds: 1, minimumRows: 1_000)
+        budget.record(rows: 20_000, budget: 50_000, elapsed: 1)
+        // Filled quickly but cut by a charge: the writer records it against no budget (.max), a short one is ignored.
+        budget.record(rows: 1_000, budget: .max, elapsed: 0.1)
+        #expect(budget.pace == 20_000)
     }
 
     @Test("short commits leave the pace alone, and the budget never falls below its minimum")

@@ -1,8 +1,10 @@
 import Foundation
 import GRDB
 import Testing
+import ZeroMQ
 
 @testable import TributaryClient
+@testable import TributaryCore
 @testable import TributaryDemo
 
 /// A coordinator that refuses its store leaves every file as it found it.
@@ -65,6 +67,46 @@ struct RefusedStartTests {
         let refused = try await Self.startCoordinator(store: path, model: model)
         #expect(refused.status == 1)
         #expect(refused.error.contains("did not create (it has tables notes)"), "\(refused.error)")
+        let after = try Self.contents(of: directory)
+        #expect(after == before, "no file was written, created or removed: \(Self.difference(before, after))")
+    }
+
+    @Test(
+        "a jobs endpoint another socket holds refuses the start before the store is opened: a job left running stays so"
+    )
+    func takenListenEndpoint() async throws {
+        let directory = try TemporaryDirectory()
+        let (_, stopped) = try await TestCoordinator.with(in: directory, workers: 0) { coordinator in
+            let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+            _ = try await client.push([JobSpec(kind: "noop")])
+            await client.close()
+        }
+        #expect(stopped == 0)
+        // As a crash leaves it: opening the store would count the attempt as lost and re-queue the job.
+        let queue = try DatabaseQueue(path: directory.path("store.sqlite"))
+        try await queue.write { db in
+            try db.execute(sql: "UPDATE tributary_jobs SET state = 'running', attempt = 1, worker = 'w1'")
+        }
+        try queue.close()
+        let context = try ZMQContext()
+        let holder = try context.makeSocket(.router)
+        let taken = try holder.bind("tcp://127.0.0.1:*")
+        defer {
+            holder.close()
+            context.terminate()
+        }
+        let model = try directory.write("model.json", DemoData.modelJSON)
+        let before = try Self.contents(of: directory)
+
+        let refused = try await Binaries.run(
+            "tributary-coordinator",
+            [
+                "--store", directory.path("store.sqlite"), "--model", model, "--listen", taken, "--feed",
+                "tcp://127.0.0.1:*",
+            ],
+            timeout: .seconds(60))
+        #expect(refused.status != 0)
+        #expect(refused.error.contains("in use"), "\(refused.error)")
         let after = try Self.contents(of: directory)
         #expect(after == before, "no file was written, created or removed: \(Self.difference(before, after))")
     }

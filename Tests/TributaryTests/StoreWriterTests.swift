@@ -255,7 +255,9 @@ struct StoreWriterTests {
         #expect(try await store.store.jobs.job(id: parent) != nil, "the refused delete changed nothing")
     }
 
-    @Test("a write other than a commit is charged to the next group commit's time budget, which spends the charge")
+    @Test(
+        "a write other than a commit is charged to the next group commit when saves gathered behind it, not when none did"
+    )
     func otherWritesAreCharged() async throws {
         let writer = makeWriter()
         let slow = StoreWrite<Void>(name: "slow") { _, _ in
@@ -263,12 +265,21 @@ struct StoreWriterTests {
             Thread.sleep(forTimeInterval: 0.2)
         }
         try await writer.write(slow)
-        // Collected once the store ran it: the charge is there by the time the next write returns.
         _ = try await writer.write(.releaseAllRunningJobs())
-        #expect(writer.commitBudget.charged >= 0.2)
-        #expect(await writer.enqueue(saves(1...1), claims: []))
-        _ = await writer.flush()
-        #expect(writer.commitBudget.charged < 0.2, "the group commit queued next took the charge")
+        #expect(writer.commitBudget.charged == 0, "nothing waited behind it")
+        let waited = Task { try await writer.write(slow) }
+        try await waitUntil("the slow write to be queued") { writer.queuedWriteCount == 1 }
+        #expect(await writer.enqueue(saves(1...1), claims: []))  // gathered behind it
+        try await waited.value
+        // Not a flush, which would queue the save at once, ahead of the slow write's collection.
+        try await waitUntil("the save's commit to be written") { writer.queuedWriteCount == 0 }
+        let answers = writer.takeAnswers()
+        let charged = answers.compactMap { answer -> Bool? in
+            guard case .committed(let commit, _, _) = answer else { return nil }
+            return commit.budgetCharged
+        }
+        #expect(charged == [true], "the save's commit was charged the slow write's time")
+        #expect(writer.commitBudget.charged == 0, "and spent it")
         _ = await writer.stop()
     }
 }

@@ -468,6 +468,7 @@ extension JobStore {
     /// - Returns: how many jobs were deleted.
     @discardableResult
     func pruneFinishedJobs(before cutoff: Date, limit: Int, in db: Database) throws -> Int {
+        guard limit > 0 else { return 0 }
         let finished = "state IN (\(JobState.done.sql), \(JobState.cancelled.sql)) AND updated_at < ?"
         // At most `limit` of them, lowest ids first: those up to the limit-th one's id.
         guard

@@ -2,18 +2,25 @@ import Foundation
 import Logging
 import ZeroMQ
 
-/// Composing the coordinator: the feed's socket, the store, the router's socket, then the writer and the readers
+/// Composing the coordinator: the feed's socket, the router's socket, the store, then the writer and the readers
 /// that answer through it, handed to the router as ``CoordinatorParts``.
 extension CoordinatorService {
-    /// Binds the feed, opens the store and binds the jobs/control ROUTER, in that order; what was made is closed
-    /// again when a later step fails.
-    /// - Throws: ``ModelError``/``StoreError`` when the store cannot be opened for the model, ``ZMQError`` when an
-    ///   endpoint cannot be bound (for example, the port is taken).
+    /// Binds the feed and the jobs/control ROUTER, then opens the store: an endpoint that cannot be bound refuses the
+    /// start before the store is touched (opening it may upgrade its format and re-queue jobs a crash left running).
+    /// What was made is closed again when a later step fails.
+    /// - Throws: ``ZMQError`` when an endpoint cannot be bound (for example, the port is taken), ``ModelError``/
+    ///   ``StoreError`` when the store cannot be opened for the model.
     func makeServer(context: ZMQContext, admission: PeerAdmission?) async throws -> CoordinatorServer {
         let publisher = try FeedPublisher(configuration: configuration, context: context, logger: logger)
-        let store: RootStore
-        let io: RouterIO
         let activity = PeerActivity()
+        let io: RouterIO
+        do {
+            io = try RouterIO(configuration: configuration, context: context, activity: activity, logger: logger)
+        } catch {
+            await publisher.stop()
+            throw error
+        }
+        let store: RootStore
         do {
             // Opening the store runs SQLite (schema checks, migration, re-queueing): on a thread of its own.
             let configuration = configuration
@@ -21,14 +28,8 @@ extension CoordinatorService {
                 try RootStore.open(path: configuration.storePath, model: configuration.model)
             }
         } catch {
+            await io.loop.stop()
             await publisher.stop()
-            throw error
-        }
-        do {
-            io = try RouterIO(configuration: configuration, context: context, activity: activity, logger: logger)
-        } catch {
-            await publisher.stop()
-            await close(store)
             throw error
         }
         logOpening(store)

@@ -40,10 +40,10 @@ struct Dispatch {
         guard let room else { return }
         if let scheduled = rateLimitWake, scheduled <= room { return }
         rateLimitWake = room
-        Task {
+        Task { [weak io] in
             // A moment past it, so that the oldest start has left the window when the claim looks.
             try? await Task.sleep(for: .seconds(max(0, room - Date().timeIntervalSince1970) + 0.002))
-            io.post(.rateLimitRoom)
+            io?.post(.rateLimitRoom)
         }
     }
 

@@ -31,6 +31,7 @@ struct Intake {
     /// Splits a received message into its sender and envelopes.
     static func decode(_ message: SocketLoop.Inbound) -> Decoded {
         let frames = message.frames
+        // A ROUTER always gives the sender's routing id first.
         guard let routingID = frames.first, !LocalPeers.isLocal(routingID) else { return .dropped }
         do {
             return .envelopes(peer: routingID, try Wire.decodeEach(frames.dropFirst()))

@@ -10,8 +10,9 @@ import Foundation
 /// other short ones leave it as it was, so small commits cannot talk the budget down, and one slow commit (a cold
 /// cache) cannot hold it down: the commits at its shrunken budget fill it and raise it again.
 ///
-/// The other writes (pruning, failures, schedules) are charged to it: saves that gathered behind one waited for it
-/// too, so the next commit gets the time it left (``charge(seconds:)``).
+/// The other writes (pruning, failures, schedules) that saves gathered behind are charged to it: those saves waited
+/// for them too, so the next commit gets the time they left (``charge(seconds:)``). A commit charged so does not
+/// count as filling its budget: a budget cut short says nothing new about the store's pace.
 struct CommitBudget {
     /// The most rows a commit takes.
     let rows: Int
@@ -36,16 +37,20 @@ struct CommitBudget {
         return min(rows, max(minimumRows, Int(pace * max(0, seconds - charged))))
     }
 
-    /// The row budget of a commit being queued (``next``); the charge is spent on it.
-    mutating func take() -> Int {
+    /// The row budget of a commit being queued (``next``), and whether other writes were charged to it; the charge
+    /// is spent on it.
+    mutating func take() -> (rows: Int, charged: Bool) {
         defer { charged = 0 }
-        return next
+        return (next, charged > 0)
     }
 
-    /// Charges a write other than a commit that kept the store `seconds`, to the next commit.
+    /// Charges to the next commit a write other than a commit that kept its saves waiting `seconds` (at most the
+    /// whole time budget).
     mutating func charge(seconds spent: Double) {
-        if spent > 0 { charged += spent }
+        guard let seconds, spent > 0 else { return }
+        charged = min(seconds, charged + spent)
     }
+
 
     /// Records a commit of `rows` rows that took `elapsed` seconds on the store, queued with a row budget of `budget`.
     mutating func record(rows committed: Int, budget: Int, elapsed: Double) {

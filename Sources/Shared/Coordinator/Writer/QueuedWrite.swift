@@ -71,6 +71,8 @@ struct QueuedCommit: Sendable {
     var joined = 0
     /// The rows the budget allowed it when it was queued (a commit that filled it measures the store's pace).
     let rowBudget: Int
+    /// Whether other writes' time on the store was charged to its budget (then filling it measures nothing).
+    var budgetCharged = false
     /// When it was queued on the store (for the time budget's pace).
     let queuedAt: ContinuousClock.Instant
     let write: PendingWrite<GroupCommitResult>

@@ -237,7 +237,7 @@ final class StoreWriter: Service, Sendable {
     /// - Returns: the write queued; none when nothing gathered.
     private func queuePending(_ state: inout State) -> [QueuedWrite] {
         guard !state.pendingSaves.isEmpty || !state.pendingClaims.isEmpty else { return [] }
-        let rowBudget = state.budget.take()
+        let (rowBudget, charged) = state.budget.take()
         let members = state.pendingSaves.take(rowBudget: rowBudget)
         let claims = state.pendingClaims
         state.pendingClaims = []
@@ -245,7 +245,8 @@ final class StoreWriter: Service, Sendable {
         state.nextCommitID += 1
         let write = QueuedWrite.groupCommit(
             QueuedCommit(
-                id: id, members: members, claims: claims, rowBudget: rowBudget, queuedAt: .now,
+                id: id, members: members, claims: claims, rowBudget: rowBudget, budgetCharged: charged,
+                queuedAt: .now,
                 write: store.saves.queueGroupCommit(
                     members.map { ($0.save, $0.worker) }, thenClaim: claims.map(\.request),
                     joining: { [self] in join(commit: id) })))
@@ -280,12 +281,12 @@ final class StoreWriter: Service, Sendable {
     /// Records a group commit's pace for the time budget: it started when the store began it (not when it was
     /// queued, nor when the write before it was answered: the store may have folded its inverse index between them)
     /// and finished now (collection follows the commit on the writer's thread).
-    /// Another write is charged to the next commit's budget: the saves that gathered behind it waited for it.
+    /// Another write that saves gathered behind is charged to the next commit's budget: they waited for it.
     /// - Returns: what to log of it (at trace level, once the lock is released); nil for a push.
     private static func measure(_ write: QueuedWrite, in state: inout State) -> Logger.Metadata? {
         let now = ContinuousClock.now
         if case .operation(let name, let written) = write, let spent = written.result {
-            state.budget.charge(seconds: spent.seconds)
+            if !state.pendingSaves.isEmpty { state.budget.charge(seconds: spent.seconds) }
             WriterMetrics.writeDuration(name).record(duration: spent)
             return nil
         }
@@ -293,7 +294,8 @@ final class StoreWriter: Service, Sendable {
         let started = commit.write.result?.started ?? commit.queuedAt
         let elapsed = started.duration(to: now).seconds
         let rows = commit.members.reduce(0) { $0 + $1.rows }
-        state.budget.record(rows: rows, budget: commit.rowBudget, elapsed: elapsed)
+        // A budget cut by a charge is no budget to fill: only a long commit measures the pace then.
+        state.budget.record(rows: rows, budget: commit.budgetCharged ? .max : commit.rowBudget, elapsed: elapsed)
         if !commit.members.isEmpty {
             WriterMetrics.groupCommitRows.record(rows)
             WriterMetrics.groupCommitDuration.record(duration: started.duration(to: now))
