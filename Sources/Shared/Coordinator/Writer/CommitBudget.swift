@@ -51,7 +51,6 @@ struct CommitBudget {
         charged = min(seconds, charged + spent)
     }
 
-
     /// Records a commit of `rows` rows that took `elapsed` seconds on the store, queued with a row budget of `budget`.
     mutating func record(rows committed: Int, budget: Int, elapsed: Double) {
         guard let seconds, committed > 0, elapsed > 0, elapsed >= seconds / 4 || committed >= budget else { return }
