@@ -17,7 +17,8 @@ public struct HTTPService: Service {
     private let logger: Logger
     private let listening: @Sendable (String) -> Void
     private let rates: RateHistory
-    private let snapshots: SnapshotCache
+    /// The dashboard's snapshot, made at most once a second.
+    private let snapshots: RecentValue<DashboardSnapshot>
 
     /// - Parameter listening: called with the dashboard's URL once the port is bound.
     public init(
@@ -25,9 +26,11 @@ public struct HTTPService: Service {
         listening: @escaping @Sendable (String) -> Void = { _ in }
     ) {
         self.endpoint = endpoint
-        view = CoordinatorView(server: server)
-        snapshots = SnapshotCache(view: view)
-        rates = RateHistory(start: server.totals.started)
+        let view = CoordinatorView(server: server)
+        let rates = RateHistory(start: server.totals.started)
+        self.view = view
+        self.rates = rates
+        snapshots = RecentValue(maximumAge: .milliseconds(900)) { try await view.snapshot(rates: rates) }
         self.exporter = exporter
         self.logger = logger
         self.listening = listening
@@ -36,7 +39,7 @@ public struct HTTPService: Service {
     public func run() async throws {
         let router = Router(context: TributaryRequestContext.self)
         let access = HTTPAccess(token: endpoint.token)
-        Routes(view: view, access: access, exporter: exporter, rates: rates, snapshots: snapshots)
+        Routes(view: view, access: access, exporter: exporter, snapshots: snapshots)
             .add(to: router)
         let (endpoint, listening, logger) = (self.endpoint, self.listening, self.logger)
         let app = Application(
@@ -58,29 +61,6 @@ public struct HTTPService: Service {
             }
             group.addTask { try await app.run() }
         }
-    }
-}
-
-/// The dashboard's snapshot, made at most once a second whoever asks (each open page's event stream, the JSON
-/// API), so the coordinator's load does not grow with the pages open: callers that come while one is being made
-/// wait for it.
-final class SnapshotCache: Sendable {
-    private let view: CoordinatorView
-    private let latest = Mutex<(at: ContinuousClock.Instant, task: Task<DashboardSnapshot, any Error>)?>(nil)
-
-    init(view: CoordinatorView) {
-        self.view = view
-    }
-
-    func snapshot(rates: RateHistory) async throws -> DashboardSnapshot {
-        let view = self.view
-        let task = latest.withLock { latest in
-            if let current = latest, current.at.duration(to: .now) < .milliseconds(900) { return current.task }
-            let task = Task { try await view.snapshot(rates: rates) }
-            latest = (.now, task)
-            return task
-        }
-        return try await task.value
     }
 }
 

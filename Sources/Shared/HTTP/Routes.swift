@@ -15,8 +15,7 @@ struct Routes: Sendable {
     let view: CoordinatorView
     let access: HTTPAccess
     let exporter: MetricsExporter
-    let rates: RateHistory
-    let snapshots: SnapshotCache
+    let snapshots: RecentValue<DashboardSnapshot>
 
     func add(to router: Router<TributaryRequestContext>) {
         router.add(middleware: ErrorJSONMiddleware())
@@ -85,7 +84,7 @@ struct Routes: Sendable {
         }
         router.get("/api/dashboard") { request, context in
             try access.check(.read, request, context)
-            return try Self.json(Self.encode(try await snapshots.snapshot(rates: rates)))
+            return try Self.json(Self.encode(try await snapshots.value()))
         }
         router.get("/api/events") { request, context in
             try access.check(.read, request, context)
@@ -122,7 +121,7 @@ struct Routes: Sendable {
     /// Server-sent events: a `snapshot` event at once, then one a second, until the client goes or the service
     /// shuts down.
     private func events() -> Response {
-        let (snapshots, rates) = (self.snapshots, self.rates)
+        let snapshots = self.snapshots
         return Response(
             status: .ok,
             headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],
@@ -131,7 +130,7 @@ struct Routes: Sendable {
                 while !Task.isCancelled && !Task.isShuttingDownGracefully {
                     let event: String
                     do {
-                        let data = try Self.encode(try await snapshots.snapshot(rates: rates))
+                        let data = try Self.encode(try await snapshots.value())
                         event = "event: snapshot\ndata: \(data)\n\n"
                     } catch {
                         event = "event: failure\ndata: \(Self.errorJSON(error).text)\n\n"
