@@ -21,7 +21,9 @@ struct BenchCommand: AsyncParsableCommand {
               against 2.
             memory: the coordinator's peak RSS during the import, alone and with a subscriber that never reads.
             jobs: empty jobs pushed and completed durably, against a single-process SQLite queue doing each job's
-              three writes (enqueue, claim, complete) through the C API.
+              three writes (enqueue, claim, complete) through the C API; then the same jobs while, every second, 4
+              dashboard snapshots (/api/dashboard) and a /metrics scrape are asked of the coordinator's HTTP
+              endpoint, against the plain jobs figure (`jobs (dashboards)`).
             latency: from a worker's save() call to a subscriber receiving its didSave, at 1,000 saves/s and at 80%
               of the maximum rate, against ZeroMQ round trips over loopback on this machine.
             restart: a coordinator's start, from launch to serving, on a store with 100,000 queued jobs, against
@@ -136,9 +138,10 @@ struct BenchCommand: AsyncParsableCommand {
         if selected.contains(.jobs) {
             let benchmark = JobsBenchmark(
                 jobs: quick ? 10_000 : jobs, workers: workers, concurrency: jobConcurrency, directory: directory)
-            let tributary = try await benchmark.run()
+            let plain = try await benchmark.run().jobsPerSecond
             Terminal.line(
-                Figure(name: "jobs", tributary: tributary, baseline: try benchmark.baseline(), unit: "jobs/s").line)
+                Figure(name: "jobs", tributary: plain, baseline: try benchmark.baseline(), unit: "jobs/s").line)
+            try await runJobsWithDashboards(benchmark, plain: plain)
         }
         if selected.contains(.latency) {
             try await runLatency(saves: quick ? 1_000 : saves, directory: directory)
@@ -154,6 +157,26 @@ struct BenchCommand: AsyncParsableCommand {
                     unit: "ms", smallerIsBetter: true, note: "baseline: the same start on an empty store"
                 ).line)
         }
+    }
+
+    /// The jobs again with a ``DashboardLoad`` beside them, against the plain jobs figure of this run.
+    private func runJobsWithDashboards(_ benchmark: JobsBenchmark, plain: Double) async throws {
+        let outcome = try await benchmark.run(name: "jobs-dashboards", dashboards: true)
+        guard let tally = outcome.dashboards, tally.ticks > 0 else {
+            throw BaselineError("jobs (dashboards): the dashboard load made no requests")
+        }
+        Terminal.error("bench: jobs (dashboards): \(tally.summary), \(tally.failures.count) failed")
+        guard tally.failures.isEmpty else {
+            let shown = tally.failures.prefix(5).joined(separator: "; ")
+            throw BaselineError(
+                "jobs (dashboards): \(tally.failures.count) of \(tally.snapshots + tally.scrapes + tally.failures.count) "
+                    + "requests to the HTTP endpoint did not answer 200: \(shown)")
+        }
+        Terminal.line(
+            Figure(
+                name: "jobs (dashboards)", tributary: outcome.jobsPerSecond, baseline: plain, unit: "jobs/s",
+                note: "\(tally.summary); baseline: the plain jobs figure of this run"
+            ).line)
     }
 
     /// The import's coordinator options this run sets: its workers' concurrency and its commit budget.

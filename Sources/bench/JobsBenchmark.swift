@@ -8,7 +8,8 @@ import TributaryDemo
 
 /// The jobs figure: empty (`noop`) jobs pushed and completed durably through a coordinator with local workers.
 /// Its baseline is a single-process durable queue on the same SQLite settings: each job's three writes
-/// (enqueue, claim, complete) through the C API, each committed as it happens.
+/// (enqueue, claim, complete) through the C API, each committed as it happens. The `jobs (dashboards)` figure is
+/// the same run with a ``DashboardLoad`` on the coordinator's HTTP endpoint, against the plain run.
 struct JobsBenchmark {
     let jobs: Int
     let workers: Int
@@ -16,18 +17,35 @@ struct JobsBenchmark {
     let concurrency: Int
     let directory: URL
 
-    func run() async throws -> Double {
+    /// One run's jobs/s, and the requests of the dashboard load that ran beside it (nil without one).
+    struct Outcome {
+        let jobsPerSecond: Double
+        let dashboards: DashboardLoad.Tally?
+    }
+
+    /// Pushes the jobs to a coordinator of its own (in `name`, under `directory`) and times them until all are done.
+    /// - Parameter dashboards: whether a ``DashboardLoad`` runs on the coordinator's HTTP endpoint from the first push
+    ///   until the last job is done (the endpoint serves in every run).
+    func run(name: String = "jobs", dashboards: Bool = false) async throws -> Outcome {
         let started = try await CoordinatorProcess.startDemoStore(
-            in: directory.appendingPathComponent("jobs"),
+            in: directory.appendingPathComponent(name),
             arguments: [
                 "--workers", String(workers), "--worker-concurrency", String(concurrency), "--log-level", "warning",
+                "--http", "127.0.0.1:*",
             ])
         let coordinator = started.process
         let log = started.logPath
+        var load: Task<DashboardLoad.Tally, Never>?
         do {
             let client = try JobClient(endpoint: coordinator.listenEndpoint)
             while try await client.status().workers.count < workers { try await Task.sleep(for: .milliseconds(20)) }
             let spec = JobSpec(kind: NoopJobHandler.kindName)
+            if dashboards {
+                guard let url = coordinator.httpURL.flatMap(URL.init(string:)) else {
+                    throw BaselineError("the coordinator has no HTTP endpoint; see \(log)")
+                }
+                load = Task { await DashboardLoad(baseURL: url).run() }
+            }
             let started = ContinuousClock.now
             var batch = ""
             for start in stride(from: 0, to: jobs, by: 10_000) {
@@ -36,13 +54,17 @@ struct JobsBenchmark {
             }
             let status = try await client.waitForBatch(batch, every: .milliseconds(20))
             let elapsed = ContinuousClock.now - started
+            load?.cancel()
+            let tally = await load?.value
             guard status.doneJobs == UInt64(jobs) else {
                 throw BaselineError("only \(status.doneJobs) of \(jobs) jobs are done; see \(log)")
             }
             await client.close()
             await coordinator.stop()
-            return Double(jobs) / elapsed.seconds
+            return Outcome(jobsPerSecond: Double(jobs) / elapsed.seconds, dashboards: tally)
         } catch {
+            load?.cancel()
+            _ = await load?.value
             await coordinator.stop()
             throw error
         }
