@@ -1,7 +1,8 @@
 # Tributary: the two commands a newcomer runs are `make demo` and `make test`.
 SWIFT ?= swift
 
-.PHONY: demo test deps python-example test-tools dashboard build release bench fuzz fuzz-seeds proto entities lint clean
+.PHONY: demo test deps python-example test-tools dashboard build release bench fuzz fuzz-seeds proto entities lint docs \
+	clean
 
 ## demo: build, then import 100,000 generated pull requests through a local coordinator and 2 workers
 demo: deps
@@ -85,6 +86,21 @@ entities:
 	$(SWIFT) build --product tributary
 	.build/debug/tributary generate swift --model Tests/Fixtures/demo-model.json --output Tests/GeneratedEntities/Demo
 	.build/debug/tributary generate swift --model Tests/Fixtures/every-type-model.json --output Tests/GeneratedEntities/EveryType
+
+## docs: the Tributary library's DocC documentation, its three modules and the articles of
+## Sources/Shared/Client/Tributary.docc, combined in .build/docs/Tributary.doccarchive (warnings are errors: every
+## symbol link resolves); then scripts/check-doc-coverage.py fails on a public declaration without a doc comment.
+## `docc process-archive transform-for-static-hosting` turns the archive into a site a static file server shows
+DOCS_TARGETS = TributaryCore TributaryProtocol TributaryClient
+DOCS_ARCHIVE = .build/docs/Tributary.doccarchive
+docs: deps
+	mkdir -p $(dir $(DOCS_ARCHIVE))
+	$(SWIFT) package --allow-writing-to-directory $(dir $(DOCS_ARCHIVE)) generate-documentation \
+		$(addprefix --target ,$(DOCS_TARGETS)) --enable-experimental-combined-documentation \
+		--output-path $(DOCS_ARCHIVE) --warnings-as-errors
+	@# The plugin reports success even when merging the modules' archives fails: check the archive is there.
+	@test -d $(DOCS_ARCHIVE)/data || { echo "docs: no combined archive at $(DOCS_ARCHIVE)" >&2; exit 1; }
+	python3 scripts/check-doc-coverage.py --product Tributary $(DOCS_TARGETS)
 
 ## lint: check formatting against .swift-format (generated protobuf code and entity types excluded)
 lint:

@@ -20,6 +20,9 @@ let hummingbird = Package.Dependency.package(url: "https://github.com/hummingbir
 let nio = Package.Dependency.package(url: "https://github.com/apple/swift-nio", from: "2.101.2")
 // Hummingbird's header types; named for headers of our own (X-Tributary-Action, the page's security headers).
 let httpTypes = Package.Dependency.package(url: "https://github.com/apple/swift-http-types", from: "1.8.0")
+// `make docs`: the `generate-documentation` command builds the Tributary product's DocC catalog. A command plugin,
+// so `swift build` and `swift test` neither build it nor its SymbolKit; resolving fetches the two small packages.
+let doccPlugin = Package.Dependency.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0")
 
 /// An executable's dependencies beyond its libraries: argument parsing, services, the command support.
 func executable(_ name: String, path: String, libraries: [Target.Dependency]) -> Target {
@@ -49,6 +52,7 @@ let package = Package(
     ],
     dependencies: [
         grdb, protobuf, argumentParser, log, serviceLifecycle, metrics, prometheus, hummingbird, nio, httpTypes,
+        doccPlugin,
     ],
     targets: [
         // The system libzmq, found through pkg-config. Only the `ZeroMQ` target imports it.

@@ -1,12 +1,16 @@
 /// An error answered on the wire, or raised while decoding what a peer sent: a code from the protocol's
 /// `ErrorCode` and a sentence naming the problem.
 public struct ProtocolError: Error, CustomStringConvertible, Sendable, Equatable {
+    /// What kind of error it is (``codeName`` spells it as the protocol does).
     public let code: Tributary_V1_ErrorCode
+    /// A sentence naming the problem.
     public let message: String
+    /// The job the error concerns; 0 for none.
     public let jobID: UInt64
     /// For `MERGE_CONFLICT`: the objects in conflict.
     public let conflicts: [Tributary_V1_Conflict]
 
+    /// An error of `code` described by `message`, about job `jobID` (0: none).
     public init(
         _ code: Tributary_V1_ErrorCode, _ message: String, jobID: UInt64 = 0, conflicts: [Tributary_V1_Conflict] = []
     ) {
@@ -26,6 +30,7 @@ public struct ProtocolError: Error, CustomStringConvertible, Sendable, Equatable
         }
     }
 
+    /// The error an `Error` message carries.
     public init(_ wire: Tributary_V1_Error) {
         self.init(wire.code, wire.message, jobID: wire.jobID, conflicts: wire.conflicts)
     }

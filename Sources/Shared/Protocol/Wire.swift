@@ -66,7 +66,10 @@ public enum Wire {
 
     /// An envelope carrying `body`, answering `requestID`, announcing this build's protocol version (every
     /// envelope this build sends does, so its receiver knows what it speaks).
-    /// - Parameter requires: the capabilities the message needs from its receiver (``Capability/needed(by:)``).
+    /// - Parameters:
+    ///   - requestID: a request's own id, or the id of the request a reply answers; one-way messages may use 0.
+    ///   - body: the message.
+    ///   - requires: the capabilities the message needs from its receiver (``Capability/needed(by:)``).
     public static func envelope(
         _ requestID: UInt64 = 0, _ body: Tributary_V1_Envelope.OneOf_Body, requires: Set<Capability> = []
     ) -> Tributary_V1_Envelope {
@@ -81,6 +84,8 @@ public enum Wire {
 
 /// An envelope as received, with the size of its frame (limits on saves are in bytes).
 public struct SizedEnvelope: Sendable {
+    /// The decoded envelope.
     public let envelope: Tributary_V1_Envelope
+    /// The size of its frame, in bytes.
     public let bytes: Int
 }

@@ -5,7 +5,7 @@ import TributaryProtocol
 extension CoordinatorConnection {
     /// The coordinator's protocol version: the one its last message announced, else asked for (`VersionRequest`;
     /// a version 1 coordinator answers it with an error that announces no version).
-    /// - Throws: ``ProtocolError`` when no answer comes within `timeout`.
+    /// - Throws: ``/TributaryProtocol/ProtocolError`` when no answer comes within `timeout`.
     func coordinatorVersion(timeout: Duration) async throws -> UInt32 {
         if let version = coordinatorProtocolVersion { return version }
         return ProtocolVersion.of(try await exchange(.versionRequest(.init()), requires: [], timeout: timeout))
@@ -22,7 +22,7 @@ extension CoordinatorConnection {
 
     /// Refuses a request needing `capabilities` from a coordinator of `coordinatorVersion` that cannot have them: one
     /// of version 1 announces none and checks no `requires`. A later one checks `requires` itself.
-    /// - Throws: ``ProtocolError`` `UNSUPPORTED` naming the capabilities and both versions.
+    /// - Throws: ``/TributaryProtocol/ProtocolError`` `UNSUPPORTED` naming the capabilities and both versions.
     static func require(_ capabilities: Set<Capability>, coordinatorVersion: UInt32) throws {
         guard coordinatorVersion < ProtocolVersion.firstAnnounced, !capabilities.isEmpty else { return }
         throw ProtocolError.unsupported(

@@ -7,10 +7,11 @@ import ZeroMQ
 /// A DEALER connection to the coordinator's jobs/control socket, used by workers and clients.
 ///
 /// Requests carry a fresh request id and wait for the reply that echoes it; an `Error` reply is thrown as a
-/// ``ProtocolError``. A request that uses a ``Capability`` names it in its envelope's `requires`, and is never
-/// answered with what a coordinator without it made of the request (``request(_:timeout:)``). Messages that answer
-/// no request (job assignments, unsolicited errors) arrive on ``messages``, in the batches they arrived in. ZeroMQ
-/// reconnects in the background, with a backoff of 1 s doubling to 32 s.
+/// ``/TributaryProtocol/ProtocolError``. A request that uses a ``/TributaryProtocol/Capability`` names it in its
+/// envelope's `requires`, and is never answered with what a coordinator without it made of the request
+/// (``request(_:timeout:)``). Messages that answer no request (job assignments, unsolicited errors) arrive on
+/// ``messages``, in the batches they arrived in. ZeroMQ reconnects in the background, with a backoff of 1 s doubling to
+/// 32 s.
 ///
 /// ```swift
 /// let connection = try CoordinatorConnection(endpoint: "tcp://127.0.0.1:7400")
@@ -45,9 +46,11 @@ public final class CoordinatorConnection: Sendable {
     private let messagesContinuation: AsyncStream<[Tributary_V1_Envelope]>.Continuation
 
     /// Connects to `endpoint`; the connection is made in the background.
-    /// - Parameter curve: the peer's CURVE keys, for a coordinator that runs with CURVE; nil takes them from the
-    ///   environment (`TRIBUTARY_CURVE_SECRET`, `TRIBUTARY_SERVER_KEY`), else connects without.
-    /// - Parameter context: the ZeroMQ context; nil uses the process's (`ZMQContext.shared()`).
+    /// - Parameters:
+    ///   - endpoint: the coordinator's jobs/control endpoint (`tcp://127.0.0.1:7400`).
+    ///   - curve: the peer's CURVE keys, for a coordinator that runs with CURVE; nil takes them from the
+    ///     environment (`TRIBUTARY_CURVE_SECRET`, `TRIBUTARY_SERVER_KEY`), else connects without.
+    ///   - context: the ZeroMQ context; nil uses the process's (`ZMQContext.shared()`).
     public init(endpoint: String, curve: CurveClientKeys? = nil, context: ZMQContext? = nil) throws {
         self.endpoint = endpoint
         self.context = try context ?? ZMQContext.shared()
@@ -100,16 +103,18 @@ public final class CoordinatorConnection: Sendable {
 
     /// Sends a request and waits for its reply.
     ///
-    /// A request that uses a capability (``Capability/needed(by:)``) lists it in `requires`, which a coordinator
-    /// of version 2 or later checks, refusing it with `UNSUPPORTED` when it lacks one. A version 1 coordinator
-    /// checks nothing and would serve such a request without the feature, so it is refused here: a request that
-    /// changes the store (a push, a schedule) is not sent once the coordinator is known to be version 1 (this
-    /// connection asks its version first when it has not heard it yet); any other (a fetch, a worker's hello) has
-    /// its reply from a version 1 coordinator thrown away and refused instead.
-    /// - Parameter timeout: how long to wait before giving up with a message naming the endpoint.
-    /// - Throws: ``ProtocolError`` when the coordinator answers with an error, when no answer comes in time, or
-    ///   `UNSUPPORTED` naming the capability and both versions when the coordinator lacks a capability the request
-    ///   needs.
+    /// A request that uses a capability (``/TributaryProtocol/Capability/needed(by:)``) lists it in `requires`, which a
+    /// coordinator of version 2 or later checks, refusing it with `UNSUPPORTED` when it lacks one. A version 1
+    /// coordinator checks nothing and would serve such a request without the feature, so it is refused here: a request
+    /// that changes the store (a push, a schedule) is not sent once the coordinator is known to be version 1 (this
+    /// connection asks its version first when it has not heard it yet); any other (a fetch, a worker's hello) has its
+    /// reply from a version 1 coordinator thrown away and refused instead.
+    /// - Parameters:
+    ///   - body: the request.
+    ///   - timeout: how long to wait before giving up with a message naming the endpoint.
+    /// - Throws: ``/TributaryProtocol/ProtocolError`` when the coordinator answers with an error, when no answer
+    ///   comes in time, or `UNSUPPORTED` naming the capability and both versions when the coordinator lacks a
+    ///   capability the request needs.
     public func request(_ body: Tributary_V1_Envelope.OneOf_Body, timeout: Duration = .seconds(10)) async throws
         -> Tributary_V1_Envelope
     {

@@ -15,6 +15,7 @@ public struct CoordinatorStore: ChangeSetParent {
     /// The connection fetches go over.
     public let connection: CoordinatorConnection
 
+    /// A parent whose fetches go over `connection`.
     public init(connection: CoordinatorConnection) {
         self.connection = connection
     }

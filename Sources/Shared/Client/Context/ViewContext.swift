@@ -7,8 +7,8 @@ import TributaryMessaging
 /// then merges every later commit of those entities as it arrives — the values travel with the feed, so no
 /// refetch is needed — and announces each merged commit on ``changes``.
 ///
-/// Read its objects inside ``context``'s `perform` blocks, as with any ``ObjectContext``; fetches there (and
-/// ``refetch(_:)``) are answered by the coordinator from a read connection, with the stored values. It cannot
+/// Read its objects inside ``context``'s `perform` blocks, as with any ``/TributaryCore/ObjectContext``; fetches there
+/// (and ``refetch(_:)``) are answered by the coordinator from a read connection, with the stored values. It cannot
 /// save.
 ///
 /// ```swift
@@ -43,8 +43,8 @@ public final class ViewContext: Sendable {
     }
 
     /// Loads the objects of `entities` (every entity when empty) and starts following the feed after them.
-    /// - Throws: ``ProtocolError`` when the coordinator refuses (an unknown entity, ...), ``ContextError`` when
-    ///   what it sends does not fit `model`.
+    /// - Throws: ``/TributaryProtocol/ProtocolError`` when the coordinator refuses (an unknown entity, ...),
+    ///   ``/TributaryCore/ContextError`` when what it sends does not fit `model`.
     public static func start(
         feed: String, jobs: String, model: Model, entities: Set<String> = [], name: String = "view",
         curve: CurveClientKeys? = nil

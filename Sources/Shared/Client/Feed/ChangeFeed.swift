@@ -11,7 +11,7 @@ import ZeroMQ
 /// requests on the jobs endpoint): commits before the subscription started (when resuming with
 /// ``Options/since``), and any the stream dropped (a high-water mark reached while this subscriber was slow, a
 /// reconnect). Every commit's `$commits` summary tells which parts to expect, so a gap is seen at the next
-/// message and never delivered out of order. A commit's ``DidSave/seq`` is its resume token; with
+/// message and never delivered out of order. A commit's ``/TributaryCore/DidSave/seq`` is its resume token; with
 /// ``Options/durableName`` the coordinator also keeps the position, and keeps the history after it.
 ///
 /// ```swift
@@ -43,9 +43,10 @@ public final class ChangeFeed: AsyncSequence, Sendable {
         /// Resume after this sequence number: history first, then live. Nil starts with the live stream (or,
         /// with a durable name, at the subscriber's stored position).
         public var since: UInt64?
-        /// A durable subscriber name: the coordinator stores the position processed so far (acknowledged when the
-        /// next event is asked for: at most every second while events flow, and as soon as they pause; and by
-        /// ``ChangeFeed/acknowledge()``) and keeps history after it. A new name starts at the store's last commit unless ``since`` says otherwise.
+        /// A durable subscriber name: the coordinator stores the position processed so far (acknowledged when the next
+        /// event is asked for: at most every second while events flow, and as soon as they pause; and by
+        /// ``ChangeFeed/acknowledge()``) and keeps history after it. A new name starts at the store's last commit
+        /// unless ``since`` says otherwise.
         public var durableName: String?
         /// When the position was pruned from history: deliver a snapshot and go on from it, rather than throw.
         public var snapshotWhenPruned = false
@@ -53,6 +54,7 @@ public final class ChangeFeed: AsyncSequence, Sendable {
         /// history, so a slow consumer costs bounded memory here and nothing at the coordinator.
         public var liveBufferMessages = 65_536
 
+        /// Every entity, from the live stream, not durable, throwing when the position was pruned.
         public init() {}
     }
 
@@ -68,8 +70,13 @@ public final class ChangeFeed: AsyncSequence, Sendable {
 
     /// Connects a SUB socket to `feed` (subscribing to the filter's entities and the `$commits` and
     /// `$heartbeat` topics) and a request socket to `jobs`. Nothing is read until iteration starts.
-    /// - Parameter curve: the subscriber's CURVE keys (nil: from the environment, else none).
-    /// - Parameter context: the ZeroMQ context; nil uses the process's (`ZMQContext.shared()`).
+    /// - Parameters:
+    ///   - feed: the coordinator's feed endpoint (`tcp://127.0.0.1:7401`), or a relay's.
+    ///   - jobs: the coordinator's jobs/control endpoint (`tcp://127.0.0.1:7400`), or a relay's: where history,
+    ///     snapshots and durable positions are asked for.
+    ///   - options: what to follow and from where.
+    ///   - curve: the subscriber's CURVE keys (nil: from the environment, else none).
+    ///   - context: the ZeroMQ context; nil uses the process's (`ZMQContext.shared()`).
     public init(
         feed: String, jobs: String, options: Options = Options(), curve: CurveClientKeys? = nil,
         context: ZMQContext? = nil
@@ -131,6 +138,7 @@ public final class ChangeFeed: AsyncSequence, Sendable {
 /// A feed that cannot go on: its position was pruned from history (and no snapshot was asked for), or the
 /// coordinator refused a request.
 public struct ChangeFeedError: Error, CustomStringConvertible, Sendable {
+    /// A sentence naming what stopped the feed.
     public let message: String
     /// The coordinator's error, when it answered with one.
     public let protocolError: ProtocolError?

@@ -6,7 +6,7 @@ import TributaryProtocol
 /// their pages as the protocol carries them), and durable subscribers.
 extension JobClient {
     /// One page of the stored didSave parts after `after` (up to `until`, 0 = the last commit).
-    /// - Throws: ``ProtocolError`` `HISTORY_PRUNED` when that history is no longer kept.
+    /// - Throws: ``/TributaryProtocol/ProtocolError`` `HISTORY_PRUNED` when that history is no longer kept.
     func history(
         after: UInt64, until: UInt64 = 0, filter: FeedFilter = FeedFilter(), maxCommits: UInt32 = 0
     ) async throws -> Tributary_V1_HistoryReply {

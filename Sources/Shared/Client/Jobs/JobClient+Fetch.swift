@@ -4,14 +4,15 @@ import TributaryProtocol
 
 extension JobClient {
     /// How many objects of `entity` the store holds (a count fetch, answered from a reader of the store).
-    /// - Throws: ``ProtocolError`` naming an unknown entity.
+    /// - Throws: ``/TributaryProtocol/ProtocolError`` naming an unknown entity.
     public func count(of entity: String) async throws -> Int {
         try await count(for: FetchRequest(entity: entity))
     }
 
     /// How many objects `request` selects, its limit and offset applied (a count fetch, answered from a reader of
     /// the store). The coordinator checks the request against its model.
-    /// - Throws: ``ProtocolError``: `UNKNOWN_ENTITY`, or `INVALID_PREDICATE` naming what the predicate got wrong.
+    /// - Throws: ``/TributaryProtocol/ProtocolError``: `UNKNOWN_ENTITY`, or `INVALID_PREDICATE` naming what the
+    ///   predicate got wrong.
     public func count(for request: FetchRequest) async throws -> Int {
         let reply = try await connection.request(.fetchRequest(request.wire(.count)))
         guard case .fetchReply(let fetched) = reply.body else { throw Self.unexpected(reply) }
@@ -29,8 +30,9 @@ extension JobClient {
     /// let result = try await client.fetch(request)
     /// for object in result.objects { print(object.id, object.attributes["title"] ?? "nil") }
     /// ```
-    /// - Throws: ``ProtocolError``: `UNKNOWN_ENTITY`, `INVALID_PREDICATE` (predicate, sort or prefetch path), or
-    ///   `INVALID_REQUEST` (over 100,000 objects); ``StoreError`` when the answer does not fit the model.
+    /// - Throws: ``/TributaryProtocol/ProtocolError``: `UNKNOWN_ENTITY`, `INVALID_PREDICATE` (predicate, sort or
+    ///   prefetch path), or `INVALID_REQUEST` (over 100,000 objects); ``/TributaryCore/StoreError`` when the answer
+    ///   does not fit the model.
     public func fetch(_ request: FetchRequest, timeout: Duration = .seconds(60)) async throws -> FetchResult {
         let reply = try await connection.request(.fetchRequest(request.wire(.objects)), timeout: timeout)
         guard case .fetchReply(let fetched) = reply.body else { throw Self.unexpected(reply) }
@@ -45,7 +47,8 @@ extension JobClient {
     }
 
     /// The store's model, as the coordinator loaded it.
-    /// - Throws: ``ProtocolError`` from the coordinator; ``ModelError`` if its answer is not a model.
+    /// - Throws: ``/TributaryProtocol/ProtocolError`` from the coordinator; ``/TributaryCore/ModelError`` if its
+    ///   answer is not a model.
     public func model() async throws -> Model {
         let reply = try await connection.request(.modelRequest(.init()))
         guard case .modelReply(let answer) = reply.body else { throw Self.unexpected(reply) }

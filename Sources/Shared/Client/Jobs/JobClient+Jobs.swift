@@ -9,7 +9,8 @@ extension JobClient {
     /// done, dead or cancelled.
     /// - Returns: the batch and the jobs' ids, in order; a job not enqueued because another holds its unique key has
     ///   that job's id, and its position is among the duplicates.
-    /// - Throws: ``ProtocolError`` naming the problem (unknown entity, payload too large, a finished batch, ...).
+    /// - Throws: ``/TributaryProtocol/ProtocolError`` naming the problem (unknown entity, payload too large, a
+    ///   finished batch, ...).
     public func push(_ jobs: [JobSpec], batch: String = "", onComplete: JobSpec? = nil) async throws -> PushedBatch {
         let push = Tributary_V1_PushJobs.with {
             $0.jobs = jobs.map(\.wire)
@@ -22,7 +23,7 @@ extension JobClient {
     }
 
     /// Progress of a batch of jobs.
-    /// - Throws: ``ProtocolError`` `UNKNOWN_JOB` when no job was pushed as `batch`.
+    /// - Throws: ``/TributaryProtocol/ProtocolError`` `UNKNOWN_JOB` when no job was pushed as `batch`.
     public func batchStatus(_ batch: String) async throws -> BatchStatus {
         let reply = try await connection.request(.batchStatusRequest(.with { $0.batch = batch }))
         guard case .batchStatusReply(let status) = reply.body else { throw Self.unexpected(reply) }
@@ -43,7 +44,7 @@ extension JobClient {
     }
 
     /// Jobs, newest first, optionally of one state or batch.
-    /// - Throws: ``ProtocolError`` naming what the coordinator refused.
+    /// - Throws: ``/TributaryProtocol/ProtocolError`` naming what the coordinator refused.
     public func jobs(state: JobState? = nil, batch: String? = nil, limit: Int = 50) async throws -> [JobInfo] {
         let request = Tributary_V1_JobsRequest.with {
             $0.state = state?.rawValue ?? ""
@@ -56,7 +57,7 @@ extension JobClient {
     }
 
     /// One job, with its error history.
-    /// - Throws: ``ProtocolError`` `UNKNOWN_JOB` when it does not exist.
+    /// - Throws: ``/TributaryProtocol/ProtocolError`` `UNKNOWN_JOB` when it does not exist.
     public func job(_ id: Int64) async throws -> JobInfo {
         try await jobReply(.jobRequest(.with { $0.jobID = UInt64(clamping: id) }))
     }

@@ -5,7 +5,8 @@ import TributaryProtocol
 /// Schedules: periodic jobs the coordinator keeps in its store (docs/jobs.md).
 extension JobClient {
     /// Adds a schedule, or replaces the one of its name when `replace` (keeping its counts and whether it is paused).
-    /// - Throws: ``ProtocolError`` naming what the coordinator refused (a name taken, a bad cron expression, ...).
+    /// - Throws: ``/TributaryProtocol/ProtocolError`` naming what the coordinator refused (a name taken, a bad cron
+    ///   expression, ...).
     public func putSchedule(_ schedule: ScheduleSpec, replace: Bool = false) async throws -> ScheduleInfo {
         let request = Tributary_V1_PutScheduleRequest.with {
             $0.schedule = schedule.wire
@@ -23,7 +24,7 @@ extension JobClient {
 
     /// Pauses, resumes or deletes the schedule `name`.
     /// - Returns: the schedule after the action (a deleted one as it was).
-    /// - Throws: ``ProtocolError`` when no schedule has that name.
+    /// - Throws: ``/TributaryProtocol/ProtocolError`` when no schedule has that name.
     public func schedule(_ name: String, action: ScheduleAction) async throws -> ScheduleInfo {
         let request = Tributary_V1_ScheduleActionRequest.with {
             $0.name = name

@@ -3,8 +3,9 @@ import TributaryCore
 import TributaryMessaging
 import TributaryProtocol
 
-/// Pushes jobs and asks the coordinator how they are doing, in the domain's types (``JobSpec``, ``JobInfo``,
-/// ``BatchStatus``, ``CoordinatorStatus``, ``ScheduleInfo``); the protocol's messages stay inside.
+/// Pushes jobs and asks the coordinator how they are doing, in the domain's types (``/TributaryCore/JobSpec``,
+/// ``/TributaryCore/JobInfo``, ``/TributaryCore/BatchStatus``, ``/TributaryCore/CoordinatorStatus``,
+/// ``/TributaryCore/ScheduleInfo``); the protocol's messages stay inside.
 ///
 /// ```swift
 /// let client = try JobClient(endpoint: "tcp://127.0.0.1:7400")
@@ -41,8 +42,8 @@ public final class JobClient: Sendable {
 
     /// Workers, the local pool, jobs by state and those running, limits, queues, and where the store and its history
     /// stand.
-    /// - Throws: ``ProtocolError`` from the coordinator, or naming a worker state, job state or limit this version
-    ///   does not know.
+    /// - Throws: ``/TributaryProtocol/ProtocolError`` from the coordinator, or naming a worker state, job state or
+    ///   limit this version does not know.
     public func status() async throws -> CoordinatorStatus {
         let reply = try await connection.request(.statusRequest(.init()))
         guard case .statusReply(let status) = reply.body else { throw Self.unexpected(reply) }
@@ -51,8 +52,8 @@ public final class JobClient: Sendable {
 
     /// Has the coordinator write an online backup of its store to `path` on its host (relative to its backup
     /// directory, or absolute inside it); returns once the file is complete.
-    /// - Throws: ``ProtocolError`` naming why the coordinator could not write it (the file exists, the path is
-    ///   outside its backup directory, …).
+    /// - Throws: ``/TributaryProtocol/ProtocolError`` naming why the coordinator could not write it (the file exists,
+    ///   the path is outside its backup directory, …).
     public func backup(to path: String, timeout: Duration = .seconds(600)) async throws -> BackupInfo {
         let reply = try await connection.request(.backupRequest(.with { $0.path = path }), timeout: timeout)
         guard case .backupReply(let backup) = reply.body else { throw Self.unexpected(reply) }

@@ -5,7 +5,9 @@ import TributaryCore
 public enum NDJSONChunker {
     /// One job's worth of rows.
     public struct Chunk: Sendable {
+        /// The rows, one JSON object per line, each line ending in a newline: an import job's payload.
         public let payload: Data
+        /// How many rows the payload holds (the job's ``/TributaryCore/JobSpec/total``).
         public let rows: Int
     }
 
@@ -44,6 +46,7 @@ public enum NDJSONChunker {
 
 /// An import file that cannot be used.
 public struct ImportFileError: Error, CustomStringConvertible, Sendable {
+    /// A sentence naming the file and why it cannot be read.
     public let message: String
     public var description: String { message }
 }

@@ -8,17 +8,20 @@ import ZeroMQ
 
 /// Where a relay connects and what it serves.
 public struct FeedRelayConfiguration: Sendable {
-    /// The coordinator's feed (its XPUB) and jobs/control endpoint (its ROUTER), or another relay's.
+    /// The coordinator's feed (its XPUB), or another relay's.
     public var upstreamFeed: String
+    /// The coordinator's jobs/control endpoint (its ROUTER), or another relay's: where requests are forwarded.
     public var upstreamListen: String
-    /// Where subscribers connect: the relay's XPUB and ROUTER; a `*` port binds a free one.
+    /// Where subscribers connect for the feed: the relay's XPUB; a `*` port binds a free one.
     public var feed: String
+    /// Where subscribers send their feed requests: the relay's ROUTER; a `*` port binds a free one.
     public var listen: String
     /// The relay's keys as a subscriber of a coordinator with CURVE.
     public var curve: CurveClientKeys?
     /// The most feed messages queued for one downstream subscriber (its XPUB high-water mark).
     public var feedBuffer: Int32 = 1_000
 
+    /// A relay from `upstreamFeed` and `upstreamListen` to `feed` and `listen`, without CURVE keys.
     public init(upstreamFeed: String, upstreamListen: String, feed: String, listen: String) {
         self.upstreamFeed = upstreamFeed
         self.upstreamListen = upstreamListen
@@ -32,14 +35,15 @@ public struct FeedRelayConfiguration: Sendable {
 /// an XPUB bound downstream: messages are forwarded as they are, and subscriptions go up, so the coordinator builds
 /// only the topics someone subscribed to, and sends each message once to the relay whatever the number of
 /// subscribers behind it. Subscribers' feed requests (history, snapshots, status, durable positions, fetches) are
-/// forwarded upstream by ``RelayRequestForwarder`` with request ids of the relay's own, and the replies routed back.
+/// forwarded upstream by `RelayRequestForwarder` with request ids of the relay's own, and the replies routed back.
 /// A subscriber behind a relay works as against the coordinator: it follows `$commits`, fills gaps from history.
 ///
 /// Each of the two forwarding loops blocks in libzmq on a thread of its own; ``run()`` waits for graceful shutdown,
 /// then stops both and returns once they closed their sockets.
 public final class FeedRelay: Service, Sendable {
-    /// The endpoints bound downstream, with wildcard ports resolved.
+    /// The feed endpoint bound downstream, with a wildcard port resolved.
     public let feedEndpoint: String
+    /// The request endpoint bound downstream, with a wildcard port resolved.
     public let listenEndpoint: String
 
     private let context: ZMQContext
@@ -58,7 +62,7 @@ public final class FeedRelay: Service, Sendable {
     }
 
     /// Connects upstream and binds downstream.
-    /// - Throws: ``ZMQError`` naming an endpoint that cannot be bound or connected.
+    /// - Throws: `ZMQError` naming an endpoint that cannot be bound or connected.
     public init(configuration: FeedRelayConfiguration, logger: Logger) throws {
         self.logger = logger
         context = try ZMQContext()

@@ -171,6 +171,7 @@ extension JobRun {
 
 /// A job stopped because it was cancelled; not a failure.
 public struct JobCancelled: Error, CustomStringConvertible, Sendable {
+    /// The cancelled job's id in the coordinator's queue.
     public let jobID: UInt64
     public var description: String { "job \(jobID) was cancelled" }
 }

@@ -5,6 +5,7 @@ public struct NoopJobHandler: JobHandler {
     public static let kindName = "noop"
     public let kind = NoopJobHandler.kindName
 
+    /// The handler every worker registers for `noop` jobs.
     public init() {}
 
     public func run(_ job: JobRun) async throws {

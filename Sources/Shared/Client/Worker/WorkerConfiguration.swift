@@ -24,9 +24,11 @@ public struct WorkerConfiguration: Sendable {
     public var handlers: [any JobHandler] = [ImportJobHandler(), NoopJobHandler()]
     /// The named queues it serves, in order: a job of the first that has one due, then of the next.
     public var queues: [String] = [JobQueue.defaultName]
-    /// Weights of ``queues`` (one each), or empty for their strict order (``JobQueue/claimOrder(_:weights:using:)``).
+    /// Weights of ``queues`` (one each), or empty for their strict order
+    /// (``/TributaryCore/JobQueue/claimOrder(_:weights:using:)``).
     public var queueWeights: [UInt32] = []
 
+    /// The defaults: the local coordinator's default endpoint, the `default` queue, the built-in handlers only.
     public init() {}
 
     /// Adds a handler for a job kind of your own (replacing one of the same kind).

@@ -14,6 +14,7 @@ public struct WorkerService: Service {
     private let configuration: WorkerConfiguration
     private let logger: Logger
 
+    /// A worker that runs as `configuration` says once its service group starts it, logging to `logger`.
     public init(configuration: WorkerConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger

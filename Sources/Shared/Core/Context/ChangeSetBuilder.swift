@@ -1,9 +1,9 @@
 import Foundation
 import TributaryProtocol
 
-/// Turns a context's pending changes into a column-wise ``Tributary_V1_ChangeSet``: one batch per entity,
-/// operation and set of properties, attribute names once per batch. Updates and deletes carry the versions their
-/// objects were read at, and what the merge policy needs (store trump: the values read; overwrite: every
+/// Turns a context's pending changes into a column-wise ``/TributaryProtocol/Tributary_V1_ChangeSet``: one batch per
+/// entity, operation and set of properties, attribute names once per batch. Updates and deletes carry the versions
+/// their objects were read at, and what the merge policy needs (store trump: the values read; overwrite: every
 /// property).
 struct ChangeSetBuilder {
     let policy: MergePolicy

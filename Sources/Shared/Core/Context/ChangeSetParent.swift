@@ -30,6 +30,7 @@ public struct SaveReceipt: Sendable {
     /// Objects in conflict that the merge policy resolved: their stored values and versions after the commit.
     public let resolved: [Tributary_V1_EntityBatch]
 
+    /// A receipt for the commit `seq`, with the ids it remapped and the conflicts it resolved.
     public init(
         seq: UInt64, remaps: [UUID: UUID] = [:], isDuplicate: Bool = false, resolved: [Tributary_V1_EntityBatch] = []
     ) {

@@ -9,7 +9,8 @@ extension ObjectContext {
     /// unchanged one takes the stored values), others are registered. Call it inside a `perform` block; in a
     /// worker it waits for the coordinator's answer (one round trip), as Core Data's fetch waits for its store.
     /// - Throws: ``FetchPredicateError`` for a predicate or sort the entity cannot answer; ``ContextError`` for an
-    ///   unknown entity; the parent's error (a ``ProtocolError`` from the coordinator, a ``StoreError``).
+    ///   unknown entity; the parent's error (a ``/TributaryProtocol/ProtocolError`` from the coordinator, a
+    ///   ``StoreError``).
     ///
     /// Relationships named in ``FetchRequest/relationshipKeyPathsForPrefetching`` come back with the objects and
     /// are registered, so reading them afterwards asks the parent nothing more.

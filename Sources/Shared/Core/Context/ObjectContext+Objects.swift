@@ -17,9 +17,11 @@ extension ObjectContext {
     ///
     /// The lookup covers this context's objects; an object that exists only in the store is found by the root
     /// when the insert is saved, and the insert becomes an update of it (the save's remaps then re-key it here).
-    /// - Parameter key: a value for each attribute of one of the entity's uniqueness constraints (the first
-    ///   constraint whose attributes it all gives is matched; other values are set on a new object); the first
-    ///   constraint is looked up in an index, others by a scan of the context's objects of the entity.
+    /// - Parameters:
+    ///   - entity: the entity's name; it needs a uniqueness constraint.
+    ///   - key: a value for each attribute of one of the entity's uniqueness constraints (the first constraint whose
+    ///     attributes it all gives is matched; other values are set on a new object); the first constraint is looked
+    ///     up in an index, others by a scan of the context's objects of the entity.
     public func findOrCreate(_ entity: String, matching key: [String: AttributeValue]) throws -> ManagedObject {
         assertOnQueue()
         let description = try requireEntity(entity)

@@ -7,7 +7,7 @@ import Synchronization
 /// change set.
 ///
 /// Work on a context goes through its queue, as in Core Data:
-/// - ``perform(_:)-4mi2x`` enqueues a block and returns at once; blocks run in FIFO order, and a block enqueued
+/// - ``perform(_:)->()`` enqueues a block and returns at once; blocks run in FIFO order, and a block enqueued
 ///   from inside a block runs after it (the "try/finally" save pattern).
 /// - ``performAndWait(_:)`` runs a block and waits for its value; called from the context's own queue it runs
 ///   inline instead of deadlocking.
@@ -54,7 +54,10 @@ public final class ObjectContext: @unchecked Sendable {
     var uniqueIndex: [String: [[UniqueKeyValue?]: UUID]] = [:]
 
     /// Creates a context with its own serial queue.
-    /// - Parameter parent: where ``save()`` pushes changes; nil makes a context that cannot save.
+    /// - Parameters:
+    ///   - model: the model its objects follow.
+    ///   - parent: where ``save()`` pushes changes; nil makes a context that cannot save.
+    ///   - name: a name for logs and debuggers.
     public init(model: Model, parent: (any ChangeSetParent)?, name: String = "context") {
         self.model = model
         self.parent = parent

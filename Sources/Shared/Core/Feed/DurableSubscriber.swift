@@ -3,11 +3,14 @@ import TributaryProtocol
 
 /// A durable subscriber the store keeps a position for: it resumes after `position` when it comes back.
 public struct DurableSubscriber: Sendable, Equatable {
+    /// The name it registered with (`ChangeFeed/Options/durableName`, `tributary subscribe --durable`).
     public var name: String
     /// The last sequence number it acknowledged.
     public var position: UInt64
+    /// When its position was last stored.
     public var updatedAt: Date
 
+    /// A subscriber `name` at `position`, stored at `updatedAt`.
     public init(name: String, position: UInt64, updatedAt: Date) {
         self.name = name
         self.position = position

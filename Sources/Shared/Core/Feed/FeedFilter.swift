@@ -2,7 +2,7 @@ import TributaryProtocol
 
 /// Which didSave parts a subscriber wants: some entities (every entity when empty) and, optionally, only the parts
 /// that set one of some attributes or relationships, or delete objects. The coordinator applies it to history
-/// pages; ``ChangeFeed`` applies it to the live stream, so both deliver the same events.
+/// pages; `ChangeFeed` applies it to the live stream, so both deliver the same events.
 public struct FeedFilter: Sendable, Hashable {
     /// The entities wanted; empty means every entity.
     public var entities: Set<String>
@@ -10,6 +10,7 @@ public struct FeedFilter: Sendable, Hashable {
     /// of them, or it deletes objects.
     public var attributes: Set<String>
 
+    /// A filter of `entities` (every entity when empty) and, when not empty, `attributes`.
     public init(entities: Set<String> = [], attributes: Set<String> = []) {
         self.entities = entities
         self.attributes = attributes

@@ -1,7 +1,7 @@
 import TributaryProtocol
 
 /// What to fetch (Core Data's `NSFetchRequest`): objects of one entity that match a predicate, in an order, a
-/// window of them. Run it with ``ObjectContext/fetch(_:)``, ``ObjectContext/fetchObjectIDs(_:)`` or
+/// window of them. Run it with ``ObjectContext/fetch(_:)->[ManagedObject]``, ``ObjectContext/fetchObjectIDs(_:)`` or
 /// ``ObjectContext/count(for:)`` inside a `perform` block; the result includes the context's own unsaved changes
 /// (Core Data's `includesPendingChanges`), and its parent's.
 ///
@@ -28,6 +28,9 @@ public struct FetchRequest: Sendable, Hashable {
     /// authors and their teams.
     public var relationshipKeyPathsForPrefetching: [String]
 
+    /// A request for the objects of `entity` that match `predicate` (every one when nil), sorted by
+    /// `sortDescriptors`, `limit` of them (0: all) after skipping `offset`, with the destinations of
+    /// `relationshipKeyPaths` prefetched.
     public init(
         entity: String, predicate: FetchPredicate? = nil, sortedBy sortDescriptors: [FetchSort] = [], limit: Int = 0,
         offset: Int = 0, prefetching relationshipKeyPaths: [String] = []

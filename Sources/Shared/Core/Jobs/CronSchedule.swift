@@ -34,7 +34,11 @@ public struct CronSchedule: Sendable, Equatable {
         var weekdaysRestricted: Bool
     }
 
-    /// - Parameter timeZone: an IANA name; "UTC" when empty.
+    /// Parses `expression`, whose times are read in the time zone `zoneName`.
+    /// - Parameters:
+    ///   - expression: 5 fields (minute, hour, day of month, month, day of week), 6 with seconds first, or an alias
+    ///     (`@daily`, `@every 30s`, …).
+    ///   - zoneName: an IANA name; "UTC" when empty.
     /// - Throws: ``CronError`` naming what is wrong.
     public init(_ expression: String, timeZone zoneName: String = "UTC") throws {
         self.expression = expression

@@ -58,6 +58,7 @@ public struct JobSpec: Sendable, Equatable {
     /// Whether the job names parents.
     public var hasParents: Bool { parents?.isEmpty == false }
 
+    /// A job of `kind` with `payload` and `arguments`; zero and nil settings take the coordinator's defaults.
     public init(
         kind: String, payload: Data = Data(), arguments: [String: String] = [:], total: UInt64 = 0,
         maxAttempts: UInt32 = 0, backoffBase: Duration = .zero, backoffCap: Duration = .zero, priority: Int32 = 0,

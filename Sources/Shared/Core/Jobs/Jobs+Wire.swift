@@ -20,7 +20,7 @@ extension JobSpec {
     }
 
     /// The spec of a `PushJobs`, checked: its `on_parent_failure` is a known policy.
-    /// - Throws: ``ProtocolError`` naming an unknown policy.
+    /// - Throws: ``/TributaryProtocol/ProtocolError`` naming an unknown policy.
     public init(checking wire: Tributary_V1_JobSpec) throws {
         self.init(wire)
         guard let policy = wire.onParentFailure.isEmpty ? .fail : ParentFailure(rawValue: wire.onParentFailure)
@@ -33,6 +33,7 @@ extension JobSpec {
         onParentFailure = policy
     }
 
+    /// As `PushJobs` and `JobAssignment` carry it.
     public var wire: Tributary_V1_JobSpec {
         Tributary_V1_JobSpec.with {
             $0.kind = kind
@@ -57,7 +58,8 @@ extension JobSpec {
 
 extension ScheduleSpec {
     /// The spec a `PutScheduleRequest` carries, checked.
-    /// - Throws: ``ProtocolError`` naming a bad name, cron expression, time zone or missed-tick policy.
+    /// - Throws: ``/TributaryProtocol/ProtocolError`` naming a bad name, cron expression, time zone or missed-tick
+    ///   policy.
     public init(checking wire: Tributary_V1_ScheduleSpec) throws {
         if let refusal = ScheduleSpec.refusal(ofName: wire.name) { throw ProtocolError(.invalidRequest, refusal) }
         guard let missed = wire.missed.isEmpty ? .once : MissedTicks(rawValue: wire.missed) else {
@@ -77,6 +79,7 @@ extension ScheduleSpec {
         }
     }
 
+    /// As `PutScheduleRequest` carries it.
     public var wire: Tributary_V1_ScheduleSpec {
         Tributary_V1_ScheduleSpec.with {
             $0.name = name
@@ -89,7 +92,8 @@ extension ScheduleSpec {
 }
 
 extension ScheduleInfo {
-    /// - Throws: ``ProtocolError`` when the coordinator sent a schedule this version cannot read.
+    /// The schedule a `ScheduleInfo` message carries.
+    /// - Throws: ``/TributaryProtocol/ProtocolError`` when the coordinator sent a schedule this version cannot read.
     public init(_ wire: Tributary_V1_ScheduleInfo) throws {
         self.init(
             spec: try ScheduleSpec(checking: wire.schedule), paused: wire.paused, nextTick: wire.nextTick,
@@ -98,6 +102,7 @@ extension ScheduleInfo {
             skipped: Int64(clamping: wire.skipped))
     }
 
+    /// As `ScheduleInfo` carries it.
     public var wire: Tributary_V1_ScheduleInfo {
         Tributary_V1_ScheduleInfo.with {
             $0.schedule = spec.wire
@@ -113,7 +118,7 @@ extension ScheduleInfo {
 
 extension ScheduleAction {
     /// The action a `ScheduleActionRequest` names.
-    /// - Throws: ``ProtocolError`` naming the actions this version knows.
+    /// - Throws: ``/TributaryProtocol/ProtocolError`` naming the actions this version knows.
     public init(wire name: String) throws {
         guard let action = ScheduleAction(rawValue: name) else {
             throw ProtocolError(
@@ -126,7 +131,8 @@ extension ScheduleAction {
 
 extension JobInfo {
     /// The job a `JobInfo` reply carries.
-    /// - Throws: ``ProtocolError`` when the coordinator sent a state or policy this version does not know.
+    /// - Throws: ``/TributaryProtocol/ProtocolError`` when the coordinator sent a state or policy this version does
+    ///   not know.
     public init(_ wire: Tributary_V1_JobInfo) throws {
         self.init(
             id: Int64(clamping: wire.jobID), batch: wire.batch, kind: wire.kind, state: try JobState(wire: wire.state),
@@ -150,6 +156,7 @@ extension JobInfo {
         waiting = wire.waiting.isEmpty ? nil : wire.waiting
     }
 
+    /// As a `JobInfo` reply carries it.
     public var wire: Tributary_V1_JobInfo {
         Tributary_V1_JobInfo.with {
             $0.jobID = UInt64(max(0, id))
@@ -184,6 +191,7 @@ extension JobInfo {
 }
 
 extension JobProgress {
+    /// As the `$jobs` topic carries it.
     public var wire: Tributary_V1_JobProgress {
         Tributary_V1_JobProgress.with {
             $0.jobID = UInt64(max(0, id))
@@ -197,7 +205,8 @@ extension JobProgress {
 }
 
 extension JobState {
-    /// - Throws: ``ProtocolError`` naming the states this version knows.
+    /// The state the wire names (`"queued"`, `"running"`, …).
+    /// - Throws: ``/TributaryProtocol/ProtocolError`` naming the states this version knows.
     public init(wire name: String) throws {
         guard let state = JobState(rawValue: name) else {
             throw ProtocolError(

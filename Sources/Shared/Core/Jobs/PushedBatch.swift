@@ -1,4 +1,4 @@
-/// What a push enqueued (``JobClient/push(_:batch:onComplete:)``): the batch the jobs went into and a job id for each
+/// What a push enqueued (`JobClient/push(_:batch:onComplete:)`): the batch the jobs went into and a job id for each
 /// spec pushed, in order.
 ///
 /// A spec whose unique key a waiting, queued or running job holds is not enqueued: its position is in

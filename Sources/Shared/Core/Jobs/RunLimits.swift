@@ -6,9 +6,12 @@
 public struct RunLimits: Sendable, Equatable {
     /// At most `count` starts in any window of `seconds`.
     public struct Rate: Sendable, Equatable {
+        /// Most jobs started in one window.
         public var count: Int
+        /// The window's length, in seconds.
         public var seconds: Double
 
+        /// At most `count` starts in any `seconds`.
         public init(count: Int, seconds: Double) {
             self.count = count
             self.seconds = seconds
@@ -17,7 +20,9 @@ public struct RunLimits: Sendable, Equatable {
 
     /// What a limit applies to: the jobs of a kind, or of a named queue.
     public enum Target: Sendable, Equatable {
+        /// The jobs of the kind named.
         case kind(String)
+        /// The jobs of the named queue.
         case queue(String)
 
         /// `kind:NAME` or `queue:NAME`.
@@ -40,10 +45,13 @@ public struct RunLimits: Sendable, Equatable {
     /// A limit kept per value of one of the jobs' arguments (`kind:export/customer=2`: at most 2 exports running
     /// per customer). Jobs without the argument count under the empty value.
     public struct PerArgument: Sendable, Equatable {
+        /// The jobs it applies to.
         public var target: Target
+        /// The argument whose values the limit is kept per.
         public var argument: String
         /// Most running at once, or (with `rate`) started per period, per value.
         public var count: Int
+        /// The period, for a rate limit; nil for a concurrency limit.
         public var rate: Rate?
 
         /// `kind:NAME/ARGUMENT` or `queue:NAME/ARGUMENT`.
@@ -62,6 +70,7 @@ public struct RunLimits: Sendable, Equatable {
     /// Most jobs of a queue started in a period, by queue.
     public var rateByQueue: [String: Rate] = [:]
 
+    /// Limits by kind and by queue; per-argument limits are added with ``add(_:)`` and ``addRate(_:)``.
     public init(
         byKind: [String: Int] = [:], byQueue: [String: Int] = [:], rateByKind: [String: Rate] = [:],
         rateByQueue: [String: Rate] = [:]
@@ -72,6 +81,7 @@ public struct RunLimits: Sendable, Equatable {
         self.rateByQueue = rateByQueue
     }
 
+    /// Whether there is no limit at all.
     public var isEmpty: Bool {
         byKind.isEmpty && byQueue.isEmpty && rateByKind.isEmpty && rateByQueue.isEmpty && perArgument.isEmpty
     }

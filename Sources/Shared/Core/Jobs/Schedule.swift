@@ -19,15 +19,18 @@ public struct ScheduleSpec: Sendable, Equatable {
     /// Most jobs a schedule of ``MissedTicks/all`` enqueues for the ticks it missed.
     public static let maxCatchUp = 1_000
 
+    /// The schedule's name, unique in the store (``refusal(ofName:)`` says which names are allowed).
     public var name: String
     /// A cron expression (``CronSchedule``).
     public var cron: String
     /// An IANA time zone name.
     public var timeZone: String
+    /// What the coordinator does with ticks that fell due while it did not run.
     public var missed: MissedTicks
     /// What each tick enqueues; its arguments gain `schedule` and `tick`.
     public var job: JobSpec
 
+    /// A schedule `name` that enqueues `job` at each tick of `cron` read in `timeZone` (an empty one is UTC).
     public init(name: String, cron: String, timeZone: String = "UTC", missed: MissedTicks = .once, job: JobSpec) {
         self.name = name
         self.cron = cron
@@ -54,18 +57,22 @@ public struct ScheduleSpec: Sendable, Equatable {
 
 /// A schedule as the store keeps it: its spec and where it stands.
 public struct ScheduleInfo: Sendable, Equatable {
+    /// The schedule as added.
     public var spec: ScheduleSpec
+    /// Whether it is paused: its ticks enqueue nothing (``ScheduleAction/pause``).
     public var paused: Bool
     /// The next tick it fires at, in seconds since 1970 (0 when its expression has no more ticks).
     public var nextTick: Double
     /// Its latest tick that enqueued a job; nil before the first.
     public var lastTick: Double?
+    /// The job its latest tick enqueued; nil before the first.
     public var lastJobID: Int64?
     /// Jobs enqueued.
     public var fired: Int64
     /// Ticks passed over (missed or paused).
     public var skipped: Int64
 
+    /// A schedule and where it stands.
     public init(
         spec: ScheduleSpec, paused: Bool, nextTick: Double, lastTick: Double?, lastJobID: Int64?, fired: Int64,
         skipped: Int64

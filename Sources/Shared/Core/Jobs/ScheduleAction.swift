@@ -1,4 +1,4 @@
-/// What ``JobClient/schedule(_:action:)`` does to a schedule (`tributary schedules pause|resume|delete`).
+/// What `JobClient/schedule(_:action:)` does to a schedule (`tributary schedules pause|resume|delete`).
 public enum ScheduleAction: String, Sendable, CaseIterable {
     /// Its ticks enqueue nothing until it resumes.
     case pause

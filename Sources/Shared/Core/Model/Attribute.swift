@@ -7,6 +7,7 @@ public struct Attribute: Sendable, Hashable, Codable {
     /// Whether objects may leave it unset (NULL). Required attributes must be set when an object is inserted.
     public let isOptional: Bool
 
+    /// An attribute `name` of `type`, required unless `isOptional`.
     public init(name: String, type: AttributeType, isOptional: Bool = false) {
         self.name = name
         self.type = type

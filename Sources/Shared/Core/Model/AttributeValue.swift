@@ -2,12 +2,19 @@ import Foundation
 
 /// A non-null value of an attribute; `nil` stands for NULL wherever a value is optional.
 public enum AttributeValue: Sendable, Hashable, CustomStringConvertible {
+    /// A value of a ``AttributeType/string`` attribute.
     case string(String)
+    /// A value of an ``AttributeType/int`` attribute.
     case int(Int64)
+    /// A value of a ``AttributeType/double`` attribute.
     case double(Double)
+    /// A value of a ``AttributeType/bool`` attribute.
     case bool(Bool)
+    /// A value of a ``AttributeType/date`` attribute.
     case date(Date)
+    /// A value of a ``AttributeType/data`` attribute.
     case data(Data)
+    /// A value of a ``AttributeType/uuid`` attribute.
     case uuid(UUID)
 
     /// The attribute type this value belongs to.

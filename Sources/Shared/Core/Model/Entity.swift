@@ -10,6 +10,7 @@ public struct Entity: Sendable, Hashable, Codable {
     /// Sets of attribute names whose combined values identify at most one object.
     public let uniqueness: [[String]]
 
+    /// An entity as a model file declares it; ``Model/init(entities:)`` validates it.
     public init(
         name: String, attributes: [Attribute], relationships: [Relationship] = [], uniqueness: [[String]] = []
     ) {

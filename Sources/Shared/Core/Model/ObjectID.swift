@@ -8,6 +8,7 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
     /// The 128-bit id, unique across all entities.
     public let uuid: UUID
 
+    /// The id `uuid` of an object of `entity`.
     public init(entity: String, uuid: UUID) {
         self.entity = entity
         self.uuid = uuid

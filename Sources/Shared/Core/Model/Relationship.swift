@@ -23,6 +23,7 @@ public struct Relationship: Sendable, Hashable, Codable {
     /// What deleting a source object does to its destinations; `"deleteRule"` in the model file.
     public let deleteRule: DeleteRule
 
+    /// A relationship `name` to `destination`, to-one unless `isToMany`.
     public init(name: String, destination: String, isToMany: Bool = false, deleteRule: DeleteRule = .nullify) {
         self.name = name
         self.destination = destination

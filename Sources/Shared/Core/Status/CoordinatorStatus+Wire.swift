@@ -4,7 +4,8 @@ import TributaryProtocol
 
 extension CoordinatorStatus {
     /// The status a `StatusReply` carries, checked.
-    /// - Throws: ``ProtocolError`` naming a worker state, job state or limit target this version does not know.
+    /// - Throws: ``/TributaryProtocol/ProtocolError`` naming a worker state, job state or limit target this version
+    ///   does not know.
     public init(_ wire: Tributary_V1_StatusReply) throws {
         self.init()
         workers = try wire.workers.map(Worker.init)
@@ -36,7 +37,7 @@ extension CoordinatorStatus {
 
 extension CoordinatorStatus.Worker {
     /// The worker a `WorkerInfo` carries.
-    /// - Throws: ``ProtocolError`` naming a state this version does not know.
+    /// - Throws: ``/TributaryProtocol/ProtocolError`` naming a state this version does not know.
     public init(_ wire: Tributary_V1_WorkerInfo) throws {
         self.init(
             id: wire.workerID, name: wire.name, pid: wire.pid, state: try WorkerState(wire: wire.state),
@@ -80,7 +81,7 @@ extension CoordinatorStatus.PoolProcess {
 extension CoordinatorStatus.Limit {
     /// The limit a `RunLimitInfo` carries: its target `kind:NAME` or `queue:NAME`, with `/ARGUMENT` for a limit per
     /// value of an argument.
-    /// - Throws: ``ProtocolError`` naming a target that is neither.
+    /// - Throws: ``/TributaryProtocol/ProtocolError`` naming a target that is neither.
     public init(_ wire: Tributary_V1_RunLimitInfo) throws {
         var name = Substring(wire.target)
         var argument: String?
@@ -133,7 +134,8 @@ extension CoordinatorStatus.Queue {
 }
 
 extension WorkerState {
-    /// - Throws: ``ProtocolError`` naming the states this version knows.
+    /// The state the wire names (`"idle"` or `"busy"`).
+    /// - Throws: ``/TributaryProtocol/ProtocolError`` naming the states this version knows.
     public init(wire name: String) throws {
         guard let state = WorkerState(rawValue: name) else {
             throw ProtocolError(

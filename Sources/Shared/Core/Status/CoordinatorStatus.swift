@@ -5,8 +5,11 @@ public struct CoordinatorStatus: Sendable, Equatable {
     public struct Worker: Sendable, Equatable {
         /// The id it registered with.
         public var id: String
+        /// The human name it announced (`tributary-worker --name`).
         public var name: String
+        /// Its process id on its own host, as it announced it.
         public var pid: Int32
+        /// Whether it runs any job.
         public var state: WorkerState
         /// How long ago the coordinator last heard from it.
         public var secondsSinceHeartbeat: Double
@@ -33,7 +36,9 @@ public struct CoordinatorStatus: Sendable, Equatable {
         public var name: String
         /// 0 while it waits to be started again.
         public var pid: Int32
+        /// How many times it exited and was started again.
         public var restarts: Int
+        /// The exit status of its last run; 0 before it first exited.
         public var lastExitStatus: Int32
         /// Its last 3 runs each ended within 10 s.
         public var crashLooping: Bool
@@ -78,6 +83,7 @@ public struct CoordinatorStatus: Sendable, Equatable {
 
     /// A named queue with jobs waiting in it.
     public struct Queue: Sendable, Equatable {
+        /// The queue's name.
         public var name: String
         /// Jobs waiting in it, retries and delayed jobs included.
         public var queued: UInt64

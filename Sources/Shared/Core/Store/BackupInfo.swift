@@ -1,6 +1,6 @@
 import TributaryProtocol
 
-/// A backup the coordinator wrote of its store (``JobClient/backup(to:timeout:)``, `tributary backup`).
+/// A backup the coordinator wrote of its store (`JobClient/backup(to:timeout:)`, `tributary backup`).
 public struct BackupInfo: Sendable, Equatable {
     /// The backup's absolute path on the coordinator's host.
     public var path: String

@@ -3,12 +3,13 @@ import TributaryProtocol
 /// One save as the root store applies it: which job's batch (and under which attempt's lease), the job's progress
 /// once it commits, whether it completes the job, and its changes.
 ///
-/// The changes stay the wire's column-wise `ChangeSet`, as do their parts in a ``SaveOutcome`` (remaps, resolved
+/// The changes stay the wire's column-wise `ChangeSet`, as do their parts in a `SaveOutcome` (remaps, resolved
 /// objects): the merger reads them column by column, and a copy into other types would cost a copy of every
 /// value for nothing. Everything else about a save is in domain types; the router converts `SaveChanges` here.
 public struct SaveRequest: Sendable {
     /// The job the save belongs to; 0 for none (a save from a context outside any job).
     public var jobID: Int64
+    /// The attempt whose lease the save is under; a save of an attempt that no longer holds it is refused.
     public var attempt: Int
     /// 0, 1, 2, … within the job; each (job, batch) applies at most once.
     public var batchIndex: Int
@@ -16,8 +17,10 @@ public struct SaveRequest: Sendable {
     public var progressDone: UInt64
     /// The job is done once this save commits.
     public var completesJob: Bool
+    /// The objects inserted, updated and deleted, column-wise, with the context's merge policy.
     public var changes: Tributary_V1_ChangeSet
 
+    /// A save of `changes`; without a job (``jobID`` 0), one from a context outside any job.
     public init(
         jobID: Int64 = 0, attempt: Int = 0, batchIndex: Int = 0, progressDone: UInt64 = 0, completesJob: Bool = false,
         changes: Tributary_V1_ChangeSet

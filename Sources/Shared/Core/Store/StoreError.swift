@@ -1,6 +1,6 @@
 /// A failure of the store: SQLite refused a statement, or a change set broke the model's rules.
 public struct StoreError: Error, CustomStringConvertible, Sendable {
-    /// What kind of failure, mapped to a wire ``ErrorCode`` when answering a peer.
+    /// What kind of failure, mapped to a wire ``/TributaryProtocol/Tributary_V1_ErrorCode`` when answering a peer.
     public enum Code: String, Sendable {
         /// SQLite reported an error (I/O, corruption, a bug in generated SQL).
         case sqlite
@@ -28,6 +28,7 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
         case mergeConflict
     }
 
+    /// What kind of failure it is.
     public let code: Code
     /// A sentence naming the problem.
     public let message: String
@@ -38,6 +39,7 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
     /// The conflicts, for ``Code/mergeConflict``.
     public let conflicts: [MergeConflict]
 
+    /// A failure of `code` described by `message`, with SQLite's statement and code when it reported it.
     public init(
         _ code: Code, _ message: String, sql: String? = nil, sqliteCode: Int32? = nil, conflicts: [MergeConflict] = []
     ) {

@@ -9,6 +9,7 @@ public protocol EntityValue: PredicateArgument, Equatable {
     static var unsetValue: Self { get }
     /// The value of an attribute of ``attributeType``; nil for another case.
     init?(attributeValue: AttributeValue)
+    /// The value as an attribute of ``attributeType`` holds it.
     var attributeValue: AttributeValue { get }
 }
 

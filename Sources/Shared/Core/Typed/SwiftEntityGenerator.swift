@@ -8,6 +8,7 @@ import Foundation
 public enum SwiftEntityGenerator {
     /// The generated files: `<Entity>.swift` for each entity, in the model's order.
     /// - Parameters:
+    ///   - model: the model whose entities get a type each.
     ///   - source: how the files name the model they came from (the path given on the command line).
     ///   - access: `public` or `internal`.
     public static func files(for model: Model, source: String, access: String = "public") -> [(

@@ -27,15 +27,22 @@ public protocol TypedEntity {
 
 /// A property of a ``TypedEntity`` as it was generated.
 public struct GeneratedProperty: Sendable, Equatable {
+    /// What the property is, as ``TypedEntity/check(against:)`` compares it with the model.
     public enum Kind: Sendable, Equatable {
+        /// An attribute of a type, optional or required.
         case attribute(AttributeType, optional: Bool)
+        /// A to-one relationship to the entity named.
         case toOne(String)
+        /// A to-many relationship to the entity named.
         case toMany(String)
     }
 
+    /// The property's name in the model.
     public let name: String
+    /// What it is.
     public let kind: Kind
 
+    /// A property `name` of `kind`, as generated code lists it.
     public init(_ name: String, _ kind: Kind) {
         self.name = name
         self.kind = kind
@@ -52,6 +59,7 @@ extension TypedEntity {
         self.init(unchecked: object)
     }
 
+    /// The wrapped object's id.
     public var objectID: ObjectID { managedObject.objectID }
 
     /// Checks that `model` has every property this type was generated with, of the same type: call it once where the
@@ -93,9 +101,9 @@ extension TypedEntity {
         Self(unchecked: try context.findOrCreate(entityName, matching: key))
     }
 
-    /// The objects of this entity that match `predicate`, in the order of `sorts` (see ``ObjectContext/fetch(_:)``),
-    /// with the relationships in `prefetching` loaded in the same round trip:
-    /// `PullRequest.fetch(in: context, prefetching: [.path(PullRequest.author), .path(PullRequest.reviewers)])`.
+    /// The objects of this entity that match `predicate`, in the order of `sorts` (see
+    /// ``ObjectContext/fetch(_:)->[ManagedObject]``), with the relationships in `prefetching` loaded in the same round
+    /// trip: `PullRequest.fetch(in: context, prefetching: [.path(PullRequest.author), .path(PullRequest.reviewers)])`.
     public static func fetch(
         in context: ObjectContext, where predicate: TypedPredicate<Self>? = nil, sortedBy sorts: [TypedSort<Self>] = [],
         limit: Int = 0, offset: Int = 0, prefetching: [TypedPrefetch<Self>] = []

@@ -5,17 +5,22 @@ public struct TypedPredicate<Root: TypedEntity>: Sendable {
     /// The predicate as the untyped API takes it.
     public let predicate: FetchPredicate
 
+    /// Wraps an untyped predicate, which must name keys of `Root`: nothing checks it before the fetch.
     public init(_ predicate: FetchPredicate) {
         self.predicate = predicate
     }
 
+    /// Both predicates.
     public static func && (lhs: Self, rhs: Self) -> Self { Self(lhs.predicate && rhs.predicate) }
+    /// Either predicate.
     public static func || (lhs: Self, rhs: Self) -> Self { Self(lhs.predicate || rhs.predicate) }
+    /// The negation of a predicate.
     public static prefix func ! (operand: Self) -> Self { Self(!operand.predicate) }
 }
 
 /// A sort over one entity type: `PullRequest.number.ascending`.
 public struct TypedSort<Root: TypedEntity>: Sendable {
+    /// The sort as the untyped API takes it.
     public let sort: FetchSort
 }
 
@@ -32,10 +37,13 @@ public struct TypedKey<Root: TypedEntity, Value>: Sendable {
     /// `ANY`, `ALL` or `NONE` when the path goes through a to-many relationship.
     public let quantifier: FetchPredicate.Quantifier
 
+    /// The key `name` (an attribute, a to-one relationship or a key path through to-one relationships), which must
+    /// be of `Root` and hold `Value`s: generated code makes keys; nothing checks a hand-made one before the fetch.
     public init(_ name: String) {
         self.init(name, quantifier: .direct)
     }
 
+    /// The key path `name` counted by `quantifier`, as ``init(_:)`` with `ANY`, `ALL` or `NONE`.
     public init(_ name: String, quantifier: FetchPredicate.Quantifier) {
         self.name = name
         self.quantifier = quantifier
@@ -82,6 +90,8 @@ public struct TypedToManyKey<Root: TypedEntity, Destination: TypedEntity>: Senda
     /// The relationship's name, or the key path to it.
     public let name: String
 
+    /// The to-many relationship (or key path to one) `name` of `Root`, whose destinations are `Destination`s:
+    /// generated code makes these; nothing checks a hand-made one before the fetch.
     public init(_ name: String) {
         self.name = name
     }
@@ -123,21 +133,26 @@ extension String: OrderedEntityValue {}
 // MARK: - Equality: required values, optional values (also with nil), and to-one destinations.
 
 extension TypedKey where Value: EntityValue {
+    /// `key == value`.
     public static func == (lhs: Self, rhs: Value) -> TypedPredicate<Root> { .init(lhs.key == rhs) }
+    /// `key != value`.
     public static func != (lhs: Self, rhs: Value) -> TypedPredicate<Root> { .init(lhs.key != rhs) }
     /// `IN`: the value is one of `values`.
     public func `in`(_ values: [Value]) -> TypedPredicate<Root> { .init(key.in(values)) }
 }
 
 extension TypedKey {
+    /// `key == value` for an optional key; `key == nil` tests for NULL.
     public static func == <Wrapped: EntityValue>(lhs: Self, rhs: Wrapped?) -> TypedPredicate<Root>
     where Value == Wrapped? { .init(lhs.key == rhs) }
+    /// `key != value` for an optional key, true for NULL when `value` is not nil; `key != nil` tests for a value.
     public static func != <Wrapped: EntityValue>(lhs: Self, rhs: Wrapped?) -> TypedPredicate<Root>
     where Value == Wrapped? { .init(lhs.key != rhs) }
 
     /// A to-one relationship pointing at `rhs` (nil: pointing nowhere).
     public static func == <Destination: TypedEntity>(lhs: Self, rhs: Destination?) -> TypedPredicate<Root>
     where Value == Destination? { .init(lhs.key == rhs?.objectID) }
+    /// A to-one relationship not pointing at `rhs` (nil: pointing somewhere).
     public static func != <Destination: TypedEntity>(lhs: Self, rhs: Destination?) -> TypedPredicate<Root>
     where Value == Destination? { .init(lhs.key != rhs?.objectID) }
 }
@@ -145,19 +160,27 @@ extension TypedKey {
 // MARK: - Order
 
 extension TypedKey where Value: OrderedEntityValue {
+    /// `key < value`.
     public static func < (lhs: Self, rhs: Value) -> TypedPredicate<Root> { .init(lhs.key < rhs) }
+    /// `key <= value`.
     public static func <= (lhs: Self, rhs: Value) -> TypedPredicate<Root> { .init(lhs.key <= rhs) }
+    /// `key > value`.
     public static func > (lhs: Self, rhs: Value) -> TypedPredicate<Root> { .init(lhs.key > rhs) }
+    /// `key >= value`.
     public static func >= (lhs: Self, rhs: Value) -> TypedPredicate<Root> { .init(lhs.key >= rhs) }
 }
 
 extension TypedKey {
+    /// `key < value` for an optional key; false for NULL.
     public static func < <Wrapped: OrderedEntityValue>(lhs: Self, rhs: Wrapped) -> TypedPredicate<Root>
     where Value == Wrapped? { .init(lhs.key < rhs) }
+    /// `key <= value` for an optional key; false for NULL.
     public static func <= <Wrapped: OrderedEntityValue>(lhs: Self, rhs: Wrapped) -> TypedPredicate<Root>
     where Value == Wrapped? { .init(lhs.key <= rhs) }
+    /// `key > value` for an optional key; false for NULL.
     public static func > <Wrapped: OrderedEntityValue>(lhs: Self, rhs: Wrapped) -> TypedPredicate<Root>
     where Value == Wrapped? { .init(lhs.key > rhs) }
+    /// `key >= value` for an optional key; false for NULL.
     public static func >= <Wrapped: OrderedEntityValue>(lhs: Self, rhs: Wrapped) -> TypedPredicate<Root>
     where Value == Wrapped? { .init(lhs.key >= rhs) }
 }
@@ -175,15 +198,19 @@ extension TypedKey where Value: StringKeyValue {
     public func equals(_ string: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false)
         -> TypedPredicate<Root>
     { .init(key.equals(string, caseInsensitive: caseInsensitive, diacriticInsensitive: diacriticInsensitive)) }
+    /// `BEGINSWITH`: the value starts with `prefix` (`[c]` when case-insensitive, `[d]` when diacritic-insensitive).
     public func beginsWith(_ prefix: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false)
         -> TypedPredicate<Root>
     { .init(key.beginsWith(prefix, caseInsensitive: caseInsensitive, diacriticInsensitive: diacriticInsensitive)) }
+    /// `ENDSWITH`: the value ends with `suffix` (`[c]` when case-insensitive, `[d]` when diacritic-insensitive).
     public func endsWith(_ suffix: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false)
         -> TypedPredicate<Root>
     { .init(key.endsWith(suffix, caseInsensitive: caseInsensitive, diacriticInsensitive: diacriticInsensitive)) }
+    /// `CONTAINS`: the value holds `substring` (`[c]` when case-insensitive, `[d]` when diacritic-insensitive).
     public func contains(_ substring: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false)
         -> TypedPredicate<Root>
     { .init(key.contains(substring, caseInsensitive: caseInsensitive, diacriticInsensitive: diacriticInsensitive)) }
+    /// `LIKE`: the whole value matches `pattern`, where `*` is any run of characters and `?` one character.
     public func like(_ pattern: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false)
         -> TypedPredicate<Root>
     { .init(key.like(pattern, caseInsensitive: caseInsensitive, diacriticInsensitive: diacriticInsensitive)) }
