@@ -84,7 +84,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
 
     @Option(
         help:
-            "Longest a group commit should take, in seconds (0: no limit): fewer rows go in when the writer's pace says more would take longer."
+            "Longest a group commit should take, in seconds (0: no limit): fewer rows go in when the writer's pace says more would take longer, or when its other writes (pruning, failures) kept the saves waiting."
     )
     var commitSeconds: Double = CoordinatorConfiguration.defaultCommitSeconds ?? 0
 
