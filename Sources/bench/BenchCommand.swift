@@ -23,7 +23,8 @@ struct BenchCommand: AsyncParsableCommand {
             jobs: empty jobs pushed and completed durably, against a single-process SQLite queue doing each job's
               three writes (enqueue, claim, complete) through the C API; then the same jobs while, every second, 4
               dashboard snapshots (/api/dashboard) and a /metrics scrape are asked of the coordinator's HTTP
-              endpoint, against the plain jobs figure (`jobs (dashboards)`).
+              endpoint, against the plain jobs figure (`jobs (dashboards)`). The two run --rounds times, alternated;
+              their medians compare.
             latency: from a worker's save() call to a subscriber receiving its didSave, at 1,000 saves/s and at 80%
               of the maximum rate, against ZeroMQ round trips over loopback on this machine.
             restart: a coordinator's start, from launch to serving, on a store with 100,000 queued jobs, against
@@ -78,8 +79,8 @@ struct BenchCommand: AsyncParsableCommand {
 
     @Option(
         help: """
-            Rounds of the import and *the limit*, run alternately: their figures are the medians of the rounds (the \
-            machine drifts by ±25% between minutes).
+            Rounds of the import and *the limit*, and of the jobs plain and with dashboards, each pair run \
+            alternately: their figures are the medians of the rounds (the machine drifts by ±25% between minutes).
             """)
     var rounds = 3
 
@@ -138,10 +139,7 @@ struct BenchCommand: AsyncParsableCommand {
         if selected.contains(.jobs) {
             let benchmark = JobsBenchmark(
                 jobs: quick ? 10_000 : jobs, workers: workers, concurrency: jobConcurrency, directory: directory)
-            let plain = try await benchmark.run().jobsPerSecond
-            Terminal.line(
-                Figure(name: "jobs", tributary: plain, baseline: try benchmark.baseline(), unit: "jobs/s").line)
-            try await runJobsWithDashboards(benchmark, plain: plain)
+            try await runJobs(benchmark)
         }
         if selected.contains(.latency) {
             try await runLatency(saves: quick ? 1_000 : saves, directory: directory)
@@ -159,11 +157,31 @@ struct BenchCommand: AsyncParsableCommand {
         }
     }
 
-    /// The jobs again with a ``DashboardLoad`` beside them, against the plain jobs figure of this run.
-    private func runJobsWithDashboards(_ benchmark: JobsBenchmark, plain: Double) async throws {
-        let outcome = try await benchmark.run(name: "jobs-dashboards", dashboards: true)
-        guard let tally = outcome.dashboards, tally.ticks > 0 else {
-            throw BaselineError("jobs (dashboards): the dashboard load made no requests")
+    /// The jobs, plain and with a ``DashboardLoad`` beside them, alternated `--rounds` times: each figure is the
+    /// median of its rounds, and `jobs (dashboards)` compares with the plain jobs of the same minutes.
+    private func runJobs(_ benchmark: JobsBenchmark) async throws {
+        let rounds = quick ? 1 : self.rounds
+        var plain: [Double] = []
+        var loaded: [Double] = []
+        var tally = DashboardLoad.Tally()
+        for round in 1...rounds {
+            plain.append(try await benchmark.run(name: "jobs-\(round)").jobsPerSecond)
+            let outcome = try await benchmark.run(name: "jobs-dashboards-\(round)", dashboards: true)
+            guard let load = outcome.dashboards, load.ticks > 0 else {
+                throw BaselineError("jobs (dashboards): the dashboard load made no requests")
+            }
+            loaded.append(outcome.jobsPerSecond)
+            tally.add(load)
+        }
+        let of = rounds > 1 ? "; medians of \(rounds) alternated rounds" : ""
+        Terminal.line(
+            Figure(
+                name: "jobs", tributary: Self.median(plain), baseline: try benchmark.baseline(), unit: "jobs/s",
+                note: rounds > 1 ? "tributary: the median of \(rounds) rounds" : ""
+            ).line)
+        if rounds > 1 {
+            let format = { (figures: [Double]) in figures.map { Figure.format($0) }.joined(separator: " / ") }
+            Terminal.line("jobs rounds            plain \(format(plain)), dashboards \(format(loaded)) jobs/s")
         }
         Terminal.error("bench: jobs (dashboards): \(tally.summary), \(tally.failures.count) failed")
         guard tally.failures.isEmpty else {
@@ -174,8 +192,8 @@ struct BenchCommand: AsyncParsableCommand {
         }
         Terminal.line(
             Figure(
-                name: "jobs (dashboards)", tributary: outcome.jobsPerSecond, baseline: plain, unit: "jobs/s",
-                note: "\(tally.summary); baseline: the plain jobs figure of this run"
+                name: "jobs (dashboards)", tributary: Self.median(loaded), baseline: Self.median(plain),
+                unit: "jobs/s", note: "\(tally.summary); baseline: the plain jobs figure of this run\(of)"
             ).line)
     }
 

@@ -77,7 +77,7 @@ struct DependencyStoreTests {
                 Self.job(after: [parent], policy: .run),
             ], batch: "c", onComplete: callback
         ).ids
-        #expect(try await store.jobs.jobCounts().counts[.waiting] == 4)
+        #expect(try await store.jobs.overview().counts[.waiting] == 4)
         let claimed = try #require(try await store.jobs.claimJobs(for: "w", kinds: ["parent"], limit: 1).first)
         _ = try await store.jobs.failJob(
             id: parent, attempt: claimed.attempt, worker: "w", message: "boom", permanent: true)
@@ -128,7 +128,7 @@ struct DependencyStoreTests {
         try await complete(parent)
         let child = try await store.jobs.pushJobs([Self.job(after: [parent])], batch: "c").ids[0]
         #expect(try await state(child) == .queued)
-        let before = try await store.jobs.jobCounts().counts
+        let before = try await store.jobs.overview().counts
         for (spec, message) in [
             (Self.job(after: [999]), "job 0 of the push waits for job 999, which does not exist"),
             (Self.job(batches: ["nope"]), "job 0 of the push waits for batch 'nope', which does not exist"),
@@ -138,7 +138,7 @@ struct DependencyStoreTests {
             let error = await #expect(throws: StoreError.self) { try await store.jobs.pushJobs([spec], batch: "c") }
             #expect(error?.description.contains(message) == true, "\(String(describing: error))")
         }
-        #expect(try await store.jobs.jobCounts().counts == before, "a refused push changes nothing")
+        #expect(try await store.jobs.overview().counts == before, "a refused push changes nothing")
     }
 
     @Test("a waiting job can be cancelled; a retried dead child waits again and runs once its parent is done")

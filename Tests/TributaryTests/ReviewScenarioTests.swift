@@ -369,11 +369,11 @@ struct ReviewScenarioTests {
         try await complete(parents[2])
         #expect(try await state(child) == .queued)
         // A parent pruned is gone: a new child naming it is refused, nothing enqueued.
-        let before = try await store.jobs.jobCounts().counts
+        let before = try await store.jobs.overview().counts
         await #expect(throws: StoreError.self) {
             try await store.jobs.pushJobs([DependencyStoreTests.job(after: [parents[1]])], batch: "c")
         }
-        #expect(try await store.jobs.jobCounts().counts == before)
+        #expect(try await store.jobs.overview().counts == before)
         #expect(
             try await store.pool.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM tributary_job_parents") } == 1)
     }

@@ -208,7 +208,7 @@ struct QueueUpgradeTests {
         #expect(after.1 == before.1 && after.2 == before.2 && after.3 == before.3)
         #expect(after.2.count == 200)
         #expect(after.4 == ["default"])
-        #expect(try await store.jobs.queueDepths().map(\.name) == ["default"])
+        #expect(try await store.jobs.overview().queues.map(\.name) == ["default"])
         let claimed = try await store.jobs.claimJobs(for: "w1", kinds: ["report"], limit: 10)
         #expect(claimed.count == 5 && claimed.allSatisfy { $0.spec.queue == "default" })
         try store.close()

@@ -159,7 +159,7 @@ class Fake:
                       key=lambda job: (job["runAt"] or 0, job["id"]))
 
     def queues(self, now):
-        """The snapshot's `queues`: each queue with queued jobs, by name, with how long its oldest due job waited."""
+        """The snapshot's `queues`: each queue with queued jobs, by name, with how long the job at its head waited."""
         queues = {}
         for job in self.queue():
             queue = queues.setdefault(job["queue"], {"name": job["queue"], "queued": 0, "latencySeconds": 0})

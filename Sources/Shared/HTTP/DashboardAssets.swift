@@ -1233,7 +1233,7 @@ enum DashboardAssets {
               }
               setText(row._latency, isNumber(seconds) && seconds <= 0 ? '0 s' : formatDuration(seconds));
               if (row._latency.className !== level) row._latency.className = level;
-              setTitle(row._latency, isNumber(seconds) ? 'the oldest due job has waited ' + formatDuration(seconds) + note
+              setTitle(row._latency, isNumber(seconds) ? 'the job at the head of the queue has waited ' + formatDuration(seconds) + note
                 : '');
             }, 'No queued jobs.');
           }

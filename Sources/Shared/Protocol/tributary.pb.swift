@@ -1639,7 +1639,7 @@ public nonisolated struct Tributary_V1_QueueInfo: Sendable {
   /// jobs waiting in it (retries and delayed jobs included)
   public var queued: UInt64 = 0
 
-  /// how long its oldest due job has waited; 0 when none is due
+  /// how long the job at the head of the queue has waited; 0 when none is due
   public var latencySeconds: Double = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()

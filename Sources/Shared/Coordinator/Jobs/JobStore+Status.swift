@@ -3,15 +3,14 @@ import GRDB
 import TributaryCore
 
 extension JobStore {
-    /// Jobs by state and the last sequence number, read without waiting on the writer.
-    public func jobCounts() async throws -> (counts: [JobState: UInt64], lastSeq: UInt64) {
-        try await pool.read { db in
-            var counts: [JobState: UInt64] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT state, COUNT(*) AS n FROM tributary_jobs GROUP BY state") {
-                counts[try Self.state(row)] = UInt64(row["n"] as Int64)
-            }
-            return (counts, try FeedStore.lastSequenceNumber(db))
-        }
+    /// The job counts a status shows, read in one transaction without waiting on the writer.
+    public struct Overview: Sendable, Equatable {
+        /// Jobs by state (every state, zeros included).
+        public var counts: [JobState: UInt64]
+        /// The feed's last sequence number.
+        public var lastSeq: UInt64
+        /// Each queue that has queued jobs, by name.
+        public var queues: [QueueDepth]
     }
 
     /// A named queue's depth and latency.
@@ -19,26 +18,72 @@ extension JobStore {
         public let name: String
         /// Jobs waiting in it (retries and delayed jobs included).
         public let queued: UInt64
-        /// How long its oldest due job has waited, in seconds; 0 when none is due.
+        /// How long the job at the head of the queue has waited, in seconds: for each priority (the highest
+        /// ``JobStore/latencyPriorities``), the due job a claim would take next at that priority; the longest of
+        /// their waits; 0 when none is due. A job's wait starts when it became claimable (pushed, due, retried or
+        /// put back).
         public let latency: Double
     }
 
-    /// Each queue that has queued jobs, by name (read from the queued jobs' index, without the writer).
-    public func queueDepths(now: Date = Date()) async throws -> [QueueDepth] {
+    /// How many of a queue's priorities, highest first, its latency looks at.
+    static let latencyPriorities = 64
+
+    /// Jobs by state, the feed's last sequence number and the queues' depths.
+    ///
+    /// Every count but `done` is read from the state's partial index, and `done` is the table's row count less the
+    /// others, so the cost follows the unfinished jobs, not the finished ones a store keeps; each queue's latency
+    /// is a few index lookups per priority.
+    public func overview(now: Date = Date()) async throws -> Overview {
         try await pool.read { db in
-            let now = now.timeIntervalSince1970
-            return try Row.fetchAll(
+            let queues = try Self.queueDepths(db, now: now.timeIntervalSince1970)
+            let row = try Row.fetchOne(
                 db,
                 sql: """
-                    SELECT queue, COUNT(*) AS queued,
-                        MIN(CASE WHEN run_at <= ?1 THEN MAX(created_at, run_at, updated_at) END) AS due
-                    FROM tributary_jobs WHERE state = \(JobState.queued.sql) GROUP BY queue ORDER BY queue
-                    """, arguments: [now]
-            ).map { row in
-                let due: Double? = row["due"]
-                return QueueDepth(
-                    name: row["queue"], queued: Self.count(row, "queued"), latency: due.map { max(0, now - $0) } ?? 0)
+                    SELECT (SELECT COUNT(*) FROM tributary_jobs) AS total,
+                        (SELECT COUNT(*) FROM tributary_jobs WHERE state = \(JobState.waiting.sql)) AS waiting,
+                        (SELECT COUNT(*) FROM tributary_jobs WHERE state = \(JobState.running.sql)) AS running,
+                        (SELECT COUNT(*) FROM tributary_jobs WHERE state = \(JobState.dead.sql)) AS dead,
+                        (SELECT COUNT(*) FROM tributary_jobs WHERE state = \(JobState.cancelled.sql)) AS cancelled
+                    """)!
+            var counts: [JobState: UInt64] = [.queued: queues.reduce(0) { $0 + $1.queued }]
+            for state in [JobState.waiting, .running, .dead, .cancelled] {
+                counts[state] = Self.count(row, state.rawValue)
             }
+            let unfinished = counts.values.reduce(0, +)
+            counts[.done] = Self.count(row, "total") - min(unfinished, Self.count(row, "total"))
+            return Overview(counts: counts, lastSeq: try FeedStore.lastSequenceNumber(db), queues: queues)
+        }
+    }
+
+    /// Each queue that has queued jobs: its count from the queued jobs' index, and its latency from the heads of
+    /// its priorities (see ``QueueDepth/latency``).
+    private static func queueDepths(_ db: Database, now: Double) throws -> [QueueDepth] {
+        let queued = "FROM tributary_jobs WHERE state = \(JobState.queued.sql) AND queue = ?1"
+        let highest = try db.cachedStatement(sql: "SELECT priority \(queued) ORDER BY priority DESC LIMIT 1")
+        let next = try db.cachedStatement(
+            sql: "SELECT priority \(queued) AND priority < ?2 ORDER BY priority DESC LIMIT 1")
+        let head = try db.cachedStatement(
+            sql:
+                "SELECT MAX(created_at, run_at, updated_at) \(queued) AND priority = ?2 AND run_at <= ?3 ORDER BY id LIMIT 1"
+        )
+        return try Row.fetchAll(
+            db,
+            sql:
+                "SELECT queue, COUNT(*) AS queued FROM tributary_jobs WHERE state = \(JobState.queued.sql) GROUP BY queue ORDER BY queue"
+        ).map { row in
+            let name: String = row["queue"]
+            var oldest: Double?
+            var priority = try Int64.fetchOne(highest, arguments: [name])
+            var looked = 0
+            while let current = priority, looked < latencyPriorities {
+                if let due = try Double.fetchOne(head, arguments: [name, current, now]) {
+                    oldest = min(oldest ?? due, due)
+                }
+                looked += 1
+                priority = try Int64.fetchOne(next, arguments: [name, current])
+            }
+            return QueueDepth(
+                name: name, queued: count(row, "queued"), latency: oldest.map { max(0, now - $0) } ?? 0)
         }
     }
 

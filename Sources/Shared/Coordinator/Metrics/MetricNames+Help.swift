@@ -21,7 +21,7 @@ extension MetricNames {
         saveCommitSeconds: "From the router taking a save to the end of the group commit that wrote it.",
         commitPublishSeconds: "From the end of a group commit to the save's didSave being handed to the feed.",
         queueJobs: "Jobs queued in a named queue (retries and delayed jobs included), by queue.",
-        queueLatencySeconds: "How long a queue's oldest due job has waited (0 when none is due), by queue.",
+        queueLatencySeconds: "How long the job at the head of a queue has waited (0 when none is due), by queue.",
         workersConnected: "Workers registered now.",
         subscriberLagCommits: "Commits a durable subscriber is behind the last one, by subscriber.",
         storeBytes: "Size of the store's main file.",

@@ -12,10 +12,9 @@ struct StatusReader: Sendable {
 
     func reply() async throws -> Tributary_V1_StatusReply {
         let router = snapshot.current
-        let (counts, lastSeq) = try await store.jobs.jobCounts()
+        let overview = try await store.jobs.overview()
         let running = try await store.jobs.runningJobs()
         let oldestHistorySeq = try await store.feed.oldestKeptSequenceNumber()
-        let queues = try await store.jobs.queueDepths()
         let runningCounts =
             limits.byKind.isEmpty && limits.byQueue.isEmpty ? ([:], [:]) : try await store.jobs.runningCounts()
         var perArgument: [Tributary_V1_RunLimitInfo] = []
@@ -60,15 +59,15 @@ struct StatusReader: Sendable {
                         $0.periodSeconds = rate.seconds
                     }
                 } + perArgument
-            reply.queues = queues.map { queue in
+            reply.queues = overview.queues.map { queue in
                 Tributary_V1_QueueInfo.with {
                     $0.name = queue.name
                     $0.queued = queue.queued
                     $0.latencySeconds = queue.latency
                 }
             }
-            reply.jobs = counts.wire
-            reply.lastSeq = lastSeq
+            reply.jobs = overview.counts.wire
+            reply.lastSeq = overview.lastSeq
             reply.oldestHistorySeq = oldestHistorySeq
             reply.storePath = store.path
             reply.pool = (router.supervisor?.processes ?? []).map(\.wire)

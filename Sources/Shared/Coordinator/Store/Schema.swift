@@ -62,6 +62,11 @@ enum Schema {
                 -- A batch's dead jobs, for its status (polled while a client waits): without it, each poll read
                 -- every job of the batch.
                 CREATE INDEX IF NOT EXISTS tributary_jobs_dead ON tributary_jobs(batch, id) WHERE state = \(JobState.dead.sql);
+                -- With the running, dead and queued ones, every state but done has its partial index: a status counts
+                -- each from it, and done as the rest, rather than reading every job a store keeps. Jobs enter and
+                -- leave these two states rarely (dependencies, cancellations), so they cost the queue nothing.
+                CREATE INDEX IF NOT EXISTS tributary_jobs_waiting ON tributary_jobs(batch, id) WHERE state = \(JobState.waiting.sql);
+                CREATE INDEX IF NOT EXISTS tributary_jobs_cancelled ON tributary_jobs(batch, id) WHERE state = \(JobState.cancelled.sql);
                 -- Per-batch counters, kept in the same transactions as the jobs, so progress is one row to read.
                 CREATE TABLE IF NOT EXISTS tributary_batches (
                     batch TEXT PRIMARY KEY NOT NULL,

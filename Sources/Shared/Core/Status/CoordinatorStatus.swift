@@ -87,7 +87,7 @@ public struct CoordinatorStatus: Sendable, Equatable {
         public var name: String
         /// Jobs waiting in it, retries and delayed jobs included.
         public var queued: UInt64
-        /// How long its oldest due job has waited, in seconds; 0 when none is due.
+        /// How long the job at the head of the queue has waited, in seconds (see docs/jobs.md); 0 when none is due.
         public var latencySeconds: Double
 
         /// A queue and how long it is.
