@@ -46,6 +46,8 @@ struct CapabilityTests {
             (.historyRequest(.with { $0.entities = ["User"] }), []),
             (.snapshotRequest(.init()), []),
             (.statusRequest(.init()), []),
+            (.saveChanges(.with { $0.jobID = 3 }), []),
+            (.saveChanges(.with { $0.saveID = Data(repeating: 7, count: 16) }), [.contextSaves]),
         ]
         for (body, expected) in cases {
             #expect(Capability.needed(by: body) == expected, "\(body)")
@@ -60,7 +62,7 @@ struct CapabilityTests {
         #expect(ProtocolVersion.of(Tributary_V1_Envelope()) == 1, "an envelope without a version is version 1's")
         #expect(
             Capability.names(Capability.supported) == [
-                "batch-callbacks", "dependencies", "predicate-options", "queues",
+                "batch-callbacks", "context-saves", "dependencies", "predicate-options", "queues",
             ])
     }
 

@@ -267,9 +267,16 @@ struct StoreWriterTests {
         try await writer.write(slow)
         _ = try await writer.write(.releaseAllRunningJobs())
         #expect(writer.commitBudget.charged == 0, "nothing waited behind it")
-        let waited = Task { try await writer.write(slow) }
-        try await waitUntil("the slow write to be queued") { writer.queuedWriteCount == 1 }
+        // Held on the store until the save has gathered behind it, however slowly this test is scheduled.
+        let release = DispatchSemaphore(value: 0)
+        let held = StoreWrite<Void>(name: "held") { _, _ in
+            release.wait()
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let waited = Task { try await writer.write(held) }
+        try await waitUntil("the held write to be queued") { writer.queuedWriteCount == 1 }
         #expect(await writer.enqueue(saves(1...1), claims: []))  // gathered behind it
+        release.signal()
         try await waited.value
         // Not a flush, which would queue the save at once, ahead of the slow write's collection.
         try await waitUntil("the save's commit to be written") { writer.queuedWriteCount == 0 }
@@ -278,7 +285,7 @@ struct StoreWriterTests {
             guard case .committed(let commit, _, _) = answer else { return nil }
             return commit.budgetCharged
         }
-        #expect(charged == [true], "the save's commit was charged the slow write's time")
+        #expect(charged == [true], "the save's commit was charged the held write's time")
         #expect(writer.commitBudget.charged == 0, "and spent it")
         _ = await writer.stop()
     }

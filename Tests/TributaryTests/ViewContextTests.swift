@@ -149,6 +149,15 @@ struct ViewContextTests {
             var wrong = save(4, title: "x", additions: 4)
             wrong.values[0].columns[1].ints = []
             #expect(throws: ContextError.self) { try context.mergeChanges(from: wrong) }
+
+            // An object held at a commit's version or a later one (the context's own save, answered before the
+            // feed brought it back) is left as it is: the same commit, or an older one, is not applied over it.
+            try context.mergeChanges(from: save(10, title: "ten", additions: 10))
+            let held = try context.object(with: ObjectID(entity: "PullRequest", uuid: id))
+            try context.mergeChanges(from: save(12, title: "twelve", additions: 12))
+            try context.mergeChanges(from: save(11, title: "eleven", additions: 11))
+            try context.mergeChanges(from: save(12, title: "twelve again", additions: 0))
+            #expect(held["title"] == .string("twelve") && held["additions"] == .int(12) && held.version == 12)
         }
     }
 }

@@ -16,6 +16,8 @@ extension Capability {
             return needed
         case .putScheduleRequest(let request):
             return needed(by: request.schedule.job)
+        case .saveChanges(let save):
+            return save.saveID.isEmpty ? [] : [.contextSaves]
         case .fetchRequest(let request):
             return request.hasPredicate && usesOptions(request.predicate) ? [.predicateOptions] : []
         default:

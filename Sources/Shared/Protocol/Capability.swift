@@ -14,6 +14,8 @@ public enum Capability: String, CaseIterable, Comparable, Sendable {
     case batchCallbacks = "batch-callbacks"
     /// The comparison options `[c]`, `[d]` and `[cd]`: `Comparison.case_insensitive` and `diacritic_insensitive`.
     case predicateOptions = "predicate-options"
+    /// Saves of contexts outside any job, answered once per save id: `SaveChanges.save_id`.
+    case contextSaves = "context-saves"
 
     /// The capabilities of this build: every one.
     public static let supported = Set(allCases)

@@ -1262,6 +1262,12 @@ public nonisolated struct Tributary_V1_SaveChanges: Sendable {
   /// job, so the job that takes its slot is claimed in the same commit.
   public var credit: UInt32 = 0
 
+  /// A context's save outside any job (job_id 0; a view context's, say): 16 bytes its sender makes, the same on each
+  /// retry. The coordinator records the id in the commit's transaction and answers a save it committed before with
+  /// that first answer (`duplicate` set) instead of applying it again; it keeps ids for 24 hours. Needs the
+  /// capability `context-saves`.
+  public var saveID: Data = Data()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -4218,7 +4224,7 @@ nonisolated extension Tributary_V1_JobFailed: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Tributary_V1_SaveChanges: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SaveChanges"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}job_id\0\u{1}attempt\0\u{3}batch_index\0\u{1}changes\0\u{3}progress_done\0\u{3}completes_job\0\u{1}credit\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}job_id\0\u{1}attempt\0\u{3}batch_index\0\u{1}changes\0\u{3}progress_done\0\u{3}completes_job\0\u{1}credit\0\u{3}save_id\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4233,6 +4239,7 @@ nonisolated extension Tributary_V1_SaveChanges: SwiftProtobuf.Message, SwiftProt
       case 5: try { try decoder.decodeSingularUInt64Field(value: &self.progressDone) }()
       case 6: try { try decoder.decodeSingularBoolField(value: &self.completesJob) }()
       case 7: try { try decoder.decodeSingularUInt32Field(value: &self.credit) }()
+      case 8: try { try decoder.decodeSingularBytesField(value: &self.saveID) }()
       default: break
       }
     }
@@ -4264,6 +4271,9 @@ nonisolated extension Tributary_V1_SaveChanges: SwiftProtobuf.Message, SwiftProt
     if self.credit != 0 {
       try visitor.visitSingularUInt32Field(value: self.credit, fieldNumber: 7)
     }
+    if !self.saveID.isEmpty {
+      try visitor.visitSingularBytesField(value: self.saveID, fieldNumber: 8)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4275,6 +4285,7 @@ nonisolated extension Tributary_V1_SaveChanges: SwiftProtobuf.Message, SwiftProt
     if lhs.progressDone != rhs.progressDone {return false}
     if lhs.completesJob != rhs.completesJob {return false}
     if lhs.credit != rhs.credit {return false}
+    if lhs.saveID != rhs.saveID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

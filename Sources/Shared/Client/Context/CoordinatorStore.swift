@@ -2,28 +2,76 @@ import Foundation
 import TributaryCore
 import TributaryProtocol
 
-/// The coordinator's store as a parent that can only be read: fetches go over the jobs/control socket and are
-/// answered from a read connection. The parent of a ``ViewContext``'s context and of contexts in clients that
-/// read but do not write (saves go through jobs, whose contexts a worker makes).
+/// The coordinator's store as a parent, over the jobs/control socket: the parent of a ``ViewContext``'s context
+/// and of any context in a client. Fetches are answered from a read connection; a save goes to the root writer as
+/// one change set, outside any job, and is merged with the context's merge policy in the writer's next group commit
+/// (Core Data's UI context saving into its root).
+///
+/// Each save carries an id made here, the same on every retry: when no answer comes (the coordinator restarted,
+/// say), the save is sent again until ``saveTimeout``, and a coordinator that committed it already answers with its
+/// first answer instead of applying it twice.
 ///
 /// ```swift
 /// let connection = try CoordinatorConnection(endpoint: "tcp://127.0.0.1:7400")
 /// let context = ObjectContext(model: model, parent: CoordinatorStore(connection: connection))
-/// let open = try await context.perform { try $0.count(for: FetchRequest(entity: "PullRequest")) }
+/// try await context.perform { context in
+///     let number = try FetchPredicate(format: "number == %d", 42)
+///     let pull = try context.fetch(FetchRequest(entity: "PullRequest", predicate: number))[0]
+///     pull["title"] = .string("A better title")
+/// }
+/// try await context.save()
 /// ```
 public struct CoordinatorStore: ChangeSetParent {
-    /// The connection fetches go over.
+    /// The connection fetches and saves go over.
     public let connection: CoordinatorConnection
+    /// How long a save is sent again while no answer comes, before it fails.
+    public var saveTimeout: Duration
+    /// How long each send of a save waits for its answer.
+    public var attemptTimeout: Duration
 
-    /// A parent whose fetches go over `connection`.
-    public init(connection: CoordinatorConnection) {
+    /// A parent whose fetches and saves go over `connection`.
+    public init(
+        connection: CoordinatorConnection, saveTimeout: Duration = .seconds(60), attemptTimeout: Duration = .seconds(5)
+    ) {
         self.connection = connection
+        self.saveTimeout = saveTimeout
+        self.attemptTimeout = attemptTimeout
     }
 
-    /// Refused: only a worker's job contexts save to the root (the coordinator takes change sets from workers).
+    /// Sends `changes` to the root writer and returns its answer once the commit is made.
+    /// - Throws: ``/TributaryCore/MergeConflictError`` when the merge policy is `.error` and objects changed in
+    ///   the store since they were read (nothing was applied); ``/TributaryProtocol/ProtocolError`` when the
+    ///   coordinator refuses the save (a limit, a role that may not save, a change set that does not fit the
+    ///   model), or when no answer came within ``saveTimeout``.
     public func save(_ changes: Tributary_V1_ChangeSet) async throws -> SaveReceipt {
-        throw ContextError(
-            .unsupported, "a context reading from the coordinator cannot save; push a job and save from its context")
+        let message = Tributary_V1_SaveChanges.with {
+            $0.saveID = UUID().bytes
+            $0.changes = changes
+        }
+        let deadline = ContinuousClock.now + saveTimeout
+        while true {
+            let reply: Tributary_V1_Envelope
+            do {
+                reply = try await connection.request(
+                    .saveChanges(message), timeout: min(attemptTimeout, max(.milliseconds(1), deadline - .now)))
+            } catch let error as ProtocolError where error.code == .mergeConflict {
+                throw MergeConflictError(conflicts: error.conflicts.map(MergeConflict.init(wire:)))
+            } catch let error as ProtocolError where Self.mayRetry(error) && ContinuousClock.now < deadline {
+                // Sent again with the same id: a coordinator that committed it answers with its first answer.
+                continue
+            }
+            guard case .saveAck(let ack) = reply.body else {
+                throw ProtocolError(
+                    .unknownMessage, "the coordinator answered a save with something other than SaveAck")
+            }
+            return SaveReceipt(ack)
+        }
+    }
+
+    /// Whether a save that failed with `error` may be sent again: no answer came, or the coordinator was stopping
+    /// or failed inside (`INTERNAL`: the protocol says it may be retried).
+    private static func mayRetry(_ error: ProtocolError) -> Bool {
+        error.code == .internal || error.code == .shuttingDown
     }
 
     public func fetch(_ request: Tributary_V1_FetchRequest) throws -> Tributary_V1_FetchReply {

@@ -8,12 +8,20 @@ import TributaryMessaging
 /// refetch is needed — and announces each merged commit on ``changes``.
 ///
 /// Read its objects inside ``context``'s `perform` blocks, as with any ``/TributaryCore/ObjectContext``; fetches there
-/// (and ``refetch(_:)``) are answered by the coordinator from a read connection, with the stored values. It cannot
-/// save.
+/// (and ``refetch(_:)``) are answered by the coordinator from a read connection, with the stored values. Edit them
+/// there and ``save()``: the changes go to the root writer as one change set, without a job, and the answer comes
+/// once they are committed (a child context of ``context`` saves into it, in memory, first). Its own commits, when
+/// the feed brings them back, are not applied twice.
 ///
 /// ```swift
 /// let view = try await ViewContext.start(
 ///     feed: "tcp://127.0.0.1:7401", jobs: "tcp://127.0.0.1:7400", model: model, entities: ["PullRequest"])
+/// try await view.context.perform { context in
+///     let number = try FetchPredicate(format: "number == %d", 42)
+///     let pull = try context.fetch(FetchRequest(entity: "PullRequest", predicate: number))[0]
+///     pull["title"] = .string("A better title")
+/// }
+/// try await view.save()
 /// for try await save in view.changes {
 ///     let open = try await view.context.perform { context in context.registeredObjects.count }
 /// }
@@ -83,6 +91,17 @@ public final class ViewContext: Sendable {
         return ViewContext(
             context: context, snapshotSeq: seq, feed: changeFeed, changes: changes, follower: follower,
             connection: connection)
+    }
+
+    /// Saves ``context``'s changes into the root (see ``CoordinatorStore``): its inserts, updates and deletes as one
+    /// change set, merged with the context's merge policy; nothing is sent when nothing changed.
+    /// - Returns: the commit's receipt: its sequence number (0 when nothing was saved), the ids the root replaced
+    ///   (uniqueness merges) and the conflicts the merge policy settled, which the context has taken.
+    /// - Throws: ``/TributaryCore/MergeConflictError`` under the `.error` policy when objects changed in the store
+    ///   since they were read: the changes stay pending, as do they for any other failure.
+    @discardableResult
+    public func save() async throws -> SaveReceipt {
+        try await context.save()
     }
 
     /// Fetches from the store again: the objects `request` selects are registered, or take the stored values

@@ -42,6 +42,7 @@ public struct StoreMaintenance: Service {
             if configuration.historyRetention != nil || configuration.historyMaximumCommits != nil {
                 schedules.addTask { await repeatUntilStopped(every: Self.interval) { await pruneHistory() } }
             }
+            schedules.addTask { await repeatUntilStopped(every: Self.interval) { await pruneContextSaves() } }
             if let retention = configuration.finishedJobRetention {
                 schedules.addTask {
                     await repeatUntilStopped(every: Self.interval) { await pruneFinishedJobs(olderThan: retention) }
@@ -88,6 +89,21 @@ public struct StoreMaintenance: Service {
             return pruned == Self.historyChunk
         } catch {
             logger.error("cannot prune history", metadata: ["error": "\(error)"])
+            return false
+        }
+    }
+
+    /// Forgets one chunk of the contexts' save ids older than ``ContextSaveLog/retention``.
+    /// - Returns: whether the chunk was full (more is due).
+    private func pruneContextSaves() async -> Bool {
+        do {
+            let pruned = try await writer.write(
+                .pruneContextSaves(
+                    before: Date() - ContextSaveLog.retention.seconds, limit: ContextSaveLog.pruneChunk))
+            if pruned > 0 { logger.debug("context save ids pruned", metadata: ["saves": "\(pruned)"]) }
+            return pruned == ContextSaveLog.pruneChunk
+        } catch {
+            logger.error("cannot prune context save ids", metadata: ["error": "\(error)"])
             return false
         }
     }

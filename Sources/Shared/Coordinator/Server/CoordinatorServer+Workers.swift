@@ -109,6 +109,11 @@ extension CoordinatorServer {
         case .duplicate(let seq):
             ack.seq = seq
             ack.duplicate = true
+        case .answeredBefore(let seq, let remaps, let resolved):
+            ack.seq = seq
+            ack.remaps = remaps
+            ack.resolved = resolved
+            ack.duplicate = true
         }
         if member.save.completesJob, workers[member.peer]?.id == member.worker {
             workers[member.peer]?.jobs[member.save.jobID] = nil

@@ -97,6 +97,23 @@ struct Intake {
         }
         try Self.requireInt64(save.jobID, "job_id")
         try Self.requireProgress(save.progressDone, "progress_done")
+        if !save.saveID.isEmpty {
+            guard save.saveID.count == 16 else {
+                throw ProtocolError(.invalidRequest, "save_id has \(save.saveID.count) bytes; it must have 16")
+            }
+            guard save.jobID == 0 else {
+                throw ProtocolError(
+                    .invalidRequest,
+                    "a save with a save_id belongs to no job (job_id must be 0, not \(save.jobID)): a job's saves are "
+                        + "made once by their lease and batch index",
+                    jobID: save.jobID)
+            }
+            guard !save.completesJob && save.credit == 0 && save.progressDone == 0 else {
+                throw ProtocolError(
+                    .invalidRequest, "a save with a save_id belongs to no job: it has no progress, completion or credit"
+                )
+            }
+        }
         return SaveRequest(save)
     }
 

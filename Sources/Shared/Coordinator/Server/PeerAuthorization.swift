@@ -52,7 +52,9 @@ final class PeerAuthorization: Sendable {
     /// The roles that may send `body`; nil when any peer may (messages the coordinator refuses anyway).
     static func roles(for body: Tributary_V1_Envelope.OneOf_Body) -> Set<CurveKeyFile.Role>? {
         switch body {
-        case .workerHello, .workerReady, .heartbeat, .saveChanges, .jobFailed, .workerBye: [.worker]
+        case .workerHello, .workerReady, .heartbeat, .jobFailed, .workerBye: [.worker]
+        // A client's contexts save outside jobs (a job's saves need a worker's lease besides).
+        case .saveChanges: [.worker, .client]
         case .pushJobs, .batchStatusRequest, .jobsRequest, .jobRequest, .retryJobRequest, .cancelJobRequest,
             .deleteJobRequest, .deleteSubscriberRequest, .putScheduleRequest, .schedulesRequest, .scheduleActionRequest,
             .backupRequest:

@@ -35,6 +35,13 @@ public struct LocalRootParent: ChangeSetParent {
             ack.resolved = resolved
             return SaveReceipt(ack)
         case .duplicate(let seq): return SaveReceipt(seq: seq, isDuplicate: true)
+        case .answeredBefore(let seq, let remaps, let resolved):
+            var ack = Tributary_V1_SaveAck()
+            ack.seq = seq
+            ack.remaps = remaps
+            ack.resolved = resolved
+            ack.duplicate = true
+            return SaveReceipt(ack)
         }
     }
 }

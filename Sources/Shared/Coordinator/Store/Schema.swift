@@ -90,6 +90,13 @@ enum Schema {
                     committed_at REAL NOT NULL,
                     record BLOB NOT NULL);
                 CREATE UNIQUE INDEX IF NOT EXISTS tributary_history_by_job ON tributary_history(job_id, batch_index);
+                -- Contexts' saves outside any job, by the id their sender made, with their first answer: a retry
+                -- finds it (ContextSaveLog). Pruned by age.
+                CREATE TABLE IF NOT EXISTS tributary_context_saves (
+                    save_id BLOB PRIMARY KEY NOT NULL,
+                    answer BLOB NOT NULL,
+                    saved_at REAL NOT NULL) WITHOUT ROWID;
+                CREATE INDEX IF NOT EXISTS tributary_context_saves_by_age ON tributary_context_saves(saved_at);
                 -- Durable feed subscribers: history after the lowest position is kept for them.
                 CREATE TABLE IF NOT EXISTS tributary_subscribers (
                     name TEXT PRIMARY KEY NOT NULL,

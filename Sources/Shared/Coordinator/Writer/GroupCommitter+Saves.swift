@@ -14,11 +14,16 @@ public enum SaveOutcome: Sendable {
     case committedEmpty(remaps: [Tributary_V1_IDRemap], resolved: [Tributary_V1_EntityBatch])
     /// This (job, batch) had been applied before; nothing was applied again.
     case duplicate(seq: UInt64)
+    /// A context's save whose id (``SaveRequest/saveID``) the store committed before: nothing was applied again,
+    /// and this is the first answer it was given.
+    case answeredBefore(seq: UInt64, remaps: [Tributary_V1_IDRemap], resolved: [Tributary_V1_EntityBatch])
 
     /// Whether nothing was applied because it had been before.
     public var isDuplicate: Bool {
-        if case .duplicate = self { return true }
-        return false
+        switch self {
+        case .duplicate, .answeredBefore: true
+        case .committed, .committedEmpty: false
+        }
     }
 }
 
@@ -320,6 +325,10 @@ extension GroupCommitter {
             case .applied(let outcome): return AppliedSave(outcome: outcome, progress: nil)
             case .held(let held): lease = held
             }
+        } else if let saveID = save.saveID,
+            let earlier = try ContextSaveLog.earlierAnswer(of: saveID, in: db, statements: statements)
+        {
+            return AppliedSave(outcome: earlier, progress: nil)
         }
         // Every object the save writes gets the commit's sequence number as its version.
         let seq = save.changes.batches.isEmpty ? 0 : try FeedStore.lastSequenceNumber(db) + 1
@@ -372,6 +381,9 @@ extension GroupCommitter {
             insert.bind(7, bytes: events.record)
             try insert.execute()
             outcome = .committed(seq: seq, events: events, remaps: remaps, resolved: resolved)
+        }
+        if let saveID = save.saveID {
+            try ContextSaveLog.record(saveID, outcome, at: now, in: db, statements: statements)
         }
         guard jobID != 0, let lease else { return AppliedSave(outcome: outcome, progress: nil) }
         try writeProgress(of: [save], now: now, in: db, statements: statements)

@@ -9,20 +9,28 @@ extension ObjectContext {
     /// everything), and deleted objects are forgotten.
     /// - Throws: ``ContextError`` when the save names an entity or property the model lacks, or a column does not
     ///   fit its attribute; nothing of the offending batch is merged then.
+    ///
+    /// An object this context already holds at the save's version or a later one (its own save, answered before the
+    /// feed brought it) keeps what it has: a commit is never applied twice, nor an older one over a newer.
     public func mergeChanges(from save: DidSave, registeringNew: Bool = true) throws {
         assertOnQueue()
-        for batch in save.values { try merge(batch, registeringNew: registeringNew) }
+        for batch in save.values { try merge(batch, registeringNew: registeringNew, olderThan: save.seq) }
         // The store's version of what the save wrote is its sequence number: later saves of these objects from
         // here do not conflict with it (as in Core Data, merging refreshes the objects' snapshots).
-        for id in save.inserted + save.updated { registered[id.uuid]?.version = save.seq }
+        for id in save.inserted + save.updated {
+            if let object = registered[id.uuid] { object.version = max(object.version, save.seq) }
+        }
         for id in save.deleted { forget(id.uuid) }
     }
 
     /// Merges column-wise objects (a didSave's values, a snapshot page, a fetch's rows or a save's resolved
     /// conflicts), taking their versions when the batch carries them. `overridingChanges` lets the batch's values
-    /// replace unsaved changes too.
-    package func merge(_ batch: Tributary_V1_EntityBatch, registeringNew: Bool, overridingChanges: Bool = false) throws
-    {
+    /// replace unsaved changes too. With `olderThan` (a commit's sequence number), objects held at that version or a
+    /// later one are left as they are.
+    package func merge(
+        _ batch: Tributary_V1_EntityBatch, registeringNew: Bool, overridingChanges: Bool = false,
+        olderThan seq: UInt64? = nil
+    ) throws {
         let (entity, rows, columns) = try prepare(batch)
         let versions = batch.versions.count == rows ? batch.versions : []
         let isComplete = Set(columns.map(\.property)).count == entity.attributes.count + entity.relationships.count
@@ -30,6 +38,7 @@ extension ObjectContext {
             let id = UUID(bytes: batch.ids, at: batch.ids.startIndex + row * 16)
             let object: ManagedObject
             if let registered = registered[id] {
+                if let seq, registered.version >= seq { continue }
                 object = registered
             } else {
                 guard registeringNew else { continue }

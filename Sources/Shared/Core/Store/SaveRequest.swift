@@ -1,3 +1,4 @@
+import Foundation
 import TributaryProtocol
 
 /// One save as the root store applies it: which job's batch (and under which attempt's lease), the job's progress
@@ -19,11 +20,14 @@ public struct SaveRequest: Sendable {
     public var completesJob: Bool
     /// The objects inserted, updated and deleted, column-wise, with the context's merge policy.
     public var changes: Tributary_V1_ChangeSet
+    /// For a context's save outside any job: the 16 bytes its sender made for it, the same on each retry. The root
+    /// records it with the commit and answers it again with the first answer rather than applying it twice.
+    public var saveID: Data?
 
     /// A save of `changes`; without a job (``jobID`` 0), one from a context outside any job.
     public init(
         jobID: Int64 = 0, attempt: Int = 0, batchIndex: Int = 0, progressDone: UInt64 = 0, completesJob: Bool = false,
-        changes: Tributary_V1_ChangeSet
+        changes: Tributary_V1_ChangeSet, saveID: Data? = nil
     ) {
         self.jobID = jobID
         self.attempt = attempt
@@ -31,12 +35,14 @@ public struct SaveRequest: Sendable {
         self.progressDone = progressDone
         self.completesJob = completesJob
         self.changes = changes
+        self.saveID = saveID
     }
 
     /// The save a `SaveChanges` message carries (its job id checked to fit `Int64` by the router first).
     public init(_ wire: Tributary_V1_SaveChanges) {
         self.init(
             jobID: Int64(clamping: wire.jobID), attempt: Int(wire.attempt), batchIndex: Int(wire.batchIndex),
-            progressDone: wire.progressDone, completesJob: wire.completesJob, changes: wire.changes)
+            progressDone: wire.progressDone, completesJob: wire.completesJob, changes: wire.changes,
+            saveID: wire.saveID.isEmpty ? nil : wire.saveID)
     }
 }

@@ -1,0 +1,69 @@
+"""A TCP forwarder for tests that can lose answers: listens on 127.0.0.1 (a free port, printed on the first line of
+stdout) and forwards every connection to the target host:port. After SIGUSR1 the bytes coming back from the target
+are dropped (the client hears nothing, as when an answer is lost); after SIGUSR2 they are forwarded again. Each switch
+prints a line once in effect: `dropping` or `forwarding`. A
+connection the target refuses is closed, so the client reconnects.
+
+Usage: python3 reply_gate.py TARGET_HOST TARGET_PORT
+"""
+import signal
+import socket
+import sys
+import threading
+
+target = (sys.argv[1], int(sys.argv[2]))
+dropping = threading.Event()
+
+
+def switch(drop):
+    if drop:
+        dropping.set()
+    else:
+        dropping.clear()
+    # Said once in effect, so that a test can wait for it.
+    print("dropping" if drop else "forwarding", flush=True)
+
+
+signal.signal(signal.SIGUSR1, lambda *_: switch(True))
+signal.signal(signal.SIGUSR2, lambda *_: switch(False))
+# A test runner's threads may block these signals, and a child inherits the mask.
+signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGUSR1, signal.SIGUSR2])
+
+
+def pump(source, destination, answers):
+    try:
+        while True:
+            data = source.recv(65536)
+            if not data:
+                break
+            if answers and dropping.is_set():
+                continue
+            destination.sendall(data)
+    except OSError:
+        pass
+    finally:
+        for end in (source, destination):
+            try:
+                end.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+def serve(client):
+    try:
+        upstream = socket.create_connection(target)
+    except OSError:
+        client.close()
+        return
+    threading.Thread(target=pump, args=(client, upstream, False), daemon=True).start()
+    threading.Thread(target=pump, args=(upstream, client, True), daemon=True).start()
+
+
+listener = socket.socket()
+listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+listener.bind(("127.0.0.1", 0))
+listener.listen(16)
+print(listener.getsockname()[1], flush=True)
+while True:
+    client, _ = listener.accept()
+    threading.Thread(target=serve, args=(client,), daemon=True).start()
