@@ -26,7 +26,8 @@ struct BenchCommand: AsyncParsableCommand {
               endpoint, against the plain jobs figure (`jobs (dashboards)`). The two run --rounds times, alternated;
               their medians compare.
             latency: from a worker's save() call to a subscriber receiving its didSave, at 1,000 saves/s and at 80%
-              of the maximum rate, against ZeroMQ round trips over loopback on this machine.
+              of the maximum rate, against ZeroMQ round trips over loopback on this machine; then the save round
+              trip: one view context saving one small edit at a time, from save() to its answer (p50, p99, saves/s).
             restart: a coordinator's start, from launch to serving, on a store with 100,000 queued jobs, against
               the same start on an empty store.
             fanout (only with --only fanout; needs root): --subscribers `tributary subscribe` processes on two
@@ -256,6 +257,17 @@ struct BenchCommand: AsyncParsableCommand {
                         baseline: base.seconds * 1000, unit: "ms", smallerIsBetter: true, note: note
                     ).line)
             }
+        }
+        let (latencies, savesPerSecond) = try await SaveRoundTripBenchmark(saves: saves, directory: directory).run()
+        let measured = Percentiles(latencies)
+        for (name, value, base) in [("p50", measured.p50, baseline.p50), ("p99", measured.p99, baseline.p99)] {
+            Terminal.line(
+                Figure(
+                    name: "save round trip \(name)", tributary: value.seconds * 1000, baseline: base.seconds * 1000,
+                    unit: "ms", smallerIsBetter: true,
+                    note:
+                        "one view context, one edit a save: \(Int(savesPerSecond)) saves/s; baseline: ZeroMQ round trip"
+                ).line)
         }
     }
 

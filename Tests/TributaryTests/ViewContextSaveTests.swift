@@ -94,6 +94,28 @@ struct ViewContextSaveTests {
         await b.close()
     }
 
+    @Test("a child of a view context saves into it, in memory; the view's save sends both, as one commit")
+    func nestedContexts() async throws {
+        let directory = try TemporaryDirectory()
+        let coordinator = try await TestCoordinator.start(in: directory, workers: 0)
+        defer { Task { await coordinator.process.stop() } }
+        let view = try await ViewContext.start(
+            feed: coordinator.process.feedEndpoint, jobs: coordinator.process.listenEndpoint, model: Self.model,
+            entities: ["User"])
+        let child = ObjectContext(model: Self.model, parent: view.context, name: "editor")
+        try await child.perform { context in try context.insert("User")["login"] = .string("dee") }
+        #expect(try await child.save().seq == 0, "a child's save stays in the process")
+        #expect(try Self.users(coordinator.storePath).isEmpty)
+        try await view.context.perform { context in try context.insert("User")["login"] = .string("eve") }
+        let receipt = try await view.save()
+        #expect(receipt.seq > 0)
+        let stored = try Self.users(coordinator.storePath)
+        #expect(Set(stored.keys) == ["dee", "eve"])
+        #expect(stored.values.allSatisfy { $0.version == Int64(receipt.seq) }, "one commit")
+        #expect(try await view.context.perform { !$0.hasChanges })
+        await view.close()
+    }
+
     @Test("two contexts edit the same user: .error refuses and keeps the changes; objectTrump and storeTrump merge")
     func conflicts() async throws {
         let directory = try TemporaryDirectory()
