@@ -5,16 +5,20 @@ The file is cut into jobs of --chunk rows (blank lines dropped), pushed as one b
 (2 frames: b"TRB1" and a serialized tributary.v1.Envelope; see docs/protocol.md). With --wait, the batch is
 polled until every job is done, dead or cancelled. The jobs may wait for other jobs or batches (--after,
 --after-batch) and the batch may have a callback job (--on-complete). With --schedule NAME --cron EXPR --kind KIND,
-it adds a periodic job instead (docs/jobs.md).
+it adds a periodic job instead (docs/jobs.md). With --edit ENTITY --set KEY=JSON ..., it saves one object's change
+without a job, as a view context does (docs/protocol.md §7.5): the keys must include the entity's uniqueness key,
+and the root merges the row into the object that has it (or inserts it).
 
 Exit status: 0 on success; 1 when the file cannot be read, the coordinator refuses the push or a job is dead;
 2 when the coordinator does not answer within 10 s.
 """
 
 import argparse
+import json
 import os
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import zmq
@@ -121,6 +125,36 @@ def add_schedule(args, arguments):
 
     return with_client(args.listen, put)
 
+def column(name, value):
+    """A one-row Column holding a JSON value: a string, an integer, a number or a boolean."""
+    if isinstance(value, bool):
+        return pb.Column(name=name, ints=[int(value)])
+    if isinstance(value, int):
+        return pb.Column(name=name, ints=[value])
+    if isinstance(value, float):
+        return pb.Column(name=name, doubles=[value])
+    if isinstance(value, str):
+        return pb.Column(name=name, strings=[value])
+    raise ValueError(f"{name}: {json.dumps(value)} is not a string, number or boolean")
+
+
+def edit(client, entity, values):
+    """Saves one object's values as a context's save outside any job; returns the SaveAck.
+
+    The row goes as an insert under a fresh id, which the root merges into the object with the same uniqueness key.
+    The save carries an id of its own: sent again after no answer, it is answered once, not applied twice."""
+    batch = pb.EntityBatch(entity=entity, operation=pb.INSERT, ids=uuid.uuid4().bytes,
+                           columns=[column(name, value) for name, value in values.items()])
+    save = pb.SaveChanges(save_id=uuid.uuid4().bytes,
+                          changes=pb.ChangeSet(batches=[batch]))
+    for attempt in range(3):
+        try:
+            return client.request(save_changes=save, requires=["context-saves"]).save_ack
+        except NoReply:
+            if attempt == 2:
+                raise
+
+
 def wait(client, batch):
     """Polls the batch until it is finished; returns the last BatchStatusReply."""
     while True:
@@ -159,6 +193,9 @@ def main():
     parser.add_argument("--timezone", default="", metavar="ZONE", help="with --schedule: an IANA zone (default UTC)")
     parser.add_argument("--missed", choices=["once", "all", "skip"], default="",
                         help="with --schedule: ticks missed while no coordinator ran (default once)")
+    parser.add_argument("--edit", metavar="ENTITY", help="save one object's values instead of pushing a file")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=JSON",
+                        help="with --edit: a value, as JSON, e.g. login='\"ada\"' or additions=12 (repeatable)")
     args = parser.parse_args()
     if args.chunk <= 0:
         parser.error("--chunk must be positive")
@@ -168,6 +205,26 @@ def main():
         if not key or not sep:
             parser.error(f"--argument {item!r} is not KEY=VALUE")
         arguments[key] = value
+    if args.edit:
+        values = {}
+        for item in args.set:
+            key, sep, text = item.partition("=")
+            if not key or not sep:
+                parser.error(f"--set {item!r} is not KEY=JSON")
+            try:
+                values[key] = json.loads(text)
+                column(key, values[key])
+            except (json.JSONDecodeError, ValueError) as error:
+                parser.error(f"--set {item!r}: {error}")
+        if not values:
+            parser.error("--edit needs at least one --set")
+
+        def save(client):
+            ack = edit(client, args.edit, values)
+            print(f"saved as seq {ack.seq}" + (" (answered before)" if ack.duplicate else ""), flush=True)
+            return 0
+
+        return with_client(args.listen, save)
     if args.schedule:
         if not args.cron or not args.kind:
             parser.error("--schedule needs --cron and --kind")

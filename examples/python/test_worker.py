@@ -14,7 +14,9 @@ TEMP_DIR, this directory's worker.py (`py-import` jobs) and one `tributary-worke
 4. kills (SIGKILL) a second worker.py (200 ms heartbeats) mid-job: the coordinator must re-queue the job once the
    heartbeats lapse, a third worker.py must resume it after its committed batches, and no row may be doubled;
 5. checks the store after each step with its own SQLite connection: every row exactly once, the right authors and
-   names.
+   names;
+6. edits one user with `pusher.py --edit` (a save without a job): the row changes, at the seq it printed, and no
+   user is added.
 
 Waits are bounded polls (no sleep stands in for synchronisation). Prints what it saw; exit status 0 when every
 check passed, 1 with a message naming the failed check otherwise (and the tail of each process's log).
@@ -336,6 +338,20 @@ def run(args):
         count, distinct = db.execute("SELECT count(*), count(DISTINCT n) FROM Event").fetchone()
         say(f"events: {count} rows, {distinct} distinct (expected {2 * events})")
         check(count == distinct == 2 * events, f"Event has {count} rows, {distinct} distinct, not {2 * events}")
+
+        # 6. pusher.py --edit: one object's change saved without a job, merged into the user by its login.
+        login, = db.execute("SELECT login FROM User ORDER BY login LIMIT 1").fetchone()
+        users_before, = db.execute("SELECT count(*) FROM User").fetchone()
+        edited = subprocess.run([sys.executable, str(HERE / "pusher.py"), "--listen", endpoint, "--edit", "User",
+                                 "--set", f"login={json.dumps(login)}", "--set", 'name="Edited from Python"'],
+                                capture_output=True, text=True, timeout=TIMEOUT_S)
+        say(f"pusher.py --edit: {edited.stdout.strip()} {edited.stderr.strip()}")
+        check(edited.returncode == 0 and edited.stdout.startswith("saved as seq "), "pusher.py --edit failed")
+        seq = int(edited.stdout.split()[3])
+        name, version = db.execute("SELECT name, _version FROM User WHERE login = ?", (login,)).fetchone()
+        users_after, = db.execute("SELECT count(*) FROM User").fetchone()
+        check(name == "Edited from Python" and version == seq, f"user {login}: name {name!r}, version {version}")
+        check(users_after == users_before, f"the edit added a user ({users_before} → {users_after})")
         say("PASS")
         return 0
     except CheckFailed as failure:
