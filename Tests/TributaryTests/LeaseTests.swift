@@ -138,6 +138,34 @@ struct LeaseTests {
         #expect(exitStatus == 0)
     }
 
+    @Test("a completing save refused before it is merged still adds its credit: the next job comes")
+    func creditOfRefusedSave() async throws {
+        let exitStatus = try await withRawWorker { worker, client in
+            let ids = try await client.push(Array(repeating: JobSpec(kind: "noop"), count: 2)).ids
+            guard case .jobAssignment(let first) = try worker.receive().body else {
+                throw TimedOut(what: "the first assignment")
+            }
+            // Refused by the router's checks (progress over 2^53), before the writer sees it.
+            try worker.send(
+                .saveChanges(
+                    .with {
+                        $0.jobID = first.jobID
+                        $0.attempt = first.attempt
+                        $0.completesJob = true
+                        $0.progressDone = UInt64(1) << 60
+                        $0.credit = 1
+                    }), requestID: 2)
+            var bodies = [try worker.receive().body, try worker.receive().body]
+            bodies.sort { a, _ in if case .error = a { true } else { false } }
+            guard case .error(let error) = bodies[0], case .jobAssignment(let second) = bodies[1] else {
+                throw TimedOut(what: "the refusal and the next assignment, got \(bodies)")
+            }
+            #expect(error.code == .invalidRequest && error.message.contains("progress_done"))
+            #expect(Set([first.jobID, second.jobID]) == Set(ids.map { UInt64($0) }))
+        }
+        #expect(exitStatus == 0)
+    }
+
     @Test("a push sent after a save, in one message, sees the save committed: a finished job's unique key is free")
     func pushAfterSave() async throws {
         let exitStatus = try await withRawWorker { peer, client in

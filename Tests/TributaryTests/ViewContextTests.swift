@@ -160,4 +160,69 @@ struct ViewContextTests {
             #expect(held["title"] == .string("twelve") && held["additions"] == .int(12) && held.version == 12)
         }
     }
+
+    /// A parent whose answer comes after the feed brought a later commit of the saved object: it merges `later`
+    /// into the saving context, then answers with `seq` and `resolved`.
+    struct LateAnswer: ChangeSetParent {
+        let context: @Sendable () -> ObjectContext?
+        let later: DidSave
+        let seq: UInt64
+        let resolved: [Tributary_V1_EntityBatch]
+
+        func save(_ changes: Tributary_V1_ChangeSet) async throws -> SaveReceipt {
+            try await context()?.perform { [later] context in try context.mergeChanges(from: later) }
+            return SaveReceipt(seq: seq, resolved: resolved)
+        }
+    }
+
+    @Test("a save's answer that comes after a later commit of its objects leaves them at the later version")
+    func lateAnswerKeepsLaterCommit() async throws {
+        let id = UUID()
+        func commit(_ seq: UInt64, name: String) -> DidSave {
+            DidSave(parts: [
+                .with {
+                    $0.seq = seq
+                    $0.entity = "User"
+                    $0.updatedIds = id.bytes
+                    $0.values = [
+                        .with {
+                            $0.entity = "User"
+                            $0.operation = .update
+                            $0.ids = id.bytes
+                            // Every attribute: the object is whole, not a fault to load from the parent.
+                            $0.columns = [
+                                .with { ($0.name, $0.strings) = ("login", ["ada"]) },
+                                .with { ($0.name, $0.strings) = ("name", [name]) },
+                            ]
+                        }
+                    ]
+                }
+            ])
+        }
+        let later = commit(7, name: "from seq 7")
+        let resolvedAt5 = Tributary_V1_EntityBatch.with {
+            $0.entity = "User"
+            $0.operation = .update
+            $0.ids = id.bytes
+            $0.versions = [5]
+            $0.columns = [.with { ($0.name, $0.strings) = ("name", ["resolved at 5"]) }]
+        }
+        let holder = Locked<ObjectContext?>(nil)  // the parent needs the context it is the parent of
+        let context = ObjectContext(
+            model: Self.model,
+            parent: LateAnswer(context: { holder.value }, later: later, seq: 5, resolved: [resolvedAt5]))
+        holder.withLock { $0 = context }
+        let first = commit(3, name: "original")
+        try await context.perform { context in
+            try context.mergeChanges(from: first)
+            try context.object(with: ObjectID(entity: "User", uuid: id))["name"] = .string("mine")
+        }
+        let receipt = try await context.save()
+        #expect(receipt.seq == 5)
+        let (name, version) = try await context.perform { context in
+            let user = try context.object(with: ObjectID(entity: "User", uuid: id))
+            return (user["name"], user.version)
+        }
+        #expect(name == .string("from seq 7") && version == 7, "\(String(describing: name)) at \(version)")
+    }
 }

@@ -181,6 +181,9 @@ public final class CoordinatorConnection: Sendable {
         return try outcome.withLock { $0 ?? .failure(CancellationError()) }.get()
     }
 
+    /// Whether the connection takes no more requests (closed, or its requests abandoned).
+    package var isClosed: Bool { pending.withLock { $0.closed } }
+
     /// Fails every request waiting for a reply, and every later one, with `SHUTTING_DOWN`; one-way messages
     /// still go out. For a process that stops at once (a pool worker whose coordinator is gone): requests made
     /// outside the cancelled task, such as a context's blocking fetch, would otherwise wait out their timeout.

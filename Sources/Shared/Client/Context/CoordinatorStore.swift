@@ -48,16 +48,23 @@ public struct CoordinatorStore: ChangeSetParent {
             $0.saveID = UUID().bytes
             $0.changes = changes
         }
-        let deadline = ContinuousClock.now + saveTimeout
+        let clock = ContinuousClock()
+        let deadline = clock.now + saveTimeout
+        var pause = Duration.milliseconds(50)
         while true {
             let reply: Tributary_V1_Envelope
+            let sent = clock.now
+            let wait = min(attemptTimeout, max(.milliseconds(1), deadline - sent))
             do {
-                reply = try await connection.request(
-                    .saveChanges(message), timeout: min(attemptTimeout, max(.milliseconds(1), deadline - .now)))
+                reply = try await connection.request(.saveChanges(message), timeout: wait)
             } catch let error as ProtocolError where error.code == .mergeConflict {
                 throw MergeConflictError(conflicts: error.conflicts.map(MergeConflict.init(wire:)))
-            } catch let error as ProtocolError where Self.mayRetry(error) && ContinuousClock.now < deadline {
+            } catch let error as ProtocolError
+                where clock.now < deadline && mayRetry(error, waited: clock.now - sent, for: wait)
+            {
                 // Sent again with the same id: a coordinator that committed it answers with its first answer.
+                try await Task.sleep(for: pause)
+                pause = min(pause * 2, .seconds(1))
                 continue
             }
             guard case .saveAck(let ack) = reply.body else {
@@ -68,10 +75,16 @@ public struct CoordinatorStore: ChangeSetParent {
         }
     }
 
-    /// Whether a save that failed with `error` may be sent again: no answer came, or the coordinator was stopping
-    /// or failed inside (`INTERNAL`: the protocol says it may be retried).
-    private static func mayRetry(_ error: ProtocolError) -> Bool {
-        error.code == .internal || error.code == .shuttingDown
+    /// Whether a save that failed with `error` may be sent again: no answer came within its wait (the connection
+    /// fails such a request with `INTERNAL`), or the coordinator was stopping. Not once this connection is closed,
+    /// and not for an `INTERNAL` the coordinator answered: sending it again would be refused the same way.
+    private func mayRetry(_ error: ProtocolError, waited: Duration, for wait: Duration) -> Bool {
+        guard !connection.isClosed else { return false }
+        switch error.code {
+        case .internal: return waited >= wait
+        case .shuttingDown: return true
+        default: return false
+        }
     }
 
     public func fetch(_ request: Tributary_V1_FetchRequest) throws -> Tributary_V1_FetchReply {

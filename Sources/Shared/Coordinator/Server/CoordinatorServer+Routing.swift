@@ -46,10 +46,14 @@ extension CoordinatorServer {
         workers[peer]?.lastSeen = .now
         if case .saveChanges(let save) = envelope.body {
             do {
-                let request = try intake.checkSave(save, messageBytes: sized.bytes)
                 // A context's save outside any job needs no lease, so no registered worker: its id makes it once.
-                let worker = request.saveID == nil ? try requireWorker(peer).id : ""
-                if save.credit > 0 && request.saveID == nil { addCredit(save.credit, to: peer) }
+                // A job's save adds its credit before it is checked: a refused completion must not cost a slot.
+                var worker = ""
+                if save.saveID.isEmpty {
+                    worker = try requireWorker(peer).id
+                    if save.credit > 0 { addCredit(save.credit, to: peer) }
+                }
+                let request = try intake.checkSave(save, messageBytes: sized.bytes)
                 dispatch.gather(.init(save: request, peer: peer, worker: worker, requestID: envelope.requestID))
             } catch let error as ProtocolError {
                 reply(to: peer, requestID: envelope.requestID, .error(error.wire))

@@ -26,10 +26,10 @@ extension ObjectContext {
     /// Merges column-wise objects (a didSave's values, a snapshot page, a fetch's rows or a save's resolved
     /// conflicts), taking their versions when the batch carries them. `overridingChanges` lets the batch's values
     /// replace unsaved changes too. With `olderThan` (a commit's sequence number), objects held at that version or a
-    /// later one are left as they are.
+    /// later one are left as they are; with `keepingNewer`, objects held at a later version than the batch's row.
     package func merge(
         _ batch: Tributary_V1_EntityBatch, registeringNew: Bool, overridingChanges: Bool = false,
-        olderThan seq: UInt64? = nil
+        olderThan seq: UInt64? = nil, keepingNewer: Bool = false
     ) throws {
         let (entity, rows, columns) = try prepare(batch)
         let versions = batch.versions.count == rows ? batch.versions : []
@@ -39,6 +39,7 @@ extension ObjectContext {
             let object: ManagedObject
             if let registered = registered[id] {
                 if let seq, registered.version >= seq { continue }
+                if keepingNewer, !versions.isEmpty, registered.version > versions[row] { continue }
                 object = registered
             } else {
                 guard registeringNew else { continue }

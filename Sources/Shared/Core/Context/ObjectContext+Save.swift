@@ -104,12 +104,18 @@ extension ObjectContext {
         if receipt.seq != 0 {
             // The commit wrote these objects: its sequence number is their version now. Inserts merged into an
             // existing object may have changed nothing of it, so their version is not known.
-            for id in pending.inserted where receipt.remaps[id] == nil { registered[id]?.version = receipt.seq }
-            for (id, _) in pending.updated { registered[id]?.version = receipt.seq }
+            // A later commit of them, merged from the feed before this answer came, keeps its version.
+            for id in pending.inserted where receipt.remaps[id] == nil {
+                if let object = registered[id] { object.version = max(object.version, receipt.seq) }
+            }
+            for (id, _) in pending.updated {
+                if let object = registered[id] { object.version = max(object.version, receipt.seq) }
+            }
         }
         for batch in receipt.resolved {
-            // Conflicts the merge policy settled: the stored objects are the saved state now.
-            try? merge(batch, registeringNew: false, overridingChanges: true)
+            // Conflicts the merge policy settled: the stored objects are the saved state now, unless this context
+            // holds a later commit of them already.
+            try? merge(batch, registeringNew: false, overridingChanges: true, keepingNewer: true)
         }
         guard !receipt.remaps.isEmpty else { return }
         for (from, to) in receipt.remaps {
