@@ -191,13 +191,13 @@ struct ViewContextSaveTests {
                 ], log: log)
         }
         var coordinator = try await startCoordinator()
-        // The context reaches the coordinator through a gate that can drop the answers.
+        // The context reaches the coordinator through a tap that can drop the answers (`tcp_tap.py`).
         let gate = Process()
         gate.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         gate.arguments = [
             "python3",
             URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-                .appendingPathComponent("Support/reply_gate.py").path,
+                .appendingPathComponent("Support/tcp_tap.py").path,
             "127.0.0.1", String(listenPort),
         ]
         let output = Pipe()
