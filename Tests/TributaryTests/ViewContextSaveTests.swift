@@ -191,38 +191,9 @@ struct ViewContextSaveTests {
                 ], log: log)
         }
         var coordinator = try await startCoordinator()
-        // The context reaches the coordinator through a tap that can drop the answers (`tcp_tap.py`).
-        let gate = Process()
-        gate.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        gate.arguments = [
-            "python3",
-            URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-                .appendingPathComponent("Support/tcp_tap.py").path,
-            "127.0.0.1", String(listenPort),
-        ]
-        let output = Pipe()
-        gate.standardOutput = output
-        gate.standardError = FileHandle.nullDevice
-        try gate.run()
-        defer { kill(gate.processIdentifier, SIGKILL) }
-        let lines = output.fileHandleForReading
-        let gatePort = try #require(String(decoding: lines.availableData, as: UTF8.self).split(separator: "\n").first)
-        /// Switches the gate and waits until it says the switch is in effect.
-        func switchGate(_ signal: Int32, _ said: String) async throws {
-            kill(gate.processIdentifier, signal)
-            // Until the word is read (a line may come in pieces, or after the port's newline).
-            let heard = try await withTimeout("the gate to say \(said)", .seconds(10)) {
-                var text = ""
-                while !text.contains(said) {
-                    let data = lines.availableData
-                    if data.isEmpty { break }
-                    text += String(decoding: data, as: UTF8.self)
-                }
-                return text
-            }
-            #expect(heard.contains(said))
-        }
-        let connection = try CoordinatorConnection(endpoint: "tcp://127.0.0.1:\(gatePort)")
+        // The context reaches the coordinator through a tap that can drop the answers.
+        let tap = try TCPTap(port: String(listenPort))
+        let connection = try CoordinatorConnection(endpoint: tap.endpoint)
         var store = CoordinatorStore(connection: connection)
         store.attemptTimeout = .milliseconds(500)
         let context = ObjectContext(model: Self.model, parent: store)
@@ -234,7 +205,7 @@ struct ViewContextSaveTests {
             cy["login"] = .string("cy")
             cy["name"] = .string("Cy")
         }
-        try await switchGate(SIGUSR1, "dropping")
+        try await tap.dropAnswers()
         let saving = Task { try await context.save() }
         try await waitUntil("the save to be committed") { try Self.users(storePath)["cy"] != nil }
         let committed = try Self.count(
@@ -243,7 +214,7 @@ struct ViewContextSaveTests {
         _ = await coordinator.stop()
         coordinator = try await startCoordinator()
         defer { Task { [coordinator] in await coordinator.stop() } }
-        try await switchGate(SIGUSR2, "forwarding")
+        try await tap.forwardAnswers()
 
         let receipt = try await withTimeout("the save to be answered", .seconds(60)) { try await saving.value }
         #expect(receipt.isDuplicate && receipt.seq == UInt64(committed), "\(receipt.seq) against \(committed)")
@@ -251,6 +222,55 @@ struct ViewContextSaveTests {
         #expect(try Self.users(storePath)["cy"]?.version == Int64(committed))
         #expect(try Self.count(storePath, "SELECT COUNT(*) FROM tributary_history") == 1, "one commit, not two")
         #expect(try await context.perform { try Self.user("cy", in: $0).version } == UInt64(committed))
+        await connection.close()
+    }
+
+    @Test("a save left without an answer is in doubt: kept whole, sent again first with its id, applied once")
+    func saveInDoubt() async throws {
+        let directory = try TemporaryDirectory()
+        let coordinator = try await TestCoordinator.start(in: directory, workers: 0)
+        defer { Task { await coordinator.process.stop() } }
+        let port = try #require(coordinator.process.listenEndpoint.split(separator: ":").last)
+        let tap = try TCPTap(port: String(port))
+        let connection = try CoordinatorConnection(endpoint: tap.endpoint)
+        let store = CoordinatorStore(
+            connection: connection, saveTimeout: .milliseconds(800), attemptTimeout: .milliseconds(200))
+        let context = ObjectContext(model: Self.model, parent: store)
+        try await context.perform { context in
+            let dee = try context.insert("User")
+            dee["login"] = .string("dee")
+        }
+        let inserted = try await context.save()
+
+        try await context.perform { context in try Self.user("dee", in: context)["name"] = .string("Dee") }
+        try await tap.dropAnswers()
+        await #expect(throws: SaveInDoubtError.self) { try await context.save() }
+        #expect(try await context.perform { ($0.hasSaveInDoubt, $0.hasChanges) } == (true, false))
+        try await waitUntil("the unanswered save to be committed") {
+            try Self.users(coordinator.storePath)["dee"]?.name == "Dee"
+        }
+        let committed = try Self.users(coordinator.storePath)["dee"]?.version ?? 0
+
+        // A later edit of the same object: the unanswered save goes first, as it was sent, and gets its first
+        // answer; sent again under a new id with the stale version it read, it would conflict with itself.
+        try await tap.forwardAnswers()
+        try await context.perform { context in
+            try Self.user("dee", in: context)["name"] = .string("Dee Dee")
+            let eve = try context.insert("User")
+            eve["login"] = .string("eve")
+        }
+        let receipt = try await context.save()
+        #expect(Int64(receipt.seq) > committed && !receipt.isDuplicate)
+        let users = try Self.users(coordinator.storePath)
+        #expect(users["dee"]?.name == "Dee Dee" && users["dee"]?.version == Int64(receipt.seq))
+        #expect(users["eve"] != nil && users.count == 2)
+        #expect(
+            try Self.count(coordinator.storePath, "SELECT COUNT(*) FROM tributary_history") == 3,
+            "the insert, the unanswered save once, the later one")
+        #expect(
+            try await context.perform { ($0.hasSaveInDoubt, try Self.user("dee", in: $0).version) }
+                == (false, receipt.seq))
+        #expect(inserted.seq < UInt64(committed))
         await connection.close()
     }
 

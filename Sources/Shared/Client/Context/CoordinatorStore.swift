@@ -39,18 +39,28 @@ public struct CoordinatorStore: ChangeSetParent {
     }
 
     /// Sends `changes` to the root writer and returns its answer once the commit is made.
+    /// - Throws: what ``save(_:id:)`` throws.
+    public func save(_ changes: Tributary_V1_ChangeSet) async throws -> SaveReceipt {
+        try await save(changes, id: UUID())
+    }
+
+    /// Sends `changes` as the save `id` and returns the root writer's answer once the commit is made; a save sent
+    /// before with the same id gets its first answer, applied once.
     /// - Throws: ``/TributaryCore/MergeConflictError`` when the merge policy is `.error` and objects changed in
     ///   the store since they were read (nothing was applied); ``/TributaryProtocol/ProtocolError`` when the
     ///   coordinator refuses the save (a limit, a role that may not save, a change set that does not fit the
-    ///   model), or when no answer came within ``saveTimeout``.
-    public func save(_ changes: Tributary_V1_ChangeSet) async throws -> SaveReceipt {
+    ///   model); ``/TributaryCore/SaveInDoubtError`` when it was sent and no answer came within ``saveTimeout``,
+    ///   or the connection closed first.
+    public func save(_ changes: Tributary_V1_ChangeSet, id: UUID) async throws -> SaveReceipt {
         let message = Tributary_V1_SaveChanges.with {
-            $0.saveID = UUID().bytes
+            $0.saveID = id.bytes
             $0.changes = changes
         }
         let clock = ContinuousClock()
         let deadline = clock.now + saveTimeout
         var pause = Duration.milliseconds(50)
+        // Whether a send went unanswered: it may have been committed, so only an answer to this id settles it.
+        var unanswered = false
         while true {
             let reply: Tributary_V1_Envelope
             let sent = clock.now
@@ -58,14 +68,25 @@ public struct CoordinatorStore: ChangeSetParent {
             do {
                 reply = try await connection.request(.saveChanges(message), timeout: wait)
             } catch let error as ProtocolError where error.code == .mergeConflict {
+                // Checked before anything is applied: a save committed before would have had its first answer.
                 throw MergeConflictError(conflicts: error.conflicts.map(MergeConflict.init(wire:)))
-            } catch let error as ProtocolError
-                where clock.now < deadline && mayRetry(error, waited: clock.now - sent, for: wait)
-            {
-                // Sent again with the same id: a coordinator that committed it answers with its first answer.
-                try await Task.sleep(for: pause)
-                pause = min(pause * 2, .seconds(1))
-                continue
+            } catch {
+                let answered = isAnswer(error, waited: clock.now - sent, for: wait)
+                unanswered = unanswered || !answered
+                let again = !connection.isClosed && clock.now < deadline
+                if again && (!answered || (error as? ProtocolError)?.code == .shuttingDown) {
+                    // No answer, or a stopping coordinator: sent again with the same id after a pause.
+                    do {
+                        try await Task.sleep(for: pause)
+                    } catch {
+                        throw SaveInDoubtError(
+                            saveID: id, reason: "the save was cancelled while it waited for an answer")
+                    }
+                    pause = min(pause * 2, .seconds(1))
+                    continue
+                }
+                if unanswered { throw SaveInDoubtError(saveID: id, reason: "\(error)") }
+                throw error
             }
             guard case .saveAck(let ack) = reply.body else {
                 throw ProtocolError(
@@ -75,16 +96,11 @@ public struct CoordinatorStore: ChangeSetParent {
         }
     }
 
-    /// Whether a save that failed with `error` may be sent again: no answer came within its wait (the connection
-    /// fails such a request with `INTERNAL`), or the coordinator was stopping. Not once this connection is closed,
-    /// and not for an `INTERNAL` the coordinator answered: sending it again would be refused the same way.
-    private func mayRetry(_ error: ProtocolError, waited: Duration, for wait: Duration) -> Bool {
-        guard !connection.isClosed else { return false }
-        switch error.code {
-        case .internal: return waited >= wait
-        case .shuttingDown: return true
-        default: return false
-        }
+    /// Whether `error` is the coordinator's answer, rather than a wait that ran out (the connection fails a request
+    /// unanswered within its wait with `INTERNAL`), a closed connection or a cancelled caller.
+    private func isAnswer(_ error: any Error, waited: Duration, for wait: Duration) -> Bool {
+        guard let error = error as? ProtocolError, !connection.isClosed else { return false }
+        return !(error.code == .internal && waited >= wait)
     }
 
     public func fetch(_ request: Tributary_V1_FetchRequest) throws -> Tributary_V1_FetchReply {

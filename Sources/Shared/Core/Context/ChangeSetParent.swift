@@ -7,12 +7,23 @@ public protocol ChangeSetParent: Sendable {
     /// Applies a change set and reports what the parent made of it.
     func save(_ changes: Tributary_V1_ChangeSet) async throws -> SaveReceipt
 
+    /// Applies a change set sent as `id`, the same id on every send of the same save: a parent that can lose an
+    /// answer (one over the network) applies an id once and answers a repeat with its first answer. A parent in the
+    /// same process has nothing to lose and ignores the id.
+    /// - Throws: ``SaveInDoubtError`` when the change set was sent and no answer says whether it was applied.
+    func save(_ changes: Tributary_V1_ChangeSet, id: UUID) async throws -> SaveReceipt
+
     /// Answers a child's fetch as the parent sees the store (a parent context: with its own unsaved changes),
     /// leaving out the objects in `exclude_ids`. Called on the child's queue, and blocks it until answered.
     func fetch(_ request: Tributary_V1_FetchRequest) throws -> Tributary_V1_FetchReply
 }
 
 extension ChangeSetParent {
+    /// A parent in the same process: the save cannot be lost on the way, so the id is not needed.
+    public func save(_ changes: Tributary_V1_ChangeSet, id: UUID) async throws -> SaveReceipt {
+        try await save(changes)
+    }
+
     /// A parent that cannot read the store: every fetch is refused.
     public func fetch(_ request: Tributary_V1_FetchRequest) throws -> Tributary_V1_FetchReply {
         throw ContextError(.unsupported, "this context's parent (\(type(of: self))) cannot answer fetches")

@@ -6,7 +6,9 @@ extension ObjectContext {
     ///
     /// On success the inserted and changed objects count as saved, and inserts the root merged into existing
     /// objects (uniqueness) take those objects' ids, relationships included. On failure the changes stay
-    /// pending, as in Core Data. Call it from outside the context's queue (it hops onto it).
+    /// pending, as in Core Data. A save whose outcome is unknown (``SaveInDoubtError``) is kept as it was sent and
+    /// goes first at the next save, with the same id, so that it is applied once. Call it from outside the
+    /// context's queue (it hops onto it).
     /// - Returns: the parent's receipt; `seq` 0 when there was nothing to save.
     @discardableResult
     public func save() async throws -> SaveReceipt {
@@ -18,16 +20,47 @@ extension ObjectContext {
         guard let parent else {
             throw ContextError(.noParent, "context '\(name)' has no parent to save to")
         }
+        if let unanswered = try await perform({ context in context.takeSaveInDoubt() }) {
+            try await send(unanswered, to: parent)
+        }
         let pending = try await perform { context in context.takePendingChanges() }
         if pending.changeSet.batches.isEmpty && !evenIfEmpty { return SaveReceipt(seq: 0) }
+        return try await send(SentSave(id: UUID(), changes: pending), to: parent)
+    }
+
+    /// Sends one save and settles the context with the answer. The settling blocks are enqueued without waiting,
+    /// so that a cancelled caller cannot skip them; later blocks run after them all the same.
+    @discardableResult
+    private func send(_ sent: SentSave, to parent: any ChangeSetParent) async throws -> SaveReceipt {
         do {
-            let receipt = try await parent.save(pending.changeSet)
-            _ = try await perform { context in context.didSave(receipt, pending) }
+            let receipt = try await parent.save(sent.changes.changeSet, id: sent.id)
+            perform { self.didSave(receipt, sent.changes) }
             return receipt
+        } catch let error as SaveInDoubtError {
+            perform { self.saveInDoubt = sent }
+            throw error
         } catch {
-            _ = try await perform { context in context.restore(pending) }
+            perform { self.restore(sent.changes) }
             throw error
         }
+    }
+
+    /// Whether a save was sent whose outcome is not known yet: the next ``save()`` sends it again first.
+    public var hasSaveInDoubt: Bool {
+        assertOnQueue()
+        return saveInDoubt != nil
+    }
+
+    private func takeSaveInDoubt() -> SentSave? {
+        assertOnQueue()
+        defer { saveInDoubt = nil }
+        return saveInDoubt
+    }
+
+    /// A save as it was sent: its id and changes, kept whole while its outcome is unknown.
+    struct SentSave: Sendable {
+        let id: UUID
+        let changes: PendingChanges
     }
 
     /// The changes a save sends, taken off the context so that edits made while it is in flight count for the

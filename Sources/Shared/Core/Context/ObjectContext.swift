@@ -52,6 +52,8 @@ public final class ObjectContext: @unchecked Sendable {
     var deletedObjects: [UUID: ManagedObject] = [:]
     /// Objects by the values of their entity's first uniqueness constraint, for find-or-create.
     var uniqueIndex: [String: [[UniqueKeyValue?]: UUID]] = [:]
+    /// A save sent without an answer saying whether it was applied; sent again, first, by the next save.
+    var saveInDoubt: SentSave?
 
     /// Creates a context with its own serial queue.
     /// - Parameters:
