@@ -28,6 +28,19 @@ public enum JSONOutput {
         try JobJSON.text(pushed)
     }
 
+    /// A batch change's result: `{"entity", "count", "commits": [seq...], "ids": [...]}`.
+    public static func batchChange(_ result: BatchChangeResult, entity: String) throws -> String {
+        try encode([
+            "entity": entity, "count": result.count, "commits": result.commits.map { NSNumber(value: $0) },
+            "ids": result.ids.map { $0.uuid.uuidString.lowercased() },
+        ])
+    }
+
+    /// A batch change's --dry-run: `{"entity", "count", "dry_run": true}`.
+    public static func dryRun(count: Int, entity: String) throws -> String {
+        try encode(["entity": entity, "count": count, "dry_run": true])
+    }
+
     static func encode(_ object: [String: Any]) throws -> String {
         String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
     }

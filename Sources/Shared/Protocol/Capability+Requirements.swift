@@ -17,7 +17,9 @@ extension Capability {
         case .putScheduleRequest(let request):
             return needed(by: request.schedule.job)
         case .saveChanges(let save):
-            return save.saveID.isEmpty ? [] : [.contextSaves]
+            var needed: Set<Capability> = save.saveID.isEmpty ? [] : [.contextSaves]
+            if save.hasBatchChange { needed.insert(.batchChanges) }
+            return needed
         case .fetchRequest(let request):
             return request.hasPredicate && usesOptions(request.predicate) ? [.predicateOptions] : []
         default:

@@ -16,6 +16,8 @@ public enum Capability: String, CaseIterable, Comparable, Sendable {
     case predicateOptions = "predicate-options"
     /// Saves of contexts outside any job, answered once per save id: `SaveChanges.save_id`.
     case contextSaves = "context-saves"
+    /// Batch updates and deletes made in the writer: `SaveChanges.batch_change`.
+    case batchChanges = "batch-changes"
 
     /// The capabilities of this build: every one.
     public static let supported = Set(allCases)

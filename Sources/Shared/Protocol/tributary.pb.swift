@@ -1268,11 +1268,66 @@ public nonisolated struct Tributary_V1_SaveChanges: Sendable {
   /// capability `context-saves`.
   public var saveID: Data = Data()
 
+  /// Changes every object of an entity that matches a predicate, in the writer (see BatchChange); `changes` is then
+  /// empty. With a job's fields it is one of the job's batches, with `save_id` a context's save. Needs the
+  /// capability `batch-changes`.
+  public var batchChange: Tributary_V1_BatchChange {
+    get {_batchChange ?? Tributary_V1_BatchChange()}
+    set {_batchChange = newValue}
+  }
+  /// Returns true if `batchChange` has been explicitly set.
+  public var hasBatchChange: Bool {self._batchChange != nil}
+  /// Clears the value of `batchChange`. Subsequent reads from it will return its default value.
+  public mutating func clearBatchChange() {self._batchChange = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
   fileprivate var _changes: Tributary_V1_ChangeSet? = nil
+  fileprivate var _batchChange: Tributary_V1_BatchChange? = nil
+}
+
+/// Core Data's NSBatchUpdateRequest and NSBatchDeleteRequest: the root writer selects the matching objects inside the
+/// commit's transaction and updates or deletes them there, without sending them to anyone first. The commit is a
+/// commit like any other: versions move to its seq, delete rules apply (deny refuses the whole commit), and one
+/// didSave lists every object it changed. A commit takes at most `limit` objects, the first by id after `after_id`;
+/// SaveAck.batch_more says that more match, and the next request goes on after the last id of SaveAck.batch_ids.
+public nonisolated struct Tributary_V1_BatchChange: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var entity: String = String()
+
+  /// UPDATE or DELETE
+  public var operation: Tributary_V1_Operation = .unspecified
+
+  /// absent: every object of the entity
+  public var predicate: Tributary_V1_Predicate {
+    get {_predicate ?? Tributary_V1_Predicate()}
+    set {_predicate = newValue}
+  }
+  /// Returns true if `predicate` has been explicitly set.
+  public var hasPredicate: Bool {self._predicate != nil}
+  /// Clears the value of `predicate`. Subsequent reads from it will return its default value.
+  public mutating func clearPredicate() {self._predicate = nil}
+
+  /// UPDATE: the values to set, each column holding one row (a column per attribute or to-one relationship;
+  /// to-many relationships are refused). DELETE: none.
+  public var values: [Tributary_V1_Column] = []
+
+  /// objects per commit: 0, or more than 50,000, is 50,000
+  public var limit: UInt32 = 0
+
+  /// 16 bytes: only objects whose id sorts after it; empty: from the first
+  public var afterID: Data = Data()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _predicate: Tributary_V1_Predicate? = nil
 }
 
 public nonisolated struct Tributary_V1_SaveAck: Sendable {
@@ -1296,6 +1351,13 @@ public nonisolated struct Tributary_V1_SaveAck: Sendable {
 
   /// this (job, batch) had been applied before; nothing was applied again
   public var duplicate: Bool = false
+
+  /// A BatchChange's: the objects it selected (16 bytes each, in id order), updated or deleted in the commit (the
+  /// objects a cascade deleted are in the didSave, not here).
+  public var batchIds: Data = Data()
+
+  /// more objects match than the commit took: go on after the last of batch_ids
+  public var batchMore: Bool = false
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -4224,7 +4286,7 @@ nonisolated extension Tributary_V1_JobFailed: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Tributary_V1_SaveChanges: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SaveChanges"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}job_id\0\u{1}attempt\0\u{3}batch_index\0\u{1}changes\0\u{3}progress_done\0\u{3}completes_job\0\u{1}credit\0\u{3}save_id\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}job_id\0\u{1}attempt\0\u{3}batch_index\0\u{1}changes\0\u{3}progress_done\0\u{3}completes_job\0\u{1}credit\0\u{3}save_id\0\u{3}batch_change\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4240,6 +4302,7 @@ nonisolated extension Tributary_V1_SaveChanges: SwiftProtobuf.Message, SwiftProt
       case 6: try { try decoder.decodeSingularBoolField(value: &self.completesJob) }()
       case 7: try { try decoder.decodeSingularUInt32Field(value: &self.credit) }()
       case 8: try { try decoder.decodeSingularBytesField(value: &self.saveID) }()
+      case 9: try { try decoder.decodeSingularMessageField(value: &self._batchChange) }()
       default: break
       }
     }
@@ -4274,6 +4337,9 @@ nonisolated extension Tributary_V1_SaveChanges: SwiftProtobuf.Message, SwiftProt
     if !self.saveID.isEmpty {
       try visitor.visitSingularBytesField(value: self.saveID, fieldNumber: 8)
     }
+    try { if let v = self._batchChange {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 9)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4286,6 +4352,66 @@ nonisolated extension Tributary_V1_SaveChanges: SwiftProtobuf.Message, SwiftProt
     if lhs.completesJob != rhs.completesJob {return false}
     if lhs.credit != rhs.credit {return false}
     if lhs.saveID != rhs.saveID {return false}
+    if lhs._batchChange != rhs._batchChange {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_BatchChange: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BatchChange"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}entity\0\u{1}operation\0\u{1}predicate\0\u{1}values\0\u{1}limit\0\u{3}after_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.entity) }()
+      case 2: try { try decoder.decodeSingularEnumField(value: &self.operation) }()
+      case 3: try { try decoder.decodeSingularMessageField(value: &self._predicate) }()
+      case 4: try { try decoder.decodeRepeatedMessageField(value: &self.values) }()
+      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.limit) }()
+      case 6: try { try decoder.decodeSingularBytesField(value: &self.afterID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.entity.isEmpty {
+      try visitor.visitSingularStringField(value: self.entity, fieldNumber: 1)
+    }
+    if self.operation != .unspecified {
+      try visitor.visitSingularEnumField(value: self.operation, fieldNumber: 2)
+    }
+    try { if let v = self._predicate {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+    } }()
+    if !self.values.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.values, fieldNumber: 4)
+    }
+    if self.limit != 0 {
+      try visitor.visitSingularUInt32Field(value: self.limit, fieldNumber: 5)
+    }
+    if !self.afterID.isEmpty {
+      try visitor.visitSingularBytesField(value: self.afterID, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_BatchChange, rhs: Tributary_V1_BatchChange) -> Bool {
+    if lhs.entity != rhs.entity {return false}
+    if lhs.operation != rhs.operation {return false}
+    if lhs._predicate != rhs._predicate {return false}
+    if lhs.values != rhs.values {return false}
+    if lhs.limit != rhs.limit {return false}
+    if lhs.afterID != rhs.afterID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4293,7 +4419,7 @@ nonisolated extension Tributary_V1_SaveChanges: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension Tributary_V1_SaveAck: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SaveAck"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}job_id\0\u{3}batch_index\0\u{1}seq\0\u{1}remaps\0\u{1}duplicate\0\u{1}resolved\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}job_id\0\u{3}batch_index\0\u{1}seq\0\u{1}remaps\0\u{1}duplicate\0\u{1}resolved\0\u{3}batch_ids\0\u{3}batch_more\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4307,6 +4433,8 @@ nonisolated extension Tributary_V1_SaveAck: SwiftProtobuf.Message, SwiftProtobuf
       case 4: try { try decoder.decodeRepeatedMessageField(value: &self.remaps) }()
       case 5: try { try decoder.decodeSingularBoolField(value: &self.duplicate) }()
       case 6: try { try decoder.decodeRepeatedMessageField(value: &self.resolved) }()
+      case 7: try { try decoder.decodeSingularBytesField(value: &self.batchIds) }()
+      case 8: try { try decoder.decodeSingularBoolField(value: &self.batchMore) }()
       default: break
       }
     }
@@ -4331,6 +4459,12 @@ nonisolated extension Tributary_V1_SaveAck: SwiftProtobuf.Message, SwiftProtobuf
     if !self.resolved.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.resolved, fieldNumber: 6)
     }
+    if !self.batchIds.isEmpty {
+      try visitor.visitSingularBytesField(value: self.batchIds, fieldNumber: 7)
+    }
+    if self.batchMore != false {
+      try visitor.visitSingularBoolField(value: self.batchMore, fieldNumber: 8)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4341,6 +4475,8 @@ nonisolated extension Tributary_V1_SaveAck: SwiftProtobuf.Message, SwiftProtobuf
     if lhs.seq != rhs.seq {return false}
     if lhs.remaps != rhs.remaps {return false}
     if lhs.duplicate != rhs.duplicate {return false}
+    if lhs.batchIds != rhs.batchIds {return false}
+    if lhs.batchMore != rhs.batchMore {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -52,10 +52,19 @@ public struct CoordinatorStore: ChangeSetParent {
     ///   model); ``/TributaryCore/SaveInDoubtError`` when it was sent and no answer came within ``saveTimeout``,
     ///   or the connection closed first.
     public func save(_ changes: Tributary_V1_ChangeSet, id: UUID) async throws -> SaveReceipt {
-        let message = Tributary_V1_SaveChanges.with {
-            $0.saveID = id.bytes
-            $0.changes = changes
-        }
+        try await send(.with { $0.changes = changes }, id: id)
+    }
+
+    /// Runs a batch change in the root writer as the save `id`, sent again as ``save(_:id:)`` is.
+    /// - Throws: what ``save(_:id:)`` throws.
+    public func execute(_ change: Tributary_V1_BatchChange, id: UUID) async throws -> SaveReceipt {
+        try await send(.with { $0.batchChange = change }, id: id)
+    }
+
+    /// Sends a save as `id` until it is answered, refused, or ``saveTimeout`` passes.
+    private func send(_ save: Tributary_V1_SaveChanges, id: UUID) async throws -> SaveReceipt {
+        var message = save
+        message.saveID = id.bytes
         let clock = ContinuousClock()
         let deadline = clock.now + saveTimeout
         var pause = Duration.milliseconds(50)

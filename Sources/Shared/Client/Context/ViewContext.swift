@@ -104,6 +104,20 @@ public final class ViewContext: Sendable {
         try await context.save()
     }
 
+    /// Runs a batch update in the root writer (Core Data's `NSBatchUpdateRequest`); see
+    /// ``/TributaryCore/ObjectContext/execute(_:)-(BatchUpdate)``. Other views follow it from the feed.
+    @discardableResult
+    public func execute(_ request: BatchUpdate) async throws -> BatchChangeResult {
+        try await context.execute(request)
+    }
+
+    /// Runs a batch delete in the root writer (Core Data's `NSBatchDeleteRequest`); see
+    /// ``/TributaryCore/ObjectContext/execute(_:)-(BatchDelete)``.
+    @discardableResult
+    public func execute(_ request: BatchDelete) async throws -> BatchChangeResult {
+        try await context.execute(request)
+    }
+
     /// Fetches from the store again: the objects `request` selects are registered, or take the stored values
     /// (an object held here with no unsaved changes). Returns their ids, in order; read them in ``context``.
     public func refetch(_ request: FetchRequest) async throws -> [ObjectID] {

@@ -125,6 +125,16 @@ public final class JobRun: ChangeSetParent {
     public var isCompleted: Bool { progress.withLock { $0.completed } }
 
     public func save(_ changes: Tributary_V1_ChangeSet) async throws -> SaveReceipt {
+        try await send { $0.changes = changes }
+    }
+
+    /// Runs a batch change in the root writer as the job's next batch: applied once, as the job's saves are.
+    public func execute(_ change: Tributary_V1_BatchChange, id: UUID) async throws -> SaveReceipt {
+        try await send { $0.batchChange = change }
+    }
+
+    /// Sends the job's next batch, which `fill` gives its change set or batch change.
+    private func send(_ fill: (inout Tributary_V1_SaveChanges) -> Void) async throws -> SaveReceipt {
         try checkCancellation()
         let message = progress.withLock { progress -> Tributary_V1_SaveChanges in
             defer { progress.nextBatch += 1 }
@@ -132,7 +142,7 @@ public final class JobRun: ChangeSetParent {
                 $0.jobID = jobID
                 $0.attempt = attempt
                 $0.batchIndex = progress.nextBatch
-                $0.changes = changes
+                fill(&$0)
                 $0.progressDone = progress.done
                 $0.completesJob = progress.completes
                 // Once per job, even when a refused completion is sent again.

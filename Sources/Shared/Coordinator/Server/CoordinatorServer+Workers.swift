@@ -69,7 +69,7 @@ extension CoordinatorServer {
         for (member, result) in zip(members, results) {
             switch result {
             case .success(let applied):
-                acknowledge(member, applied.outcome, writtenAt: writtenAt)
+                acknowledge(member, applied, writtenAt: writtenAt)
                 // The job's progress as the commit left it, after the commit's didSave.
                 if let progress = applied.progress {
                     publisher.publish(progress)
@@ -86,11 +86,15 @@ extension CoordinatorServer {
         }
     }
 
-    private func acknowledge(_ member: SaveGroup.Member, _ outcome: SaveOutcome, writtenAt: ContinuousClock.Instant) {
+    private func acknowledge(_ member: SaveGroup.Member, _ applied: AppliedSave, writtenAt: ContinuousClock.Instant) {
         var ack = Tributary_V1_SaveAck()
         ack.jobID = UInt64(member.save.jobID)
         ack.batchIndex = UInt32(clamping: member.save.batchIndex)
-        switch outcome {
+        if let selection = applied.selection {
+            ack.batchIds = selection.ids
+            ack.batchMore = selection.more
+        }
+        switch applied.outcome {
         case .committed(let seq, let events, let remaps, let resolved):
             ack.seq = seq
             ack.remaps = remaps

@@ -114,7 +114,44 @@ struct Intake {
                 )
             }
         }
-        return SaveRequest(save)
+        var request = SaveRequest(save)
+        if save.hasBatchChange { request.batchChange = try checkBatchChange(save) }
+        return request
+    }
+
+    /// What the writer cannot judge without the store: the shape of a batch change. Its limit is brought within
+    /// the change-set row limit (``BatchChangeExpansion/maximumObjects`` at most).
+    private func checkBatchChange(_ save: Tributary_V1_SaveChanges) throws -> Tributary_V1_BatchChange {
+        var change = save.batchChange
+        guard save.changes.batches.isEmpty else {
+            throw ProtocolError(
+                .invalidRequest, "a save carries a change set or a batch change, not both", jobID: save.jobID)
+        }
+        guard save.jobID != 0 || !save.saveID.isEmpty else {
+            throw ProtocolError(
+                .invalidRequest,
+                "a batch change belongs to a job (job_id) or carries a save_id, so that a retry is not applied twice")
+        }
+        guard change.afterID.isEmpty || change.afterID.count == 16 else {
+            throw ProtocolError(
+                .invalidRequest, "the batch change's after_id has \(change.afterID.count) bytes; it must have 16")
+        }
+        switch change.operation {
+        case .update:
+            guard !change.values.isEmpty else {
+                throw ProtocolError(.invalidRequest, "a batch update of '\(change.entity)' sets no values")
+            }
+        case .delete:
+            guard change.values.isEmpty else {
+                throw ProtocolError(.invalidRequest, "a batch delete of '\(change.entity)' sets values")
+            }
+        case .insert, .unspecified, .UNRECOGNIZED:
+            throw ProtocolError(
+                .invalidRequest, "a batch change's operation is UPDATE or DELETE, not \(change.operation)")
+        }
+        let most = min(BatchChangeExpansion.maximumObjects, limits.maximumChangeSetRows)
+        if change.limit == 0 || Int(change.limit) > most { change.limit = UInt32(most) }
+        return change
     }
 
     /// Values stored as SQLite integers must fit `Int64`; a larger one is refused rather than trapping.

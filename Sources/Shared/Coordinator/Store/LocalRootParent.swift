@@ -15,33 +15,47 @@ public struct LocalRootParent: ChangeSetParent {
     }
 
     public func save(_ changes: Tributary_V1_ChangeSet) async throws -> SaveReceipt {
-        let save = SaveRequest(changes: changes)
-        let outcome: SaveOutcome
+        try await apply(SaveRequest(changes: changes))
+    }
+
+    /// Runs a batch change in the store's writer (up to ``BatchChangeExpansion/maximumObjects`` objects a commit).
+    public func execute(_ change: Tributary_V1_BatchChange, id: UUID) async throws -> SaveReceipt {
+        var change = change
+        if change.limit == 0 || Int(change.limit) > BatchChangeExpansion.maximumObjects {
+            change.limit = UInt32(BatchChangeExpansion.maximumObjects)
+        }
+        return try await apply(SaveRequest(changes: .init(), saveID: id.bytes, batchChange: change))
+    }
+
+    private func apply(_ save: SaveRequest) async throws -> SaveReceipt {
+        let applied: AppliedSave
         do {
-            outcome = try await store.saves.applySave(save, from: "local")
+            applied = try await store.saves.applySaves([(save, "local")])[0].get()
         } catch let error as StoreError where error.code == .mergeConflict {
             throw MergeConflictError(conflicts: error.conflicts)
         }
-        switch outcome {
+        var ack = Tributary_V1_SaveAck()
+        if let selection = applied.selection {
+            ack.batchIds = selection.ids
+            ack.batchMore = selection.more
+        }
+        switch applied.outcome {
         case .committed(let seq, _, let remaps, let resolved):
-            var ack = Tributary_V1_SaveAck()
             ack.seq = seq
             ack.remaps = remaps
             ack.resolved = resolved
-            return SaveReceipt(ack)
         case .committedEmpty(let remaps, let resolved):
-            var ack = Tributary_V1_SaveAck()
             ack.remaps = remaps
             ack.resolved = resolved
-            return SaveReceipt(ack)
-        case .duplicate(let seq): return SaveReceipt(seq: seq, isDuplicate: true)
+        case .duplicate(let seq):
+            ack.seq = seq
+            ack.duplicate = true
         case .answeredBefore(let seq, let remaps, let resolved):
-            var ack = Tributary_V1_SaveAck()
             ack.seq = seq
             ack.remaps = remaps
             ack.resolved = resolved
             ack.duplicate = true
-            return SaveReceipt(ack)
         }
+        return SaveReceipt(ack)
     }
 }

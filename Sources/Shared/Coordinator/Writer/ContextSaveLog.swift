@@ -16,18 +16,23 @@ enum ContextSaveLog {
     static let pruneChunk = 5_000
 
     /// The answer a save with `id` was given, if the store committed it before.
-    static func earlierAnswer(of id: Data, in db: Database, statements: WriterStatements) throws -> SaveOutcome? {
+    static func earlierAnswer(of id: Data, in db: Database, statements: WriterStatements) throws -> AppliedSave? {
         let select = try statements.statement(db, "SELECT answer FROM tributary_context_saves WHERE save_id = ?")
         select.bind(1, bytes: id)
         defer { select.reset() }
         guard try select.step() else { return nil }
         let answer = try Tributary_V1_SaveAck(serializedBytes: select.data(column: 0))
-        return .answeredBefore(seq: answer.seq, remaps: answer.remaps, resolved: answer.resolved)
+        return AppliedSave(
+            outcome: .answeredBefore(seq: answer.seq, remaps: answer.remaps, resolved: answer.resolved), progress: nil,
+            selection: answer.batchIds.isEmpty && !answer.batchMore
+                ? nil : BatchSelection(ids: answer.batchIds, more: answer.batchMore))
     }
 
-    /// Records the save `id` with what it made of the store, in the transaction that commits it.
+    /// Records the save `id` with what it made of the store (and, for a batch change, what it selected), in the
+    /// transaction that commits it.
     static func record(
-        _ id: Data, _ outcome: SaveOutcome, at now: Double, in db: Database, statements: WriterStatements
+        _ id: Data, _ outcome: SaveOutcome, selection: BatchSelection?, at now: Double, in db: Database,
+        statements: WriterStatements
     ) throws {
         var answer = Tributary_V1_SaveAck()
         switch outcome {
@@ -40,6 +45,10 @@ enum ContextSaveLog {
             answer.resolved = resolved
         case .duplicate, .answeredBefore:
             return
+        }
+        if let selection {
+            answer.batchIds = selection.ids
+            answer.batchMore = selection.more
         }
         let insert = try statements.statement(
             db, "INSERT INTO tributary_context_saves (save_id, answer, saved_at) VALUES (?, ?, ?)")

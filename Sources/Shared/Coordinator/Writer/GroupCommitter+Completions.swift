@@ -16,7 +16,7 @@ extension GroupCommitter {
         var saveCounts: [Int64: Int] = [:]
         for (save, _) in saves where save.jobID != 0 { saveCounts[save.jobID, default: 0] += 1 }
         return saves.map { save, _ in
-            save.jobID != 0 && save.changes.batches.isEmpty && saveCounts[save.jobID] == 1
+            save.jobID != 0 && save.changes.batches.isEmpty && save.batchChange == nil && saveCounts[save.jobID] == 1
         }
     }
 

@@ -32,8 +32,19 @@ public enum SaveOutcome: Sendable {
 public struct AppliedSave: Sendable {
     public let outcome: SaveOutcome
     public let progress: JobProgress?
+    /// A batch change's selection: the objects it changed. Nil for other saves, and for a job's batch change
+    /// answered as a duplicate (its job's history keeps no ids).
+    public var selection: BatchSelection? = nil
     /// What the save adds to its batch's counters, written once per batch at the end of the group.
     var batchProgress: BatchProgress? = nil
+}
+
+/// The objects a batch change selected and changed in its commit.
+public struct BatchSelection: Sendable {
+    /// Their ids, 16 bytes each, in id order.
+    public let ids: Data
+    /// More objects matched than the commit took; the next request goes on after the last of ``ids``.
+    public let more: Bool
 }
 
 /// Saves and claims that join a group commit while it is applied (``RootStore/queueGroupCommit(_:thenClaim:joining:)``).
@@ -250,7 +261,7 @@ extension GroupCommitter {
                 }
                 // A save without changes writes one row, its job's, which is atomic on its own; a save with changes
                 // gets a savepoint, so that its failure undoes it alone.
-                if save.changes.batches.isEmpty || !isolated {
+                if (save.changes.batches.isEmpty && save.batchChange == nil) || !isolated {
                     try writer.statements.requireTransaction(db)
                     return try Self.apply(save, from: worker, in: db, writer: writer, model: model)
                 }
@@ -263,7 +274,9 @@ extension GroupCommitter {
                 // join rows gathered stay: they are the earlier saves' (a failed merge drops what it gathered, and
                 // a save with changes that fails without savepoints rolls the whole transaction back).
                 writer.merger.knownKeys.transactionRolledBack()
-                if !isolated && !save.changes.batches.isEmpty { throw SaveFailedUnisolated() }
+                if !isolated && (!save.changes.batches.isEmpty || save.batchChange != nil) {
+                    throw SaveFailedUnisolated()
+                }
             }
             if case .success(let applied) = result, let progress = applied.batchProgress {
                 if let index = batches.firstIndex(where: { $0.batch == progress.batch }) {
@@ -328,7 +341,15 @@ extension GroupCommitter {
         } else if let saveID = save.saveID,
             let earlier = try ContextSaveLog.earlierAnswer(of: saveID, in: db, statements: statements)
         {
-            return AppliedSave(outcome: earlier, progress: nil)
+            return earlier
+        }
+        var save = save
+        var selection: BatchSelection?
+        if let change = save.batchChange {
+            // The objects it names, selected in this transaction, become its change set.
+            let expanded = try BatchChangeExpansion.expand(change, model: model, in: db)
+            save.changes = expanded.changes
+            selection = BatchSelection(ids: expanded.ids, more: expanded.more)
         }
         // Every object the save writes gets the commit's sequence number as its version.
         let seq = save.changes.batches.isEmpty ? 0 : try FeedStore.lastSequenceNumber(db) + 1
@@ -383,11 +404,13 @@ extension GroupCommitter {
             outcome = .committed(seq: seq, events: events, remaps: remaps, resolved: resolved)
         }
         if let saveID = save.saveID {
-            try ContextSaveLog.record(saveID, outcome, at: now, in: db, statements: statements)
+            try ContextSaveLog.record(saveID, outcome, selection: selection, at: now, in: db, statements: statements)
         }
-        guard jobID != 0, let lease else { return AppliedSave(outcome: outcome, progress: nil) }
+        guard jobID != 0, let lease else { return AppliedSave(outcome: outcome, progress: nil, selection: selection) }
         try writeProgress(of: [save], now: now, in: db, statements: statements)
-        return applied(save, outcome, lease: lease)
+        var applied = applied(save, outcome, lease: lease)
+        applied.selection = selection
+        return applied
     }
 
     /// A job held by the save's attempt, as it was before the save.

@@ -13,6 +13,10 @@ public protocol ChangeSetParent: Sendable {
     /// - Throws: ``SaveInDoubtError`` when the change set was sent and no answer says whether it was applied.
     func save(_ changes: Tributary_V1_ChangeSet, id: UUID) async throws -> SaveReceipt
 
+    /// Runs a batch change in the root writer, as the save `id` (see ``save(_:id:)``); the receipt's
+    /// ``SaveReceipt/batchIDs`` are the objects it changed. Parents that cannot reach the root refuse it.
+    func execute(_ change: Tributary_V1_BatchChange, id: UUID) async throws -> SaveReceipt
+
     /// Answers a child's fetch as the parent sees the store (a parent context: with its own unsaved changes),
     /// leaving out the objects in `exclude_ids`. Called on the child's queue, and blocks it until answered.
     func fetch(_ request: Tributary_V1_FetchRequest) throws -> Tributary_V1_FetchReply
@@ -22,6 +26,11 @@ extension ChangeSetParent {
     /// A parent in the same process: the save cannot be lost on the way, so the id is not needed.
     public func save(_ changes: Tributary_V1_ChangeSet, id: UUID) async throws -> SaveReceipt {
         try await save(changes)
+    }
+
+    /// A parent that cannot reach the root writer: batch changes are refused.
+    public func execute(_ change: Tributary_V1_BatchChange, id: UUID) async throws -> SaveReceipt {
+        throw ContextError(.unsupported, "this context's parent (\(type(of: self))) cannot run batch changes")
     }
 
     /// A parent that cannot read the store: every fetch is refused.
@@ -40,15 +49,22 @@ public struct SaveReceipt: Sendable {
     public let isDuplicate: Bool
     /// Objects in conflict that the merge policy resolved: their stored values and versions after the commit.
     public let resolved: [Tributary_V1_EntityBatch]
+    /// A batch change's: the objects it updated or deleted, in id order.
+    public let batchIDs: [UUID]
+    /// A batch change's: more objects match than its commit took.
+    public let batchMore: Bool
 
     /// A receipt for the commit `seq`, with the ids it remapped and the conflicts it resolved.
     public init(
-        seq: UInt64, remaps: [UUID: UUID] = [:], isDuplicate: Bool = false, resolved: [Tributary_V1_EntityBatch] = []
+        seq: UInt64, remaps: [UUID: UUID] = [:], isDuplicate: Bool = false, resolved: [Tributary_V1_EntityBatch] = [],
+        batchIDs: [UUID] = [], batchMore: Bool = false
     ) {
         self.seq = seq
         self.remaps = remaps
         self.isDuplicate = isDuplicate
         self.resolved = resolved
+        self.batchIDs = batchIDs
+        self.batchMore = batchMore
     }
 
     package init(_ ack: Tributary_V1_SaveAck) {
@@ -60,7 +76,10 @@ public struct SaveReceipt: Sendable {
                     UUID(bytes: remap.toIds, at: remap.toIds.startIndex + index * 16)
             }
         }
-        self.init(seq: ack.seq, remaps: remaps, isDuplicate: ack.duplicate, resolved: ack.resolved)
+        let ids = (0..<ack.batchIds.count / 16).map { UUID(bytes: ack.batchIds, at: ack.batchIds.startIndex + $0 * 16) }
+        self.init(
+            seq: ack.seq, remaps: remaps, isDuplicate: ack.duplicate, resolved: ack.resolved, batchIDs: ids,
+            batchMore: ack.batchMore)
     }
 }
 
@@ -72,6 +91,15 @@ extension ObjectContext: ChangeSetParent {
             try context.absorb(changes)
             return SaveReceipt(seq: 0)
         }
+    }
+
+    /// A child's batch change goes to the root at once (Core Data's batch requests run against the store, not the
+    /// context): passed on to this context's parent.
+    public func execute(_ change: Tributary_V1_BatchChange, id: UUID) async throws -> SaveReceipt {
+        guard let parent else {
+            throw ContextError(.noParent, "context '\(name)' has no parent to run a batch change in")
+        }
+        return try await parent.execute(change, id: id)
     }
 
     /// A child's fetch: answered on this context's queue with its own unsaved changes in, so the child sees what

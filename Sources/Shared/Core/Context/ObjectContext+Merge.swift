@@ -114,7 +114,7 @@ extension ObjectContext {
     }
 
     /// Forgets an object without deleting it (it was deleted in the store).
-    private func forget(_ id: UUID) {
+    func forget(_ id: UUID) {
         guard let object = registered.removeValue(forKey: id) else { return }
         object.isDeleted = true
         if updatedSet.remove(id) != nil { updatedOrder.removeAll { $0 == id } }

@@ -23,11 +23,14 @@ public struct SaveRequest: Sendable {
     /// For a context's save outside any job: the 16 bytes its sender made for it, the same on each retry. The root
     /// records it with the commit and answers it again with the first answer rather than applying it twice.
     public var saveID: Data?
+    /// A change to the objects that match a predicate, made in the writer (Core Data's batch update and delete
+    /// requests), instead of ``changes``.
+    public var batchChange: Tributary_V1_BatchChange?
 
     /// A save of `changes`; without a job (``jobID`` 0), one from a context outside any job.
     public init(
         jobID: Int64 = 0, attempt: Int = 0, batchIndex: Int = 0, progressDone: UInt64 = 0, completesJob: Bool = false,
-        changes: Tributary_V1_ChangeSet, saveID: Data? = nil
+        changes: Tributary_V1_ChangeSet, saveID: Data? = nil, batchChange: Tributary_V1_BatchChange? = nil
     ) {
         self.jobID = jobID
         self.attempt = attempt
@@ -36,6 +39,7 @@ public struct SaveRequest: Sendable {
         self.completesJob = completesJob
         self.changes = changes
         self.saveID = saveID
+        self.batchChange = batchChange
     }
 
     /// The save a `SaveChanges` message carries (its job id checked to fit `Int64` by the router first).
@@ -43,6 +47,6 @@ public struct SaveRequest: Sendable {
         self.init(
             jobID: Int64(clamping: wire.jobID), attempt: Int(wire.attempt), batchIndex: Int(wire.batchIndex),
             progressDone: wire.progressDone, completesJob: wire.completesJob, changes: wire.changes,
-            saveID: wire.saveID.isEmpty ? nil : wire.saveID)
+            saveID: wire.saveID.isEmpty ? nil : wire.saveID, batchChange: wire.hasBatchChange ? wire.batchChange : nil)
     }
 }
