@@ -181,6 +181,16 @@ let package = Package(
             // Its entity types (PullRequest, User) are written from demo.tributary.json at every build.
             plugins: ["TributaryEntities"]
         ),
+        // A view context in a process of its own (docs/contexts.md): shows, edits and saves into the root.
+        .executableTarget(
+            name: "view-editor",
+            dependencies: [
+                "TributaryClient", "TributaryCore", "TributaryMessaging", "TributaryCommandSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "examples/view-editor",
+            swiftSettings: swiftSettings
+        ),
         // The fuzz targets (every decoder of outside bytes) and their seed corpus, for the fuzzer and the tests.
         .target(
             name: "TributaryFuzz",

@@ -321,3 +321,42 @@ struct ViewContextSaveTests {
         await connection.close()
     }
 }
+
+extension ViewContextSaveTests {
+    @Test("two processes each with a view context: A edits and saves, B's view shows it, A holds the committed version")
+    func twoProcesses() async throws {
+        let directory = try TemporaryDirectory()
+        let coordinator = try await TestCoordinator.start(in: directory, workers: 0)
+        defer { Task { await coordinator.process.stop() } }
+        let (feed, listen) = (coordinator.process.feedEndpoint, coordinator.process.listenEndpoint)
+        let seeding = ObjectContext(
+            model: Self.model, parent: CoordinatorStore(connection: try CoordinatorConnection(endpoint: listen)))
+        try await seeding.perform { context in
+            let ada = try context.insert("User")
+            ada["login"] = .string("ada")
+            ada["name"] = .string("Ada")
+        }
+        try await seeding.save()
+        let a = try await ViewEditorProcess.start(listen: listen, feed: feed, entities: ["User"])
+        defer { a.stop() }
+        let b = try await ViewEditorProcess.start(listen: listen, feed: feed, entities: ["User"])
+        defer { b.stop() }
+        #expect(try await b.send("show User login=ada").contains(#""name":"Ada""#))
+
+        let saved = try await a.send("edit User login=ada name=Ada Lovelace")
+        let seq = try #require(saved.hasPrefix("saved ") ? Int64(saved.dropFirst(6)) : nil, "\(saved)")
+        #expect(try Self.users(coordinator.storePath)["ada"]?.name == "Ada Lovelace")
+        #expect(try Self.users(coordinator.storePath)["ada"]?.version == seq)
+        #expect(try await b.send("wait \(seq)") == "merged \(seq)")
+        let shown = try await b.send("show User login=ada")
+        #expect(shown.contains(#""name":"Ada Lovelace""#) && shown.contains(#""version":\#(seq)"#), "\(shown)")
+        let held = try await a.send("show User login=ada")
+        #expect(held.contains(#""name":"Ada Lovelace""#) && held.contains(#""version":\#(seq)"#), "\(held)")
+        // B saves over A's commit, having merged it: no conflict under `.error`, and A follows.
+        let again = try await b.send("edit User login=ada name=Countess")
+        let next = try #require(again.hasPrefix("saved ") ? Int64(again.dropFirst(6)) : nil, "\(again)")
+        #expect(try await a.send("wait \(next)") == "merged \(next)")
+        #expect(try await a.send("show User login=ada").contains(#""name":"Countess""#))
+        #expect(try Self.count(coordinator.storePath, "SELECT COUNT(*) FROM User") == 1)
+    }
+}
