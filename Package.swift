@@ -189,6 +189,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "examples/view-editor",
+            exclude: ["README.md"],
             swiftSettings: swiftSettings
         ),
         // The fuzz targets (every decoder of outside bytes) and their seed corpus, for the fuzzer and the tests.

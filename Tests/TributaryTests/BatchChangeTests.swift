@@ -181,6 +181,39 @@ struct BatchChangeTests {
         await connection.close()
     }
 
+    /// A job that closes the pull requests with few additions by a batch update from its context, 40 a commit.
+    struct CloseSmall: JobHandler {
+        let kind = "close-small"
+        func run(_ job: JobRun) async throws {
+            let context = job.makeContext()
+            let small = try FetchPredicate(format: "additions < %d", 10)
+            let result = try await context.execute(
+                BatchUpdate(entity: "PullRequest", predicate: small, set: ["merged": .bool(true)], objectsPerCommit: 40)
+            )
+            try await job.complete(progress: UInt64(result.count))
+        }
+    }
+
+    @Test("a job runs a batch update from its context: each commit one of the job's batches, the job done after")
+    func fromAJob() async throws {
+        let directory = try TemporaryDirectory()
+        let coordinator = try await TestCoordinator.start(in: directory, workers: 0)
+        defer { Task { await coordinator.process.stop() } }
+        try await Self.insertPullRequests(1_000, into: try Self.context(coordinator))
+        let worker = InProcessWorker.start(endpoint: coordinator.process.listenEndpoint, handlers: [CloseSmall()])
+        defer { worker.cancel() }
+        let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+        let status = try await client.finish(try await client.push([JobSpec(kind: "close-small")]).batch)
+        #expect(status.doneJobs == 1 && status.doneRows == 100, "\(status)")
+        let store = coordinator.storePath
+        #expect(try Self.count(store, "SELECT COUNT(*) FROM PullRequest WHERE merged = 1") == 100)
+        #expect(try Self.count(store, "SELECT COUNT(*) FROM PullRequest WHERE merged = 1 AND additions >= 10") == 0)
+        // 100 objects at 40 a commit: three of the job's batches, then its completion.
+        #expect(try Self.count(store, "SELECT COUNT(*) FROM tributary_history WHERE job_id IS NOT NULL") == 3)
+        #expect(try Self.count(store, "SELECT committed_batches FROM tributary_jobs") == 4)
+        await client.close()
+    }
+
     @Test("bad batch changes are refused naming the problem, and change nothing")
     func refusals() async throws {
         let directory = try TemporaryDirectory()

@@ -48,6 +48,13 @@ struct CapabilityTests {
             (.statusRequest(.init()), []),
             (.saveChanges(.with { $0.jobID = 3 }), []),
             (.saveChanges(.with { $0.saveID = Data(repeating: 7, count: 16) }), [.contextSaves]),
+            (
+                .saveChanges(
+                    .with {
+                        $0.saveID = Data(repeating: 7, count: 16)
+                        $0.batchChange = .with { $0.entity = "User" }
+                    }), [.contextSaves, .batchChanges]
+            ),
         ]
         for (body, expected) in cases {
             #expect(Capability.needed(by: body) == expected, "\(body)")
@@ -62,7 +69,7 @@ struct CapabilityTests {
         #expect(ProtocolVersion.of(Tributary_V1_Envelope()) == 1, "an envelope without a version is version 1's")
         #expect(
             Capability.names(Capability.supported) == [
-                "batch-callbacks", "context-saves", "dependencies", "predicate-options", "queues",
+                "batch-callbacks", "batch-changes", "context-saves", "dependencies", "predicate-options", "queues",
             ])
     }
 

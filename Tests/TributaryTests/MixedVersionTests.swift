@@ -45,7 +45,8 @@ struct MixedVersionTests {
             #expect(refused.requestID == 1 && refused.protocolVersion == 2)
             #expect(Self.isRefusal(error, of: "time-travel", coordinator: 2, peer: 3), "\(error)")
             #expect(
-                error.message.contains("with batch-callbacks, context-saves, dependencies, predicate-options, queues"),
+                error.message.contains(
+                    "with batch-callbacks, batch-changes, context-saves, dependencies, predicate-options, queues"),
                 "\(error)")
 
             try peer.send(.statusRequest(.init()), requestID: 2)
@@ -65,7 +66,7 @@ struct MixedVersionTests {
             }
             #expect(
                 version.capabilities == [
-                    "batch-callbacks", "context-saves", "dependencies", "predicate-options", "queues",
+                    "batch-callbacks", "batch-changes", "context-saves", "dependencies", "predicate-options", "queues",
                 ])
             let hello = Wire.envelope(
                 4, .workerHello(.with { ($0.jobKinds, $0.queues) = (["noop"], ["imports"]) }), requires: [.queues])

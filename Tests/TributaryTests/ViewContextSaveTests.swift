@@ -316,6 +316,16 @@ struct ViewContextSaveTests {
                     }))
         }
         #expect(withJob?.code == .invalidRequest && withJob?.message.contains("job_id must be 0") == true)
+        let withAttempt = await #expect(throws: ProtocolError.self) {
+            _ = try await connection.request(
+                .saveChanges(
+                    .with {
+                        $0.saveID = UUID().bytes
+                        $0.batchIndex = 2
+                    }))
+        }
+        #expect(
+            withAttempt?.code == .invalidRequest && withAttempt?.message.contains("no attempt, batch index") == true)
         // Still serving.
         _ = try await connection.request(.statusRequest(.init()))
         await connection.close()

@@ -108,9 +108,13 @@ struct Intake {
                         + "made once by their lease and batch index",
                     jobID: save.jobID)
             }
-            guard !save.completesJob && save.credit == 0 && save.progressDone == 0 else {
+            guard
+                !save.completesJob && save.credit == 0 && save.progressDone == 0 && save.attempt == 0
+                    && save.batchIndex == 0
+            else {
                 throw ProtocolError(
-                    .invalidRequest, "a save with a save_id belongs to no job: it has no progress, completion or credit"
+                    .invalidRequest,
+                    "a save with a save_id belongs to no job: it has no attempt, batch index, progress, completion or credit"
                 )
             }
         }
