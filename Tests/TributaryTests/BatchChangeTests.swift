@@ -181,6 +181,27 @@ struct BatchChangeTests {
         await connection.close()
     }
 
+    @Test("a batch update's value counts once per object against the change-set bytes: large values take more commits")
+    func largeValues() async throws {
+        let directory = try TemporaryDirectory()
+        let coordinator = try await TestCoordinator.start(
+            in: directory, workers: 0, arguments: ["--max-change-set-mb", "1"])
+        defer { Task { await coordinator.process.stop() } }
+        let context = try Self.context(coordinator)
+        try await Self.insertPullRequests(2_000, perSave: 1_000, into: context)
+        let long = String(repeating: "x", count: 2_000)
+        let result = try await context.execute(BatchUpdate(entity: "PullRequest", set: ["title": .string(long)]))
+        // About 2,020 bytes an object: at most 519 objects in a commit of 1 MiB.
+        #expect(result.count == 2_000 && result.commits.count == 4, "\(result.commits)")
+        let store = coordinator.storePath
+        #expect(try Self.count(store, "SELECT COUNT(*) FROM PullRequest WHERE length(title) = 2000") == 2_000)
+        #expect(
+            try Self.count(
+                store,
+                "SELECT COUNT(*) FROM tributary_history WHERE length(record) > 1200000 AND seq >= \(result.commits[0])"
+            ) == 0)
+    }
+
     /// A job that closes the pull requests with few additions by a batch update from its context, 40 a commit.
     struct CloseSmall: JobHandler {
         let kind = "close-small"

@@ -133,6 +133,11 @@ public final class JobRun: ChangeSetParent {
         try await send { $0.batchChange = change }
     }
 
+    /// The refusals of a save that apply nothing of it: its batch index stays unused.
+    static let refusedWhole: Set<Tributary_V1_ErrorCode> = [
+        .constraintViolation, .unknownEntity, .unknownAttribute, .wrongType, .invalidPredicate, .tooLarge,
+    ]
+
     /// Sends the job's next batch, which `fill` gives its change set or batch change.
     private func send(_ fill: (inout Tributary_V1_SaveChanges) -> Void) async throws -> SaveReceipt {
         try checkCancellation()
@@ -164,6 +169,11 @@ public final class JobRun: ChangeSetParent {
             // objects or chose another merge policy) takes it.
             progress.withLock { if $0.nextBatch == message.batchIndex + 1 { $0.nextBatch = message.batchIndex } }
             throw MergeConflictError(conflicts: error.conflicts.map(MergeConflict.init(wire:)))
+        } catch let error as ProtocolError where Self.refusedWhole.contains(error.code) {
+            // Refused before anything was applied (a deny rule, a value that does not fit): the index is free for
+            // the handler's next save.
+            progress.withLock { if $0.nextBatch == message.batchIndex + 1 { $0.nextBatch = message.batchIndex } }
+            throw error
         }
         guard case .saveAck(let ack) = reply.body else {
             throw ProtocolError(.unknownMessage, "the coordinator answered a save with something other than SaveAck")

@@ -153,8 +153,9 @@ struct Intake {
             throw ProtocolError(
                 .invalidRequest, "a batch change's operation is UPDATE or DELETE, not \(change.operation)")
         }
-        let most = min(BatchChangeExpansion.maximumObjects, limits.maximumChangeSetRows)
-        if change.limit == 0 || Int(change.limit) > most { change.limit = UInt32(most) }
+        change.limit = UInt32(
+            BatchChangeExpansion.objectsPerCommit(
+                change, maximumRows: limits.maximumChangeSetRows, maximumBytes: limits.maximumChangeSetBytes))
         return change
     }
 

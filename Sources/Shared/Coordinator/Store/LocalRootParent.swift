@@ -18,12 +18,13 @@ public struct LocalRootParent: ChangeSetParent {
         try await apply(SaveRequest(changes: changes))
     }
 
-    /// Runs a batch change in the store's writer (up to ``BatchChangeExpansion/maximumObjects`` objects a commit).
+    /// Runs a batch change in the store's writer, within the default change-set limits a commit.
     public func execute(_ change: Tributary_V1_BatchChange, id: UUID) async throws -> SaveReceipt {
         var change = change
-        if change.limit == 0 || Int(change.limit) > BatchChangeExpansion.maximumObjects {
-            change.limit = UInt32(BatchChangeExpansion.maximumObjects)
-        }
+        let limits = CoordinatorLimits()
+        change.limit = UInt32(
+            BatchChangeExpansion.objectsPerCommit(
+                change, maximumRows: limits.maximumChangeSetRows, maximumBytes: limits.maximumChangeSetBytes))
         return try await apply(SaveRequest(changes: .init(), saveID: id.bytes, batchChange: change))
     }
 

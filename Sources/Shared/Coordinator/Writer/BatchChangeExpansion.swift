@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SwiftProtobuf
 import TributaryCore
 import TributaryProtocol
 
@@ -10,6 +11,16 @@ import TributaryProtocol
 enum BatchChangeExpansion {
     /// Most objects one commit of a batch change takes; more matches go on in later requests (`batch_more`).
     static let maximumObjects = 50_000
+
+    /// How many objects one commit of `change` takes: what it asks for (all it may when 0), within
+    /// ``maximumObjects`` and the change-set limits, its values counted once per object (a value repeated for every
+    /// object must not make a commit, or its didSave, larger than a change set may be).
+    static func objectsPerCommit(_ change: Tributary_V1_BatchChange, maximumRows: Int, maximumBytes: Int) -> Int {
+        // Each object's id, and its share of the values.
+        let bytesPerObject = 16 + change.values.reduce(0) { $0 + ((try? $1.serializedBytes() as Data)?.count ?? 0) }
+        let most = max(1, min(maximumObjects, maximumRows, maximumBytes / bytesPerObject))
+        return change.limit == 0 ? most : min(Int(change.limit), most)
+    }
 
     /// What a batch change makes of the store as it is now.
     struct Expanded {

@@ -9,7 +9,8 @@ struct SaveGroup {
         let peer: Data
         let worker: String
         let requestID: UInt64
-        /// The objects its change set writes (rows of its batches), counted once.
+        /// The objects its change set writes (rows of its batches), counted once; for a batch change, the most it
+        /// may select.
         let rows: Int
         /// When the router took it from its message.
         let receivedAt = ContinuousClock.now
@@ -19,7 +20,9 @@ struct SaveGroup {
             self.peer = peer
             self.worker = worker
             self.requestID = requestID
-            rows = save.changes.batches.reduce(0) { $0 + $1.ids.count / 16 }
+            rows =
+                save.batchChange.map { Int($0.limit) }
+                ?? save.changes.batches.reduce(0) { $0 + $1.ids.count / 16 }
         }
     }
 

@@ -20,17 +20,28 @@ extension ObjectContext {
         guard let parent else {
             throw ContextError(.noParent, "context '\(name)' has no parent to save to")
         }
+        // One save at a time: a save in doubt goes out again before anything newer does.
+        await saving.enter()
+        defer { saving.leave() }
+        var resent: SaveReceipt?
         if let unanswered = try await perform({ context in context.takeSaveInDoubt() }) {
-            try await send(unanswered, to: parent)
+            guard Date().timeIntervalSince(unanswered.sentAt) < SaveInDoubtError.resendWindow else {
+                throw SaveInDoubtError(
+                    saveID: unanswered.id,
+                    reason:
+                        "it was sent more than \(Int(SaveInDoubtError.resendWindow / 3600)) hours ago, longer than the "
+                        + "coordinator keeps save ids; it is dropped, not sent again: refetch its objects and edit them again"
+                )
+            }
+            resent = try await send(unanswered, to: parent)
         }
         let pending = try await perform { context in context.takePendingChanges() }
-        if pending.changeSet.batches.isEmpty && !evenIfEmpty { return SaveReceipt(seq: 0) }
-        return try await send(SentSave(id: UUID(), changes: pending), to: parent)
+        if pending.changeSet.batches.isEmpty && !evenIfEmpty { return resent ?? SaveReceipt(seq: 0) }
+        return try await send(SentSave(id: UUID(), sentAt: Date(), changes: pending), to: parent)
     }
 
     /// Sends one save and settles the context with the answer. The settling blocks are enqueued without waiting,
     /// so that a cancelled caller cannot skip them; later blocks run after them all the same.
-    @discardableResult
     private func send(_ sent: SentSave, to parent: any ChangeSetParent) async throws -> SaveReceipt {
         do {
             let receipt = try await parent.save(sent.changes.changeSet, id: sent.id)
@@ -57,9 +68,11 @@ extension ObjectContext {
         return saveInDoubt
     }
 
-    /// A save as it was sent: its id and changes, kept whole while its outcome is unknown.
+    /// A save as it was sent: its id, when it was first sent, and its changes, kept whole while its outcome is
+    /// unknown.
     struct SentSave: Sendable {
         let id: UUID
+        let sentAt: Date
         let changes: PendingChanges
     }
 
@@ -110,6 +123,8 @@ extension ObjectContext {
 
     func restore(_ pending: PendingChanges) {
         assertOnQueue()
+        // The feed may have merged over what was sent meanwhile: the edits come back as they were made.
+        reapply(pending.changeSet, olderThan: nil)
         for id in pending.inserted.reversed() {
             guard let object = registered[id] else { continue }
             object.isInserted = true
@@ -135,6 +150,9 @@ extension ObjectContext {
         // What was saved is the new baseline for rollback (edits made while the save was in flight included).
         for (id, _) in pending.updated { registered[id]?.committed = nil }
         if receipt.seq != 0 {
+            // What was sent is what the commit holds (the conflicts it settled otherwise come back in `resolved`),
+            // also where the feed merged an earlier commit over it while the save was out.
+            reapply(pending.changeSet, olderThan: receipt.seq)
             // The commit wrote these objects: its sequence number is their version now. Inserts merged into an
             // existing object may have changed nothing of it, so their version is not known.
             // A later commit of them, merged from the feed before this answer came, keeps its version.
@@ -166,6 +184,16 @@ extension ObjectContext {
             for index in object.toMany.indices where !object.toMany[index].isEmpty {
                 object.toMany[index] = object.toMany[index].map { receipt.remaps[$0] ?? $0 }
             }
+        }
+    }
+
+    /// Sets the values a save sent on the objects it sent them for, except properties changed here since (and, with
+    /// `olderThan`, objects held at that commit or a later one). Versions stay as they are.
+    private func reapply(_ changeSet: Tributary_V1_ChangeSet, olderThan seq: UInt64?) {
+        for var batch in changeSet.batches where batch.operation == .insert || batch.operation == .update {
+            batch.versions = []
+            batch.originals = []
+            try? merge(batch, registeringNew: false, olderThan: seq)
         }
     }
 }

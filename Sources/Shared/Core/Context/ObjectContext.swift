@@ -54,6 +54,8 @@ public final class ObjectContext: @unchecked Sendable {
     var uniqueIndex: [String: [[UniqueKeyValue?]: UUID]] = [:]
     /// A save sent without an answer saying whether it was applied; sent again, first, by the next save.
     var saveInDoubt: SentSave?
+    /// Lets one save run at a time.
+    let saving = SaveGate()
 
     /// Creates a context with its own serial queue.
     /// - Parameters:

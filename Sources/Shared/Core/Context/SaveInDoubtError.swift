@@ -13,6 +13,10 @@ public struct SaveInDoubtError: Error, CustomStringConvertible, Sendable {
     /// Why no answer came.
     public let reason: String
 
+    /// How long after its first send a save in doubt is still sent again: within the 24 hours the coordinator keeps
+    /// save ids. Later, the context drops it rather than risk applying it twice.
+    public static let resendWindow: TimeInterval = 23 * 3600
+
     /// An in-doubt save sent as `saveID`, unanswered for `reason`.
     public init(saveID: UUID, reason: String) {
         self.saveID = saveID
