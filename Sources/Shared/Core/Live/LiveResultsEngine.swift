@@ -1,0 +1,188 @@
+import Foundation
+import TributaryProtocol
+
+/// A fetch request kept current from the commits a context merges (the engine of `NSFetchedResultsController`,
+/// across processes): it holds the first rows of the result in a ``LiveResultsWindow`` and, after each merged commit,
+/// places the objects the commit changed from the values the commit carried and the context holds, without asking
+/// the store. Where it cannot judge (an object changed in a key the request reads but not held here, a related
+/// object changed under a key path, a window that ran short) it fetches the window again: one round trip, counted in
+/// ``refetches``.
+///
+/// Used on its context's queue only.
+package final class LiveResultsEngine: @unchecked Sendable {
+    // @unchecked: every mutable property is touched only inside blocks on its context's queue, like the context's.
+    package let request: FetchRequest
+    let entity: Entity
+    let predicate: CompiledPredicate?
+    let sort: CompiledSort
+    /// The request's key paths through relationships, as prefetch paths (`author`, `reviewers.team`).
+    let prefetch: [String]
+    /// The entities its key paths reach.
+    let related: Set<String>
+    /// The entity's properties the predicate or the sort reads (a key path by its first relationship).
+    let keys: Set<String>
+    /// The window, as of commit ``seq``.
+    package private(set) var window: LiveResultsWindow
+    /// The last commit the window reflects.
+    package private(set) var seq: UInt64 = 0
+    /// How many times it fetched the window again (the first fetch not counted).
+    package private(set) var refetches = 0
+
+    /// Most rows a live result without a limit holds (a fetch answers with at most 100,000).
+    package static let maximumRows = 99_999
+
+    /// Extra rows kept beyond those shown, so a row leaving rarely needs a fetch.
+    static func spare(for limit: Int) -> Int { max(8, limit / 2) }
+
+    /// Compiles `request` for `context` and fetches its window. Call on the context's queue.
+    /// - Throws: ``FetchPredicateError`` or ``ContextError`` for a request the model cannot answer; the parent's
+    ///   error for the fetch.
+    package init(request: FetchRequest, context: ObjectContext) throws {
+        self.request = request
+        entity = try context.requireEntity(request.entity)
+        predicate = try request.predicate?.compile(for: entity, in: context.model)
+        sort = try request.sortDescriptors.compile(for: entity, in: context.model)
+        let paths = (predicate?.relationshipPaths ?? []) + sort.relationshipPaths
+        prefetch = Array(Set(paths.map { $0.map(\.name).joined(separator: ".") })).sorted()
+        related = Set(paths.flatMap { $0.map(\.destination) })
+        keys = Self.keys(of: request)
+        window = LiveResultsWindow(fetched: [], needed: 0, capacity: 0, predicate: predicate, sort: sort)
+        try refetch(in: context, counted: false)
+    }
+
+    /// The ids shown: the window after the request's offset, up to its limit.
+    package var visible: [UUID] { Array(window.visible(offset: request.fetchOffset, limit: request.fetchLimit)) }
+
+    /// Brings the window up to `save`, which `context` has merged. Returns the ids of shown rows whose values
+    /// changed, or nil when the commit is one the window already reflects.
+    package func apply(_ save: DidSave, in context: ObjectContext) throws -> Set<UUID>? {
+        guard save.seq > seq else { return nil }
+        seq = save.seq
+        if !related.isEmpty, touches(save, related) {
+            try refetch(in: context)
+            return Set(visible)
+        }
+        var changed: [PredicateSubject] = []
+        var deleted: [UUID] = []
+        let inserts = Self.insertedRows(of: entity, in: save, context: context)
+        for id in save.deleted where id.entity == entity.name { deleted.append(id.uuid) }
+        let changedKeys = Self.changedColumns(of: entity.name, in: save)
+        for id in save.inserted + save.updated where id.entity == entity.name {
+            if let object = context.registered[id.uuid], !object.isFault {
+                changed.append(object.predicateSubject)
+            } else if let row = inserts[id.uuid] {
+                changed.append(row)
+            } else if let columns = changedKeys[id.uuid], columns.isDisjoint(with: keys) {
+                // Not held, so not in the window; changed in nothing the request reads, so it stays out.
+                continue
+            } else {
+                // Changed in a key the request reads, and not known whole here.
+                try refetch(in: context)
+                return Set(visible)
+            }
+        }
+        guard !changed.isEmpty || !deleted.isEmpty else { return [] }
+        let resolver = HeldObjects(context: context)
+        let outcome = window.apply(changed: changed, deleted: deleted, resolver: resolver)
+        if resolver.missed || outcome == .needsRefetch {
+            try refetch(in: context)
+            return Set(visible)
+        }
+        guard case .applied(let updated) = outcome else { return [] }
+        return updated.intersection(visible)
+    }
+
+    /// Fetches the window again, at the store's latest commit; its objects (and what the key paths reach) are
+    /// registered in `context`.
+    package func refetch(in context: ObjectContext, counted: Bool = true) throws {
+        if counted { refetches += 1 }
+        guard let parent = context.parent else {
+            throw ContextError(.noParent, "context '\(context.name)' has no parent to fetch a live result from")
+        }
+        let needed = request.fetchLimit == 0 ? Self.maximumRows : request.fetchOffset + request.fetchLimit
+        let capacity =
+            request.fetchLimit == 0 ? needed : min(needed + Self.spare(for: request.fetchLimit), Self.maximumRows)
+        var wire = FetchRequest(
+            entity: request.entity, predicate: request.predicate, sortedBy: request.sortDescriptors,
+            limit: capacity + 1, prefetching: prefetch
+        ).wire(.objects)
+        wire.offset = 0
+        let reply = try parent.fetch(wire)
+        for batch in [reply.objects] + reply.prefetched where !batch.ids.isEmpty {
+            try context.merge(batch, registeringNew: true)
+        }
+        let fetched = (0..<reply.objects.ids.count / 16).compactMap { row -> PredicateSubject? in
+            let id = UUID(bytes: reply.objects.ids, at: reply.objects.ids.startIndex + row * 16)
+            return context.registered[id]?.predicateSubject
+        }
+        window = LiveResultsWindow(
+            fetched: fetched, needed: needed, capacity: capacity, predicate: predicate, sort: sort)
+        seq = max(seq, reply.seq)
+    }
+
+    /// Whether `save` changed an object of one of `entities`.
+    private func touches(_ save: DidSave, _ entities: Set<String>) -> Bool {
+        (save.inserted + save.updated + save.deleted).contains { entities.contains($0.entity) }
+    }
+
+    /// The whole values of the objects of `entity` that `save` inserted, by id (an insert carries every property it
+    /// set; the rest are nil).
+    private static func insertedRows(of entity: Entity, in save: DidSave, context: ObjectContext)
+        -> [UUID: PredicateSubject]
+    {
+        var rows: [UUID: PredicateSubject] = [:]
+        for batch in save.values where batch.entity == entity.name && batch.operation == .insert {
+            guard let objects = try? context.transientObjects(from: batch) else { continue }
+            for object in objects { rows[object.objectID.uuid] = object.predicateSubject }
+        }
+        return rows
+    }
+
+    /// The properties `save` changed, per object of `entity`.
+    private static func changedColumns(of entity: String, in save: DidSave) -> [UUID: Set<String>] {
+        var changed: [UUID: Set<String>] = [:]
+        for batch in save.values where batch.entity == entity {
+            let names = Set(batch.columns.map(\.name))
+            for row in 0..<batch.ids.count / 16 {
+                changed[UUID(bytes: batch.ids, at: batch.ids.startIndex + row * 16), default: []].formUnion(names)
+            }
+        }
+        return changed
+    }
+
+    /// The properties of the fetched entity that `request` reads: its predicate's and sort's keys, a key path by
+    /// its first step.
+    private static func keys(of request: FetchRequest) -> Set<String> {
+        func first(_ key: String) -> String {
+            String(key.drop { $0 == "#" }.split(separator: ".").first ?? "")
+        }
+        func collect(_ predicate: FetchPredicate, into keys: inout Set<String>) {
+            switch predicate {
+            case .constant: break
+            case .comparison(let comparison): keys.insert(first(comparison.key))
+            case .and(let operands), .or(let operands): for operand in operands { collect(operand, into: &keys) }
+            case .not(let operand): collect(operand, into: &keys)
+            }
+        }
+        var keys = Set(request.sortDescriptors.map { first($0.key) })
+        if let predicate = request.predicate { collect(predicate, into: &keys) }
+        return keys
+    }
+}
+
+/// The objects a context holds, for key paths: one it does not hold (or holds as a fault) is noted as missed, so
+/// the live result fetches instead of judging on nothing.
+private final class HeldObjects: PredicateResolver {
+    let context: ObjectContext
+    private(set) var missed = false
+
+    init(context: ObjectContext) { self.context = context }
+
+    func subject(for id: UUID, entity: String) -> PredicateSubject? {
+        guard let object = context.registered[id], !object.isFault else {
+            missed = true
+            return nil
+        }
+        return object.predicateSubject
+    }
+}

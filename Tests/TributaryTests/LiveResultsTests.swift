@@ -1,0 +1,205 @@
+import Foundation
+import Testing
+
+@testable import TributaryCoordinator
+@testable import TributaryCore
+@testable import TributaryProtocol
+
+/// Live results against a real root store in the process: random commits (inserts, updates that move rows in and
+/// out of the predicate and across the sort, deletes, relationship changes under key-path predicates), each merged
+/// into a view context as the feed would bring it; after each, the live result equals a fresh fetch of its request,
+/// and its reported difference turns the previous snapshot into the new one.
+@Suite("Live results follow commits")
+struct LiveResultsTests {
+    static let model = ViewContextTests.model
+
+    /// The requests followed: a window with an offset, key paths through a to-one and a to-many relationship, a
+    /// sort through a relationship, no limit.
+    static func requests() throws -> [FetchRequest] {
+        [
+            FetchRequest(
+                entity: "PullRequest", predicate: try FetchPredicate(format: "merged == NO AND additions > %d", 30),
+                sortedBy: [FetchSort("additions", ascending: false)], limit: 10, offset: 2),
+            FetchRequest(
+                entity: "PullRequest", predicate: try FetchPredicate(format: "author.login BEGINSWITH %@", "a"),
+                sortedBy: [FetchSort("author.login"), FetchSort("number")], limit: 7),
+            FetchRequest(
+                entity: "PullRequest", predicate: try FetchPredicate(format: "ANY reviewers.login == %@", "bo"),
+                sortedBy: [FetchSort("title")], limit: 5),
+            FetchRequest(
+                entity: "PullRequest", sortedBy: [FetchSort("score"), FetchSort("createdAt", ascending: false)]),
+            FetchRequest(
+                entity: "User", predicate: try FetchPredicate(format: "name != nil"), sortedBy: [FetchSort("name")],
+                limit: 4),
+            // Most rows match and few show: the window is rarely complete, so rows leaving it run it short.
+            FetchRequest(
+                entity: "PullRequest", predicate: try FetchPredicate(format: "additions > %d", 5),
+                sortedBy: [FetchSort("additions"), FetchSort("number", ascending: false)], limit: 3),
+        ]
+    }
+
+    @Test(
+        "after each random commit every live result equals a fresh fetch, and its difference replays",
+        arguments: [1, 2, 3])
+    func randomCommits(seed: UInt64) async throws {
+        let directory = try TemporaryDirectory()
+        let store = try RootStore.open(path: directory.path("store.sqlite"), model: Self.model)
+        var random = SeededGenerator(seed: seed)
+        let writer = ObjectContext(model: Self.model, parent: LocalRootParent(store: store), name: "writer")
+        writer.mergePolicy = .overwrite
+        let view = ObjectContext(model: Self.model, parent: LocalRootParent(store: store), name: "view")
+        let logins = ["al", "ann", "bo", "bob", "cy", "amy", "dee", "abe"]
+        try await writer.perform { context in
+            for login in logins {
+                let user = try context.insert("User")
+                user["login"] = .string(login)
+            }
+        }
+        try await writer.save()
+        let requests = try Self.requests()
+        let engines = try await view.perform { view in
+            try requests.map { try LiveResultsEngine(request: $0, context: view) }
+        }
+        var shown = try await view.perform { _ in engines.map { $0.visible.map { ObjectID(entity: "", uuid: $0) } } }
+        var number: Int64 = 0
+        var refetches = 0
+        for _ in 0..<300 {
+            let seq = try await Self.randomCommit(writer, logins: logins, number: &number, random: &random)
+            guard seq != 0 else { continue }
+            let history = try await store.feed.history(FeedStore.HistoryQuery(after: seq - 1))
+            let save = DidSave(parts: history.parts)
+            let fresh = try await view.perform { view -> [[UUID]] in
+                try view.mergeChanges(from: save, registeringNew: false)
+                return try requests.map { try view.fetchObjectIDs($0).map(\.uuid) }
+            }
+            for (index, engine) in engines.enumerated() {
+                let (ids, updated) = try await view.perform { view in
+                    let updated = try engine.apply(save, in: view) ?? []
+                    return (engine.visible, updated)
+                }
+                #expect(ids == fresh[index], "request \(index) after commit \(seq)")
+                let objects = ids.map { ObjectID(entity: "", uuid: $0) }
+                let snapshot = LiveResultsSnapshot(
+                    ids: objects, previous: shown[index],
+                    updated: Set(updated.map { ObjectID(entity: "", uuid: $0) }), seq: seq, refetched: false)
+                #expect(shown[index].applying(snapshot.difference) == objects, "the difference replays")
+                var replayed = shown[index]
+                for removal in snapshot.removed.sorted(by: { $0.offset > $1.offset }) {
+                    replayed.remove(at: removal.offset)
+                }
+                shown[index] = objects
+            }
+        }
+        refetches = try await view.perform { _ in engines.reduce(0) { $0 + $1.refetches } }
+        // Most commits are judged from the feed alone; some needed the store.
+        #expect(refetches > 0 && refetches < 300 * requests.count / 2, "\(refetches) refetches")
+    }
+
+    /// One random commit of the writer: returns its seq (0 when it changed nothing).
+    static func randomCommit(
+        _ writer: ObjectContext, logins: [String], number: inout Int64, random: inout SeededGenerator
+    ) async throws -> UInt64 {
+        let choice = Int.random(in: 0..<10, using: &random)
+        let next = number
+        let values = (
+            additions: Int64.random(in: 0...60, using: &random), merged: Bool.random(using: &random),
+            title: "T\(Int.random(in: 0...20, using: &random))",
+            score: Bool.random(using: &random) ? nil : Double.random(in: 0...1, using: &random),
+            author: logins.randomElement(using: &random)!, reviewer: logins.randomElement(using: &random)!,
+            pick: Int.random(in: 0..<1_000, using: &random),
+            name: Bool.random(using: &random) ? "N\(Int.random(in: 0...9, using: &random))" : nil
+        )
+        if choice < 4 { number += 1 }
+        try await writer.perform { context in
+            let pulls = context.registeredObjects.filter { $0.entity.name == "PullRequest" }
+                .sorted { $0.objectID.uuid.uuidString < $1.objectID.uuid.uuidString }
+            let users = context.registeredObjects.filter { $0.entity.name == "User" }
+                .sorted { $0.objectID.uuid.uuidString < $1.objectID.uuid.uuidString }
+            func user(_ login: String) -> ManagedObject? { users.first { $0["login"] == .string(login) } }
+            func anyUser(_ pick: Int) -> ManagedObject { users[pick % users.count] }
+            switch choice {
+            case 0..<4:
+                let pull = try context.insert("PullRequest")
+                pull["number"] = .int(next)
+                pull["title"] = .string(values.title)
+                pull["merged"] = .bool(values.merged)
+                pull["additions"] = .int(values.additions)
+                pull["score"] = values.score.map(AttributeValue.double)
+                pull["createdAt"] = .date(Date(timeIntervalSince1970: Double(values.pick)))
+                try pull.setDestination(anyUser(values.pick), for: "author")
+                try pull.setDestinations([anyUser(values.pick / 3)], for: "reviewers")
+            case 4..<7 where !pulls.isEmpty:
+                let pull = pulls[values.pick % pulls.count]
+                switch values.pick % 4 {
+                case 0: pull["additions"] = .int(values.additions)
+                case 1: pull["merged"] = .bool(values.merged)
+                case 2: try pull.setDestination(anyUser(values.pick / 5), for: "author")
+                default:
+                    pull["title"] = .string(values.title)
+                    pull["score"] = values.score.map(AttributeValue.double)
+                }
+            case 7 where !pulls.isEmpty:
+                context.delete(pulls[values.pick % pulls.count])
+            case 8 where !pulls.isEmpty:
+                let pull = pulls[values.pick % pulls.count]
+                do {
+                    let reviewer = anyUser(values.pick / 3)
+                    let current = try pull.destinations("reviewers")
+                    let others = current.filter { $0.uuid != reviewer.objectID.uuid }.map {
+                        try! context.object(with: $0)
+                    }
+                    try pull.setDestinations(
+                        current.count == others.count ? others + [reviewer] : others, for: "reviewers")
+                }
+            default:
+                // A user's name (the User request), or a new login that moves pull requests in and out of the key
+                // path predicates.
+                let first = users[values.pick % users.count]
+                if values.pick % 2 == 0 {
+                    first["name"] = values.name.map(AttributeValue.string)
+                } else {
+                    let login = ["a", "b", "c"][values.pick % 3] + String(values.pick)
+                    guard user(login) == nil else { return }
+                    first["login"] = .string(login)
+                }
+            }
+        }
+        return try await writer.save().seq
+    }
+}
+
+extension LiveResultsTests {
+    /// A pull request as a window reads it: `additions` set, every other attribute nil.
+    static func row(_ additions: Int64) -> PredicateSubject {
+        let entity = model.entity(named: "PullRequest")!
+        var values = [AttributeValue?](repeating: nil, count: entity.attributes.count)
+        values[entity.attributes.firstIndex { $0.name == "additions" }!] = .int(additions)
+        return PredicateSubject(id: UUID(), values: values, toOne: [], toMany: [])
+    }
+
+    @Test("a window that rows leave asks for a fetch once it holds fewer than it shows; a row beyond it stays out")
+    func windowRunsShort() throws {
+        let entity = try #require(Self.model.entity(named: "PullRequest"))
+        let sort = try [FetchSort("additions")].compile(for: entity, in: Self.model)
+        let rows = (1...6).map { Self.row(Int64($0) * 10) }
+        // Shows 2, keeps 4 of a result of 6.
+        var window = LiveResultsWindow(
+            fetched: Array(rows.prefix(5)), needed: 2, capacity: 4, predicate: nil, sort: sort)
+        #expect(window.ids == rows.prefix(4).map(\.id) && !window.isComplete)
+        // A new row after the last kept one is beyond the window: it stays out.
+        #expect(
+            window.apply(changed: [Self.row(45)], deleted: [], resolver: NoPredicateResolver()) == .applied(updated: [])
+        )
+        #expect(window.ids == rows.prefix(4).map(\.id))
+        // One before it enters, and the last kept one leaves.
+        let early = Self.row(5)
+        #expect(window.apply(changed: [early], deleted: [], resolver: NoPredicateResolver()) == .applied(updated: []))
+        #expect(window.ids == [early.id] + rows.prefix(3).map(\.id))
+        // Two rows leave: two are left, still what it shows.
+        #expect(
+            window.apply(changed: [], deleted: [early.id, rows[0].id], resolver: NoPredicateResolver())
+                == .applied(updated: []))
+        // A third leaves: the window cannot know which row comes next.
+        #expect(window.apply(changed: [], deleted: [rows[1].id], resolver: NoPredicateResolver()) == .needsRefetch)
+    }
+}
