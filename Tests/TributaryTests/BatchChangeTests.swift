@@ -18,6 +18,13 @@ struct BatchChangeTests {
         try DatabaseQueue(path: storePath).read { db in try Int.fetchOne(db, sql: sql) ?? 0 }
     }
 
+    /// The ids `sql` (a `SELECT id …`) reads from the store, in its order.
+    static func ids(_ storePath: String, _ sql: String) throws -> [UUID] {
+        try DatabaseQueue(path: storePath).read { db in
+            try Data.fetchAll(db, sql: sql).map { UUID(bytes: $0, at: $0.startIndex) }
+        }
+    }
+
     /// A context whose parent is the coordinator's store.
     static func context(_ coordinator: TestCoordinator, model: Model = model) throws -> ObjectContext {
         let connection = try CoordinatorConnection(endpoint: coordinator.process.listenEndpoint)

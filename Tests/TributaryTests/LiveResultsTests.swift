@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import TributaryClient
 @testable import TributaryCoordinator
 @testable import TributaryCore
 @testable import TributaryProtocol
@@ -201,5 +202,66 @@ extension LiveResultsTests {
                 == .applied(updated: []))
         // A third leaves: the window cannot know which row comes next.
         #expect(window.apply(changed: [], deleted: [rows[1].id], resolver: NoPredicateResolver()) == .needsRefetch)
+    }
+}
+
+extension LiveResultsTests {
+    @Test("a live result in a view that holds only what it fetched follows saves made in other processes")
+    func acrossProcesses() async throws {
+        let directory = try TemporaryDirectory()
+        let coordinator = try await TestCoordinator.start(in: directory, workers: 0)
+        defer { Task { await coordinator.process.stop() } }
+        let (feed, listen) = (coordinator.process.feedEndpoint, coordinator.process.listenEndpoint)
+        try await BatchChangeTests.insertPullRequests(200, into: try BatchChangeTests.context(coordinator))
+        let view = try await ViewContext.start(feed: feed, jobs: listen, model: Self.model, contents: .fetched)
+        let request = FetchRequest(
+            entity: "PullRequest", predicate: try FetchPredicate(format: "merged == NO"),
+            sortedBy: [FetchSort("additions", ascending: false), FetchSort("number")], limit: 5)
+        let results = try await view.results(for: request)
+        var snapshots = results.makeAsyncIterator()
+        let first = try #require(try await snapshots.next())
+        #expect(first.ids.count == 5 && first.inserted.count == 5)
+        // The view holds the window and its spare rows, not the entity.
+        #expect(try await view.context.perform { $0.registeredObjects.count } < 50)
+
+        /// The result as the store holds it, read with the test's own connection.
+        func stored() throws -> [UUID] {
+            try BatchChangeTests.ids(
+                coordinator.storePath,
+                "SELECT id FROM PullRequest WHERE merged = 0 ORDER BY additions DESC, number LIMIT 5")
+        }
+        #expect(first.ids.map(\.uuid) == (try stored()))
+
+        // Another process's view context saves: a pull request with few additions moves to the top.
+        let editor = try await ViewEditorProcess.start(listen: listen, feed: feed, entities: ["PullRequest"])
+        defer { editor.stop() }
+        let saved = try await editor.send("edit PullRequest number=3 additions=500")
+        let seq = try #require(saved.hasPrefix("saved ") ? UInt64(saved.dropFirst(6)) : nil, "\(saved)")
+        var shown = first.ids
+        func follow(to seq: UInt64) async throws -> LiveResultsSnapshot {
+            while true {
+                let snapshot = try #require(try await snapshots.next())
+                #expect(shown.applying(snapshot.difference) == snapshot.ids)
+                shown = snapshot.ids
+                if snapshot.seq >= seq { return snapshot }
+            }
+        }
+        let moved = try await follow(to: seq)
+        #expect(moved.ids.first?.uuid == (try stored()).first && moved.inserted.count == 1 && moved.removed.count == 1)
+        #expect(moved.ids.map(\.uuid) == (try stored()))
+
+        // A batch update from the shell takes the top rows out; the ones after come in.
+        let merged = try await Binaries.run(
+            "tributary",
+            ["update", "--entity", "PullRequest", "--where", "additions >= 97", "--set", "merged=true", "--json"]
+                + ["--listen", listen])
+        #expect(merged.status == 0, "\(merged.error)")
+        let commits = try #require(
+            (try JSONSerialization.jsonObject(with: Data(merged.output.utf8)) as? [String: Any])?["commits"] as? [Int])
+        let after = try await follow(to: UInt64(try #require(commits.last)))
+        #expect(after.ids.map(\.uuid) == (try stored()))
+        #expect(results.refetches <= 2, "\(results.refetches) refetches")
+        results.cancel()
+        await view.close()
     }
 }

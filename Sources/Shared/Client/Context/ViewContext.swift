@@ -37,10 +37,13 @@ public final class ViewContext: Sendable {
     private let feed: ChangeFeed
     private let follower: Task<Void, Never>
     private let connection: CoordinatorConnection
+    private let observers: CommitObservers
 
     private init(
         context: ObjectContext, snapshotSeq: UInt64, feed: ChangeFeed,
-        changes: AsyncThrowingStream<DidSave, any Error>, follower: Task<Void, Never>, connection: CoordinatorConnection
+        changes: AsyncThrowingStream<DidSave, any Error>, follower: Task<Void, Never>,
+        connection: CoordinatorConnection,
+        observers: CommitObservers
     ) {
         self.context = context
         self.snapshotSeq = snapshotSeq
@@ -48,6 +51,17 @@ public final class ViewContext: Sendable {
         self.changes = changes
         self.follower = follower
         self.connection = connection
+        self.observers = observers
+    }
+
+    /// What a view holds.
+    public enum Contents: Sendable {
+        /// Every object of these entities (every entity when empty), loaded from a snapshot; the objects the feed
+        /// inserts are registered too. For small entities: memory follows the store's size.
+        case entities(Set<String>)
+        /// Only what its fetches and live results register (Core Data's view context holds what was fetched); the
+        /// feed updates those objects and passes over the rest. Memory follows what the view holds.
+        case fetched
     }
 
     /// Loads the objects of `entities` (every entity when empty) and starts following the feed after them.
@@ -57,40 +71,108 @@ public final class ViewContext: Sendable {
         feed: String, jobs: String, model: Model, entities: Set<String> = [], name: String = "view",
         curve: CurveClientKeys? = nil
     ) async throws -> ViewContext {
+        try await start(feed: feed, jobs: jobs, model: model, contents: .entities(entities), name: name, curve: curve)
+    }
+
+    /// Starts a view holding `contents`, following the feed from the commit it starts at.
+    /// - Throws: as ``start(feed:jobs:model:entities:name:curve:)``.
+    public static func start(
+        feed: String, jobs: String, model: Model, contents: Contents, name: String = "view",
+        curve: CurveClientKeys? = nil
+    ) async throws -> ViewContext {
         let connection = try CoordinatorConnection(endpoint: jobs, curve: curve)
         let context = ObjectContext(model: model, parent: CoordinatorStore(connection: connection), name: name)
-        let seq = try await JobClient.with(endpoint: jobs, curve: curve) { client in
-            var id: UInt64 = 0
-            while true {
-                let page = try await client.snapshotPage(id: id, entities: entities)
-                try await context.perform { context in
-                    for batch in page.objects { try context.merge(batch, registeringNew: true) }
+        let entities: Set<String>
+        let seq: UInt64
+        switch contents {
+        case .entities(let loaded):
+            entities = loaded
+            seq = try await JobClient.with(endpoint: jobs, curve: curve) { client in
+                var id: UInt64 = 0
+                while true {
+                    let page = try await client.snapshotPage(id: id, entities: loaded)
+                    try await context.perform { context in
+                        for batch in page.objects { try context.merge(batch, registeringNew: true) }
+                    }
+                    if page.done { return page.seq }
+                    id = page.snapshotID
                 }
-                if page.done { return page.seq }
-                id = page.snapshotID
             }
+        case .fetched:
+            entities = []
+            seq = try await JobClient.with(endpoint: jobs, curve: curve) { try await $0.status().lastSeq }
         }
+        let registersNew = if case .entities = contents { true } else { false }
         var options = ChangeFeed.Options()
         options.filter = FeedFilter(entities: entities)
         options.since = seq
         let changeFeed = try ChangeFeed(feed: feed, jobs: jobs, options: options, curve: curve)
         let (changes, continuation) = AsyncThrowingStream.makeStream(of: DidSave.self)
+        let observers = CommitObservers()
         // Unstructured: the view outlives this call; the task is cancelled by `close()` (and ends with the feed).
         let follower = Task {
             do {
                 for try await event in changeFeed {
                     guard case .didSave(let save) = event else { continue }
-                    try await context.perform { context in try context.mergeChanges(from: save) }
+                    try await context.perform { context in
+                        try context.mergeChanges(from: save, registeringNew: registersNew)
+                        observers.merged(save, in: context)
+                    }
                     continuation.yield(save)
                 }
                 continuation.finish()
+                observers.end(throwing: nil)
             } catch {
                 continuation.finish(throwing: error)
+                // Closing the view cancels this task: its live results end without an error.
+                observers.end(throwing: error is CancellationError ? nil : error)
             }
         }
         return ViewContext(
             context: context, snapshotSeq: seq, feed: changeFeed, changes: changes, follower: follower,
-            connection: connection)
+            connection: connection, observers: observers)
+    }
+
+    /// The live result of `request`: its snapshots, kept current from the feed (see ``LiveResults``). Its objects
+    /// (and what its key paths reach) are registered in ``context`` and merged as the feed changes them; a change
+    /// the feed's values cannot place is fetched again (``LiveResults/refetches``).
+    ///
+    /// ```swift
+    /// let open = try FetchPredicate(format: "merged == NO")
+    /// let results = try await view.results(
+    ///     for: FetchRequest(entity: "PullRequest", predicate: open, sortedBy: [FetchSort("additions", ascending: false)], limit: 50))
+    /// for try await snapshot in results {
+    ///     print(snapshot.ids.count, "shown;", snapshot.inserted.count, "in,", snapshot.removed.count, "out")
+    /// }
+    /// ```
+    /// - Throws: ``/TributaryCore/FetchPredicateError`` or ``/TributaryCore/ContextError`` for a request the model
+    ///   cannot answer; the coordinator's refusal of the first fetch.
+    public func results(for request: FetchRequest) async throws -> LiveResults {
+        let results = LiveResults()
+        let observers = observers
+        let entity = request.entity
+        // The first fetch and the observer in one block: no commit merged in between is missed.
+        let token = try await context.perform { context -> Int in
+            let engine = try LiveResultsEngine(request: request, context: context)
+            results.publish(
+                engine.visible.map { ObjectID(entity: entity, uuid: $0) }, updated: [], seq: engine.seq,
+                refetches: 0)
+            return observers.add(
+                merged: { save, context in
+                    do {
+                        guard let updated = try engine.apply(save, in: context) else { return }
+                        results.publish(
+                            engine.visible.map { ObjectID(entity: entity, uuid: $0) },
+                            updated: updated.map { ObjectID(entity: entity, uuid: $0) }, seq: engine.seq,
+                            refetches: engine.refetches)
+                    } catch {
+                        results.end(throwing: error)
+                    }
+                },
+                ended: { error in results.end(throwing: error) })
+        }
+        results.whenEnded { observers.remove(token) }
+        return results
     }
 
     /// Saves ``context``'s changes into the root (see ``CoordinatorStore``): its inserts, updates and deletes as one
