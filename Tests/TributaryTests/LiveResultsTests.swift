@@ -265,3 +265,64 @@ extension LiveResultsTests {
         await view.close()
     }
 }
+
+extension LiveResultsTests {
+    /// Replays one `tributary watch --json` line on the ids before it.
+    static func replay(_ line: String, on ids: [String]) throws -> (ids: [String], seq: UInt64) {
+        let state = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        var ids = ids
+        let removed = try #require(state["removed"] as? [[String: Any]])
+        for offset in removed.compactMap({ $0["offset"] as? Int }).sorted(by: >) { ids.remove(at: offset) }
+        let inserted = try #require(state["inserted"] as? [[String: Any]])
+        for change in inserted.sorted(by: { ($0["offset"] as? Int ?? 0) < ($1["offset"] as? Int ?? 0) }) {
+            ids.insert(try #require(change["id"] as? String), at: try #require(change["offset"] as? Int))
+        }
+        #expect(ids.count == state["count"] as? Int)
+        return (ids, UInt64(try #require(state["seq"] as? Int)))
+    }
+
+    @Test("tributary watch --json prints differences that replay to the store's result")
+    func watchCommand() async throws {
+        let directory = try TemporaryDirectory()
+        let coordinator = try await TestCoordinator.start(in: directory, workers: 0)
+        defer { Task { await coordinator.process.stop() } }
+        let (feed, listen) = (coordinator.process.feedEndpoint, coordinator.process.listenEndpoint)
+        let context = try BatchChangeTests.context(coordinator)
+        try await BatchChangeTests.insertPullRequests(100, into: context)
+        let watch = try StartedProcess.start(
+            "tributary",
+            [
+                "watch", "--entity", "PullRequest", "--where", "merged == NO", "--sort", "-additions,number",
+                "--limit", "6", "--json", "--feed", feed, "--listen", listen,
+            ])
+        defer { watch.kill() }
+        var (ids, _) = try Self.replay(try await watch.waitForOutput { _ in true }, on: [])
+        func stored() throws -> [String] {
+            try BatchChangeTests.ids(
+                coordinator.storePath,
+                "SELECT id FROM PullRequest WHERE merged = 0 ORDER BY additions DESC, number LIMIT 6"
+            ).map { $0.uuidString.lowercased() }
+        }
+        #expect(ids == (try stored()))
+        // Two commits: a batch update takes rows out, a context's save moves one in.
+        let batch = try await context.execute(
+            BatchUpdate(
+                entity: "PullRequest", predicate: try FetchPredicate(format: "additions >= %d", 98),
+                set: ["merged": .bool(true)]))
+        try await context.perform { context in
+            let pull = try #require(
+                try context.fetch(
+                    FetchRequest(entity: "PullRequest", predicate: try FetchPredicate(format: "number == 5"))
+                )
+                .first)
+            pull["additions"] = .int(1_000)
+        }
+        let last = try await context.save().seq
+        #expect(last > (batch.commits.last ?? 0))
+        var seq: UInt64 = 0
+        while seq < last {
+            (ids, seq) = try Self.replay(try await watch.waitForOutput { _ in true }, on: ids)
+        }
+        #expect(ids == (try stored()))
+    }
+}

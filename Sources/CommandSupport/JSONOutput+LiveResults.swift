@@ -1,0 +1,26 @@
+import Foundation
+import TributaryCore
+
+extension JSONOutput {
+    /// `tributary watch --json`: one snapshot of a live result as its difference from the line before:
+    /// `{"seq": N, "count": rows, "removed": [{"offset", "id"}], "inserted": [{"offset", "id"}],
+    /// "moved": [{"from", "to", "id"}], "updated": [offsets], "refetched": bool}`. Removals are at offsets of the
+    /// previous snapshot, insertions at offsets of this one; applying the removals (highest offset first), then the
+    /// insertions (lowest first), with a moved row removed from `from` and inserted at `to`, turns the previous
+    /// snapshot's ids into this one's.
+    public static func liveResults(_ snapshot: LiveResultsSnapshot) throws -> String {
+        let removed = snapshot.difference.removals.map { change -> [String: Any] in
+            guard case .remove(let offset, let id, _) = change else { return [:] }
+            return ["offset": offset, "id": ObjectText.id(id)]
+        }
+        let inserted = snapshot.difference.insertions.map { change -> [String: Any] in
+            guard case .insert(let offset, let id, _) = change else { return [:] }
+            return ["offset": offset, "id": ObjectText.id(id)]
+        }
+        return try encode([
+            "seq": NSNumber(value: snapshot.seq), "count": snapshot.ids.count, "removed": removed, "inserted": inserted,
+            "moved": snapshot.moved.map { ["from": $0.from, "to": $0.to, "id": ObjectText.id($0.id)] },
+            "updated": snapshot.updated, "refetched": snapshot.refetched,
+        ])
+    }
+}
