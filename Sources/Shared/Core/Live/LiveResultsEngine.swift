@@ -71,7 +71,7 @@ package final class LiveResultsEngine: @unchecked Sendable {
             if let object = context.registered[id.uuid], !object.isFault {
                 changed.append(object.predicateSubject)
             } else if let row = inserts[id.uuid] {
-                changed.append(row)
+                changed.append(row.predicateSubject)
             } else if let columns = changedKeys[id.uuid], columns.isDisjoint(with: keys) {
                 // Not held, so not in the window; changed in nothing the request reads, so it stays out.
                 continue
@@ -89,6 +89,13 @@ package final class LiveResultsEngine: @unchecked Sendable {
             return Set(visible)
         }
         guard case .applied(let updated) = outcome else { return [] }
+        // Rows that came in from the commit's inserts are held from now on, as fetched rows are, so that their next
+        // change is judged here too.
+        for id in window.ids where context.registered[id] == nil {
+            guard let object = inserts[id] else { continue }
+            object.version = save.seq
+            _ = context.register(fetched: object)
+        }
         return updated.intersection(visible)
     }
 
@@ -125,15 +132,19 @@ package final class LiveResultsEngine: @unchecked Sendable {
         (save.inserted + save.updated + save.deleted).contains { entities.contains($0.entity) }
     }
 
-    /// The whole values of the objects of `entity` that `save` inserted, by id (an insert carries every property it
-    /// set; the rest are nil).
+    /// The objects of `entity` that `save` inserted, whole, by id, not registered (an insert carries every property
+    /// it set; the rest are nil).
     private static func insertedRows(of entity: Entity, in save: DidSave, context: ObjectContext)
-        -> [UUID: PredicateSubject]
+        -> [UUID: ManagedObject]
     {
-        var rows: [UUID: PredicateSubject] = [:]
+        let inserted = Set(save.inserted.lazy.filter { $0.entity == entity.name }.map(\.uuid))
+        var rows: [UUID: ManagedObject] = [:]
         for batch in save.values where batch.entity == entity.name && batch.operation == .insert {
             guard let objects = try? context.transientObjects(from: batch) else { continue }
-            for object in objects { rows[object.objectID.uuid] = object.predicateSubject }
+            for object in objects where inserted.contains(object.objectID.uuid) {
+                object.isFault = false
+                rows[object.objectID.uuid] = object
+            }
         }
         return rows
     }
