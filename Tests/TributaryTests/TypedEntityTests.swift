@@ -261,3 +261,35 @@ struct TypedEntityTests {
         #expect(read == ["second hello [\"first\"]", "first - []"])
     }
 }
+
+extension TypedEntityTests {
+    @Test("a typed live result is the untyped one of the request its keys make")
+    func typedLiveResults() async throws {
+        let directory = try TemporaryDirectory()
+        let coordinator = try await TestCoordinator.start(in: directory, workers: 0)
+        defer { Task { await coordinator.process.stop() } }
+        let (feed, listen) = (coordinator.process.feedEndpoint, coordinator.process.listenEndpoint)
+        try await BatchChangeTests.insertPullRequests(40, into: try BatchChangeTests.context(coordinator))
+        let view = try await ViewContext.start(
+            feed: feed, jobs: listen, model: ViewContextTests.model, contents: .fetched)
+        let typed = try await PullRequest.results(
+            in: view, where: PullRequest.merged == false && PullRequest.additions > 20,
+            sortedBy: [PullRequest.additions.descending], limit: 3)
+        let untyped = try await view.results(
+            for: FetchRequest(
+                entity: "PullRequest", predicate: try FetchPredicate(format: "merged == NO AND additions > 20"),
+                sortedBy: [FetchSort("additions", ascending: false)], limit: 3))
+        var typedSnapshots = typed.makeAsyncIterator()
+        var untypedSnapshots = untyped.makeAsyncIterator()
+        let ids = try #require(try await typedSnapshots.next()).ids
+        let expected = try #require(try await untypedSnapshots.next()).ids
+        #expect(ids.count == 3 && ids == expected)
+        let additions = try await view.context.perform { context in
+            try ids.map { try PullRequest(context.object(with: $0)).additions }
+        }
+        #expect(additions == [39, 38, 37])
+        typed.cancel()
+        untyped.cancel()
+        await view.close()
+    }
+}

@@ -31,7 +31,13 @@ public final class ViewContext: Sendable {
     public let context: ObjectContext
     /// Each commit once it is merged into ``context``, in order. It finishes when the view is closed, and throws
     /// what stopped it otherwise (the coordinator refused the feed, a commit did not fit the model).
+    ///
+    /// It keeps the last ``unreadChangesKept`` commits nobody has read, so that a view whose changes are not read
+    /// (one that serves live results, say) does not grow with the feed: a reader further behind misses the oldest
+    /// of them (``context`` has merged them all). Follow a ``ChangeFeed`` for every commit, exactly once.
     public let changes: AsyncThrowingStream<DidSave, any Error>
+    /// How many unread commits ``changes`` keeps.
+    public static let unreadChangesKept = 1_024
     /// The commit the snapshot showed; merged commits follow it.
     public let snapshotSeq: UInt64
     private let feed: ChangeFeed
@@ -107,7 +113,8 @@ public final class ViewContext: Sendable {
         options.filter = FeedFilter(entities: entities)
         options.since = seq
         let changeFeed = try ChangeFeed(feed: feed, jobs: jobs, options: options, curve: curve)
-        let (changes, continuation) = AsyncThrowingStream.makeStream(of: DidSave.self)
+        let (changes, continuation) = AsyncThrowingStream.makeStream(
+            of: DidSave.self, bufferingPolicy: .bufferingNewest(unreadChangesKept))
         let observers = CommitObservers()
         // Unstructured: the view outlives this call; the task is cancelled by `close()` (and ends with the feed).
         let follower = Task {
