@@ -192,6 +192,17 @@ let package = Package(
             exclude: ["README.md"],
             swiftSettings: swiftSettings
         ),
+        // A live list that edits (docs/contexts.md#live-results): the seeds' UI context end to end.
+        .executableTarget(
+            name: "live-list",
+            dependencies: [
+                "TributaryClient", "TributaryCore", "TributaryMessaging", "TributaryCommandSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "examples/live-list",
+            exclude: ["README.md"],
+            swiftSettings: swiftSettings
+        ),
         // The fuzz targets (every decoder of outside bytes) and their seed corpus, for the fuzzer and the tests.
         .target(
             name: "TributaryFuzz",

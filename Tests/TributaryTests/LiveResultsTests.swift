@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TributaryCommandSupport
 
 @testable import TributaryClient
 @testable import TributaryCoordinator
@@ -338,5 +339,36 @@ extension LiveResultsTests {
             (ids, seq) = try Self.replay(try await watch.waitForOutput { _ in true }, on: ids)
         }
         #expect(ids == (try stored()))
+    }
+}
+
+extension LiveResultsTests {
+    @Test("the live-list example shows the live list and saves an edit through its view context")
+    func liveListExample() async throws {
+        let directory = try TemporaryDirectory()
+        let coordinator = try await TestCoordinator.start(in: directory, workers: 0)
+        defer { Task { await coordinator.process.stop() } }
+        let (feed, listen) = (coordinator.process.feedEndpoint, coordinator.process.listenEndpoint)
+        try await BatchChangeTests.insertPullRequests(40, into: try BatchChangeTests.context(coordinator))
+        let process = Process()
+        process.executableURL = Binaries.url("live-list")
+        process.arguments = ["--listen", listen, "--feed", feed, "--limit", "3"]
+        let (input, output) = (Pipe(), Pipe())
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let started = StartedProcess(
+            process: process, errorLines: AsyncStream { $0.finish() },
+            outputLines: LineReader(output.fileHandleForReading).lines)
+        defer { started.kill() }
+        #expect(try await started.waitForOutput { $0.hasPrefix("1. #39 ") }.contains("+39  PR 39"))
+        input.fileHandleForWriting.write(Data("title 39 A better title\n".utf8))
+        _ = try await started.waitForOutput { $0.hasPrefix("1. #39 ") && $0.contains("A better title") }
+        #expect(
+            try BatchChangeTests.count(
+                coordinator.storePath, "SELECT COUNT(*) FROM PullRequest WHERE number = 39 AND title = 'A better title'"
+            )
+                == 1)
     }
 }
