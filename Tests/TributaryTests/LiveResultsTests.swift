@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-import TributaryCommandSupport
 
 @testable import TributaryClient
 @testable import TributaryCoordinator
@@ -350,20 +349,11 @@ extension LiveResultsTests {
         defer { Task { await coordinator.process.stop() } }
         let (feed, listen) = (coordinator.process.feedEndpoint, coordinator.process.listenEndpoint)
         try await BatchChangeTests.insertPullRequests(40, into: try BatchChangeTests.context(coordinator))
-        let process = Process()
-        process.executableURL = Binaries.url("live-list")
-        process.arguments = ["--listen", listen, "--feed", feed, "--limit", "3"]
-        let (input, output) = (Pipe(), Pipe())
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let started = StartedProcess(
-            process: process, errorLines: AsyncStream { $0.finish() },
-            outputLines: LineReader(output.fileHandleForReading).lines)
+        let (started, input) = try StartedProcess.startTalking(
+            "live-list", ["--listen", listen, "--feed", feed, "--limit", "3"])
         defer { started.kill() }
         #expect(try await started.waitForOutput { $0.hasPrefix("1. #39 ") }.contains("+39  PR 39"))
-        input.fileHandleForWriting.write(Data("title 39 A better title\n".utf8))
+        input.write(Data("title 39 A better title\n".utf8))
         _ = try await started.waitForOutput { $0.hasPrefix("1. #39 ") && $0.contains("A better title") }
         #expect(
             try BatchChangeTests.count(

@@ -45,6 +45,23 @@ struct StartedProcess {
             outputLines: LineReader(output.fileHandleForReading).lines)
     }
 
+    /// Starts the built executable `name` with a pipe for its standard input, for a test that talks to it line by
+    /// line; its standard error is dropped.
+    static func startTalking(_ name: String, _ arguments: [String]) throws -> (StartedProcess, input: FileHandle) {
+        let process = Process()
+        process.executableURL = Binaries.url(name)
+        process.arguments = arguments
+        let (input, output) = (Pipe(), Pipe())
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let started = StartedProcess(
+            process: process, errorLines: AsyncStream { $0.finish() },
+            outputLines: LineReader(output.fileHandleForReading).lines)
+        return (started, input.fileHandleForWriting)
+    }
+
     var pid: Int32 { process.processIdentifier }
 
     /// Waits (bounded) for a line of standard error that contains `text`, and returns it.

@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-import TributaryCommandSupport
 
 /// The `view-editor` example running as a process of its own: a view context in another process, driven by lines
 /// on its standard input, each answered by one line on its standard output.
@@ -12,19 +11,9 @@ struct ViewEditorProcess {
 
     /// Starts it against a coordinator, loading `entities`, and waits until its view is ready.
     static func start(listen: String, feed: String, entities: [String]) async throws -> ViewEditorProcess {
-        let pipe = Pipe()
-        let process = Process()
-        process.executableURL = Binaries.url("view-editor")
-        process.arguments = ["--listen", listen, "--feed", feed] + entities.flatMap { ["--entity", $0] }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = pipe
-        try process.run()
-        let started = StartedProcess(
-            process: process, errorLines: AsyncStream { $0.finish() },
-            outputLines: LineReader(output.fileHandleForReading).lines)
-        var editor = ViewEditorProcess(started: started, input: pipe.fileHandleForWriting)
+        let (started, input) = try StartedProcess.startTalking(
+            "view-editor", ["--listen", listen, "--feed", feed] + entities.flatMap { ["--entity", $0] })
+        var editor = ViewEditorProcess(started: started, input: input)
         let ready = try await editor.nextLine()
         editor.readySeq = try #require(ready.hasPrefix("ready ") ? UInt64(ready.dropFirst(6)) : nil, "\(ready)")
         return editor
