@@ -84,10 +84,13 @@ struct LiveResultsTests {
                     ids: objects, previous: shown[index],
                     updated: Set(updated.map { ObjectID(entity: "", uuid: $0) }), seq: seq, refetched: false)
                 #expect(shown[index].applying(snapshot.difference) == objects, "the difference replays")
+                // As a list view would: removals and moves out (highest offset first), then insertions and moves in.
                 var replayed = shown[index]
-                for removal in snapshot.removed.sorted(by: { $0.offset > $1.offset }) {
-                    replayed.remove(at: removal.offset)
-                }
+                let out = snapshot.removed.map(\.offset) + snapshot.moved.map(\.from)
+                for offset in out.sorted(by: >) { replayed.remove(at: offset) }
+                let into = snapshot.inserted + snapshot.moved.map { (offset: $0.to, id: $0.id) }
+                for (offset, id) in into.sorted(by: { $0.offset < $1.offset }) { replayed.insert(id, at: offset) }
+                #expect(replayed == objects, "inserted, removed and moved replay")
                 shown[index] = objects
             }
         }

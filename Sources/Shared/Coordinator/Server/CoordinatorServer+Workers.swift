@@ -87,37 +87,21 @@ extension CoordinatorServer {
     }
 
     private func acknowledge(_ member: SaveGroup.Member, _ applied: AppliedSave, writtenAt: ContinuousClock.Instant) {
-        var ack = Tributary_V1_SaveAck()
+        var ack = applied.ack
         ack.jobID = UInt64(member.save.jobID)
         ack.batchIndex = UInt32(clamping: member.save.batchIndex)
-        if let selection = applied.selection {
-            ack.batchIds = selection.ids
-            ack.batchMore = selection.more
-        }
         switch applied.outcome {
-        case .committed(let seq, let events, let remaps, let resolved):
-            ack.seq = seq
-            ack.remaps = remaps
-            ack.resolved = resolved
+        case .committed(_, let events, _, _):
             WriterMetrics.commitToPublish.record(duration: writtenAt.duration(to: .now))
             publisher.publish(events)
             WriterMetrics.commits.increment()
             WriterMetrics.rowsCommitted.increment(by: Int64(events.objectsChanged))
             totals.committed(rows: events.objectsChanged)
             WriterMetrics.saveToCommit.record(duration: member.receivedAt.duration(to: writtenAt))
-        case .committedEmpty(let remaps, let resolved):
-            ack.seq = 0
-            ack.remaps = remaps
-            ack.resolved = resolved
+        case .committedEmpty:
             WriterMetrics.saveToCommit.record(duration: member.receivedAt.duration(to: writtenAt))
-        case .duplicate(let seq):
-            ack.seq = seq
-            ack.duplicate = true
-        case .answeredBefore(let seq, let remaps, let resolved):
-            ack.seq = seq
-            ack.remaps = remaps
-            ack.resolved = resolved
-            ack.duplicate = true
+        case .duplicate, .answeredBefore:
+            break
         }
         if member.save.completesJob, workers[member.peer]?.id == member.worker {
             workers[member.peer]?.jobs[member.save.jobID] = nil

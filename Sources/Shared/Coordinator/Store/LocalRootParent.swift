@@ -35,28 +35,6 @@ public struct LocalRootParent: ChangeSetParent {
         } catch let error as StoreError where error.code == .mergeConflict {
             throw MergeConflictError(conflicts: error.conflicts)
         }
-        var ack = Tributary_V1_SaveAck()
-        if let selection = applied.selection {
-            ack.batchIds = selection.ids
-            ack.batchMore = selection.more
-        }
-        switch applied.outcome {
-        case .committed(let seq, _, let remaps, let resolved):
-            ack.seq = seq
-            ack.remaps = remaps
-            ack.resolved = resolved
-        case .committedEmpty(let remaps, let resolved):
-            ack.remaps = remaps
-            ack.resolved = resolved
-        case .duplicate(let seq):
-            ack.seq = seq
-            ack.duplicate = true
-        case .answeredBefore(let seq, let remaps, let resolved):
-            ack.seq = seq
-            ack.remaps = remaps
-            ack.resolved = resolved
-            ack.duplicate = true
-        }
-        return SaveReceipt(ack)
+        return SaveReceipt(applied.ack)
     }
 }

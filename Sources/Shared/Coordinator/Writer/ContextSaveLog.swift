@@ -34,22 +34,11 @@ enum ContextSaveLog {
         _ id: Data, _ outcome: SaveOutcome, selection: BatchSelection?, at now: Double, in db: Database,
         statements: WriterStatements
     ) throws {
-        var answer = Tributary_V1_SaveAck()
         switch outcome {
-        case .committed(let seq, _, let remaps, let resolved):
-            answer.seq = seq
-            answer.remaps = remaps
-            answer.resolved = resolved
-        case .committedEmpty(let remaps, let resolved):
-            answer.remaps = remaps
-            answer.resolved = resolved
-        case .duplicate, .answeredBefore:
-            return
+        case .duplicate, .answeredBefore: return
+        case .committed, .committedEmpty: break
         }
-        if let selection {
-            answer.batchIds = selection.ids
-            answer.batchMore = selection.more
-        }
+        let answer = AppliedSave(outcome: outcome, progress: nil, selection: selection).ack
         let insert = try statements.statement(
             db, "INSERT INTO tributary_context_saves (save_id, answer, saved_at) VALUES (?, ?, ?)")
         insert.bind(1, bytes: id)

@@ -76,10 +76,7 @@ extension ObjectContext {
     @discardableResult
     public func execute(_ request: BatchUpdate) async throws -> BatchChangeResult {
         let entity = try requireEntity(request.entity)
-        var change = Tributary_V1_BatchChange()
-        change.entity = entity.name
-        change.operation = .update
-        if let predicate = request.predicate { change.predicate = predicate.wire }
+        var change = Self.batchChange(of: entity, .update, request.predicate)
         guard !request.values.isEmpty else {
             throw ContextError(.unsupported, "a batch update of '\(entity.name)' sets no values")
         }
@@ -97,12 +94,19 @@ extension ObjectContext {
     /// - Throws: as ``execute(_:)-(BatchUpdate)``.
     @discardableResult
     public func execute(_ request: BatchDelete) async throws -> BatchChangeResult {
-        let entity = try requireEntity(request.entity)
+        let change = Self.batchChange(of: try requireEntity(request.entity), .delete, request.predicate)
+        return try await execute(change, objectsPerCommit: request.objectsPerCommit)
+    }
+
+    /// The wire form of a batch change of `entity`'s objects that match `predicate`.
+    private static func batchChange(
+        of entity: Entity, _ operation: Tributary_V1_Operation, _ predicate: FetchPredicate?
+    ) -> Tributary_V1_BatchChange {
         var change = Tributary_V1_BatchChange()
         change.entity = entity.name
-        change.operation = .delete
-        if let predicate = request.predicate { change.predicate = predicate.wire }
-        return try await execute(change, objectsPerCommit: request.objectsPerCommit)
+        change.operation = operation
+        if let predicate { change.predicate = predicate.wire }
+        return change
     }
 
     private func execute(_ change: Tributary_V1_BatchChange, objectsPerCommit: Int) async throws
