@@ -99,6 +99,7 @@ let package = Package(
             name: "TributaryClient",
             dependencies: [
                 "TributaryCore", "TributaryProtocol", "TributaryMessaging", "ZeroMQ",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -279,6 +280,7 @@ let package = Package(
                 "GeneratedEntities", "PluginEntities",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
             exclude: ["Support/tcp_tap.py", "Support/prometheus_samples.py"],
             swiftSettings: swiftSettings

@@ -4,11 +4,12 @@ import TributaryCore
 extension JSONOutput {
     /// `tributary watch --json`: one snapshot of a live result as its difference from the line before:
     /// `{"seq": N, "count": rows, "removed": [{"offset", "id"}], "inserted": [{"offset", "id"}],
-    /// "moved": [{"from", "to", "id"}], "updated": [offsets], "refetched": bool}`. Removals are at offsets of the
+    /// "moved": [{"from", "to", "id"}], "updated": [offsets], "refetched": bool}`, and for a sectioned result
+    /// `"sections": [{"name", "count"}]`. Removals are at offsets of the
     /// previous snapshot, insertions at offsets of this one; applying the removals (highest offset first), then the
     /// insertions (lowest first), with a moved row removed from `from` and inserted at `to`, turns the previous
     /// snapshot's ids into this one's.
-    public static func liveResults(_ snapshot: LiveResultsSnapshot) throws -> String {
+    public static func liveResults(_ snapshot: LiveResultsSnapshot, sectioned: Bool = false) throws -> String {
         let removed = snapshot.difference.removals.map { change -> [String: Any] in
             guard case .remove(let offset, let id, _) = change else { return [:] }
             return ["offset": offset, "id": ObjectText.id(id)]
@@ -17,10 +18,12 @@ extension JSONOutput {
             guard case .insert(let offset, let id, _) = change else { return [:] }
             return ["offset": offset, "id": ObjectText.id(id)]
         }
-        return try encode([
+        var line: [String: Any] = [
             "seq": NSNumber(value: snapshot.seq), "count": snapshot.ids.count, "removed": removed, "inserted": inserted,
             "moved": snapshot.moved.map { ["from": $0.from, "to": $0.to, "id": ObjectText.id($0.id)] },
             "updated": snapshot.updated, "refetched": snapshot.refetched,
-        ])
+        ]
+        if sectioned { line["sections"] = snapshot.sections.map { ["name": $0.name, "count": $0.count] } }
+        return try encode(line)
     }
 }

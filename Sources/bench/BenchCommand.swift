@@ -28,6 +28,12 @@ struct BenchCommand: AsyncParsableCommand {
             latency: from a worker's save() call to a subscriber receiving its didSave, at 1,000 saves/s and at 80%
               of the maximum rate, against ZeroMQ round trips over loopback on this machine; then the save round
               trip: one view context saving one small edit at a time, from save() to its answer (p50, p99, saves/s).
+            live: a view over the import's store (--rows pull requests) that holds what it fetched, showing a \
+              1,000-row live result (the open pull requests with the most additions), in a process of its own: from \
+              its start to the first snapshot, and its peak resident memory, against the same view loading the whole \
+              entity first (--rounds rounds, alternated; medians). Then a live result's update latency: from a save() \
+              at 1,000 saves/s to the live result's consumer receiving it, against a plain subscriber's didSave of \
+              the same saves.
             restart: a coordinator's start, from launch to serving, on a store with 100,000 queued jobs, against
               the same start on an empty store.
             fanout (only with --only fanout; needs root): --subscribers `tributary subscribe` processes on two
@@ -41,11 +47,11 @@ struct BenchCommand: AsyncParsableCommand {
             """)
 
     enum Benchmark: String, ExpressibleByArgument, CaseIterable {
-        case `import`, memory, scaling, jobs, latency, restart, fanout, merge
+        case `import`, memory, scaling, jobs, latency, live, restart, fanout, merge
 
         /// What a run without --only measures (fanout needs root and takes its own run; merge is for comparing
         /// builds).
-        static let byDefault: [Benchmark] = [.import, .memory, .scaling, .jobs, .latency, .restart]
+        static let byDefault: [Benchmark] = [.import, .memory, .scaling, .jobs, .latency, .live, .restart]
     }
 
     @Option(help: "Pull requests to import.")
@@ -101,8 +107,20 @@ struct BenchCommand: AsyncParsableCommand {
     var fanoutRows = 100_000
 
     @Option(
-        help: "Run only these benchmarks (repeatable): import, memory, scaling, jobs, latency, restart, fanout.")
+        help:
+            "Run only these benchmarks (repeatable): import, memory, scaling, jobs, latency, live, restart, fanout, merge."
+    )
     var only: [Benchmark] = []
+
+    /// Set when the bench runs itself as the live benchmark's view probe: `fetched` or `entity`.
+    @Option(help: .hidden)
+    var viewProbe: String?
+
+    @Option(help: .hidden)
+    var probeJobs = ""
+
+    @Option(help: .hidden)
+    var probeFeed = ""
 
     @Flag(help: "A quick run: 100,000 rows, 10,000 jobs, 1,000 saves.")
     var quick = false
@@ -120,6 +138,11 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if let viewProbe {
+            try await LiveResultsBenchmark.runProbe(
+                wholeEntity: viewProbe == "entity", jobs: probeJobs, feed: probeFeed)
+            return
+        }
         // The baselines run SQLite in this process with the coordinator's process-wide settings.
         SQLiteProcessSettings.apply()
         let rows = quick ? 100_000 : self.rows
@@ -144,6 +167,9 @@ struct BenchCommand: AsyncParsableCommand {
         }
         if selected.contains(.latency) {
             try await runLatency(saves: quick ? 1_000 : saves, directory: directory)
+        }
+        if selected.contains(.live) {
+            try await runLive(rows: rows, users: users, saves: quick ? 1_000 : saves, directory: directory)
         }
         if selected.contains(.fanout) {
             try await runFanOut(directory: directory)
@@ -267,6 +293,46 @@ struct BenchCommand: AsyncParsableCommand {
                     unit: "ms", smallerIsBetter: true,
                     note:
                         "one view context, one edit a save: \(Int(savesPerSecond)) saves/s; baseline: ZeroMQ round trip"
+                ).line)
+        }
+    }
+
+    private func runLive(rows: Int, users: Int, saves: Int, directory: URL) async throws {
+        var logger = Logger(label: "tributary.bench")
+        logger.logLevel = .warning
+        let benchmark = LiveResultsBenchmark(directory: directory, logger: logger)
+        let store = directory.appendingPathComponent("live-store")
+        defer { try? FileManager.default.removeItem(at: store) }
+        _ = try await ImportBenchmark(
+            input: DemoData.pullRequests(count: rows, users: users), rows: rows, workers: workers,
+            extraArguments: coordinatorArguments, directory: directory, rowsPerJob: rowsPerJob, batchSize: batchSize
+        ).run(stalledSubscriber: false, name: store.lastPathComponent, keep: true)
+        let rounds = quick ? 1 : self.rounds
+        let (fetched, whole) = try await benchmark.viewStart(store: store, rounds: rounds)
+        let of = rounds > 1 ? "; medians of \(rounds) alternated rounds" : ""
+        Terminal.line(
+            Figure(
+                name: "live view start", tributary: fetched.seconds * 1000, baseline: whole.seconds * 1000, unit: "ms",
+                smallerIsBetter: true,
+                note: "a view holding what it fetched, to a 1,000-row live result over \(rows.formatted()) pull "
+                    + "requests; baseline: the view loading the whole entity first\(of)"
+            ).line)
+        Terminal.line(
+            Figure(
+                name: "live view memory", tributary: fetched.peakBytes / 1_048_576,
+                baseline: whole.peakBytes / 1_048_576, unit: "MB", smallerIsBetter: true,
+                note: "the view's process, peak RSS; baseline: the view loading the whole entity first\(of)"
+            ).line)
+        let (live, feed, reached) = try await benchmark.update(saves: saves, rate: 1_000)
+        let (measured, baseline) = (Percentiles(live), Percentiles(feed))
+        for (name, value, base) in [("p50", measured.p50, baseline.p50), ("p99", measured.p99, baseline.p99)] {
+            Terminal.line(
+                Figure(
+                    name: "live update \(name)", tributary: value.seconds * 1000, baseline: base.seconds * 1000,
+                    unit: "ms", smallerIsBetter: true,
+                    note:
+                        "from save() to the live result's consumer, at 1,000 saves/s (\(Int(reached)) reached); baseline: a "
+                        + "subscriber's didSave of the same saves"
                 ).line)
         }
     }

@@ -25,10 +25,10 @@ struct ImportBenchmark {
     var batchSize: Int?
 
     /// - Parameter stalledSubscriber: connect a subscriber that never reads, to show what it costs.
-    /// - Parameter name: the folder of this run's store, removed once measured.
-    func run(stalledSubscriber: Bool, name: String? = nil) async throws -> Result {
+    /// - Parameter name: the folder of this run's store, removed once measured unless `keep`.
+    func run(stalledSubscriber: Bool, name: String? = nil, keep: Bool = false) async throws -> Result {
         let folder = directory.appendingPathComponent(name ?? (stalledSubscriber ? "import-stalled" : "import"))
-        defer { try? FileManager.default.removeItem(at: folder) }
+        defer { if !keep { try? FileManager.default.removeItem(at: folder) } }
         let started = try await CoordinatorProcess.startDemoStore(
             in: folder,
             arguments: ["--workers", String(workers), "--log-level", "warning"] + extraArguments)

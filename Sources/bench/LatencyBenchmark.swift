@@ -115,7 +115,9 @@ struct LatencyProbe: JobHandler {
         for index in 0..<saves {
             if rate > 0 { try await Task.sleep(until: started + .seconds(Double(index) / rate)) }
             try await context.perform { context in
-                _ = try context.findOrCreate("User", matching: ["login": .string("probe-\(job.jobID)-\(index)")])
+                // Zero-padded, so that each login sorts after the ones before it.
+                let login = "probe-\(job.jobID)-" + String(format: "%08d", index)
+                _ = try context.findOrCreate("User", matching: ["login": .string(login)])
             }
             let start = ContinuousClock.now
             let receipt = try await job.save(context, progress: UInt64(index + 1))

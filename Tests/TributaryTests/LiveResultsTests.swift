@@ -1,4 +1,5 @@
 import Foundation
+import MetricsTestKit
 import Testing
 
 @testable import TributaryClient
@@ -61,6 +62,20 @@ struct LiveResultsTests {
         let engines = try await view.perform { view in
             try requests.map { try LiveResultsEngine(request: $0, context: view) }
         }
+        // Sectioned results: by a key path the sort does not start with, and by the first sort key.
+        let sectioned = try await view.perform { view in
+            [
+                try LiveResultsEngine(
+                    request: FetchRequest(
+                        entity: "PullRequest", predicate: try FetchPredicate(format: "additions > %d", 20),
+                        sortedBy: [FetchSort("number", ascending: false)], limit: 12),
+                    sectionKey: "author.login", context: view),
+                try LiveResultsEngine(
+                    request: FetchRequest(
+                        entity: "PullRequest", sortedBy: [FetchSort("merged", ascending: false), FetchSort("title")]),
+                    sectionKey: "merged", context: view),
+            ]
+        }
         var shown = try await view.perform { _ in engines.map { $0.visible.map { ObjectID(entity: "", uuid: $0) } } }
         var number: Int64 = 0
         var refetches = 0
@@ -93,10 +108,38 @@ struct LiveResultsTests {
                 #expect(replayed == objects, "inserted, removed and moved replay")
                 shown[index] = objects
             }
+            for engine in sectioned {
+                let (sections, expected) = try await view.perform { view in
+                    _ = try engine.apply(save, in: view)
+                    return (engine.sections, try Self.sections(of: engine.request, in: view))
+                }
+                #expect(sections == expected, "sections of \(engine.request.sortDescriptors[0].key) after \(seq)")
+            }
         }
         refetches = try await view.perform { _ in engines.reduce(0) { $0 + $1.refetches } }
         // Most commits are judged from the feed alone; some needed the store.
         #expect(refetches > 0 && refetches < 300 * requests.count / 2, "\(refetches) refetches")
+    }
+
+    /// The sections of a fresh fetch of `request`, grouped by its first sort key (an attribute, or a to-one
+    /// relationship's attribute) read from the objects themselves.
+    static func sections(of request: FetchRequest, in context: ObjectContext) throws -> [LiveResultsSection] {
+        let steps = request.sortDescriptors[0].key.split(separator: ".").map(String.init)
+        var sections: [LiveResultsSection] = []
+        for (offset, object) in try context.fetch(request).enumerated() {
+            var reached: ManagedObject? = object
+            for step in steps.dropLast() {
+                reached = try reached?.destination(step).map { try context.object(with: $0) }
+            }
+            let value = try reached?.value(steps.last!)
+            if let last = sections.last, last.value == value {
+                sections[sections.count - 1] = LiveResultsSection(
+                    value: value, range: last.range.lowerBound..<offset + 1)
+            } else {
+                sections.append(LiveResultsSection(value: value, range: offset..<offset + 1))
+            }
+        }
+        return sections
     }
 
     /// One random commit of the writer: returns its seq (0 when it changed nothing).
@@ -209,6 +252,84 @@ extension LiveResultsTests {
 }
 
 extension LiveResultsTests {
+    @Test("a sectioned live result reports its sections' changes, and each refetch is counted in the metric")
+    func sectionsAndRefetchMetric() async throws {
+        let directory = try TemporaryDirectory()
+        let coordinator = try await TestCoordinator.start(in: directory, workers: 0)
+        defer { Task { await coordinator.process.stop() } }
+        let writer = try BatchChangeTests.context(coordinator)
+        try await writer.perform { context in
+            let users = try ["ann", "bo"].map { login in
+                let user = try context.insert("User")
+                user["login"] = .string(login)
+                return user
+            }
+            for number in 0..<6 {
+                let pull = try context.insert("PullRequest")
+                pull["number"] = .int(Int64(number))
+                pull["title"] = .string("PR \(number)")
+                pull["merged"] = .bool(false)
+                pull["additions"] = .int(1)
+                pull["createdAt"] = .date(Date(timeIntervalSince1970: 1_700_000_000))
+                try pull.setDestination(users[number % 2], for: "author")
+            }
+        }
+        try await writer.save()
+        let view = try await ViewContext.start(
+            feed: coordinator.process.feedEndpoint, jobs: coordinator.process.listenEndpoint, model: Self.model,
+            contents: .fetched)
+        let metrics = TestMetrics()
+        let results = try await view.results(
+            for: FetchRequest(entity: "PullRequest", sortedBy: [FetchSort("number")]), sectionedBy: "author.login",
+            metrics: metrics)
+        var snapshots = results.makeAsyncIterator()
+        let first = try #require(try await snapshots.next())
+        #expect(first.sections.map(\.name) == ["ann", "bo"] && first.sections.map(\.count) == [3, 3])
+        #expect(first.section(ofRowAt: 4)! == (1, 1) && first.sectionDifference.insertions.count == 2)
+
+        /// Takes snapshots until one reflects `seq`.
+        func follow(to seq: UInt64) async throws -> LiveResultsSnapshot {
+            while true {
+                let snapshot = try #require(try await snapshots.next())
+                if snapshot.seq >= seq { return snapshot }
+            }
+        }
+        // A pull request by a new author: a section is inserted before the two. The commit inserts a User, an entity
+        // the key path reaches, so the result is fetched again: one refetch, counted.
+        try await writer.perform { context in
+            let user = try context.insert("User")
+            user["login"] = .string("amy")
+            let pull = try #require(
+                try context.fetch(
+                    FetchRequest(
+                        entity: "PullRequest", predicate: try FetchPredicate(format: "number == 5"))
+                ).first)
+            try pull.setDestination(user, for: "author")
+        }
+        let added = try await follow(to: try await writer.save().seq)
+        #expect(added.sections.map(\.name) == ["amy", "ann", "bo"] && added.sections.map(\.count) == [1, 3, 2])
+        #expect(added.sectionDifference.insertions.count == 1 && added.sectionDifference.removals.isEmpty)
+        #expect(added.moved.count == 1 && added.moved[0].to == 0 && added.refetched)
+        #expect(try metrics.expectCounter(LiveResults.refetchesMetric, [("entity", "PullRequest")]).totalValue == 1)
+
+        // Renaming a user changes a related object under the key path: another refetch.
+        try await writer.perform { context in
+            let bo = try #require(
+                try context.fetch(
+                    FetchRequest(
+                        entity: "User", predicate: try FetchPredicate(format: "login == 'bo'"))
+                ).first)
+            bo["login"] = .string("zed")
+        }
+        let renamed = try await follow(to: try await writer.save().seq)
+        #expect(renamed.sections.map(\.name) == ["amy", "ann", "zed"] && renamed.refetched)
+        #expect(renamed.sectionDifference.removals.count == 1 && renamed.sectionDifference.insertions.count == 1)
+        #expect(results.refetches == 2)
+        #expect(try metrics.expectCounter(LiveResults.refetchesMetric, [("entity", "PullRequest")]).totalValue == 2)
+        results.cancel()
+        await view.close()
+    }
+
     @Test("a live result in a view that holds only what it fetched follows an import and saves made in other processes")
     func acrossProcesses() async throws {
         let directory = try TemporaryDirectory()
@@ -341,6 +462,21 @@ extension LiveResultsTests {
             (ids, seq) = try Self.replay(try await watch.waitForOutput { _ in true }, on: ids)
         }
         #expect(ids == (try stored()))
+
+        // Sectioned by `merged`: the rows with 95 additions or more (98 and 99 merged, 5 now with 1,000).
+        let sectioned = try StartedProcess.start(
+            "tributary",
+            [
+                "watch", "--entity", "PullRequest", "--where", "additions >= 95", "--sort", "number", "--section",
+                "merged", "--json", "--feed", feed, "--listen", listen,
+            ])
+        defer { sectioned.kill() }
+        let line = try await sectioned.waitForOutput { _ in true }
+        let sections = try #require(
+            (try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["sections"] as? [[String: Any]]
+        )
+        #expect(sections.map { $0["name"] as? String } == ["false", "true"])
+        #expect(sections.map { $0["count"] as? Int } == [4, 2])
     }
 }
 

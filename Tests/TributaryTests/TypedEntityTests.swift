@@ -288,6 +288,14 @@ extension TypedEntityTests {
             try ids.map { try PullRequest(context.object(with: $0)).additions }
         }
         #expect(additions == [39, 38, 37])
+        // Sectioned by a typed key: sorted by it first, then by the sorts given.
+        let sectioned = try await PullRequest.results(
+            in: view, where: PullRequest.number < 6, sectionedBy: PullRequest.additions,
+            sortedBy: [PullRequest.number.descending])
+        var sectionedSnapshots = sectioned.makeAsyncIterator()
+        let sections = try #require(try await sectionedSnapshots.next()).sections
+        #expect(sections.map(\.value) == (0..<6).map { .int($0) } && sections.allSatisfy { $0.count == 1 })
+        sectioned.cancel()
         typed.cancel()
         untyped.cancel()
         await view.close()

@@ -16,12 +16,14 @@ struct WatchCommand: AsyncParsableCommand {
             again only for a change it cannot judge from the commit's values (docs/contexts.md#live-results). \
             --where and --sort take the grammar of `tributary fetch`.
 
-            Text: the rows, one per line as `tributary fetch` prints them, under a header with the commit; on a \
-            terminal the table is redrawn in place, otherwise each state follows the last.
+            Text: the rows, one per line as `tributary fetch` prints them, under a header with the commit (and with \
+            --section, under a line per section: its value and row count); on a terminal the table is redrawn in \
+            place, otherwise each state follows the last.
 
             --json: one line per state, its difference from the line before: {"seq", "count", "removed": \
             [{"offset", "id"}], "inserted": [{"offset", "id"}], "moved": [{"from", "to", "id"}], "updated": \
-            [offsets], "refetched"}. The first line inserts every row. Removals are at the previous state's \
+            [offsets], "refetched"}, and with --section "sections": [{"name", "count"}] (the rows in order, \
+            grouped; a NULL value's name is ""). The first line inserts every row. Removals are at the previous state's \
             offsets and insertions at the new one's (a moved row appears in both), so replaying them gives each \
             state.
 
@@ -38,6 +40,12 @@ struct WatchCommand: AsyncParsableCommand {
 
     @Option(help: "At most this many rows (1 to 10000).")
     var limit = 20
+
+    @Option(
+        help: ArgumentHelp(
+            "Group the rows by this key or to-one key path (sorted by it first, ascending, unless --sort starts with it).",
+            valueName: "key"))
+    var section: String?
 
     @Flag(help: "Print one JSON line of differences per state instead of the table.")
     var json = false
@@ -58,16 +66,20 @@ struct WatchCommand: AsyncParsableCommand {
         let model = try await JobClient.with(endpoint: jobs.endpoint, curve: curve) { try await $0.model() }
         let view = try await ViewContext.start(
             feed: source.endpoint, jobs: jobs.endpoint, model: model, contents: .fetched, name: "watch", curve: curve)
-        let results = try await view.results(for: request)
+        let results = try await view.results(for: request, sectionedBy: section)
         let json = json
+        let sectioned = section != nil
         let redraw = isatty(1) != 0
         _ = try await StopSignals.run {
             for try await snapshot in results {
                 if json {
-                    Terminal.line(try JSONOutput.liveResults(snapshot))
+                    Terminal.line(try JSONOutput.liveResults(snapshot, sectioned: sectioned))
                 } else {
-                    let lines = try await view.context.perform { context in
+                    var lines = try await view.context.perform { context in
                         try snapshot.ids.map { ObjectText.line(try Self.fetched(context.object(with: $0))) }
+                    }
+                    for section in snapshot.sections.reversed() {
+                        lines.insert("-- \(section.name) (\(section.count))", at: section.range.lowerBound)
                     }
                     let header = "\(request.entity): \(snapshot.ids.count) shown, at seq \(snapshot.seq)"
                     Terminal.line((redraw ? "\u{1B}[H\u{1B}[2J" : "") + ([header] + lines).joined(separator: "\n"))

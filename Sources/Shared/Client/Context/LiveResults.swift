@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import Synchronization
 import TributaryCore
@@ -9,8 +10,14 @@ import TributaryCore
 ///
 /// A consumer slower than the feed is not given a backlog: the next snapshot it takes is the latest state, its
 /// difference and updated rows counted from the last snapshot it took. Iterate it from one task at a time.
+///
+/// Each refetch (a change the feed's values could not place) adds one to ``refetches`` and to the counter
+/// ``refetchesMetric`` (dimension `entity`) of the metrics factory it was made with.
 public final class LiveResults: AsyncSequence, Sendable {
     public typealias Element = LiveResultsSnapshot
+
+    /// The counter of refetches, by `entity`, in the metrics backend the process bootstrapped (swift-metrics).
+    public static let refetchesMetric = "tributary_live_results_refetches_total"
 
     private struct State {
         var ids: [ObjectID] = []
@@ -18,7 +25,9 @@ public final class LiveResults: AsyncSequence, Sendable {
         var version = 0
         var updated: Set<ObjectID> = []
         var refetched = false
+        var sections: [LiveResultsSection] = []
         var delivered: [ObjectID] = []
+        var deliveredSections: [LiveResultsSection] = []
         var deliveredVersion = 0
         var ended = false
         var error: (any Error)?
@@ -28,8 +37,11 @@ public final class LiveResults: AsyncSequence, Sendable {
 
     private let state = Mutex(State())
     private let onEnd = Mutex<(@Sendable () -> Void)?>(nil)
+    private let refetchCounter: Counter
 
-    init() {}
+    init(entity: String, metrics: any MetricsFactory) {
+        refetchCounter = Counter(label: Self.refetchesMetric, dimensions: [("entity", entity)], factory: metrics)
+    }
 
     /// How many times the store was asked again since the first fetch (changes the feed's values could not place).
     public var refetches: Int { state.withLock { $0.refetches } }
@@ -50,19 +62,30 @@ public final class LiveResults: AsyncSequence, Sendable {
         }
     }
 
-    /// Records a new state: the ids shown, the rows whose values changed, the commit.
-    func publish(_ ids: [ObjectID], updated: some Sequence<ObjectID>, seq: UInt64, refetches: Int) {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard !state.ended else { return nil }
-            state.refetched = state.refetched || refetches > state.refetches
+    /// Records a new state: the ids shown, their sections, the rows whose values changed, the commit, and the
+    /// refetches so far. A state equal to the last one (a commit that changed nothing shown) wakes nobody: the next
+    /// snapshot carries its seq.
+    func publish(
+        _ ids: [ObjectID], sections: [LiveResultsSection], updated: [ObjectID], seq: UInt64, refetches: Int
+    ) {
+        let (waiter, refetched) = state.withLock { state -> (CheckedContinuation<Void, Never>?, Int) in
+            guard !state.ended else { return (nil, 0) }
+            let refetched = Swift.max(0, refetches - state.refetches)
             state.refetches = refetches
+            if state.version > 0, updated.isEmpty, ids == state.ids, sections == state.sections {
+                state.seq = seq
+                return (nil, refetched)
+            }
+            state.refetched = state.refetched || refetched > 0
             state.ids = ids
+            state.sections = sections
             state.seq = seq
             state.updated.formUnion(updated)
             state.version += 1
             defer { state.waiter = nil }
-            return state.waiter
+            return (state.waiter, refetched)
         }
+        if refetched > 0 { refetchCounter.increment(by: refetched) }
         waiter?.resume()
     }
 
@@ -99,8 +122,10 @@ public final class LiveResults: AsyncSequence, Sendable {
                 if state.version > state.deliveredVersion {
                     let snapshot = LiveResultsSnapshot(
                         ids: state.ids, previous: state.delivered, updated: state.updated, seq: state.seq,
-                        refetched: state.refetched)
+                        refetched: state.refetched, sections: state.sections,
+                        previousSections: state.deliveredSections)
                     state.delivered = state.ids
+                    state.deliveredSections = state.sections
                     state.deliveredVersion = state.version
                     state.updated = []
                     state.refetched = false

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import TributaryCore
 import TributaryMessaging
@@ -152,24 +153,35 @@ public final class ViewContext: Sendable {
     ///     print(snapshot.ids.count, "shown;", snapshot.inserted.count, "in,", snapshot.removed.count, "out")
     /// }
     /// ```
+    /// - Parameters:
+    ///   - sectionKeyPath: groups the rows into ``/TributaryCore/LiveResultsSnapshot/sections`` by this key or
+    ///     to-one key path (`state`, `author.login`), as `NSFetchedResultsController`'s `sectionNameKeyPath`. Rows
+    ///     are grouped by the request's first sort key: when that is another key, this one is put before the
+    ///     request's sort keys, ascending.
+    ///   - metrics: where the refetch counter (``LiveResults/refetchesMetric``) is recorded: the process's
+    ///     bootstrapped metrics backend unless given.
     /// - Throws: ``/TributaryCore/FetchPredicateError`` or ``/TributaryCore/ContextError`` for a request the model
     ///   cannot answer; the coordinator's refusal of the first fetch.
-    public func results(for request: FetchRequest) async throws -> LiveResults {
-        let results = LiveResults()
+    public func results(
+        for request: FetchRequest, sectionedBy sectionKeyPath: String? = nil,
+        metrics: any MetricsFactory = MetricsSystem.factory
+    ) async throws -> LiveResults {
+        let results = LiveResults(entity: request.entity, metrics: metrics)
         let observers = observers
         let entity = request.entity
         // The first fetch and the observer in one block: no commit merged in between is missed.
         let token = try await context.perform { context -> Int in
-            let engine = try LiveResultsEngine(request: request, context: context)
+            let engine = try LiveResultsEngine(request: request, sectionKey: sectionKeyPath, context: context)
             results.publish(
-                engine.visible.map { ObjectID(entity: entity, uuid: $0) }, updated: [], seq: engine.seq,
-                refetches: 0)
+                engine.visible.map { ObjectID(entity: entity, uuid: $0) }, sections: engine.sections,
+                updated: [], seq: engine.seq, refetches: 0)
             return observers.add(
                 merged: { save, context in
                     do {
                         guard let updated = try engine.apply(save, in: context) else { return }
                         results.publish(
                             engine.visible.map { ObjectID(entity: entity, uuid: $0) },
+                            sections: engine.sections,
                             updated: updated.map { ObjectID(entity: entity, uuid: $0) }, seq: engine.seq,
                             refetches: engine.refetches)
                     } catch {

@@ -17,6 +17,24 @@ package struct CompiledSort: Sendable {
                 path.end.value(of: $0, resolver: resolver)
             } ?? .null
         }
+
+        /// The key's value for `subject` as the model types it: a to-one relationship's destination as its id, a
+        /// `@count` as an int; nil when it is NULL or a relationship on the way is.
+        func attributeValue(of subject: PredicateSubject, resolver: any PredicateResolver) -> AttributeValue? {
+            let end = path.hops.isEmpty ? subject : path.reached(from: subject, resolver: resolver).first
+            guard let end else { return nil }
+            switch path.end.source {
+            case .attribute(let index, _):
+                return end.values.indices.contains(index) ? end.values[index] : nil
+            case .toOne(let index, _):
+                return end.toOne.indices.contains(index) ? end.toOne[index].map { .uuid($0) } : nil
+            case .count:
+                guard case .integer(let count) = path.end.value(of: end, resolver: resolver) else { return nil }
+                return .int(count)
+            case .identity:
+                return .uuid(end.id)
+            }
+        }
     }
 
     /// The `ORDER BY` list without the words `ORDER BY`, always ending with `"id"`: e.g. `"created" DESC, "id"`.
@@ -26,6 +44,11 @@ package struct CompiledSort: Sendable {
     /// The relationship sequences the keys follow, for a context to load what they reach before sorting.
     package var relationshipPaths: [[PredicateHop]] {
         keys.map(\.path.relationshipSequence).filter { !$0.isEmpty }
+    }
+
+    /// The first key's value for `subject` (see ``Key/attributeValue(of:resolver:)``): a live result's section.
+    func firstKeyValue(of subject: PredicateSubject, resolver: any PredicateResolver) -> AttributeValue? {
+        keys.first?.attributeValue(of: subject, resolver: resolver)
     }
 
     /// Whether the object `lhs` comes before `rhs`: `values` by attribute index, `toOne` by relationship index.

@@ -34,11 +34,21 @@ package final class LiveResultsEngine: @unchecked Sendable {
     /// Extra rows kept beyond those shown, so a row leaving rarely needs a fetch.
     static func spare(for limit: Int) -> Int { max(8, limit / 2) }
 
+    /// Whether the rows are grouped into sections by the first sort key.
+    let sectioned: Bool
+
     /// Compiles `request` for `context` and fetches its window. Call on the context's queue.
+    /// - Parameter sectionKey: a key path to group the rows by (``LiveResultsSection``): the request's first sort key,
+    ///   or, when that is another key, put before the request's sort keys, ascending.
     /// - Throws: ``FetchPredicateError`` or ``ContextError`` for a request the model cannot answer; the parent's
     ///   error for the fetch.
-    package init(request: FetchRequest, context: ObjectContext) throws {
+    package init(request: FetchRequest, sectionKey: String? = nil, context: ObjectContext) throws {
+        var request = request
+        if let sectionKey, request.sortDescriptors.first?.key != sectionKey {
+            request.sortDescriptors.insert(FetchSort(sectionKey, ascending: true), at: 0)
+        }
         self.request = request
+        sectioned = sectionKey != nil
         entity = try context.requireEntity(request.entity)
         predicate = try request.predicate?.compile(for: entity, in: context.model)
         sort = try request.sortDescriptors.compile(for: entity, in: context.model)
@@ -52,6 +62,33 @@ package final class LiveResultsEngine: @unchecked Sendable {
 
     /// The ids shown: the window after the request's offset, up to its limit.
     package var visible: [UUID] { Array(window.visible(offset: request.fetchOffset, limit: request.fetchLimit)) }
+
+    /// The sections of the rows shown, in order (empty when the result is not sectioned), as of ``seq``.
+    package private(set) var sections: [LiveResultsSection] = []
+
+    /// Groups the rows shown into ``sections`` by the first sort key. Returns false when a key path reached an object
+    /// the context does not hold (a row that came in from a commit, whose related object was never fetched).
+    private func section(in context: ObjectContext) -> Bool {
+        guard sectioned else { return true }
+        let resolver = HeldObjects(context: context)
+        var sections: [LiveResultsSection] = []
+        var start = 0
+        var current: AttributeValue?
+        let shown = visible
+        for (offset, id) in shown.enumerated() {
+            let value = window.subject(id).flatMap { sort.firstKeyValue(of: $0, resolver: resolver) }
+            if offset == 0 {
+                current = value
+            } else if value != current {
+                sections.append(LiveResultsSection(value: current, range: start..<offset))
+                start = offset
+                current = value
+            }
+        }
+        if !shown.isEmpty { sections.append(LiveResultsSection(value: current, range: start..<shown.count)) }
+        self.sections = sections
+        return !resolver.missed
+    }
 
     /// Brings the window up to `save`, which `context` has merged. Returns the ids of shown rows whose values
     /// changed, or nil when the commit is one the window already reflects.
@@ -96,6 +133,10 @@ package final class LiveResultsEngine: @unchecked Sendable {
             object.version = save.seq
             _ = context.register(fetched: object)
         }
+        guard section(in: context) else {
+            try refetch(in: context)
+            return Set(visible)
+        }
         return updated.intersection(visible)
     }
 
@@ -125,6 +166,8 @@ package final class LiveResultsEngine: @unchecked Sendable {
         window = LiveResultsWindow(
             fetched: fetched, needed: needed, capacity: capacity, predicate: predicate, sort: sort)
         seq = max(seq, reply.seq)
+        // The fetch prefetched what the key paths reach, so nothing is missed here.
+        _ = section(in: context)
     }
 
     /// Whether `save` changed an object of one of `entities`.

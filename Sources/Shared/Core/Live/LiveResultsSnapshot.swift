@@ -14,14 +14,24 @@ public struct LiveResultsSnapshot: Sendable {
     public let updated: [Int]
     /// Whether the store was asked again for this state (a change that could not be judged from the feed).
     public let refetched: Bool
+    /// The rows grouped by the section key path, in order; empty when the result has no sections (and when it has no
+    /// rows).
+    public let sections: [LiveResultsSection]
+    /// From the previous snapshot's sections to these, by value: a section whose last row left is removed, one whose
+    /// first row came is inserted (`NSFetchedResultsController`'s section changes).
+    public let sectionDifference: CollectionDifference<AttributeValue?>
 
-    /// A snapshot of `ids` after `previous`, with the ids whose values changed.
+    /// A snapshot of `ids` after `previous`, with the ids whose values changed, and its sections after those of the
+    /// previous snapshot.
     package init(
-        ids: [ObjectID], previous: [ObjectID], updated: Set<ObjectID>, seq: UInt64, refetched: Bool
+        ids: [ObjectID], previous: [ObjectID], updated: Set<ObjectID>, seq: UInt64, refetched: Bool,
+        sections: [LiveResultsSection] = [], previousSections: [LiveResultsSection] = []
     ) {
         self.ids = ids
         self.seq = seq
         self.refetched = refetched
+        self.sections = sections
+        sectionDifference = sections.map(\.value).difference(from: previousSections.map(\.value))
         difference = ids.difference(from: previous).inferringMoves()
         let before = Set(previous)
         self.updated = ids.indices.filter { updated.contains(ids[$0]) && before.contains(ids[$0]) }
@@ -49,5 +59,21 @@ public struct LiveResultsSnapshot: Sendable {
             guard case .insert(let offset, let id, let from?) = $0 else { return nil }
             return (from, offset, id)
         }
+    }
+
+    /// The section holding the row at `offset` of ``ids``, as an index in ``sections``, and the row's offset in it.
+    public func section(ofRowAt offset: Int) -> (section: Int, row: Int)? {
+        var low = 0
+        var high = sections.count
+        while low < high {
+            let middle = (low + high) / 2
+            if sections[middle].range.upperBound <= offset {
+                low = middle + 1
+            } else {
+                high = middle
+            }
+        }
+        guard low < sections.count, sections[low].range.contains(offset) else { return nil }
+        return (low, offset - sections[low].range.lowerBound)
     }
 }

@@ -48,6 +48,9 @@ package struct LiveResultsWindow {
         ids.dropFirst(offset).prefix(limit == 0 ? Int.max : limit)
     }
 
+    /// The last known values of `id`, a row of the window.
+    func subject(_ id: UUID) -> PredicateSubject? { subjects[id] }
+
     /// Applies a commit: `changed` are objects of the entity it inserted or updated, with their whole values after
     /// it; `deleted` the ids it deleted. Key paths read through `resolver`.
     package mutating func apply(

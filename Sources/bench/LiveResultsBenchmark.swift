@@ -1,0 +1,195 @@
+import Foundation
+import Logging
+import Synchronization
+import TributaryClient
+import TributaryCommandSupport
+import TributaryCore
+import TributaryDemo
+
+/// The live-results figures: how fast, and in how much memory, a view over a large store shows a live result; and
+/// how soon a live result's update reaches its consumer after a save.
+struct LiveResultsBenchmark {
+    let directory: URL
+    let logger: Logger
+
+    /// The live result a probe shows: the 1,000 open pull requests with the most additions (no index helps: the
+    /// coordinator reads the whole entity to answer it).
+    static func request() throws -> FetchRequest {
+        FetchRequest(
+            entity: "PullRequest", predicate: try FetchPredicate(format: "merged == NO"),
+            sortedBy: [FetchSort("additions", ascending: false), FetchSort("number")], limit: 1_000)
+    }
+
+    /// What a probe process reports: from the view's start to its first snapshot, and its peak resident memory.
+    struct Start {
+        let seconds: Double
+        let peakBytes: Double
+    }
+
+    /// A coordinator on the store at `store` (a folder holding `store.sqlite`), then probe processes alternated
+    /// `rounds` times: a view holding what it fetched, showing ``request``; and one that loads the whole entity
+    /// first. Each figure is the median of its rounds.
+    func viewStart(store folder: URL, rounds: Int) async throws -> (fetched: Start, whole: Start) {
+        let coordinator = try await CoordinatorProcess.startDemoStore(
+            in: folder, arguments: ["--log-level", "warning"]
+        ).process
+        do {
+            var fetched: [Start] = []
+            var whole: [Start] = []
+            for _ in 0..<rounds {
+                fetched.append(try await probe(wholeEntity: false, coordinator: coordinator))
+                whole.append(try await probe(wholeEntity: true, coordinator: coordinator))
+            }
+            await coordinator.stop()
+            func median(_ starts: [Start]) -> Start {
+                Start(
+                    seconds: BenchCommand.median(starts.map(\.seconds)),
+                    peakBytes: BenchCommand.median(starts.map(\.peakBytes)))
+            }
+            return (median(fetched), median(whole))
+        } catch {
+            await coordinator.stop()
+            throw error
+        }
+    }
+
+    /// Runs `tributary-bench --view-probe` against `coordinator` and reads what it reports once its first snapshot
+    /// came; its peak memory is read from /proc before it is let go.
+    private func probe(wholeEntity: Bool, coordinator: CoordinatorProcess) async throws -> Start {
+        let process = Process()
+        process.executableURL = try Executables.sibling("tributary-bench")
+        process.arguments = [
+            "--view-probe", wholeEntity ? "entity" : "fetched", "--probe-jobs", coordinator.listenEndpoint,
+            "--probe-feed", coordinator.feedEndpoint,
+        ]
+        let output = Pipe()
+        let input = Pipe()
+        process.standardOutput = output
+        process.standardInput = input
+        try process.run()
+        defer {
+            try? input.fileHandleForWriting.close()
+            process.waitUntilExit()
+        }
+        var reported: String?
+        for await line in LineReader(output.fileHandleForReading).lines {
+            reported = line
+            break
+        }
+        let peak = ProcessMemory.peakResidentBytes(pid: process.processIdentifier)
+        guard let reported, reported.hasPrefix("ready "), let seconds = Double(reported.dropFirst(6)) else {
+            throw BaselineError("the view probe did not report its start (it printed \(reported ?? "nothing"))")
+        }
+        return Start(seconds: seconds, peakBytes: peak)
+    }
+
+    /// The probe's side (`tributary-bench --view-probe`): starts a view, takes the first snapshot of ``request``,
+    /// prints `ready <seconds>`, then holds the view until its standard input closes.
+    static func runProbe(wholeEntity: Bool, jobs: String, feed: String) async throws {
+        let started = ContinuousClock.now
+        let view = try await ViewContext.start(
+            feed: feed, jobs: jobs, model: DemoData.model,
+            contents: wholeEntity ? .entities(["PullRequest"]) : .fetched)
+        let request = try request()
+        let results = try await view.results(for: request)
+        var snapshots = results.makeAsyncIterator()
+        guard let first = try await snapshots.next(), first.ids.count == request.fetchLimit else {
+            throw BaselineError("the live result did not show \(request.fetchLimit) rows")
+        }
+        let seconds = (ContinuousClock.now - started).seconds
+        Terminal.line("ready \(seconds)")
+        for await _ in StandardInputLines.lines() {}
+        results.cancel()
+        await view.close()
+    }
+
+    /// Saves at `rate` a second (one new user each, by a worker in this process, ``LatencyProbe``) followed by a live
+    /// result in a view in this process (the 100 users with the greatest logins, which each save changes) and by a
+    /// plain subscriber. Returns each save's time from its `save()` call to the first snapshot at or after its commit,
+    /// the same to the subscriber's didSave (the baseline), and the rate reached.
+    func update(saves: Int, rate: Double) async throws -> (live: [Duration], feed: [Duration], savesPerSecond: Double) {
+        let coordinator = try await CoordinatorProcess.startDemoStore(
+            in: directory.appendingPathComponent("live-update"), arguments: ["--log-level", "warning"]
+        ).process
+        let recorder = SaveRecorder()
+        var configuration = WorkerConfiguration()
+        configuration.endpoint = coordinator.listenEndpoint
+        configuration.register(LatencyProbe(recorder: recorder))
+        let worker = Task { [configuration, logger] in
+            try await WorkerService(configuration: configuration, logger: logger).run()
+        }
+        defer { worker.cancel() }
+        do {
+            let view = try await ViewContext.start(
+                feed: coordinator.feedEndpoint, jobs: coordinator.listenEndpoint, model: DemoData.model,
+                contents: .fetched)
+            let results = try await view.results(
+                for: FetchRequest(
+                    entity: "User", predicate: try FetchPredicate(format: "login BEGINSWITH %@", "probe-"),
+                    sortedBy: [FetchSort("login", ascending: false)], limit: 100))
+            let snapshots = Mutex<[(seq: UInt64, at: ContinuousClock.Instant)]>([])
+            let consumer = Task {
+                for try await snapshot in results { snapshots.withLock { $0.append((snapshot.seq, .now)) } }
+            }
+            var options = ChangeFeed.Options()
+            options.filter = FeedFilter(entities: ["User"])
+            let feed = try ChangeFeed(
+                feed: coordinator.feedEndpoint, jobs: coordinator.listenEndpoint, options: options)
+            var events = feed.makeAsyncIterator()
+            guard case .caughtUp = try await events.next() else { throw BaselineError("the feed did not connect") }
+            let client = try JobClient(endpoint: coordinator.listenEndpoint)
+            let pushed = try await client.push([
+                JobSpec(
+                    kind: LatencyProbe.kindName, arguments: ["saves": String(saves), "rate": String(rate)],
+                    total: UInt64(saves))
+            ])
+            var delivered: [UInt64: ContinuousClock.Instant] = [:]
+            while delivered.count < saves, let event = try await events.next() {
+                if case .didSave(let save) = event { delivered[save.seq] = .now }
+            }
+            _ = try await client.waitForBatch(pushed.batch, every: .milliseconds(10))
+            let sent = recorder.sent
+            let last = sent.keys.max() ?? 0
+            // The view merges the commits the subscriber had; its last snapshot follows within moments.
+            let deadline = ContinuousClock.now + .seconds(10)
+            while (snapshots.withLock { $0.last?.seq ?? 0 }) < last, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            results.cancel()
+            consumer.cancel()
+            let arrivals = snapshots.withLock { $0 }
+            guard (arrivals.last?.seq ?? 0) >= last else {
+                throw BaselineError("the live result did not reach the last save (seq \(last))")
+            }
+            // Each save's commit reaches the consumer with the first snapshot at or after it.
+            let live = sent.map { seq, start in
+                let index = arrivals.partitioningIndex { $0.seq >= seq }
+                return arrivals[index].at - start
+            }
+            let plain = sent.compactMap { seq, start in delivered[seq].map { $0 - start } }
+            let span = (sent.values.max() ?? .now) - (sent.values.min() ?? .now)
+            await client.close()
+            await feed.close()
+            await view.close()
+            worker.cancel()
+            await coordinator.stop()
+            return (live, plain, Double(saves - 1) / max(span.seconds, 1e-9))
+        } catch {
+            await coordinator.stop()
+            throw error
+        }
+    }
+}
+
+extension Array {
+    /// The first index whose element satisfies `belongs`, for an array where those elements come after the others.
+    fileprivate func partitioningIndex(where belongs: (Element) -> Bool) -> Int {
+        var low = 0
+        var high = count
+        while low < high {
+            let middle = (low + high) / 2
+            if belongs(self[middle]) { high = middle } else { low = middle + 1 }
+        }
+        return low
+    }
+}
