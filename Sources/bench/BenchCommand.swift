@@ -154,8 +154,14 @@ struct BenchCommand: AsyncParsableCommand {
         defer { try? FileManager.default.removeItem(at: directory) }
         Terminal.error("bench: \(rows) pull requests by \(users) users, \(workers) workers, in \(directory.path)")
 
+        // The live figures read the store of the import's first round when it runs, of an import of their own if not.
+        let liveStore = directory.appendingPathComponent("live-store")
+        var imported = false
         if selected.contains(.import) || selected.contains(.memory) || selected.contains(.scaling) {
-            try await runImport(rows: rows, users: users, selected: selected, directory: directory)
+            try await runImport(
+                rows: rows, users: users, selected: selected, directory: directory,
+                keepingStoreAt: selected.contains(.live) ? liveStore : nil)
+            imported = selected.contains(.live)
         }
         if selected.contains(.merge) {
             try await runMerge(rows: rows, users: users, directory: directory)
@@ -169,7 +175,9 @@ struct BenchCommand: AsyncParsableCommand {
             try await runLatency(saves: quick ? 1_000 : saves, directory: directory)
         }
         if selected.contains(.live) {
-            try await runLive(rows: rows, users: users, saves: quick ? 1_000 : saves, directory: directory)
+            try await runLive(
+                rows: rows, users: users, saves: quick ? 1_000 : saves, directory: directory, store: liveStore,
+                imported: imported)
         }
         if selected.contains(.fanout) {
             try await runFanOut(directory: directory)
@@ -297,16 +305,21 @@ struct BenchCommand: AsyncParsableCommand {
         }
     }
 
-    private func runLive(rows: Int, users: Int, saves: Int, directory: URL) async throws {
+    /// - Parameter imported: whether `store` holds the import's store already.
+    private func runLive(
+        rows: Int, users: Int, saves: Int, directory: URL, store: URL, imported: Bool
+    ) async throws {
         var logger = Logger(label: "tributary.bench")
         logger.logLevel = .warning
         let benchmark = LiveResultsBenchmark(directory: directory, logger: logger)
-        let store = directory.appendingPathComponent("live-store")
         defer { try? FileManager.default.removeItem(at: store) }
-        _ = try await ImportBenchmark(
-            input: DemoData.pullRequests(count: rows, users: users), rows: rows, workers: workers,
-            extraArguments: coordinatorArguments, directory: directory, rowsPerJob: rowsPerJob, batchSize: batchSize
-        ).run(stalledSubscriber: false, name: store.lastPathComponent, keep: true)
+        if !imported {
+            _ = try await ImportBenchmark(
+                input: DemoData.pullRequests(count: rows, users: users), rows: rows, workers: workers,
+                extraArguments: coordinatorArguments, directory: directory, rowsPerJob: rowsPerJob,
+                batchSize: batchSize
+            ).run(stalledSubscriber: false, name: store.lastPathComponent, keep: true)
+        }
         let rounds = quick ? 1 : self.rounds
         let (fetched, whole) = try await benchmark.viewStart(store: store, rounds: rounds)
         let of = rounds > 1 ? "; medians of \(rounds) alternated rounds" : ""
@@ -337,12 +350,16 @@ struct BenchCommand: AsyncParsableCommand {
         }
     }
 
-    private func runImport(rows: Int, users: Int, selected: Set<Benchmark>, directory: URL) async throws {
+    /// - Parameter store: where the first round's store is kept (for the live figures), if anywhere.
+    private func runImport(
+        rows: Int, users: Int, selected: Set<Benchmark>, directory: URL, keepingStoreAt store: URL?
+    ) async throws {
         let input = DemoData.pullRequests(count: rows, users: users)
         let benchmark = ImportBenchmark(
             input: input, rows: rows, workers: workers,
             extraArguments: coordinatorArguments, directory: directory, rowsPerJob: rowsPerJob, batchSize: batchSize)
-        let plain = try await benchmark.run(stalledSubscriber: false)
+        let plain = try await benchmark.run(
+            stalledSubscriber: false, name: store?.lastPathComponent, keep: store != nil)
         if let footprint = plain.footprint {
             Terminal.line("store on disk           \(footprint.summary(rows: rows))")
         }

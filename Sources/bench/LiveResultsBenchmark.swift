@@ -27,18 +27,22 @@ struct LiveResultsBenchmark {
     }
 
     /// A coordinator on the store at `store` (a folder holding `store.sqlite`), then probe processes alternated
-    /// `rounds` times: a view holding what it fetched, showing ``request``; and one that loads the whole entity
-    /// first. Each figure is the median of its rounds.
+    /// `rounds` times after one not counted (which warms the coordinator's cache): a view holding what it fetched,
+    /// showing ``request()``, and one that loads the whole entity first, the first of the two swapped each round.
+    /// Each figure is the median of its rounds.
     func viewStart(store folder: URL, rounds: Int) async throws -> (fetched: Start, whole: Start) {
         let coordinator = try await CoordinatorProcess.startDemoStore(
             in: folder, arguments: ["--log-level", "warning"]
         ).process
         do {
+            _ = try await probe(wholeEntity: false, coordinator: coordinator)
             var fetched: [Start] = []
             var whole: [Start] = []
-            for _ in 0..<rounds {
-                fetched.append(try await probe(wholeEntity: false, coordinator: coordinator))
-                whole.append(try await probe(wholeEntity: true, coordinator: coordinator))
+            for round in 0..<rounds {
+                for wholeEntity in round.isMultiple(of: 2) ? [false, true] : [true, false] {
+                    let start = try await probe(wholeEntity: wholeEntity, coordinator: coordinator)
+                    if wholeEntity { whole.append(start) } else { fetched.append(start) }
+                }
             }
             await coordinator.stop()
             func median(_ starts: [Start]) -> Start {
@@ -54,7 +58,7 @@ struct LiveResultsBenchmark {
     }
 
     /// Runs `tributary-bench --view-probe` against `coordinator` and reads what it reports once its first snapshot
-    /// came; its peak memory is read from /proc before it is let go.
+    /// came; its peak memory is read from /proc before it is let go. A probe silent for 2 minutes is stopped.
     private func probe(wholeEntity: Bool, coordinator: CoordinatorProcess) async throws -> Start {
         let process = Process()
         process.executableURL = try Executables.sibling("tributary-bench")
@@ -66,10 +70,12 @@ struct LiveResultsBenchmark {
         let input = Pipe()
         process.standardOutput = output
         process.standardInput = input
+        let exited = AsyncStream.makeStream(of: Void.self)
+        process.terminationHandler = { _ in exited.continuation.finish() }
         try process.run()
-        defer {
-            try? input.fileHandleForWriting.close()
-            process.waitUntilExit()
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(120))
+            if process.isRunning { process.terminate() }
         }
         var reported: String?
         for await line in LineReader(output.fileHandleForReading).lines {
@@ -77,6 +83,9 @@ struct LiveResultsBenchmark {
             break
         }
         let peak = ProcessMemory.peakResidentBytes(pid: process.processIdentifier)
+        try? input.fileHandleForWriting.close()
+        for await _ in exited.stream {}
+        watchdog.cancel()
         guard let reported, reported.hasPrefix("ready "), let seconds = Double(reported.dropFirst(6)) else {
             throw BaselineError("the view probe did not report its start (it printed \(reported ?? "nothing"))")
         }
@@ -137,22 +146,29 @@ struct LiveResultsBenchmark {
                 feed: coordinator.feedEndpoint, jobs: coordinator.listenEndpoint, options: options)
             var events = feed.makeAsyncIterator()
             guard case .caughtUp = try await events.next() else { throw BaselineError("the feed did not connect") }
+            let delivered = Mutex<[UInt64: ContinuousClock.Instant]>([:])
+            let subscriber = Task { [events] in
+                var events = events
+                while let event = try await events.next() {
+                    if case .didSave(let save) = event { delivered.withLock { $0[save.seq] = .now } }
+                }
+            }
+            defer { subscriber.cancel() }
             let client = try JobClient(endpoint: coordinator.listenEndpoint)
             let pushed = try await client.push([
                 JobSpec(
                     kind: LatencyProbe.kindName, arguments: ["saves": String(saves), "rate": String(rate)],
                     total: UInt64(saves))
             ])
-            var delivered: [UInt64: ContinuousClock.Instant] = [:]
-            while delivered.count < saves, let event = try await events.next() {
-                if case .didSave(let save) = event { delivered[save.seq] = .now }
-            }
-            _ = try await client.waitForBatch(pushed.batch, every: .milliseconds(10))
+            let status = try await client.waitForBatch(pushed.batch, every: .milliseconds(10))
+            guard status.deadJobs == 0 else { throw BaselineError("the latency probe's job failed") }
             let sent = recorder.sent
             let last = sent.keys.max() ?? 0
-            // The view merges the commits the subscriber had; its last snapshot follows within moments.
+            // The subscriber and the view get the last commits within moments of the job's end.
             let deadline = ContinuousClock.now + .seconds(10)
-            while (snapshots.withLock { $0.last?.seq ?? 0 }) < last, ContinuousClock.now < deadline {
+            while (delivered.withLock { $0.count } < sent.count || snapshots.withLock { $0.last?.seq ?? 0 } < last),
+                ContinuousClock.now < deadline
+            {
                 try await Task.sleep(for: .milliseconds(5))
             }
             results.cancel()
@@ -166,7 +182,8 @@ struct LiveResultsBenchmark {
                 let index = arrivals.partitioningIndex { $0.seq >= seq }
                 return arrivals[index].at - start
             }
-            let plain = sent.compactMap { seq, start in delivered[seq].map { $0 - start } }
+            let arrived = delivered.withLock { $0 }
+            let plain = sent.compactMap { seq, start in arrived[seq].map { $0 - start } }
             let span = (sent.values.max() ?? .now) - (sent.values.min() ?? .now)
             await client.close()
             await feed.close()

@@ -74,8 +74,15 @@ struct LiveResultsTests {
                     request: FetchRequest(
                         entity: "PullRequest", sortedBy: [FetchSort("merged", ascending: false), FetchSort("title")]),
                     sectionKey: "merged", context: view),
+                // The section key later in the sort: moved first, keeping its direction.
+                try LiveResultsEngine(
+                    request: FetchRequest(
+                        entity: "PullRequest", sortedBy: [FetchSort("title"), FetchSort("merged", ascending: false)],
+                        limit: 9),
+                    sectionKey: "merged", context: view),
             ]
         }
+        #expect(sectioned[2].request.sortDescriptors == [FetchSort("merged", ascending: false), FetchSort("title")])
         var shown = try await view.perform { _ in engines.map { $0.visible.map { ObjectID(entity: "", uuid: $0) } } }
         var number: Int64 = 0
         var refetches = 0
@@ -310,6 +317,8 @@ extension LiveResultsTests {
         #expect(added.sections.map(\.name) == ["amy", "ann", "bo"] && added.sections.map(\.count) == [1, 3, 2])
         #expect(added.sectionDifference.insertions.count == 1 && added.sectionDifference.removals.isEmpty)
         #expect(added.moved.count == 1 && added.moved[0].to == 0 && added.refetched)
+        // Refetched, yet only the row whose own values changed is reported updated.
+        #expect(added.updated == [0])
         #expect(try metrics.expectCounter(LiveResults.refetchesMetric, [("entity", "PullRequest")]).totalValue == 1)
 
         // Renaming a user changes a related object under the key path: another refetch.
@@ -324,10 +333,22 @@ extension LiveResultsTests {
         let renamed = try await follow(to: try await writer.save().seq)
         #expect(renamed.sections.map(\.name) == ["amy", "ann", "zed"] && renamed.refetched)
         #expect(renamed.sectionDifference.removals.count == 1 && renamed.sectionDifference.insertions.count == 1)
+        #expect(renamed.updated.isEmpty && renamed.difference.isEmpty)
         #expect(results.refetches == 2)
         #expect(try metrics.expectCounter(LiveResults.refetchesMetric, [("entity", "PullRequest")]).totalValue == 2)
         results.cancel()
         await view.close()
+
+        // A view that follows only PullRequest would never hear of a user's rename: such a live result is refused.
+        let partial = try await ViewContext.start(
+            feed: coordinator.process.feedEndpoint, jobs: coordinator.process.listenEndpoint, model: Self.model,
+            contents: .entities(["PullRequest"]))
+        await #expect(throws: ContextError.self) {
+            try await partial.results(
+                for: FetchRequest(entity: "PullRequest", sortedBy: [FetchSort("number")]), sectionedBy: "author.login")
+        }
+        _ = try await partial.results(for: FetchRequest(entity: "PullRequest", sortedBy: [FetchSort("number")]))
+        await partial.close()
     }
 
     @Test("a live result in a view that holds only what it fetched follows an import and saves made in other processes")

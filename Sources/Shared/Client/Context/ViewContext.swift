@@ -45,13 +45,16 @@ public final class ViewContext: Sendable {
     private let follower: Task<Void, Never>
     private let connection: CoordinatorConnection
     private let observers: CommitObservers
+    /// The entities whose commits the view follows; empty: every entity.
+    private let followed: Set<String>
 
     private init(
         context: ObjectContext, snapshotSeq: UInt64, feed: ChangeFeed,
         changes: AsyncThrowingStream<DidSave, any Error>, follower: Task<Void, Never>,
         connection: CoordinatorConnection,
-        observers: CommitObservers
+        observers: CommitObservers, followed: Set<String>
     ) {
+        self.followed = followed
         self.context = context
         self.snapshotSeq = snapshotSeq
         self.feed = feed
@@ -138,7 +141,7 @@ public final class ViewContext: Sendable {
         }
         return ViewContext(
             context: context, snapshotSeq: seq, feed: changeFeed, changes: changes, follower: follower,
-            connection: connection, observers: observers)
+            connection: connection, observers: observers, followed: entities)
     }
 
     /// The live result of `request`: its snapshots, kept current from the feed (see ``LiveResults``). Its objects
@@ -161,7 +164,8 @@ public final class ViewContext: Sendable {
     ///   - metrics: where the refetch counter (``LiveResults/refetchesMetric``) is recorded: the process's
     ///     bootstrapped metrics backend unless given.
     /// - Throws: ``/TributaryCore/FetchPredicateError`` or ``/TributaryCore/ContextError`` for a request the model
-    ///   cannot answer; the coordinator's refusal of the first fetch.
+    ///   cannot answer, or one that reads an entity a view started with `.entities(...)` does not follow (its changes
+    ///   would never arrive); the coordinator's refusal of the first fetch.
     public func results(
         for request: FetchRequest, sectionedBy sectionKeyPath: String? = nil,
         metrics: any MetricsFactory = MetricsSystem.factory
@@ -169,9 +173,18 @@ public final class ViewContext: Sendable {
         let results = LiveResults(entity: request.entity, metrics: metrics)
         let observers = observers
         let entity = request.entity
+        let followed = followed
         // The first fetch and the observer in one block: no commit merged in between is missed.
         let token = try await context.perform { context -> Int in
             let engine = try LiveResultsEngine(request: request, sectionKey: sectionKeyPath, context: context)
+            let unfollowed = engine.related.union([entity]).subtracting(followed)
+            if !followed.isEmpty, !unfollowed.isEmpty {
+                throw ContextError(
+                    .unsupported,
+                    "the live result reads \(unfollowed.sorted().joined(separator: ", ")), which view '\(context.name)' "
+                        + "does not follow (it follows \(followed.sorted().joined(separator: ", "))): start the view "
+                        + "with contents .fetched, or with those entities too")
+            }
             results.publish(
                 engine.visible.map { ObjectID(entity: entity, uuid: $0) }, sections: engine.sections,
                 updated: [], seq: engine.seq, refetches: 0)

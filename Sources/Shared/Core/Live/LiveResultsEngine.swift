@@ -18,7 +18,7 @@ package final class LiveResultsEngine: @unchecked Sendable {
     /// The request's key paths through relationships, as prefetch paths (`author`, `reviewers.team`).
     let prefetch: [String]
     /// The entities its key paths reach.
-    let related: Set<String>
+    package let related: Set<String>
     /// The entity's properties the predicate or the sort reads (a key path by its first relationship).
     let keys: Set<String>
     /// The window, as of commit ``seq``.
@@ -39,13 +39,16 @@ package final class LiveResultsEngine: @unchecked Sendable {
 
     /// Compiles `request` for `context` and fetches its window. Call on the context's queue.
     /// - Parameter sectionKey: a key path to group the rows by (``LiveResultsSection``): the request's first sort key,
-    ///   or, when that is another key, put before the request's sort keys, ascending.
+    ///   or, when that is another key, moved first from later in the sort (keeping its direction) or put first,
+    ///   ascending.
     /// - Throws: ``FetchPredicateError`` or ``ContextError`` for a request the model cannot answer; the parent's
     ///   error for the fetch.
     package init(request: FetchRequest, sectionKey: String? = nil, context: ObjectContext) throws {
         var request = request
         if let sectionKey, request.sortDescriptors.first?.key != sectionKey {
-            request.sortDescriptors.insert(FetchSort(sectionKey, ascending: true), at: 0)
+            let later = request.sortDescriptors.firstIndex { $0.key == sectionKey }
+            let first = later.map { request.sortDescriptors.remove(at: $0) } ?? FetchSort(sectionKey, ascending: true)
+            request.sortDescriptors.insert(first, at: 0)
         }
         self.request = request
         sectioned = sectionKey != nil
@@ -94,10 +97,10 @@ package final class LiveResultsEngine: @unchecked Sendable {
     /// changed, or nil when the commit is one the window already reflects.
     package func apply(_ save: DidSave, in context: ObjectContext) throws -> Set<UUID>? {
         guard save.seq > seq else { return nil }
+        let previous = seq
         seq = save.seq
         if !related.isEmpty, touches(save, related) {
-            try refetch(in: context)
-            return Set(visible)
+            return try refetchChanges(in: context, since: previous)
         }
         var changed: [PredicateSubject] = []
         var deleted: [UUID] = []
@@ -114,16 +117,14 @@ package final class LiveResultsEngine: @unchecked Sendable {
                 continue
             } else {
                 // Changed in a key the request reads, and not known whole here.
-                try refetch(in: context)
-                return Set(visible)
+                return try refetchChanges(in: context, since: previous)
             }
         }
         guard !changed.isEmpty || !deleted.isEmpty else { return [] }
         let resolver = HeldObjects(context: context)
         let outcome = window.apply(changed: changed, deleted: deleted, resolver: resolver)
         if resolver.missed || outcome == .needsRefetch {
-            try refetch(in: context)
-            return Set(visible)
+            return try refetchChanges(in: context, since: previous)
         }
         guard case .applied(let updated) = outcome else { return [] }
         // Rows that came in from the commit's inserts are held from now on, as fetched rows are, so that their next
@@ -134,16 +135,21 @@ package final class LiveResultsEngine: @unchecked Sendable {
             _ = context.register(fetched: object)
         }
         guard section(in: context) else {
-            try refetch(in: context)
-            return Set(visible)
+            return try refetchChanges(in: context, since: previous)
         }
         return updated.intersection(visible)
+    }
+
+    /// Fetches the window again for a commit it could not judge, and returns the rows shown whose own values changed
+    /// after commit `previous` (the state shown before): their version is later.
+    private func refetchChanges(in context: ObjectContext, since previous: UInt64) throws -> Set<UUID> {
+        try refetch(in: context)
+        return Set(visible.filter { (context.registered[$0]?.version ?? 0) > previous })
     }
 
     /// Fetches the window again, at the store's latest commit; its objects (and what the key paths reach) are
     /// registered in `context`.
     package func refetch(in context: ObjectContext, counted: Bool = true) throws {
-        if counted { refetches += 1 }
         guard let parent = context.parent else {
             throw ContextError(.noParent, "context '\(context.name)' has no parent to fetch a live result from")
         }
@@ -156,6 +162,7 @@ package final class LiveResultsEngine: @unchecked Sendable {
         ).wire(.objects)
         wire.offset = 0
         let reply = try parent.fetch(wire)
+        if counted { refetches += 1 }
         for batch in [reply.objects] + reply.prefetched where !batch.ids.isEmpty {
             try context.merge(batch, registeringNew: true)
         }
