@@ -453,6 +453,37 @@ struct JobFencingTests {
         #expect(first.result != nil, "a written result can be read without waiting")
     }
 
+    @Test("claims of one group commit share the due jobs when there are fewer than they ask for, and take all when not")
+    func claimsShareFewJobs() async throws {
+        _ = try await store.jobs.pushJobs(Array(repeating: .with { $0.kind = "noop" }, count: 12), batch: "b")
+        let three = ["w1", "w2", "w3"].map { ClaimRequest(worker: $0, kinds: ["noop"], limit: 32) }
+        // 12 jobs among 3 claims of 32: 4 each.
+        let shared = await store.saves.queueGroupCommit([], thenClaim: three).value
+        #expect(try shared.claims.map { try $0.get().count } == [4, 4, 4])
+        // 5 among 2 of 4: 3 and 2 (a share rounds up; the second gets what is left).
+        _ = try await store.jobs.pushJobs(Array(repeating: .with { $0.kind = "noop" }, count: 5), batch: "b")
+        let two = ["w1", "w2"].map { ClaimRequest(worker: $0, kinds: ["noop"], limit: 4) }
+        let uneven = await store.saves.queueGroupCommit([], thenClaim: two).value
+        #expect(try uneven.claims.map { try $0.get().count } == [3, 2])
+        // Enough for both: each takes its whole limit; a claim of another kind does not shrink theirs.
+        _ = try await store.jobs.pushJobs(Array(repeating: .with { $0.kind = "noop" }, count: 20), batch: "b")
+        let full = await store.saves.queueGroupCommit(
+            [], thenClaim: two + [ClaimRequest(worker: "w3", kinds: ["other"], limit: 8)]
+        ).value
+        #expect(try full.claims.map { try $0.get().count } == [4, 4, 0])
+        // One share taken by a claim limited to less, the rest goes to the other: 6 jobs, limits 1 and 8.
+        _ = try await store.jobs.claimJobs(for: "w9", kinds: ["noop"], limit: 100)
+        _ = try await store.jobs.pushJobs(Array(repeating: .with { $0.kind = "noop" }, count: 6), batch: "b")
+        let capped = await store.saves.queueGroupCommit(
+            [],
+            thenClaim: [
+                ClaimRequest(worker: "w1", kinds: ["noop"], limit: 1),
+                ClaimRequest(worker: "w2", kinds: ["noop"], limit: 8),
+            ]
+        ).value
+        #expect(try capped.claims.map { try $0.get().count } == [1, 5])
+    }
+
     @Test("saves without changes applied together get the verdicts they would get one by one")
     func batchedCompletionsJudgedAlone() async throws {
         _ = try await store.jobs.pushJobs(Array(repeating: .with { $0.kind = "noop" }, count: 6), batch: "b")

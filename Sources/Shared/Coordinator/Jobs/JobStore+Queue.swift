@@ -202,6 +202,25 @@ extension JobStore {
         return try withPayloads(jobs, in: db)
     }
 
+    /// How many due jobs of `kinds` in `queues` are queued, counted up to `cap` (concurrency and rate limits not
+    /// considered): what a claim for them could take at most.
+    func readyJobs(kinds: [String], queues: [String], upTo cap: Int, in db: Database) throws -> Int {
+        guard !kinds.isEmpty, !queues.isEmpty, cap > 0 else { return 0 }
+        let count = try writer.statements.statement(
+            db,
+            """
+            SELECT count(*) FROM (SELECT 1 FROM tributary_jobs WHERE state = \(JobState.queued.sql) AND run_at <= ?2
+                AND queue IN (\(SQLText.placeholders(queues.count, from: 3)))
+                AND kind IN (\(SQLText.placeholders(kinds.count, from: 3 + queues.count))) LIMIT ?1)
+            """)
+        count.bind(1, Int64(cap))
+        count.bind(2, Date().timeIntervalSince1970)
+        for (offset, queue) in queues.enumerated() { count.bind(Int32(3 + offset), queue) }
+        for (offset, kind) in kinds.enumerated() { count.bind(Int32(3 + queues.count + offset), kind) }
+        defer { count.reset() }
+        return try count.step() ? Int(count.int64(column: 0)) : 0
+    }
+
     /// A claim's lease: the worker (?1) holds the job from now (?2); `updated_at` is left as it was, so the
     /// returned due time is when the job was last queued.
     private static let leaseSQL =

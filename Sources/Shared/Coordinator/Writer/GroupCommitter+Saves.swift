@@ -201,17 +201,7 @@ extension GroupCommitter {
                             applied += try self.applySaves(
                                 joined.saves, in: db, isolated: isolated, settled: &settled)
                         }
-                        // Each claim in a savepoint: one that fails after its UPDATE (reading payloads, say) leases
-                        // nothing.
-                        let claimed = claims.map { claim in
-                            Result {
-                                try self.writer.statements.savepoint(db) {
-                                    try self.jobs.claimJobs(
-                                        for: claim.worker, kinds: claim.kinds, queues: claim.queues,
-                                        limit: claim.limit, runLimits: claim.runLimits, in: db)
-                                }
-                            }
-                        }
+                        let claimed = self.claimSpread(claims, in: db)
                         return GroupCommitResult(
                             saves: applied, claims: claimed, started: started, settled: settled)
                     })
