@@ -34,6 +34,8 @@ struct BenchCommand: AsyncParsableCommand {
               entity first (--rounds rounds, alternated; medians). Then a live result's update latency: from a save() \
               at 1,000 saves/s to the live result's consumer receiving it, against a plain subscriber's didSave of \
               the same saves.
+            spread: 12 import jobs of 1,000 rows pushed at once to 2 idle workers (32 slots each): the most either \
+              ran (6 when spread evenly, 12 when the first worker's credit takes them all).
             restart: a coordinator's start, from launch to serving, on a store with 100,000 queued jobs, against
               the same start on an empty store.
             fanout (only with --only fanout; needs root): --subscribers `tributary subscribe` processes on two
@@ -47,11 +49,11 @@ struct BenchCommand: AsyncParsableCommand {
             """)
 
     enum Benchmark: String, ExpressibleByArgument, CaseIterable {
-        case `import`, memory, scaling, jobs, latency, live, restart, fanout, merge
+        case `import`, memory, scaling, jobs, latency, live, spread, restart, fanout, merge
 
         /// What a run without --only measures (fanout needs root and takes its own run; merge is for comparing
         /// builds).
-        static let byDefault: [Benchmark] = [.import, .memory, .scaling, .jobs, .latency, .live, .restart]
+        static let byDefault: [Benchmark] = [.import, .memory, .scaling, .jobs, .latency, .live, .spread, .restart]
     }
 
     @Option(help: "Pull requests to import.")
@@ -107,9 +109,9 @@ struct BenchCommand: AsyncParsableCommand {
     var fanoutRows = 100_000
 
     @Option(
-        help:
-            "Run only these benchmarks (repeatable): import, memory, scaling, jobs, latency, live, restart, fanout, merge."
-    )
+        help: ArgumentHelp(
+            "Run only these benchmarks (repeatable): import, memory, scaling, jobs, latency, live, spread, restart, "
+                + "fanout, merge."))
     var only: [Benchmark] = []
 
     /// Set when the bench runs itself as the live benchmark's view probe: `fetched` or `entity`.
@@ -178,6 +180,14 @@ struct BenchCommand: AsyncParsableCommand {
             try await runLive(
                 rows: rows, users: users, saves: quick ? 1_000 : saves, directory: directory, store: liveStore,
                 imported: imported)
+        }
+        if selected.contains(.spread) {
+            var logger = Logger(label: "tributary.bench")
+            logger.logLevel = .warning
+            let ran = try await SpreadBenchmark(directory: directory, logger: logger).run()
+            Terminal.line(
+                "spread                 the busier of 2 idle workers ran \(ran.max() ?? 0) of 12 import jobs "
+                    + "(\(ran.map(String.init).joined(separator: " and ")))")
         }
         if selected.contains(.fanout) {
             try await runFanOut(directory: directory)

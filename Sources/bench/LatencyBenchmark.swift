@@ -93,6 +93,19 @@ struct LatencyBenchmark {
 /// Records when each save was called, by the sequence number it committed as.
 final class SaveRecorder: Sendable {
     private let starts = Mutex<[UInt64: ContinuousClock.Instant]>([:])
+    private let nextLogin = Mutex(0)
+
+    /// A login greater than every one given before, for the probes of this process (so that each new user sorts
+    /// first by login, descending, whichever probe saved it).
+    func login() -> String {
+        "probe-"
+            + String(
+                format: "%010d",
+                nextLogin.withLock { next in
+                    defer { next += 1 }
+                    return next
+                })
+    }
 
     func record(seq: UInt64, startedAt start: ContinuousClock.Instant) {
         starts.withLock { $0[seq] = start }
@@ -115,9 +128,7 @@ struct LatencyProbe: JobHandler {
         for index in 0..<saves {
             if rate > 0 { try await Task.sleep(until: started + .seconds(Double(index) / rate)) }
             try await context.perform { context in
-                // Zero-padded, so that each login sorts after the ones before it.
-                let login = "probe-\(job.jobID)-" + String(format: "%08d", index)
-                _ = try context.findOrCreate("User", matching: ["login": .string(login)])
+                _ = try context.findOrCreate("User", matching: ["login": .string(recorder.login())])
             }
             let start = ContinuousClock.now
             let receipt = try await job.save(context, progress: UInt64(index + 1))
