@@ -13,14 +13,19 @@ struct SpreadBenchmark {
     let directory: URL
     let logger: Logger
 
+    /// How many jobs a worker ran.
+    private final class Tally: Sendable {
+        let count = Mutex(0)
+    }
+
     /// Runs an import job and counts it for its worker.
     private struct CountedImport: JobHandler {
         let kind = ImportJob.kind
-        let ran: Mutex<Int>
+        let ran: Tally
         let inner = ImportJobHandler()
 
         func run(_ job: JobRun) async throws {
-            ran.withLock { $0 += 1 }
+            ran.count.withLock { $0 += 1 }
             try await inner.run(job)
         }
     }
@@ -30,7 +35,7 @@ struct SpreadBenchmark {
         let coordinator = try await CoordinatorProcess.startDemoStore(
             in: directory.appendingPathComponent("spread"), arguments: ["--log-level", "warning"]
         ).process
-        let counters = (0..<2).map { _ in Mutex(0) }
+        let counters = (0..<2).map { _ in Tally() }
         let workers = counters.enumerated().map { index, ran in
             var configuration = WorkerConfiguration()
             configuration.endpoint = coordinator.listenEndpoint
@@ -56,7 +61,7 @@ struct SpreadBenchmark {
             await client.close()
             for worker in workers { worker.cancel() }
             await coordinator.stop()
-            return counters.map { $0.withLock { $0 } }
+            return counters.map { $0.count.withLock { $0 } }
         } catch {
             await coordinator.stop()
             throw error
