@@ -31,9 +31,9 @@ struct BenchCommand: AsyncParsableCommand {
             live: a view over the import's store (--rows pull requests) that holds what it fetched, showing a \
               1,000-row live result (the open pull requests with the most additions), in a process of its own: from \
               its start to the first snapshot, and its peak resident memory, against the same view loading the whole \
-              entity first (--rounds rounds, alternated; medians). Then a live result's update latency: from a save() \
-              at 1,000 saves/s to the live result's consumer receiving it, against a plain subscriber's didSave of \
-              the same saves.
+              entity first (--rounds rounds, alternated; medians). Then a live result's update latency: 4 savers \
+              sharing 1,000 saves/s, from each commit (its didSave's committedAt) to the live result's consumer \
+              receiving it, against a plain subscriber's didSave of the same commits.
             spread: 12 import jobs of 1,000 rows pushed at once to 2 idle workers (32 slots each): the most either \
               ran (6 when spread evenly, 12 when the first worker's credit takes them all).
             restart: a coordinator's start, from launch to serving, on a store with 100,000 queued jobs, against
@@ -353,9 +353,8 @@ struct BenchCommand: AsyncParsableCommand {
                 Figure(
                     name: "live update \(name)", tributary: value.seconds * 1000, baseline: base.seconds * 1000,
                     unit: "ms", smallerIsBetter: true,
-                    note:
-                        "from save() to the live result's consumer, at 1,000 saves/s (\(Int(reached)) reached); baseline: a "
-                        + "subscriber's didSave of the same saves"
+                    note: "from the commit to the live result's consumer, at 1,000 saves/s by 4 savers "
+                        + "(\(Int(reached)) commits/s); baseline: a subscriber's didSave of the same commits"
                 ).line)
         }
     }

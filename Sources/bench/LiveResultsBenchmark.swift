@@ -117,8 +117,9 @@ struct LiveResultsBenchmark {
 
     /// Saves at `rate` a second (one new user each, by ``savers`` probe jobs of a worker in this process,
     /// ``LatencyProbe``) followed by a live result in a view in this process (the 100 users with the greatest logins,
-    /// which each save enters) and by a plain subscriber. Returns each save's time from its `save()` call to the first snapshot at or after its commit,
-    /// the same to the subscriber's didSave (the baseline), and the rate reached.
+    /// which each save enters) and by a plain subscriber. Returns, for each commit, the time from the commit (its
+    /// didSave's `committedAt`) to the first snapshot at or after it, the same to the subscriber's didSave (the
+    /// baseline), both on the wall clock of this machine, and the commits per second reached.
     func update(saves: Int, rate: Double) async throws -> (live: [Duration], feed: [Duration], savesPerSecond: Double) {
         let coordinator = try await CoordinatorProcess.startDemoStore(
             in: directory.appendingPathComponent("live-update"), arguments: ["--log-level", "warning"]
@@ -139,9 +140,9 @@ struct LiveResultsBenchmark {
                 for: FetchRequest(
                     entity: "User", predicate: try FetchPredicate(format: "login BEGINSWITH %@", "probe-"),
                     sortedBy: [FetchSort("login", ascending: false)], limit: 100))
-            let snapshots = Mutex<[(seq: UInt64, at: ContinuousClock.Instant)]>([])
+            let snapshots = Mutex<[(seq: UInt64, at: Date)]>([])
             let consumer = Task {
-                for try await snapshot in results { snapshots.withLock { $0.append((snapshot.seq, .now)) } }
+                for try await snapshot in results { snapshots.withLock { $0.append((snapshot.seq, Date())) } }
             }
             var options = ChangeFeed.Options()
             options.filter = FeedFilter(entities: ["User"])
@@ -149,11 +150,13 @@ struct LiveResultsBenchmark {
                 feed: coordinator.feedEndpoint, jobs: coordinator.listenEndpoint, options: options)
             var events = feed.makeAsyncIterator()
             guard case .caughtUp = try await events.next() else { throw BaselineError("the feed did not connect") }
-            let delivered = Mutex<[UInt64: ContinuousClock.Instant]>([:])
+            let delivered = Mutex<[UInt64: (committed: Date, arrived: Date)]>([:])
             let subscriber = Task { [events] in
                 var events = events
                 while let event = try await events.next() {
-                    if case .didSave(let save) = event { delivered.withLock { $0[save.seq] = .now } }
+                    guard case .didSave(let save) = event else { continue }
+                    let arrived = Date()
+                    delivered.withLock { $0[save.seq] = (save.committedAt, arrived) }
                 }
             }
             defer { subscriber.cancel() }
@@ -183,20 +186,21 @@ struct LiveResultsBenchmark {
             guard (arrivals.last?.seq ?? 0) >= last else {
                 throw BaselineError("the live result did not reach the last save (seq \(last))")
             }
-            // Each save's commit reaches the consumer with the first snapshot at or after it.
-            let live = sent.map { seq, start in
+            // Each commit reaches the consumer with the first snapshot at or after it.
+            let commits = delivered.withLock { $0 }.filter { sent[$0.key] != nil }
+            let live = commits.map { seq, times in
                 let index = arrivals.partitioningIndex { $0.seq >= seq }
-                return arrivals[index].at - start
+                return Duration.seconds(arrivals[index].at.timeIntervalSince(times.committed))
             }
-            let arrived = delivered.withLock { $0 }
-            let plain = sent.compactMap { seq, start in arrived[seq].map { $0 - start } }
-            let span = (sent.values.max() ?? .now) - (sent.values.min() ?? .now)
+            let plain = commits.values.map { Duration.seconds($0.arrived.timeIntervalSince($0.committed)) }
+            let earliest = commits.values.map(\.committed).min() ?? Date()
+            let latest = commits.values.map(\.committed).max() ?? Date()
             await client.close()
             await feed.close()
             await view.close()
             worker.cancel()
             await coordinator.stop()
-            return (live, plain, Double(sent.count - 1) / max(span.seconds, 1e-9))
+            return (live, plain, Double(commits.count - 1) / max(latest.timeIntervalSince(earliest), 1e-9))
         } catch {
             await coordinator.stop()
             throw error
