@@ -31,8 +31,8 @@ struct BenchCommand: AsyncParsableCommand {
             live: a view over the import's store (--rows pull requests) that holds what it fetched, showing a \
               1,000-row live result (the open pull requests with the most additions), in a process of its own: from \
               its start to the first snapshot, and its peak resident memory, against the same view loading the whole \
-              entity first (--rounds rounds, alternated; medians). Then a live result's update latency: 4 savers \
-              sharing 1,000 saves/s, from each commit (its didSave's committedAt) to the live result's consumer \
+              entity first (--rounds rounds, alternated; medians). Then a live result's update latency: 4 savers in \
+              a process of their own sharing 1,000 saves/s, from each commit (its didSave's committedAt) to the live result's consumer \
               receiving it, against a plain subscriber's didSave of the same commits.
             spread: 12 import jobs of 1,000 rows pushed at once to 2 idle workers (32 slots each): the most either \
               ran (6 when spread evenly, 12 when the first worker's credit takes them all).
@@ -118,6 +118,10 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: .hidden)
     var viewProbe: String?
 
+    /// Set when the bench runs itself as the live benchmark's saver (a worker of ``LatencyProbe`` jobs).
+    @Flag(help: .hidden)
+    var saveProbe = false
+
     @Option(help: .hidden)
     var probeJobs = ""
 
@@ -140,6 +144,12 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if saveProbe {
+            var logger = Logger(label: "tributary.bench")
+            logger.logLevel = .warning
+            try await LiveResultsBenchmark.runSaver(jobs: probeJobs, logger: logger)
+            return
+        }
         if let viewProbe {
             try await LiveResultsBenchmark.runProbe(
                 wholeEntity: viewProbe == "entity", jobs: probeJobs, feed: probeFeed)

@@ -115,8 +115,23 @@ struct LiveResultsBenchmark {
     /// How many probe jobs share the saves of ``update(saves:rate:)``.
     static let savers = 4
 
-    /// Saves at `rate` a second (one new user each, by ``savers`` probe jobs of a worker in this process,
-    /// ``LatencyProbe``) followed by a live result in a view in this process (the 100 users with the greatest logins,
+    /// The saver's side (`tributary-bench --save-probe`): a worker running ``LatencyProbe`` jobs until its standard
+    /// input closes.
+    static func runSaver(jobs: String, logger: Logger) async throws {
+        var configuration = WorkerConfiguration()
+        configuration.endpoint = jobs
+        configuration.name = "live-saver"
+        configuration.register(LatencyProbe(recorder: SaveRecorder()))
+        let worker = Task { [configuration] in
+            try await WorkerService(configuration: configuration, logger: logger).run()
+        }
+        for await _ in StandardInputLines.lines() {}
+        worker.cancel()
+        _ = await worker.result
+    }
+
+    /// Saves at `rate` a second (one new user each, by ``savers`` probe jobs of a worker in a process of its own,
+    /// `tributary-bench --save-probe`, as savers are in other processes than a view) followed by a live result in a view in this process (the 100 users with the greatest logins,
     /// which each save enters) and by a plain subscriber. Returns, for each commit, the time from the commit (its
     /// didSave's `committedAt`) to the first snapshot at or after it, the same to the subscriber's didSave (the
     /// baseline), both on the wall clock of this machine, and the commits per second reached.
@@ -124,14 +139,18 @@ struct LiveResultsBenchmark {
         let coordinator = try await CoordinatorProcess.startDemoStore(
             in: directory.appendingPathComponent("live-update"), arguments: ["--log-level", "warning"]
         ).process
-        let recorder = SaveRecorder()
-        var configuration = WorkerConfiguration()
-        configuration.endpoint = coordinator.listenEndpoint
-        configuration.register(LatencyProbe(recorder: recorder))
-        let worker = Task { [configuration, logger] in
-            try await WorkerService(configuration: configuration, logger: logger).run()
+        let saver = Process()
+        saver.executableURL = try Executables.sibling("tributary-bench")
+        saver.arguments = ["--save-probe", "--probe-jobs", coordinator.listenEndpoint]
+        let input = Pipe()
+        saver.standardInput = input
+        let exited = AsyncStream.makeStream(of: Void.self)
+        saver.terminationHandler = { _ in exited.continuation.finish() }
+        try saver.run()
+        func stopSaver() async {
+            try? input.fileHandleForWriting.close()
+            for await _ in exited.stream {}
         }
-        defer { worker.cancel() }
         do {
             let view = try await ViewContext.start(
                 feed: coordinator.feedEndpoint, jobs: coordinator.listenEndpoint, model: DemoData.model,
@@ -150,17 +169,20 @@ struct LiveResultsBenchmark {
                 feed: coordinator.feedEndpoint, jobs: coordinator.listenEndpoint, options: options)
             var events = feed.makeAsyncIterator()
             guard case .caughtUp = try await events.next() else { throw BaselineError("the feed did not connect") }
-            let delivered = Mutex<[UInt64: (committed: Date, arrived: Date)]>([:])
+            let delivered = Mutex<[UInt64: (committed: Date, arrived: Date, users: Int)]>([:])
             let subscriber = Task { [events] in
                 var events = events
                 while let event = try await events.next() {
                     guard case .didSave(let save) = event else { continue }
                     let arrived = Date()
-                    delivered.withLock { $0[save.seq] = (save.committedAt, arrived) }
+                    delivered.withLock { $0[save.seq] = (save.committedAt, arrived, save.inserted.count) }
                 }
             }
             defer { subscriber.cancel() }
             let client = try JobClient(endpoint: coordinator.listenEndpoint)
+            while try await client.status().workers.count < 1 {
+                try await Task.sleep(for: .milliseconds(20))
+            }
             // Several savers, as one saver's round trip may not reach the rate on a slow machine.
             let pushed = try await client.push(
                 Array(
@@ -171,13 +193,14 @@ struct LiveResultsBenchmark {
                     count: Self.savers))
             let status = try await client.waitForBatch(pushed.batch, every: .milliseconds(10))
             guard status.deadJobs == 0 else { throw BaselineError("the latency probe's job failed") }
-            let sent = recorder.sent
-            let last = sent.keys.max() ?? 0
-            // The subscriber and the view get the last commits within moments of the job's end.
+            let saved = saves / Self.savers * Self.savers
+            // The subscriber and the view get the last commits within moments of the jobs' end: every user inserted.
             let deadline = ContinuousClock.now + .seconds(10)
-            while (delivered.withLock { $0.count } < sent.count || snapshots.withLock { $0.last?.seq ?? 0 } < last),
-                ContinuousClock.now < deadline
-            {
+            var last: UInt64 = 0
+            while ContinuousClock.now < deadline {
+                let (users, seq) = delivered.withLock { ($0.values.reduce(0) { $0 + $1.users }, $0.keys.max() ?? 0) }
+                last = seq
+                if users >= saved, snapshots.withLock({ $0.last?.seq ?? 0 }) >= last { break }
                 try await Task.sleep(for: .milliseconds(5))
             }
             results.cancel()
@@ -187,7 +210,7 @@ struct LiveResultsBenchmark {
                 throw BaselineError("the live result did not reach the last save (seq \(last))")
             }
             // Each commit reaches the consumer with the first snapshot at or after it.
-            let commits = delivered.withLock { $0 }.filter { sent[$0.key] != nil }
+            let commits = delivered.withLock { $0 }.filter { $0.value.users > 0 }
             let live = commits.map { seq, times in
                 let index = arrivals.partitioningIndex { $0.seq >= seq }
                 return Duration.seconds(arrivals[index].at.timeIntervalSince(times.committed))
@@ -198,10 +221,11 @@ struct LiveResultsBenchmark {
             await client.close()
             await feed.close()
             await view.close()
-            worker.cancel()
+            await stopSaver()
             await coordinator.stop()
             return (live, plain, Double(commits.count - 1) / max(latest.timeIntervalSince(earliest), 1e-9))
         } catch {
+            await stopSaver()
             await coordinator.stop()
             throw error
         }
