@@ -26,7 +26,11 @@ struct ClaimSpreadTests {
         let workers = (0..<2).map { _ in InProcessWorker.start(endpoint: listen, handlers: [Hold()]) }
         defer { for worker in workers { worker.cancel() } }
         let client = try JobClient(endpoint: listen)
-        try await waitUntil("both workers to be ready") { try await client.status().workers.count == 2 }
+        // Ready: registered, and their credit (sent after registering) arrived and is not in a claim in flight.
+        try await waitUntil("both workers to offer their 32 slots") {
+            let workers = try await client.status().workers
+            return workers.count == 2 && workers.allSatisfy { $0.freeSlots == 32 }
+        }
         _ = try await client.push(Array(repeating: JobSpec(kind: "hold"), count: 12))
         let store = try DatabaseQueue(path: coordinator.storePath)
         try await waitUntil("the 12 jobs to run") {

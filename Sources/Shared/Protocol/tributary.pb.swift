@@ -1603,6 +1603,9 @@ public nonisolated struct Tributary_V1_WorkerInfo: Sendable {
 
   public var currentJobID: UInt64 = 0
 
+  /// jobs it has asked for and not been sent (credit not taken by a claim)
+  public var freeSlots: UInt32 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -4927,7 +4930,7 @@ nonisolated extension Tributary_V1_StatusRequest: SwiftProtobuf.Message, SwiftPr
 
 nonisolated extension Tributary_V1_WorkerInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".WorkerInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}worker_id\0\u{1}name\0\u{1}pid\0\u{1}state\0\u{3}seconds_since_heartbeat\0\u{3}current_job_id\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}worker_id\0\u{1}name\0\u{1}pid\0\u{1}state\0\u{3}seconds_since_heartbeat\0\u{3}current_job_id\0\u{3}free_slots\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4941,6 +4944,7 @@ nonisolated extension Tributary_V1_WorkerInfo: SwiftProtobuf.Message, SwiftProto
       case 4: try { try decoder.decodeSingularStringField(value: &self.state) }()
       case 5: try { try decoder.decodeSingularDoubleField(value: &self.secondsSinceHeartbeat) }()
       case 6: try { try decoder.decodeSingularUInt64Field(value: &self.currentJobID) }()
+      case 7: try { try decoder.decodeSingularUInt32Field(value: &self.freeSlots) }()
       default: break
       }
     }
@@ -4965,6 +4969,9 @@ nonisolated extension Tributary_V1_WorkerInfo: SwiftProtobuf.Message, SwiftProto
     if self.currentJobID != 0 {
       try visitor.visitSingularUInt64Field(value: self.currentJobID, fieldNumber: 6)
     }
+    if self.freeSlots != 0 {
+      try visitor.visitSingularUInt32Field(value: self.freeSlots, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4975,6 +4982,7 @@ nonisolated extension Tributary_V1_WorkerInfo: SwiftProtobuf.Message, SwiftProto
     if lhs.state != rhs.state {return false}
     if lhs.secondsSinceHeartbeat != rhs.secondsSinceHeartbeat {return false}
     if lhs.currentJobID != rhs.currentJobID {return false}
+    if lhs.freeSlots != rhs.freeSlots {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -54,7 +54,7 @@ struct StatusCommand: AsyncParsableCommand {
         for worker in status.workers {
             let job = worker.currentJobID.map { "  job \($0)" } ?? ""
             Terminal.line(
-                "  \(worker.id)  \(worker.state.rawValue)  \(worker.name)  pid \(worker.pid)  heartbeat \(String(format: "%.1f", worker.secondsSinceHeartbeat))s ago\(job)"
+                "  \(worker.id)  \(worker.state.rawValue)  \(worker.name)  pid \(worker.pid)  heartbeat \(String(format: "%.1f", worker.secondsSinceHeartbeat))s ago  free \(worker.freeSlots)\(job)"
             )
         }
     }

@@ -85,6 +85,7 @@ struct StatusReader: Sendable {
                     $0.secondsSinceHeartbeat =
                         silence.seconds
                     $0.currentJobID = UInt64(worker.jobs.keys.min() ?? 0)
+                    $0.freeSlots = worker.credit
                 }
             }
         }

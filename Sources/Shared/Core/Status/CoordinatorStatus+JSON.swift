@@ -27,7 +27,7 @@ extension CoordinatorStatus: Encodable {
 extension CoordinatorStatus.Worker: Encodable {
     enum CodingKeys: String, CodingKey {
         case id = "workerId"
-        case name, pid, state, secondsSinceHeartbeat
+        case name, pid, state, secondsSinceHeartbeat, freeSlots
         case currentJobID = "currentJobId"
     }
 
@@ -40,6 +40,7 @@ extension CoordinatorStatus.Worker: Encodable {
         try container.encode(state.rawValue, forKey: .state)
         try container.encode(secondsSinceHeartbeat, forKey: .secondsSinceHeartbeat)
         try container.encode(currentJobID ?? 0, forKey: .currentJobID)
+        try container.encode(freeSlots, forKey: .freeSlots)
     }
 }
 

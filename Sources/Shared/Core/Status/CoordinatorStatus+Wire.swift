@@ -42,7 +42,8 @@ extension CoordinatorStatus.Worker {
         self.init(
             id: wire.workerID, name: wire.name, pid: wire.pid, state: try WorkerState(wire: wire.state),
             secondsSinceHeartbeat: wire.secondsSinceHeartbeat,
-            currentJobID: wire.currentJobID == 0 ? nil : Int64(clamping: wire.currentJobID))
+            currentJobID: wire.currentJobID == 0 ? nil : Int64(clamping: wire.currentJobID),
+            freeSlots: Int(wire.freeSlots))
     }
 
     /// As `WorkerInfo` carries it.
@@ -54,6 +55,7 @@ extension CoordinatorStatus.Worker {
             $0.state = state.rawValue
             $0.secondsSinceHeartbeat = secondsSinceHeartbeat
             $0.currentJobID = UInt64(max(0, currentJobID ?? 0))
+            $0.freeSlots = UInt32(clamping: freeSlots)
         }
     }
 }

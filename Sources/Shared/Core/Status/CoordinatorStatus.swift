@@ -15,11 +15,13 @@ public struct CoordinatorStatus: Sendable, Equatable {
         public var secondsSinceHeartbeat: Double
         /// The lowest id of the jobs it runs; nil while idle.
         public var currentJobID: Int64?
+        /// How many more jobs it has asked for and may be sent now (its credit not taken by a claim in flight).
+        public var freeSlots: Int
 
         /// A worker as the coordinator sees it.
         public init(
             id: String, name: String, pid: Int32, state: WorkerState, secondsSinceHeartbeat: Double,
-            currentJobID: Int64?
+            currentJobID: Int64?, freeSlots: Int = 0
         ) {
             self.id = id
             self.name = name
@@ -27,6 +29,7 @@ public struct CoordinatorStatus: Sendable, Equatable {
             self.state = state
             self.secondsSinceHeartbeat = secondsSinceHeartbeat
             self.currentJobID = currentJobID
+            self.freeSlots = freeSlots
         }
     }
 
