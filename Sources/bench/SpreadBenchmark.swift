@@ -48,7 +48,14 @@ struct SpreadBenchmark {
         defer { for worker in workers { worker.cancel() } }
         do {
             let client = try JobClient(endpoint: coordinator.listenEndpoint)
-            while try await client.status().workers.count < workers.count {
+            // Ready: registered and offering their slots (a worker's credit follows its registration).
+            func ready() async throws -> Bool {
+                let offering = try await client.status().workers.filter {
+                    $0.freeSlots == WorkerConfiguration.defaultConcurrency
+                }
+                return offering.count == workers.count
+            }
+            while try await !ready() {
                 try await Task.sleep(for: .milliseconds(20))
             }
             let input = DemoData.pullRequests(count: jobs * rowsPerJob, users: 100)

@@ -6,7 +6,7 @@ import TributaryCore
 /// A fetch request kept current across processes (Core Data's `NSFetchedResultsController`, SwiftData's `@Query`,
 /// GRDB's `ValueObservation`): an `AsyncSequence` of ``/TributaryCore/LiveResultsSnapshot``s, the first the result
 /// as fetched, then one after each commit that changed it, with the difference from the snapshot delivered before.
-/// Made by ``ViewContext/results(for:)``.
+/// Made by ``ViewContext/results(for:sectionedBy:metrics:)``.
 ///
 /// A consumer slower than the feed is not given a backlog: the next snapshot it takes is the latest state, its
 /// difference and updated rows counted from the last snapshot it took. Iterate it from one task at a time.

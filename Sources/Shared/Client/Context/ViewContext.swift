@@ -157,10 +157,11 @@ public final class ViewContext: Sendable {
     /// }
     /// ```
     /// - Parameters:
+    ///   - request: what to keep current: its entity, predicate, sort, limit and offset.
     ///   - sectionKeyPath: groups the rows into ``/TributaryCore/LiveResultsSnapshot/sections`` by this key or
     ///     to-one key path (`state`, `author.login`), as `NSFetchedResultsController`'s `sectionNameKeyPath`. Rows
-    ///     are grouped by the request's first sort key: when that is another key, this one is put before the
-    ///     request's sort keys, ascending.
+    ///     are grouped by the request's first sort key: when that is another key, this one is moved first from
+    ///     later in the sort (keeping its direction) or put first, ascending.
     ///   - metrics: where the refetch counter (``LiveResults/refetchesMetric``) is recorded: the process's
     ///     bootstrapped metrics backend unless given.
     /// - Throws: ``/TributaryCore/FetchPredicateError`` or ``/TributaryCore/ContextError`` for a request the model
