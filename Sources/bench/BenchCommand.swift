@@ -329,9 +329,7 @@ struct BenchCommand: AsyncParsableCommand {
     private func runLive(
         rows: Int, users: Int, saves: Int, directory: URL, store: URL, imported: Bool
     ) async throws {
-        var logger = Logger(label: "tributary.bench")
-        logger.logLevel = .warning
-        let benchmark = LiveResultsBenchmark(directory: directory, logger: logger)
+        let benchmark = LiveResultsBenchmark(directory: directory)
         defer { try? FileManager.default.removeItem(at: store) }
         if !imported {
             _ = try await ImportBenchmark(

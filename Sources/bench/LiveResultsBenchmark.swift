@@ -10,7 +10,6 @@ import TributaryDemo
 /// how soon a live result's update reaches its consumer after a save.
 struct LiveResultsBenchmark {
     let directory: URL
-    let logger: Logger
 
     /// The live result a probe shows: the 1,000 open pull requests with the most additions (no index helps: the
     /// coordinator reads the whole entity to answer it).
