@@ -68,17 +68,24 @@ public final class SocketLoop: @unchecked Sendable {
         public var userID: String? = nil
     }
 
-    private struct Outgoing {
+    struct Outgoing {
         let socket: SocketIndex
         let frames: [Data]
     }
 
-    private struct State {
+    struct State {
         var outbox: [Outgoing] = []
+        /// ``start()`` was called: the thread polls the sockets.
         var started = false
+        /// The thread runs (from ``start()``, or from the first job ``enqueue(_:)`` hands it).
+        var threadStarted = false
         var stopping = false
         var stopped = false
         var stopWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Jobs of the actors run on this loop (``enqueue(_:)``), in the order enqueued.
+        var jobs: [UnownedJob] = []
+        /// The thread ended: jobs run on ``fallback`` from then on.
+        var threadEnded = false
     }
 
     /// Every message received, in arrival order, in batches; finishes when the loop stops.
@@ -90,6 +97,10 @@ public final class SocketLoop: @unchecked Sendable {
     private let wakeup: WakeupSignal
     private let onSendFailure: @Sendable (ZMQError, SocketIndex) -> Void
     private let onReceive: @Sendable (SocketIndex, [Data]) -> Void
+    /// The loop thread's id, set when it starts: sends and jobs from that thread need no wake-up.
+    private let loopThread = Atomic<UInt>(0)
+    /// Where jobs run once the thread ended (an actor on this loop may still be resumed after its sockets closed).
+    private let fallback: DispatchQueue
 
     /// Creates a loop for the given sockets; nothing runs until ``start()``.
     /// - Parameters:
@@ -111,31 +122,59 @@ public final class SocketLoop: @unchecked Sendable {
         self.onSendFailure = onSendFailure
         self.onReceive = onReceive
         inbound = InboundQueue(limit: inboundLimit)
+        fallback = DispatchQueue(label: name + ".jobs")
     }
 
-    /// Starts the loop thread, which takes ownership of the sockets.
+    /// Starts polling the sockets, on the loop thread (started now if no job started it), which takes ownership of
+    /// them.
     public func start() {
-        guard
-            state.withLock({ state in
-                defer { state.started = true }
-                return !state.started && !state.stopping
-            })
-        else { return }
+        let needsThread = state.withLock { state -> Bool? in
+            guard !state.started && !state.stopping else { return nil }
+            state.started = true
+            defer { state.threadStarted = true }
+            return !state.threadStarted
+        }
+        switch needsThread {
+        case true: startThread()
+        case false: wakeup.raise()
+        default: break
+        }
+    }
+
+    /// Runs `body` on the loop's state (for ``enqueue(_:)``).
+    func withJobs<T>(_ body: (inout State) -> T) -> T { state.withLock { body(&$0) } }
+
+    /// Wakes the loop thread out of its poll.
+    func raiseWakeup() { wakeup.raise() }
+
+    /// The serial queue jobs run on once the thread ended.
+    var fallbackQueue: DispatchQueue { fallback }
+
+    func startThread() {
         let thread = Thread { [self] in run() }
         thread.name = name
         thread.start()
     }
 
-    /// Queues a message for sending on one of the loop's sockets; never blocks.
+    /// Whether the caller runs on the loop thread.
+    var onLoopThread: Bool { loopThread.load(ordering: .relaxed) == UInt(pthread_self()) }
+
+    /// Queues a message for sending on one of the loop's sockets; never blocks. On the loop thread (a job of an
+    /// actor run on the loop, a `consume`), it is sent at once, after what other threads queued before it.
     public func send(_ frames: [Data], on socket: SocketIndex) {
-        let wasEmpty = state.withLock { state -> Bool in
-            guard !state.stopping else { return false }
+        let onLoopThread = onLoopThread
+        let (wasEmpty, outgoing) = state.withLock { state -> (Bool, [Outgoing]) in
+            guard !state.stopping else { return (false, []) }
             state.outbox.append(Outgoing(socket: socket, frames: frames))
-            return state.outbox.count == 1
+            // Before ``start()`` the sockets are not the thread's yet: what is queued waits for it.
+            guard onLoopThread && state.started else { return (state.outbox.count == 1, []) }
+            defer { state.outbox = [] }
+            return (false, state.outbox)
         }
         // The loop takes the whole outbox under the lock before it polls: a non-empty outbox already has a
         // wake-up on its way or will be taken before the next poll.
-        if wasEmpty { wakeup.raise() }
+        if wasEmpty && !onLoopThread { wakeup.raise() }
+        send(outgoing)
     }
 
     /// Asks the loop to send what is queued, close its sockets and stop; returns once it has. A loop that was
@@ -144,7 +183,7 @@ public final class SocketLoop: @unchecked Sendable {
     public func stop() async {
         let neverStarted = state.withLock { state -> Bool in
             defer { state.stopping = true }
-            return !state.started && !state.stopping
+            return !state.threadStarted && !state.stopping
         }
         if neverStarted { return finish() }
         await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
@@ -161,6 +200,7 @@ public final class SocketLoop: @unchecked Sendable {
     // MARK: - Loop thread
 
     private func run() {
+        loopThread.store(UInt(pthread_self()), ordering: .relaxed)
         var items = members.map { member in
             zmq_pollitem_t(
                 socket: member.socket.unsafeHandle, fd: -1,
@@ -170,19 +210,27 @@ public final class SocketLoop: @unchecked Sendable {
         let wakeIndex = items.count - 1
 
         while true {
-            let (outgoing, stopping) = state.withLock { state in
+            runJobs()
+            let (outgoing, stopping, started) = state.withLock { state in
+                // Before ``start()``, what is queued waits: the sockets are not the thread's yet.
+                guard state.started else { return ([Outgoing](), state.stopping, false) }
                 defer { state.outbox = [] }
-                return (state.outbox, state.stopping)
+                return (state.outbox, state.stopping, true)
             }
             send(outgoing)
             if stopping { break }
 
             do {
-                try ZMQError.check("zmq_poll") { zmq_poll(&items, Int32(items.count), -1) }
+                try items.withUnsafeMutableBufferPointer { items in
+                    // Until started, only the wake-up (jobs, the start itself) is polled.
+                    let polled = started ? items : UnsafeMutableBufferPointer(rebasing: items[wakeIndex...])
+                    try ZMQError.check("zmq_poll") { zmq_poll(polled.baseAddress, Int32(polled.count), -1) }
+                }
             } catch {
                 break  // ETERM: the context is going away under us.
             }
             if items[wakeIndex].revents != 0 { wakeup.clear() }
+            guard started else { continue }
             var batch: [Inbound] = []
             for index in members.indices where items[index].revents & Int16(ZMQ_POLLIN) != 0 {
                 drain(socket: index, into: &batch)
@@ -190,6 +238,25 @@ public final class SocketLoop: @unchecked Sendable {
             if !batch.isEmpty { inbound.append(batch) }
         }
         finish()
+        // Jobs resumed by the stop (its waiters, the consumer of ``inbound``) and any later ones run on the
+        // fallback queue, in order.
+        state.withLock { state in
+            state.threadEnded = true
+            for job in state.jobs { fallback.async { [self] in job.runSynchronously(on: asUnownedSerialExecutor()) } }
+            state.jobs = []
+        }
+    }
+
+    /// Runs the jobs enqueued so far, and those they enqueue, until none is left.
+    private func runJobs() {
+        while true {
+            let jobs = state.withLock { state in
+                defer { state.jobs = [] }
+                return state.jobs
+            }
+            guard !jobs.isEmpty else { return }
+            for job in jobs { job.runSynchronously(on: asUnownedSerialExecutor()) }
+        }
     }
 
     private func drain(socket index: SocketIndex, into batch: inout [Inbound]) {

@@ -24,10 +24,12 @@ struct BenchCommand: AsyncParsableCommand {
               three writes (enqueue, claim, complete) through the C API; then the same jobs while, every second, 4
               dashboard snapshots (/api/dashboard) and a /metrics scrape are asked of the coordinator's HTTP
               endpoint, against the plain jobs figure (`jobs (dashboards)`). The two run --rounds times, alternated;
-              their medians compare.
+              their medians compare. Then `jobs @16`: the same jobs with 16 in flight per worker.
             latency: from a worker's save() call to a subscriber receiving its didSave, at 1,000 saves/s and at 80%
               of the maximum rate, against ZeroMQ round trips over loopback on this machine; then the save round
-              trip: one view context saving one small edit at a time, from save() to its answer (p50, p99, saves/s).
+              trip: one view context saving one small edit at a time, from save() to its answer (p50, p99, saves/s),
+              against a ZeroMQ round trip plus a one-row commit through SQLite's C API (the limit for one saver);
+              and `saves, 16 savers`: 16 view contexts saving at once (saves/s, p50, p99), against one saver.
             live: a view over the import's store (--rows pull requests) that holds what it fetched, showing a \
               1,000-row live result (the open pull requests with the most additions), in a process of its own: from \
               its start to the first snapshot, and its peak resident memory, against the same view loading the whole \
@@ -250,6 +252,15 @@ struct BenchCommand: AsyncParsableCommand {
                 name: "jobs (dashboards)", tributary: Self.median(loaded), baseline: Self.median(plain),
                 unit: "jobs/s", note: "\(tally.summary); baseline: the plain jobs figure of this run\(of)"
             ).line)
+        // Few in flight: each job's round trip (claim, run, completion) counts rather than the throughput.
+        let few = JobsBenchmark(
+            jobs: benchmark.jobs, workers: benchmark.workers, concurrency: 16, directory: benchmark.directory)
+        Terminal.line(
+            Figure(
+                name: "jobs @16", tributary: try await few.run(name: "jobs-16").jobsPerSecond,
+                baseline: Self.median(plain), unit: "jobs/s",
+                note: "16 in flight per worker; baseline: the jobs figure (\(benchmark.concurrency) in flight)"
+            ).line)
     }
 
     /// The import's coordinator options this run sets: its workers' concurrency and its commit budget.
@@ -312,17 +323,37 @@ struct BenchCommand: AsyncParsableCommand {
                     ).line)
             }
         }
-        let (latencies, savesPerSecond) = try await SaveRoundTripBenchmark(saves: saves, directory: directory).run()
-        let measured = Percentiles(latencies)
-        for (name, value, base) in [("p50", measured.p50, baseline.p50), ("p99", measured.p99, baseline.p99)] {
+        // The limit for one saver: a ZeroMQ round trip and a one-row commit through SQLite's C API, back to back.
+        let commits = Percentiles(try SaveRoundTripBenchmark.oneRowCommits(saves, in: directory))
+        let limit = (p50: baseline.p50 + commits.p50, p99: baseline.p99 + commits.p99)
+        let roundTrips = SaveRoundTripBenchmark(directory: directory)
+        let alone = try await roundTrips.run(saves: saves, savers: 1)
+        let measured = Percentiles(alone.latencies)
+        let parts =
+            "round trip \(Figure.format(baseline.p50.seconds * 1000)) + commit \(Figure.format(commits.p50.seconds * 1000)) ms"
+        for (name, value, base) in [("p50", measured.p50, limit.p50), ("p99", measured.p99, limit.p99)] {
             Terminal.line(
                 Figure(
                     name: "save round trip \(name)", tributary: value.seconds * 1000, baseline: base.seconds * 1000,
                     unit: "ms", smallerIsBetter: true,
-                    note:
-                        "one view context, one edit a save: \(Int(savesPerSecond)) saves/s; baseline: ZeroMQ round trip"
+                    note: "one view context, one edit a save; baseline: a ZeroMQ round trip + a one-row C-API commit"
                 ).line)
         }
+        Terminal.line(
+            Figure(
+                name: "save round trip", tributary: alone.savesPerSecond, baseline: 1 / limit.p50.seconds,
+                unit: "saves/s", note: "the edit between saves included; baseline (the limit for one saver): \(parts)"
+            ).line)
+        let shared = try await roundTrips.run(saves: saves * 4, savers: 16)
+        let sharedPercentiles = Percentiles(shared.latencies)
+        Terminal.line(
+            Figure(
+                name: "saves, 16 savers", tributary: shared.savesPerSecond, baseline: alone.savesPerSecond,
+                unit: "saves/s",
+                note:
+                    "16 view contexts at once, p50 \(Figure.format(sharedPercentiles.p50.seconds * 1000)) ms, p99 "
+                    + "\(Figure.format(sharedPercentiles.p99.seconds * 1000)) ms; baseline: one saver"
+            ).line)
     }
 
     /// - Parameter imported: whether `store` holds the import's store already.

@@ -57,6 +57,38 @@ struct StoreWriterTests {
         #expect(groups.flatMap { $0 } == Array(1...1026), "each save answered once, in the order handed over")
     }
 
+    @Test(
+        "on an idle store, a caller that may block commits a small group itself: the saves of one wake-up gather, the last commits them together before it returns; other callers have it queued"
+    )
+    func smallCommitsRunHere() async throws {
+        let writer = makeWriter()
+        #expect(await writer.enqueue(saves(1...1), claims: [], moreToCome: true, committingHere: true))
+        #expect(await writer.enqueue(saves(2...2), claims: [], moreToCome: true, committingHere: true))
+        #expect(writer.queuedWriteCount == 0, "more of the wake-up to come: gathered, nothing queued")
+        #expect(writer.takeAnswers().isEmpty)
+        #expect(await writer.enqueue(saves(3...3), claims: [], committingHere: true))
+        #expect(writer.queuedWriteCount == 0, "committed and collected before enqueue returned")
+        let answers = writer.takeAnswers()
+        #expect(answers.count == 1)
+        guard case .committed(let commit, let result, _)? = answers.first else {
+            Issue.record("no group commit answered")
+            return
+        }
+        #expect(commit.members.map(\.requestID) == [1, 2, 3], "the wake-up's saves in one commit, in order")
+        #expect(result.saves.allSatisfy { if case .success = $0 { true } else { false } })
+
+        // A caller that may not block (the default) has the same commit queued on the store.
+        let release = blockTheStore()
+        var released = false
+        defer { if !released { release.signal() } }
+        #expect(await writer.enqueue(saves(4...4), claims: []))
+        #expect(writer.queuedWriteCount == 1)
+        release.signal()
+        released = true
+        let later = await writer.flush()
+        #expect(later.count == 1)
+    }
+
     @Test("a group commit takes the gathered saves up to its row budget; the rest go in the next, in order")
     func rowBudget() async throws {
         let writer = StoreWriter(store: store.store, logger: Logger(label: "test"), groupRows: 5, answersWaiting: {})

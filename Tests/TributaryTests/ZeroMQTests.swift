@@ -140,3 +140,57 @@ extension ZeroMQTests {
         try await waitUntil("the context to end", timeout: .seconds(10)) { terminated.value }
     }
 }
+
+/// An echo server as an actor on its socket loop: it reads the loop's inbound queue and replies, on the loop's thread.
+private actor LoopEcho {
+    let loop: SocketLoop
+    nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
+    private(set) var threads: Set<UInt> = []
+
+    init(loop: SocketLoop) { self.loop = loop }
+
+    /// Echoes `count` messages, then returns the threads it ran on.
+    func serve(_ count: Int) async -> Set<UInt> {
+        var served = 0
+        for await batch in loop.inbound {
+            threads.insert(UInt(pthread_self()))
+            for message in batch { loop.send(message.frames + [Data("echo".utf8)], on: 0) }
+            served += batch.count
+            if served >= count { break }
+        }
+        return threads
+    }
+
+    func here() -> UInt { UInt(pthread_self()) }
+}
+
+extension ZeroMQTests {
+    @Test(
+        "an actor whose executor is a socket loop runs on the loop's one thread, before and after the loop starts; its replies go out; once the loop stopped it still runs"
+    )
+    func loopAsExecutor() async throws {
+        let router = try context.makeSocket(.router)
+        let endpoint = try router.bind("tcp://127.0.0.1:*")
+        let loop = try SocketLoop(name: "test-executor", sockets: [.init(router, receives: true)])
+        let echo = LoopEcho(loop: loop)
+        // Before the loop starts: the job starts its thread, which polls only its wake-up until then.
+        let first = await echo.here()
+        loop.start()
+        let dealer = try context.makeSocket(.dealer)
+        try dealer.connect(endpoint)
+        let serving = Task { await echo.serve(50) }
+        for index in 0..<50 { try dealer.send([Data("m\(index)".utf8)]) }
+        var echoes: [String] = []
+        while echoes.count < 50, try dealer.waitForInput(milliseconds: 10_000), let reply = try dealer.receive() {
+            #expect(reply.last == Data("echo".utf8))
+            echoes.append(String(decoding: reply[0], as: UTF8.self))
+        }
+        #expect(echoes == (0..<50).map { "m\($0)" }, "every reply, in order")
+        let threads = await serving.value
+        #expect(threads == [first], "every step on the thread that ran the first job")
+        await loop.stop()
+        // Stopped: its jobs run on a queue of their own instead of hanging.
+        let after = await echo.here()
+        #expect(after != first)
+    }
+}

@@ -63,18 +63,24 @@ public final class CoordinatorConnection: Sendable {
         try socket.setSendHighWaterMark(0)
         try socket.setLinger(milliseconds: 2000)
         try socket.connect(endpoint)
+        // Replies are handed to their waiters on the loop thread as they arrive: no task is woken in between.
+        let receiver = Receiver()
         loop = try SocketLoop(
             name: "tributary-dealer",
-            sockets: [.init(socket, receives: true, coalesce: { WireBatches.coalesce($0) })])
+            sockets: [
+                .init(
+                    socket, receives: true, coalesce: { WireBatches.coalesce($0) },
+                    consume: { receiver.connection?.deliver($0) })
+            ])
         (messages, messagesContinuation) = AsyncStream.makeStream(of: [Tributary_V1_Envelope].self)
+        receiver.connection = self
         loop.start()
         let inbound = loop.inbound
         // Detached: these two live as long as the connection (until its loop stops), not as long as whichever
-        // task made it; the first ends when the loop's inbound queue finishes, the second once it is closed.
+        // task made it; the first ends when the loop stops (its inbound queue finishes: every message was
+        // consumed as it came), the second once it is closed.
         Task.detached { [self] in
-            for await batch in inbound {
-                for message in batch { deliver(message.frames) }
-            }
+            for await _ in inbound {}
             failAll(ProtocolError(.shuttingDown, "the connection to \(endpoint) was closed"))
             messagesContinuation.finish()
         }
@@ -222,6 +228,14 @@ public final class CoordinatorConnection: Sendable {
     }
 
     /// Resumes the requests a message answers and passes on the rest, together.
+    /// The connection the loop thread hands what it receives to; weak, as the connection owns the loop.
+    private final class Receiver: @unchecked Sendable {
+        // @unchecked: set once, in the connection's init, before the loop starts (its thread's start is the
+        // barrier); only read after.
+        weak var connection: CoordinatorConnection?
+    }
+
+    /// Hands replies to their waiters and yields the rest to ``messages``; on the loop thread, never waits.
     private func deliver(_ frames: [Data]) {
         guard let decoded = try? Wire.decodeEach(frames[...]) else { return }
         var unsolicited: [Tributary_V1_Envelope] = []

@@ -10,11 +10,15 @@ import TributaryProtocol
 extension CoordinatorServer {
     /// Hands the saves gathered so far to the writer, with claims for workers' credit when a dispatch is due.
     /// Saves the writer no longer takes (it stopped) are refused.
-    func submit() async {
+    /// - Parameter moreToCome: more messages of the same wake-up follow: the writer gathers rather than commits
+    ///   (see ``StoreWriter/enqueue(_:claims:moreToCome:committingHere:)``). Without it, what gathered is committed when the store
+    ///   is idle, even if this hands over nothing.
+    func submit(moreToCome: Bool = false) async {
         let (saves, claims) = dispatch.take(
             from: &workers, claiming: !stopping, runLimits: configuration.runLimits)
-        guard !saves.isEmpty || !claims.isEmpty else { return }
-        guard await writer.enqueue(saves, claims: claims) else {
+        guard !saves.isEmpty || !claims.isEmpty || !moreToCome else { return }
+        // The router runs on its socket loop's thread (its executor), which may wait for a small commit.
+        guard await writer.enqueue(saves, claims: claims, moreToCome: moreToCome, committingHere: true) else {
             for save in saves {
                 reply(
                     to: save.peer, requestID: save.requestID,

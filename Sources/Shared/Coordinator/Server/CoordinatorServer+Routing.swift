@@ -6,10 +6,10 @@ import ZeroMQ
 /// Reading messages: each envelope decoded, authorized and routed to its handler, in arrival order.
 extension CoordinatorServer {
     /// Handles what one wake-up of the socket loop received, in order. A message's saves go to the writer together
-    /// once it is handled (``submit()``); any other message that touches the store first has every save before it
-    /// committed and answered.
+    /// once it is handled (``submit(moreToCome:)``), to be committed together with the rest of the wake-up's;
+    /// any other message that touches the store first has every save before it committed and answered.
     func handle(_ batch: [SocketLoop.Inbound]) async {
-        for message in batch {
+        for (index, message) in batch.enumerated() {
             let peer: Data
             let envelopes: [Result<SizedEnvelope, ProtocolError>]
             switch Intake.decode(message) {
@@ -29,7 +29,7 @@ extension CoordinatorServer {
                     reply(to: peer, requestID: 0, .error(error.wire))
                 }
             }
-            await submit()
+            await submit(moreToCome: index < batch.count - 1)
         }
     }
 

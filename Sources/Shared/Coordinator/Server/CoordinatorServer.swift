@@ -8,8 +8,10 @@ import ZeroMQ
 
 /// The coordinator: owns the root store, serves the jobs/control ROUTER and publishes the change feed.
 ///
-/// Messages from every peer are handled one at a time, in arrival order, on this actor; store writes run on
-/// GRDB's writer queue and network I/O on the socket loop's thread, so neither blocks the cooperative pool.
+/// Messages from every peer are handled one at a time, in arrival order, on this actor, which runs on its socket
+/// loop's thread (the loop is its executor): a message reaches it and its replies leave without another thread
+/// woken. Store writes run on GRDB's writer queue and reads on the reader pool's threads, so nothing here blocks
+/// the socket or the cooperative pool.
 /// A malformed or invalid message is answered with an ``ProtocolError`` to its sender, and the coordinator goes
 /// on serving everyone else.
 public actor CoordinatorServer: Service {
@@ -25,7 +27,7 @@ public actor CoordinatorServer: Service {
     nonisolated let snapshot = RouterSnapshot()
     /// The connected workers, their credit and the jobs each holds.
     var workers: WorkerRegistry
-    /// The saves and claims for the writer's next group commit (``submit()``).
+    /// The saves and claims for the writer's next group commit (``submit(moreToCome:)``).
     var dispatch = Dispatch()
     /// Decoding, authorization and bounds of what peers send.
     var intake: Intake
@@ -35,6 +37,9 @@ public actor CoordinatorServer: Service {
     let jobMetrics = JobMetrics()
     /// Repeated complaints about one peer, thinned out (a peer sending bad frames in a loop).
     var peerLog = LogThrottle()
+
+    /// The socket loop's thread: see the type's description.
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { io.loop.asUnownedSerialExecutor() }
 
     /// The jobs/control endpoint actually bound (a `*` port resolved).
     public nonisolated var listenEndpoint: String { io.listenEndpoint }
@@ -103,6 +108,9 @@ public actor CoordinatorServer: Service {
                     // What the event let go out (credit, a claim that came back full, a worker gone) is claimed now.
                     await submit()
                 }
+                // A small commit on an idle store ran during the step (``StoreWriter/enqueue(_:claims:moreToCome:committingHere:)``):
+                // answered now rather than at the next step.
+                answer(writer.takeAnswers())
                 snapshot.publish(workers: workers.workers)
             }
             tasks.cancelAll()

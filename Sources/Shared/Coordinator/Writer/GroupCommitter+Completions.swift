@@ -22,9 +22,8 @@ extension GroupCommitter {
 
     /// The lease rows of the jobs, read ``completionChunk`` at a time.
     func leaseRows(ofJobs ids: [Int64], in db: Database) throws -> [Int64: LeaseRow] {
-        let placeholders = Array(repeating: "?", count: Self.completionChunk).joined(separator: ", ")
-        let select = try writer.statements.statement(
-            db, "SELECT id, \(LeaseRow.columns) FROM tributary_jobs WHERE id IN (\(placeholders))")
+        guard !ids.isEmpty else { return [:] }
+        let select = try writer.statements.statement(db, Self.leaseRowsSQL)
         var rows: [Int64: LeaseRow] = [:]
         rows.reserveCapacity(ids.count)
         for start in stride(from: 0, to: ids.count, by: Self.completionChunk) {
@@ -34,6 +33,11 @@ extension GroupCommitter {
         }
         return rows
     }
+
+    /// Reads ``completionChunk`` jobs' lease rows.
+    static let leaseRowsSQL =
+        "SELECT id, \(LeaseRow.columns) FROM tributary_jobs WHERE id IN ("
+        + Array(repeating: "?", count: completionChunk).joined(separator: ", ") + ")"
 
     /// Writes ``completionChunk`` jobs' progress: the time, then (id, done, committed batches, state, completes)
     /// per job.

@@ -185,36 +185,56 @@ extension GroupCommitter {
     ) -> PendingWrite<GroupCommitResult> {
         let pending = PendingWrite<GroupCommitResult>()
         pool.asyncWriteWithoutTransaction { db in
-            let started = ContinuousClock.now
-            // Everything this transaction took so far: a retry with savepoints applies it all again.
-            var saves = saves
-            var claims = claims
-            do {
-                pending.fulfil(
-                    try self.groupTransaction(db) { isolated in
-                        var settled: [JobEnding] = []
-                        var applied = try self.applySaves(saves, in: db, isolated: isolated, settled: &settled)
-                        for _ in 0..<Self.maximumJoiningRounds {
-                            guard let joined = joining?(), !joined.isEmpty else { break }
-                            saves += joined.saves
-                            claims += joined.claims
-                            applied += try self.applySaves(
-                                joined.saves, in: db, isolated: isolated, settled: &settled)
-                        }
-                        let claimed = self.claimSpread(claims, in: db)
-                        return GroupCommitResult(
-                            saves: applied, claims: claimed, started: started, settled: settled)
-                    })
-            } catch {
-                pending.fulfil(
-                    GroupCommitResult(
-                        saves: saves.map { _ in .failure(error) }, claims: claims.map { _ in .failure(error) },
-                        started: started))
-            }
-            // After the answer: the saves' acks do not wait for a fold (the next write does).
-            self.foldInverseIndexIfDue(db)
+            self.groupCommit(saves, thenClaim: claims, joining: joining, in: db, into: pending)
         }
         return pending
+    }
+
+    /// The same group commit as ``queueGroupCommit(_:thenClaim:joining:)``, run on the caller's thread, which waits
+    /// for it (and for the writes queued before it): for a small commit on an idle writer, which then costs no
+    /// thread a wake-up. The caller must not run on the writer's queue or hold anything `joining` takes.
+    /// - Parameter pending: fulfilled with the result before this returns (its callbacks run on this thread).
+    func runGroupCommit(
+        _ saves: [(save: SaveRequest, worker: String)], thenClaim claims: [ClaimRequest],
+        joining: (@Sendable () -> GroupCommitAddition)? = nil, into pending: PendingWrite<GroupCommitResult>
+    ) {
+        pool.writeWithoutTransaction { db in
+            groupCommit(saves, thenClaim: claims, joining: joining, in: db, into: pending)
+        }
+    }
+
+    /// The group commit's transaction, on the writer's connection; fulfils `pending` right after its COMMIT (or its
+    /// failure), then folds the inverse index when due.
+    private func groupCommit(
+        _ saves: [(save: SaveRequest, worker: String)], thenClaim claims: [ClaimRequest],
+        joining: (@Sendable () -> GroupCommitAddition)?, in db: Database, into pending: PendingWrite<GroupCommitResult>
+    ) {
+        let started = ContinuousClock.now
+        // Everything this transaction took so far: a retry with savepoints applies it all again.
+        var saves = saves
+        var claims = claims
+        do {
+            pending.fulfil(
+                try groupTransaction(db) { isolated in
+                    var settled: [JobEnding] = []
+                    var applied = try applySaves(saves, in: db, isolated: isolated, settled: &settled)
+                    for _ in 0..<Self.maximumJoiningRounds {
+                        guard let joined = joining?(), !joined.isEmpty else { break }
+                        saves += joined.saves
+                        claims += joined.claims
+                        applied += try applySaves(joined.saves, in: db, isolated: isolated, settled: &settled)
+                    }
+                    let claimed = claimSpread(claims, in: db)
+                    return GroupCommitResult(saves: applied, claims: claimed, started: started, settled: settled)
+                })
+        } catch {
+            pending.fulfil(
+                GroupCommitResult(
+                    saves: saves.map { _ in .failure(error) }, claims: claims.map { _ in .failure(error) },
+                    started: started))
+        }
+        // After the answer: the saves' acks do not wait for a fold (the next write does).
+        foldInverseIndexIfDue(db)
     }
 
     /// How many times a group commit asks for work that gathered while it was applied (each round's saves are

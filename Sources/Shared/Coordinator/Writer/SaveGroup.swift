@@ -30,9 +30,12 @@ struct SaveGroup {
 
     var isEmpty: Bool { members.isEmpty }
     var count: Int { members.count }
+    /// The rows of the saves gathered.
+    private(set) var rows = 0
 
     mutating func append(_ member: Member) {
         members.append(member)
+        rows += member.rows
     }
 
     /// Takes the first members, in order, while they fit in `rows` rows; none when the first does not.
@@ -43,7 +46,10 @@ struct SaveGroup {
             taken += members[end].rows
             end += 1
         }
-        defer { members.removeFirst(end) }
+        defer {
+            members.removeFirst(end)
+            self.rows -= taken
+        }
         return Array(members[..<end])
     }
 
@@ -52,6 +58,7 @@ struct SaveGroup {
     mutating func take(rowBudget budget: Int) -> [Member] {
         guard let first = members.first, first.rows > budget else { return take(fitting: budget) }
         members.removeFirst()
+        rows -= first.rows
         return [first]
     }
 }

@@ -6,8 +6,10 @@ import Synchronization
 /// The store's writer: the one path by which anything is written to the store once it is open (group commits of
 /// saves and claims, pushes, and every other write as a ``StoreWrite``), in the order handed over.
 ///
-/// The router hands it each message's saves and the claims for workers' credit (``enqueue(_:claims:)``), and
-/// pushes (``push(_:)``). While one group commit runs, the next gathers; as soon as the store has written one,
+/// The router hands it each message's saves and the claims for workers' credit
+/// (``enqueue(_:claims:moreToCome:committingHere:)``), and pushes (``push(_:)``). A small commit on an idle store
+/// runs on the router's own thread, so a lone save wakes no other thread. While one group commit runs, the next
+/// gathers; as soon as the store has written one,
 /// the next is queued (its saves in one transaction, a savepoint each only when one of them failed, and its claims
 /// after them, so a completion and the lease of the job that takes its slot commit together), and only then is the
 /// finished one handed to the router, in order, as a ``WriterAnswer`` (``takeAnswers()``): the store works while
@@ -78,16 +80,40 @@ final class StoreWriter: Service, Sendable {
         }
     }
 
-    /// Gathers a message's saves and claims for the next group commit, and queues it at once when the store is
-    /// idle. Waits while too many saves gathered, so a flood of saves slows its senders instead of growing.
+    /// Gathers a message's saves and claims for the next group commit. When the store is idle, what gathered is
+    /// committed at once: queued on the store, or, for a caller that may block (`committingHere`: the router, on its
+    /// socket loop's thread, never on the cooperative pool) and a small commit (``runsAtOnce(_:)``), on the caller's
+    /// thread, which then waits the commit out and no thread is woken for a lone save. With `moreToCome` (the rest
+    /// of a batch of messages is still to be handed over) it only gathers, unless a commit's rows gathered, so that
+    /// a batch makes one commit. Waits while too many saves gathered, so a flood of saves slows its senders
+    /// instead of growing.
     /// - Returns: false when the writer has stopped: nothing was taken (the saves are to be refused).
-    nonisolated(nonsending) func enqueue(_ saves: [SaveGroup.Member], claims: [QueuedCommit.Claim]) async -> Bool {
+    nonisolated(nonsending) func enqueue(
+        _ saves: [SaveGroup.Member], claims: [QueuedCommit.Claim], moreToCome: Bool = false,
+        committingHere: Bool = false
+    ) async -> Bool {
         await whenThereIsRoom { state in
             guard state.pendingSaves.count < Self.maximumPendingSaves || state.queued.isEmpty else { return .noRoom }
             for save in saves { state.pendingSaves.append(save) }
             for claim in claims { Self.add(claim, to: &state) }
-            return .taken(state.queued.isEmpty ? self.queuePending(&state) : [])
+            guard state.queued.isEmpty else { return .taken([]) }
+            if moreToCome && state.pendingSaves.rows < state.budget.next { return .taken([]) }
+            if committingHere && Self.runsAtOnce(state) { return self.runPending(&state) }
+            return .taken(self.queuePending(&state))
         }
+    }
+
+    /// The most rows, saves and claimed jobs of a commit run on the caller's thread: a commit this small takes
+    /// about as long as the wake-ups it spares (see docs/benchmarks.md, 'Save round trip'); a larger one is queued,
+    /// so the router reads on while the store works.
+    static let atOnceRows = 256
+    static let atOnceSaves = 64
+    static let atOnceJobs = 64
+
+    /// Whether what gathered is small enough to commit on the caller's thread.
+    private static func runsAtOnce(_ state: borrowing State) -> Bool {
+        state.pendingSaves.rows <= atOnceRows && state.pendingSaves.count <= atOnceSaves
+            && state.pendingClaims.reduce(0, { $0 + $1.request.limit }) <= atOnceJobs
     }
 
     /// Queues a push behind the saves gathered before it (a push must not overtake them: one may finish a job
@@ -166,7 +192,7 @@ final class StoreWriter: Service, Sendable {
     }
 
     /// Writes what was handed over, then takes nothing more; returns the answers not taken yet. Saves and claims
-    /// handed over afterwards are refused (``enqueue(_:claims:)`` returns false).
+    /// handed over afterwards are refused (``enqueue(_:claims:moreToCome:committingHere:)`` returns false).
     nonisolated(nonsending) func stop() async -> [WriterAnswer] {
         let waiting = state.withLock { state in
             state.stopped = true
@@ -177,10 +203,12 @@ final class StoreWriter: Service, Sendable {
         return await flush()
     }
 
-    /// What a caller did under the lock: found no room, or took its part (and queued these writes).
+    /// What a caller did under the lock: found no room, or took its part (and queued these writes, or reserved a
+    /// commit to run on its own thread once the lock is released).
     private enum Take {
         case noRoom
         case taken([QueuedWrite])
+        case runAtOnce(QueuedWrite, run: () -> Void)
     }
 
     /// Runs `take` under the lock once it finds room, then has the writes it queued followed.
@@ -193,6 +221,10 @@ final class StoreWriter: Service, Sendable {
             switch outcome {
             case .taken(let queued):
                 follow(queued)
+                return true
+            case .runAtOnce(let write, let run):
+                follow([write])
+                run()
                 return true
             case nil:
                 return false
@@ -236,22 +268,43 @@ final class StoreWriter: Service, Sendable {
     /// lock: queueing only schedules the write). The caller has it followed once the lock is released.
     /// - Returns: the write queued; none when nothing gathered.
     private func queuePending(_ state: inout State) -> [QueuedWrite] {
-        guard !state.pendingSaves.isEmpty || !state.pendingClaims.isEmpty else { return [] }
+        queuePending(&state, atOnce: false).map { [$0.write] } ?? []
+    }
+
+    /// Reserves the gathered saves and claims (small: ``runsAtOnce(_:)``) as a group commit that the caller runs
+    /// on its thread once the lock is released: it is the first write queued, so later ones wait for it.
+    private func runPending(_ state: inout State) -> Take {
+        guard let (write, run) = queuePending(&state, atOnce: true) else { return .taken([]) }
+        return .runAtOnce(write, run: run)
+    }
+
+    /// Makes a group commit of the gathered saves (up to the row budget) and claims, queued on the store, or, when
+    /// `atOnce`, to be run by the caller (`run`) once the lock is released.
+    private func queuePending(_ state: inout State, atOnce: Bool) -> (write: QueuedWrite, run: () -> Void)? {
+        guard !state.pendingSaves.isEmpty || !state.pendingClaims.isEmpty else { return nil }
         let (rowBudget, charged) = state.budget.take()
         let members = state.pendingSaves.take(rowBudget: rowBudget)
         let claims = state.pendingClaims
         state.pendingClaims = []
         let id = state.nextCommitID
         state.nextCommitID += 1
+        let saves = members.map { ($0.save, $0.worker) }
+        let requests = claims.map(\.request)
+        let joining: @Sendable () -> GroupCommitAddition = { [self] in join(commit: id) }
+        let pending: PendingWrite<GroupCommitResult>
+        var run: () -> Void = {}
+        if atOnce {
+            pending = PendingWrite()
+            run = { [store] in store.saves.runGroupCommit(saves, thenClaim: requests, joining: joining, into: pending) }
+        } else {
+            pending = store.saves.queueGroupCommit(saves, thenClaim: requests, joining: joining)
+        }
         let write = QueuedWrite.groupCommit(
             QueuedCommit(
                 id: id, members: members, claims: claims, rowBudget: rowBudget, budgetCharged: charged,
-                queuedAt: .now,
-                write: store.saves.queueGroupCommit(
-                    members.map { ($0.save, $0.worker) }, thenClaim: claims.map(\.request),
-                    joining: { [self] in join(commit: id) })))
+                queuedAt: .now, write: pending))
         state.queued.append(write)
-        return [write]
+        return (write, run)
     }
 
     /// The saves (up to the commit's row budget) and claims that gathered while group commit `id` was applied, for
@@ -282,8 +335,10 @@ final class StoreWriter: Service, Sendable {
     /// queued, nor when the write before it was answered: the store may have folded its inverse index between them)
     /// and finished now (collection follows the commit on the writer's thread).
     /// Another write that saves gathered behind is charged to the next commit's budget: they waited for it.
-    /// - Returns: what to log of it (at trace level, once the lock is released); nil for a push.
-    private static func measure(_ write: QueuedWrite, in state: inout State) -> Logger.Metadata? {
+    /// - Parameter describing: whether to describe it for the log (only when tracing).
+    /// - Returns: what to log of it (at trace level, once the lock is released); nil for a push, or when not
+    ///   `describing`.
+    private static func measure(_ write: QueuedWrite, in state: inout State, describing: Bool) -> Logger.Metadata? {
         let now = ContinuousClock.now
         if case .operation(let name, let written) = write, let spent = written.result {
             if !state.pendingSaves.isEmpty { state.budget.charge(seconds: spent.seconds) }
@@ -300,6 +355,7 @@ final class StoreWriter: Service, Sendable {
             WriterMetrics.groupCommitRows.record(rows)
             WriterMetrics.groupCommitDuration.record(duration: started.duration(to: now))
         }
+        guard describing else { return nil }
         return [
             "saves": "\(commit.members.count)", "joined": "\(commit.joined)", "rows": "\(rows)",
             "seconds": "\(elapsed)",
@@ -317,13 +373,14 @@ final class StoreWriter: Service, Sendable {
     /// the router.
     private func collectWritten() {
         var commits: [Logger.Metadata] = []
+        let tracing = logger.logLevel <= .trace
         let (collected, queued, waiting) = state.withLock {
             state -> (Bool, [QueuedWrite], [CheckedContinuation<Void, Never>]) in
             var collected = false
             var queued: [QueuedWrite] = []
             while let first = state.queued.first, first.isWritten {
                 state.queued.removeFirst()
-                if let commit = Self.measure(first, in: &state) { commits.append(commit) }
+                if let commit = Self.measure(first, in: &state, describing: tracing) { commits.append(commit) }
                 if state.queued.isEmpty { queued += queuePending(&state) }
                 if let answer = first.answer(writtenAt: .now) { state.answers.append(answer) }
                 collected = true

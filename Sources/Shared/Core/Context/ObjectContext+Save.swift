@@ -24,7 +24,12 @@ extension ObjectContext {
         await saving.enter()
         defer { saving.leave() }
         var resent: SaveReceipt?
-        if let unanswered = try await perform({ context in context.takeSaveInDoubt() }) {
+        // One hop onto the queue in the usual case: the pending changes, unless a save in doubt goes first.
+        let taken = try await perform { context -> (SentSave?, PendingChanges?) in
+            if let unanswered = context.takeSaveInDoubt() { return (unanswered, nil) }
+            return (nil, context.takePendingChanges())
+        }
+        if let unanswered = taken.0 {
             guard Date().timeIntervalSince(unanswered.sentAt) < SaveInDoubtError.resendWindow else {
                 throw SaveInDoubtError(
                     saveID: unanswered.id,
@@ -35,7 +40,12 @@ extension ObjectContext {
             }
             resent = try await send(unanswered, to: parent)
         }
-        let pending = try await perform { context in context.takePendingChanges() }
+        let pending: PendingChanges
+        if let taken = taken.1 {
+            pending = taken
+        } else {
+            pending = try await perform { context in context.takePendingChanges() }
+        }
         if pending.changeSet.batches.isEmpty && !evenIfEmpty { return resent ?? SaveReceipt(seq: 0) }
         return try await send(SentSave(id: UUID(), sentAt: Date(), changes: pending), to: parent)
     }
