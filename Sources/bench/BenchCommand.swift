@@ -29,7 +29,8 @@ struct BenchCommand: AsyncParsableCommand {
               of the maximum rate, against ZeroMQ round trips over loopback on this machine; then the save round
               trip: one view context saving one small edit at a time, from save() to its answer (p50, p99, saves/s),
               against a ZeroMQ round trip plus a one-row commit through SQLite's C API (the limit for one saver);
-              and `saves, 16 savers`: 16 view contexts saving at once (saves/s, p50, p99), against one saver.
+              and `saves, 16 savers`: 16 contexts over one connection saving at once (saves/s, p50, p99), against
+              one saver.
             live: a view over the import's store (--rows pull requests) that holds what it fetched, showing a \
               1,000-row live result (the open pull requests with the most additions), in a process of its own: from \
               its start to the first snapshot, and its peak resident memory, against the same view loading the whole \
@@ -351,7 +352,7 @@ struct BenchCommand: AsyncParsableCommand {
                 name: "saves, 16 savers", tributary: shared.savesPerSecond, baseline: alone.savesPerSecond,
                 unit: "saves/s",
                 note:
-                    "16 view contexts at once, p50 \(Figure.format(sharedPercentiles.p50.seconds * 1000)) ms, p99 "
+                    "16 contexts over one connection at once (a request handler's), p50 \(Figure.format(sharedPercentiles.p50.seconds * 1000)) ms, p99 "
                     + "\(Figure.format(sharedPercentiles.p99.seconds * 1000)) ms; baseline: one saver"
             ).line)
     }

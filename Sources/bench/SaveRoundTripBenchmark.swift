@@ -7,9 +7,10 @@ import TributaryCoordinator
 import TributaryCore
 import TributaryDemo
 
-/// The `save round trip` and `saves, 16 savers` figures: view contexts saving one small edit at a time (each its own
-/// user's name), each `save()` timed from its call until its answer, the commit made. The views run in this
-/// process, each over a connection of its own; the coordinator is a real process with no workers.
+/// The `save round trip` and `saves, 16 savers` figures: contexts saving one small edit at a time (each its own
+/// user's name), each `save()` timed from its call until its answer, the commit made. The coordinator is a real
+/// process with no workers; the savers run in this process. One saver is a view context (`ViewContext`, following
+/// the feed, as a UI's); many are contexts over one connection (`CoordinatorStore`), as a request handler's.
 struct SaveRoundTripBenchmark {
     let directory: URL
 
@@ -19,53 +20,66 @@ struct SaveRoundTripBenchmark {
         let savesPerSecond: Double
     }
 
-    /// `saves` saves shared by `savers` views saving at once.
+    /// `saves` saves shared by `savers` contexts saving at once: one view context when `savers` is 1.
     func run(saves: Int, savers: Int) async throws -> Outcome {
         let coordinator = try await CoordinatorProcess.startDemoStore(
             in: directory.appendingPathComponent("save-round-trip-\(savers)"), arguments: ["--log-level", "warning"]
         ).process
+        var view: ViewContext?
+        var connection: CoordinatorConnection?
         do {
-            var views: [ViewContext] = []
-            for saver in 0..<savers {
-                let view = try await ViewContext.start(
+            var contexts: [ObjectContext] = []
+            if savers == 1 {
+                view = try await ViewContext.start(
                     feed: coordinator.feedEndpoint, jobs: coordinator.listenEndpoint, model: DemoData.model,
                     contents: .fetched)
-                try await view.context.perform { context in
+                contexts = [view!.context]
+            } else {
+                let shared = try CoordinatorConnection(endpoint: coordinator.listenEndpoint)
+                connection = shared
+                contexts = (0..<savers).map { _ in
+                    ObjectContext(model: DemoData.model, parent: CoordinatorStore(connection: shared))
+                }
+            }
+            for (saver, context) in contexts.enumerated() {
+                try await context.perform { context in
                     try context.insert("User")["login"] = .string("editor-\(saver)")
                 }
-                try await view.save()
-                views.append(view)
+                try await context.save()
             }
             let each = max(1, saves / savers)
             let clock = ContinuousClock()
             let started = clock.now
             let latencies = try await withThrowingTaskGroup(of: [Duration].self) { group in
-                for view in views {
-                    group.addTask { try await Self.edit(view, saves: each) }
+                for context in contexts {
+                    group.addTask { try await Self.edit(context, saves: each) }
                 }
                 return try await group.reduce(into: []) { $0 += $1 }
             }
             let elapsed = clock.now - started
-            for view in views { await view.close() }
+            await view?.close()
+            await connection?.close()
             await coordinator.stop()
             return Outcome(latencies: latencies, savesPerSecond: Double(each * savers) / max(elapsed.seconds, 1e-9))
         } catch {
+            await view?.close()
+            await connection?.close()
             await coordinator.stop()
             throw error
         }
     }
 
     /// One saver: `saves` edits of the user it inserted, each saved alone.
-    private static func edit(_ view: ViewContext, saves: Int) async throws -> [Duration] {
+    private static func edit(_ context: ObjectContext, saves: Int) async throws -> [Duration] {
         var latencies: [Duration] = []
         latencies.reserveCapacity(saves)
         let clock = ContinuousClock()
         for index in 0..<saves {
-            try await view.context.perform { context in
+            try await context.perform { context in
                 context.registeredObjects.first { $0.entity.name == "User" }?["name"] = .string("edit \(index)")
             }
             let start = clock.now
-            try await view.save()
+            try await context.save()
             latencies.append(clock.now - start)
         }
         return latencies

@@ -194,20 +194,25 @@ extension GroupCommitter {
     /// for it (and for the writes queued before it): for a small commit on an idle writer, which then costs no
     /// thread a wake-up. The caller must not run on the writer's queue or hold anything `joining` takes.
     /// - Parameter pending: fulfilled with the result before this returns (its callbacks run on this thread).
+    /// A fold of the inverse index that falls due is queued on the writer rather than run here: the caller answers
+    /// the commit first.
     func runGroupCommit(
         _ saves: [(save: SaveRequest, worker: String)], thenClaim claims: [ClaimRequest],
         joining: (@Sendable () -> GroupCommitAddition)? = nil, into pending: PendingWrite<GroupCommitResult>
     ) {
-        pool.writeWithoutTransaction { db in
-            groupCommit(saves, thenClaim: claims, joining: joining, in: db, into: pending)
+        let foldDue = pool.writeWithoutTransaction { db in
+            groupCommit(saves, thenClaim: claims, joining: joining, in: db, into: pending, folding: false)
+            return writer.inverseFold.isDue(db)
         }
+        if foldDue { pool.asyncWriteWithoutTransaction { db in foldInverseIndexIfDue(db) } }
     }
 
     /// The group commit's transaction, on the writer's connection; fulfils `pending` right after its COMMIT (or its
-    /// failure), then folds the inverse index when due.
+    /// failure), then, when `folding`, folds the inverse index if due.
     private func groupCommit(
         _ saves: [(save: SaveRequest, worker: String)], thenClaim claims: [ClaimRequest],
-        joining: (@Sendable () -> GroupCommitAddition)?, in db: Database, into pending: PendingWrite<GroupCommitResult>
+        joining: (@Sendable () -> GroupCommitAddition)?, in db: Database, into pending: PendingWrite<GroupCommitResult>,
+        folding: Bool = true
     ) {
         let started = ContinuousClock.now
         // Everything this transaction took so far: a retry with savepoints applies it all again.
@@ -234,7 +239,7 @@ extension GroupCommitter {
                     started: started))
         }
         // After the answer: the saves' acks do not wait for a fold (the next write does).
-        foldInverseIndexIfDue(db)
+        if folding { foldInverseIndexIfDue(db) }
     }
 
     /// How many times a group commit asks for work that gathered while it was applied (each round's saves are
