@@ -99,6 +99,9 @@ public final class SocketLoop: @unchecked Sendable {
     private let onReceive: @Sendable (SocketIndex, [Data]) -> Void
     /// The loop thread's id, set when it starts: sends and jobs from that thread need no wake-up.
     private let loopThread = Atomic<UInt>(0)
+    /// When the loop last came back from polling its sockets (nanoseconds of the monotonic clock).
+    private let polledAt = Atomic<Int64>(0)
+    private let created: ContinuousClock.Instant
     /// Where jobs run once the thread ended (an actor on this loop may still be resumed after its sockets closed).
     private let fallback: DispatchQueue
 
@@ -123,6 +126,7 @@ public final class SocketLoop: @unchecked Sendable {
         self.onReceive = onReceive
         inbound = InboundQueue(limit: inboundLimit)
         fallback = DispatchQueue(label: name + ".jobs")
+        created = .now
     }
 
     /// Starts polling the sockets, on the loop thread (started now if no job started it), which takes ownership of
@@ -156,6 +160,14 @@ public final class SocketLoop: @unchecked Sendable {
         thread.start()
     }
 
+    /// When the loop last read its sockets (came back from polling them), or when it was made: what was sent to
+    /// it before then has been received. A caller judging a peer's silence judges it as of this instant, since a
+    /// loop kept busy by a job on its thread (a commit run there) reads nothing meanwhile.
+    public var lastPolled: ContinuousClock.Instant {
+        let nanoseconds = polledAt.load(ordering: .relaxed)
+        return created.advanced(by: .nanoseconds(nanoseconds))
+    }
+
     /// Whether the caller runs on the loop thread.
     var onLoopThread: Bool { loopThread.load(ordering: .relaxed) == UInt(pthread_self()) }
 
@@ -183,7 +195,11 @@ public final class SocketLoop: @unchecked Sendable {
     public func stop() async {
         let neverStarted = state.withLock { state -> Bool in
             defer { state.stopping = true }
-            return !state.threadStarted && !state.stopping
+            guard !state.threadStarted && !state.stopping else { return false }
+            // No thread will run: jobs enqueued from now on run on the fallback queue.
+            state.threadStarted = true
+            state.threadEnded = true
+            return true
         }
         if neverStarted { return finish() }
         await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
@@ -231,6 +247,8 @@ public final class SocketLoop: @unchecked Sendable {
             }
             if items[wakeIndex].revents != 0 { wakeup.clear() }
             guard started else { continue }
+            let polled = created.duration(to: .now).components
+            polledAt.store(polled.seconds * 1_000_000_000 + polled.attoseconds / 1_000_000_000, ordering: .relaxed)
             var batch: [Inbound] = []
             for index in members.indices where items[index].revents & Int16(ZMQ_POLLIN) != 0 {
                 drain(socket: index, into: &batch)

@@ -162,6 +162,15 @@ private actor LoopEcho {
     }
 
     func here() -> UInt { UInt(pthread_self()) }
+
+    /// Holds the loop's thread for `duration` (a job that blocks, as a commit run there does), returning the loop's
+    /// `lastPolled` before and after.
+    func hold(_ duration: Duration) -> (ContinuousClock.Instant, ContinuousClock.Instant) {
+        let before = loop.lastPolled
+        Thread.sleep(
+            forTimeInterval: Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18)
+        return (before, loop.lastPolled)
+    }
 }
 
 extension ZeroMQTests {
@@ -192,5 +201,26 @@ extension ZeroMQTests {
         // Stopped: its jobs run on a queue of their own instead of hanging.
         let after = await echo.here()
         #expect(after != first)
+    }
+}
+
+extension ZeroMQTests {
+    @Test("a loop's lastPolled advances as it reads its sockets, and stands still while a job holds its thread")
+    func lastPolled() async throws {
+        let router = try context.makeSocket(.router)
+        let endpoint = try router.bind("tcp://127.0.0.1:*")
+        let loop = try SocketLoop(name: "test-polled", sockets: [.init(router, receives: true)])
+        let echo = LoopEcho(loop: loop)
+        loop.start()
+        let started = loop.lastPolled
+        let dealer = try context.makeSocket(.dealer)
+        try dealer.connect(endpoint)
+        let serving = Task { await echo.serve(1) }
+        try dealer.send([Data("ping".utf8)])
+        _ = await serving.value
+        #expect(loop.lastPolled > started, "the read of the message is stamped")
+        let (before, after) = await echo.hold(.milliseconds(200))
+        #expect(before == after, "no poll while a job holds the thread")
+        await loop.stop()
     }
 }

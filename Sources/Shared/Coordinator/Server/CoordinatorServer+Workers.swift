@@ -224,10 +224,11 @@ extension CoordinatorServer {
     }
 
     func reapSilentWorkers() async {
-        for candidate in workers.expired(now: .now, liveness: configuration.liveness) {
+        // Silence is judged as of the socket's last read: a loop held up (a commit run on its thread) read nothing.
+        for candidate in workers.expired(now: io.loop.lastPolled, liveness: configuration.liveness) {
             // Re-checked each time: the awaits below let other messages (a late heartbeat) in.
             guard let worker = workers[candidate.routingID], worker.id == candidate.id,
-                workers.isExpired(worker, now: .now, liveness: configuration.liveness)
+                workers.isExpired(worker, now: io.loop.lastPolled, liveness: configuration.liveness)
             else { continue }
             do {
                 try await workerLeft(worker.routingID, reason: "missed \(configuration.liveness) heartbeats")

@@ -47,6 +47,9 @@ final class StoreWriter: Service, Sendable {
         var budget: CommitBudget
         /// The id of the next group commit queued.
         var nextCommitID: UInt64 = 0
+        /// The group commit a caller runs on its own thread, from when it is reserved until it is collected:
+        /// other writes wait meanwhile, as they could otherwise reach the store before it.
+        var runningHere: UInt64?
     }
 
     private let store: RootStore
@@ -93,7 +96,10 @@ final class StoreWriter: Service, Sendable {
         committingHere: Bool = false
     ) async -> Bool {
         await whenThereIsRoom { state in
-            guard state.pendingSaves.count < Self.maximumPendingSaves || state.queued.isEmpty else { return .noRoom }
+            // Nothing handed over takes no room (the router's hand-over at the end of a step, say).
+            guard saves.isEmpty || state.pendingSaves.count < Self.maximumPendingSaves || state.queued.isEmpty else {
+                return .noRoom
+            }
             for save in saves { state.pendingSaves.append(save) }
             for claim in claims { Self.add(claim, to: &state) }
             guard state.queued.isEmpty else { return .taken([]) }
@@ -123,7 +129,9 @@ final class StoreWriter: Service, Sendable {
         await whenThereIsRoom { state in
             // The gathered saves go first, as a write of their own.
             let writes = state.queued.count + (state.pendingSaves.isEmpty && state.pendingClaims.isEmpty ? 1 : 2)
-            guard writes <= Self.maximumQueuedWrites || state.queued.isEmpty else { return .noRoom }
+            guard writes <= Self.maximumQueuedWrites || state.queued.isEmpty, state.runningHere == nil else {
+                return .noRoom
+            }
             let commit = self.queueAllPending(&state)
             let write = QueuedWrite.push(
                 QueuedPush(
@@ -142,7 +150,10 @@ final class StoreWriter: Service, Sendable {
         let result = PendingWrite<Result<Output, any Error>>()
         let taken = await whenThereIsRoom { state in
             let writes = state.queued.count + (state.pendingSaves.isEmpty && state.pendingClaims.isEmpty ? 1 : 2)
-            guard writes <= Self.maximumQueuedWrites || state.queued.isEmpty else { return .noRoom }
+            // Behind a commit a caller runs on its thread: queued now, this write could reach the store first.
+            guard writes <= Self.maximumQueuedWrites || state.queued.isEmpty, state.runningHere == nil else {
+                return .noRoom
+            }
             let commit = self.queueAllPending(&state)
             let written = PendingWrite<Duration>()
             let store = self.store
@@ -275,6 +286,7 @@ final class StoreWriter: Service, Sendable {
     /// on its thread once the lock is released: it is the first write queued, so later ones wait for it.
     private func runPending(_ state: inout State) -> Take {
         guard let (write, run) = queuePending(&state, atOnce: true) else { return .taken([]) }
+        if case .groupCommit(let commit) = write { state.runningHere = commit.id }
         return .runAtOnce(write, run: run)
     }
 
@@ -380,6 +392,7 @@ final class StoreWriter: Service, Sendable {
             var queued: [QueuedWrite] = []
             while let first = state.queued.first, first.isWritten {
                 state.queued.removeFirst()
+                if case .groupCommit(let commit) = first, commit.id == state.runningHere { state.runningHere = nil }
                 if let commit = Self.measure(first, in: &state, describing: tracing) { commits.append(commit) }
                 if state.queued.isEmpty { queued += queuePending(&state) }
                 if let answer = first.answer(writtenAt: .now) { state.answers.append(answer) }
