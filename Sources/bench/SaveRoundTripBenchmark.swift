@@ -30,10 +30,11 @@ struct SaveRoundTripBenchmark {
         do {
             var contexts: [ObjectContext] = []
             if savers == 1 {
-                view = try await ViewContext.start(
+                let started = try await ViewContext.start(
                     feed: coordinator.feedEndpoint, jobs: coordinator.listenEndpoint, model: DemoData.model,
                     contents: .fetched)
-                contexts = [view!.context]
+                view = started
+                contexts = [started.context]
             } else {
                 let shared = try CoordinatorConnection(endpoint: coordinator.listenEndpoint)
                 connection = shared

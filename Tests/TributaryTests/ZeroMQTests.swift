@@ -198,9 +198,13 @@ extension ZeroMQTests {
         let threads = await serving.value
         #expect(threads == [first], "every step on the thread that ran the first job")
         await loop.stop()
-        // Stopped: its jobs run on a queue of their own instead of hanging.
-        let after = await echo.here()
-        #expect(after != first)
+        // Stopped: its jobs run on a queue of their own instead of hanging (polled, so a hang fails the test).
+        let ranAfterStop = Locked(false)
+        Task {
+            _ = await echo.here()
+            ranAfterStop.withLock { $0 = true }
+        }
+        try await waitUntil("a job of the actor to run after the stop", timeout: .seconds(10)) { ranAfterStop.value }
     }
 }
 

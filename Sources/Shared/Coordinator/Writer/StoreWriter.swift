@@ -9,8 +9,8 @@ import Synchronization
 /// The router hands it each message's saves and the claims for workers' credit
 /// (``enqueue(_:claims:moreToCome:committingHere:)``), and pushes (``push(_:)``). A small commit on an idle store
 /// runs on the router's own thread, so a lone save wakes no other thread. While one group commit runs, the next
-/// gathers; as soon as the store has written one,
-/// the next is queued (its saves in one transaction, a savepoint each only when one of them failed, and its claims
+/// gathers; as soon as the store has written one, the next is queued (its saves in one transaction, a savepoint
+/// each only when one of them failed, and its claims
 /// after them, so a completion and the lease of the job that takes its slot commit together), and only then is the
 /// finished one handed to the router, in order, as a ``WriterAnswer`` (``takeAnswers()``): the store works while
 /// the router answers. Saves and claims handed over while a group commit is applied join it before its COMMIT, when
@@ -286,7 +286,6 @@ final class StoreWriter: Service, Sendable {
     /// on its thread once the lock is released: it is the first write queued, so later ones wait for it.
     private func runPending(_ state: inout State) -> Take {
         guard let (write, run) = queuePending(&state, atOnce: true) else { return .taken([]) }
-        if case .groupCommit(let commit) = write { state.runningHere = commit.id }
         return .runAtOnce(write, run: run)
     }
 
@@ -306,6 +305,7 @@ final class StoreWriter: Service, Sendable {
         let pending: PendingWrite<GroupCommitResult>
         var run: () -> Void = {}
         if atOnce {
+            state.runningHere = id
             pending = PendingWrite()
             run = { [store] in store.saves.runGroupCommit(saves, thenClaim: requests, joining: joining, into: pending) }
         } else {
