@@ -260,7 +260,7 @@ public final class SocketLoop: @unchecked Sendable {
         // fallback queue, in order.
         state.withLock { state in
             state.threadEnded = true
-            for job in state.jobs { fallback.async { [self] in job.runSynchronously(on: asUnownedSerialExecutor()) } }
+            for job in state.jobs { fallback.async { [self] in run(job) } }
             state.jobs = []
         }
     }
@@ -273,7 +273,7 @@ public final class SocketLoop: @unchecked Sendable {
                 return state.jobs
             }
             guard !jobs.isEmpty else { return }
-            for job in jobs { job.runSynchronously(on: asUnownedSerialExecutor()) }
+            for job in jobs { run(job) }
         }
     }
 

@@ -208,6 +208,38 @@ extension ZeroMQTests {
     }
 }
 
+/// The thread nonisolated code runs on once a continuation that `resumer` resumes from another thread is resumed.
+private func threadAfterResume(by resumer: @Sendable (CheckedContinuation<Void, Never>) -> Void) async -> UInt {
+    await withCheckedContinuation { resumer($0) }
+    return UInt(pthread_self())
+}
+
+extension ZeroMQTests {
+    @Test(
+        "a task that prefers a socket loop as its executor is resumed on the loop's thread when another thread resumes it, not on the cooperative pool"
+    )
+    func loopAsTaskExecutor() async throws {
+        let router = try context.makeSocket(.router)
+        _ = try router.bind("tcp://127.0.0.1:*")
+        let loop = try SocketLoop(name: "test-task-executor", sockets: [.init(router, receives: true)])
+        loop.start()
+        let loopThread = await LoopEcho(loop: loop).here()
+        let resumeFromAnotherThread: @Sendable (CheckedContinuation<Void, Never>) -> Void = { continuation in
+            Thread.detachNewThread { continuation.resume() }
+        }
+        let preferring = await withTaskExecutorPreference(loop) {
+            var threads: Set<UInt> = []
+            for _ in 0..<20 { threads.insert(await threadAfterResume(by: resumeFromAnotherThread)) }
+            return threads
+        }
+        #expect(preferring == [loopThread], "every resumption on the loop's thread")
+        // The same without the preference runs on the pool: what the loop spares its actor's task.
+        let pooled = await threadAfterResume(by: resumeFromAnotherThread)
+        #expect(pooled != loopThread)
+        await loop.stop()
+    }
+}
+
 extension ZeroMQTests {
     @Test("a loop's lastPolled advances as it reads its sockets, and stands still while a job holds its thread")
     func lastPolled() async throws {

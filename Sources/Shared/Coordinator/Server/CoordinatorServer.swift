@@ -94,28 +94,34 @@ public actor CoordinatorServer: Service {
                 self.logger.info("shutting down")
                 await self.stop(drainingWorkers: graceful)
             }
-            // One step per wake-up of the socket loop (or ``post(_:)``): every message received since the last
-            // step, then the events posted before it began (so a pool worker's last save, received before its exit
-            // was posted, is handled before its exit). Ends when the socket is closed.
-            for await batch in io.loop.inbound {
-                let events = io.mailbox.take()
-                if !batch.isEmpty {
-                    await handle(batch)
-                    await submit()
-                }
-                for event in events {
-                    await handle(event)
-                    // What the event let go out (credit, a claim that came back full, a worker gone) is claimed now.
-                    await submit()
-                }
-                // A small commit on an idle store ran during the step (``StoreWriter/enqueue(_:claims:moreToCome:committingHere:)``):
-                // answered now rather than at the next step.
-                answer(writer.takeAnswers())
-                snapshot.publish(workers: workers.workers)
-            }
+            // The loop as the task's preferred executor too: a continuation resumed by the loop or the store's
+            // writer then resumes the router on the loop's thread (see ``SocketLoop``'s executor).
+            await withTaskExecutorPreference(io.loop) { await serve() }
             tasks.cancelAll()
         }
         io.localPeers.close()
+    }
+
+    /// Serves the socket until it is closed: one step per wake-up of the socket loop (or ``post(_:)``): every
+    /// message received since the last step, then the events posted before it began (so a pool worker's last save,
+    /// received before its exit was posted, is handled before its exit).
+    private func serve() async {
+        for await batch in io.loop.inbound {
+            let events = io.mailbox.take()
+            if !batch.isEmpty {
+                await handle(batch)
+                await submit()
+            }
+            for event in events {
+                await handle(event)
+                // What the event let go out (credit, a claim that came back full, a worker gone) is claimed now.
+                await submit()
+            }
+            // A small commit on an idle store ran during the step (``StoreWriter/enqueue(_:claims:moreToCome:committingHere:)``):
+            // answered now rather than at the next step.
+            answer(writer.takeAnswers())
+            snapshot.publish(workers: workers.workers)
+        }
     }
 
     private func handle(_ event: RouterEvent) async {

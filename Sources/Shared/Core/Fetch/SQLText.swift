@@ -3,7 +3,10 @@
 package enum SQLText {
     /// A quoted identifier: `"name"`.
     package static func quote(_ name: String) -> String {
-        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        // Names rarely hold a quote: the common case skips Foundation's search-and-replace (a save builds its
+        // statements' SQL with this, and the replace took ~4% of the router's thread in the save round trip).
+        guard name.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + name + "\"" }
+        return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
     /// The join table of a to-many relationship.
