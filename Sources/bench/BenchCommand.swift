@@ -262,6 +262,15 @@ struct BenchCommand: AsyncParsableCommand {
                 baseline: Self.median(plain), unit: "jobs/s",
                 note: "16 in flight per worker; baseline: the jobs figure (\(benchmark.concurrency) in flight)"
             ).line)
+        // What syncing each commit costs: the plain jobs on a coordinator at --durability normal.
+        var unsynced = benchmark
+        unsynced.durability = "normal"
+        Terminal.line(
+            Figure(
+                name: "jobs @full", tributary: Self.median(plain),
+                baseline: try await unsynced.run(name: "jobs-normal").jobsPerSecond, unit: "jobs/s",
+                note: "baseline: the same at --durability normal"
+            ).line)
     }
 
     /// The import's coordinator options this run sets: its workers' concurrency and its commit budget.
@@ -324,8 +333,9 @@ struct BenchCommand: AsyncParsableCommand {
                     ).line)
             }
         }
-        // The limit for one saver: a ZeroMQ round trip and a one-row commit through SQLite's C API, back to back.
-        let commits = Percentiles(try SaveRoundTripBenchmark.oneRowCommits(saves, in: directory))
+        // The limit for one saver: a ZeroMQ round trip and a one-row commit through SQLite's C API, back to back,
+        // synced as the coordinator's default durability (full) syncs.
+        let commits = Percentiles(try SaveRoundTripBenchmark.oneRowCommits(saves, synchronous: "FULL", in: directory))
         let limit = (p50: baseline.p50 + commits.p50, p99: baseline.p99 + commits.p99)
         let roundTrips = SaveRoundTripBenchmark(directory: directory)
         let alone = try await roundTrips.run(saves: saves, savers: 1)
@@ -355,6 +365,23 @@ struct BenchCommand: AsyncParsableCommand {
                     "16 contexts over one connection at once (a request handler's), p50 \(Figure.format(sharedPercentiles.p50.seconds * 1000)) ms, p99 "
                     + "\(Figure.format(sharedPercentiles.p99.seconds * 1000)) ms; baseline: one saver"
             ).line)
+        // What syncing each commit costs: the same savers on a coordinator at --durability normal.
+        var unsynced = roundTrips
+        unsynced.durability = "normal"
+        let aloneNormal = try await unsynced.run(saves: saves, savers: 1)
+        let sharedNormal = try await unsynced.run(saves: saves * 4, savers: 16)
+        for (name, full, normal) in [
+            ("save round trip", alone, aloneNormal), ("saves, 16 savers", shared, sharedNormal),
+        ] {
+            Terminal.line(
+                Figure(
+                    name: "\(name) @full", tributary: full.savesPerSecond, baseline: normal.savesPerSecond,
+                    unit: "saves/s",
+                    note: "p99 \(Figure.format(Percentiles(full.latencies).p99.seconds * 1000)) against "
+                        + "\(Figure.format(Percentiles(normal.latencies).p99.seconds * 1000)) ms; "
+                        + "baseline: the same at --durability normal"
+                ).line)
+        }
     }
 
     /// - Parameter imported: whether `store` holds the import's store already.
@@ -440,10 +467,20 @@ struct BenchCommand: AsyncParsableCommand {
                     cacheSize: -262_144
                 ).run()
             }
+            // The import at --durability normal, alternated too: what syncing each group commit costs.
+            let unsynced = ImportBenchmark(
+                input: input, rows: rows, workers: workers,
+                extraArguments: coordinatorArguments + ["--durability", "normal"], directory: directory,
+                rowsPerJob: rowsPerJob, batchSize: batchSize)
+            func normalRound(_ index: Int) async throws -> Double {
+                try await unsynced.run(stalledSubscriber: false, name: "import-normal-\(index)").rowsPerSecond
+            }
             var limits = [try limitRound(0)]
+            var normals = [try await normalRound(0)]
             for index in 1..<rounds {
                 try await importRound(index)
                 limits.append(try limitRound(index))
+                normals.append(try await normalRound(index))
             }
             let sameSchema = try SQLiteBaseline(
                 pullRequests: values, users: users, path: directory.appendingPathComponent("baseline.sqlite").path
@@ -458,6 +495,7 @@ struct BenchCommand: AsyncParsableCommand {
                     "baseline: C API, integer keys, 50,000-row transactions, 256 MiB\(of)"
                 ),
                 ("import vs the peer", peer, "baseline: one Python process, json + sqlite3, integer keys"),
+                ("import @full", Self.median(normals), "baseline: the same at --durability normal\(of)"),
             ] {
                 Terminal.line(
                     Figure(name: name, tributary: median, baseline: baseline, unit: "rows/s", note: note).line)

@@ -16,6 +16,8 @@ struct JobsBenchmark {
     /// Jobs each worker runs at once: empty jobs are all round trip, so they overlap many.
     let concurrency: Int
     let directory: URL
+    /// The coordinator's `--durability`.
+    var durability = "full"
 
     /// One run's jobs/s, and the requests of the dashboard load that ran beside it (nil without one).
     struct Outcome {
@@ -31,7 +33,7 @@ struct JobsBenchmark {
             in: directory.appendingPathComponent(name),
             arguments: [
                 "--workers", String(workers), "--worker-concurrency", String(concurrency), "--log-level", "warning",
-                "--http", "127.0.0.1:*",
+                "--http", "127.0.0.1:*", "--durability", durability,
             ])
         let coordinator = started.process
         let log = started.logPath

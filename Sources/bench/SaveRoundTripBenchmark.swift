@@ -13,6 +13,8 @@ import TributaryDemo
 /// the feed, as a UI's); many are contexts over one connection (`CoordinatorStore`), as a request handler's.
 struct SaveRoundTripBenchmark {
     let directory: URL
+    /// The coordinator's `--durability`.
+    var durability = "full"
 
     /// What a run measured: each save's time, and the saves per second over the run (edits included).
     struct Outcome {
@@ -23,7 +25,8 @@ struct SaveRoundTripBenchmark {
     /// `saves` saves shared by `savers` contexts saving at once: one view context when `savers` is 1.
     func run(saves: Int, savers: Int) async throws -> Outcome {
         let coordinator = try await CoordinatorProcess.startDemoStore(
-            in: directory.appendingPathComponent("save-round-trip-\(savers)"), arguments: ["--log-level", "warning"]
+            in: directory.appendingPathComponent("save-round-trip-\(savers)-\(durability)"),
+            arguments: ["--log-level", "warning", "--durability", durability]
         ).process
         var view: ViewContext?
         var connection: CoordinatorConnection?
@@ -87,14 +90,15 @@ struct SaveRoundTripBenchmark {
     }
 
     /// The baseline's store half: one row updated and committed at a time through SQLite's C API, WAL with
-    /// `synchronous = NORMAL`, on a store's own `User` table; each commit's time.
-    static func oneRowCommits(_ count: Int, in directory: URL) throws -> [Duration] {
-        let path = directory.appendingPathComponent("one-row-commits.sqlite").path
+    /// `synchronous` as given (FULL for the coordinator's default durability), on a store's own `User` table; each
+    /// commit's time.
+    static func oneRowCommits(_ count: Int, synchronous: String, in directory: URL) throws -> [Duration] {
+        let path = directory.appendingPathComponent("one-row-commits-\(synchronous).sqlite").path
         try RootStore.open(path: path, model: DemoData.model).close()
         var db: OpaquePointer?
         guard sqlite3_open(path, &db) == SQLITE_OK, let db else { throw BaselineError("cannot open \(path)") }
         defer { sqlite3_close(db) }
-        sqlite3_exec(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL", nil, nil, nil)
+        sqlite3_exec(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = \(synchronous)", nil, nil, nil)
         let table = "\"User\""
         var statements: [OpaquePointer?] = []
         for sql in [

@@ -67,6 +67,18 @@ struct CoordinatorCommand: AsyncParsableCommand {
             valueName: "path"))
     var backupDir: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "What a commit survives before it is acknowledged: full syncs each group commit to the disk first (a power loss takes back nothing acknowledged); normal syncs at checkpoints (a power loss can take back the last saves and completions; pushes and commands are synced anyway). See docs/durability.md.",
+            valueName: "full|normal"),
+        transform: { value in
+            guard let level = Durability(rawValue: value) else {
+                throw ValidationError("--durability must be full or normal, not '\(value)'")
+            }
+            return level
+        })
+    var durability: Durability = .full
+
     @Option(help: "Hours to keep the change history; 0 keeps it. History a durable subscriber has not read stays.")
     var historyHours: Double = 168
 
@@ -274,6 +286,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
         configuration.localWorkers = workers
         configuration.drainGracePeriod = .seconds(drainSeconds)
         configuration.finishedJobRetention = retentionHours > 0 ? .seconds(retentionHours * 3600) : nil
+        configuration.durability = durability
         configuration.historyRetention = historyHours > 0 ? .seconds(historyHours * 3600) : nil
         configuration.historyMaximumCommits = historyCommits > 0 ? historyCommits : nil
         configuration.feedBuffer = feedBuffer

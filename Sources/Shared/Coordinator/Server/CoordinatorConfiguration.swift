@@ -8,6 +8,8 @@ public struct CoordinatorConfiguration: Sendable {
     public var storePath: String
     /// The model the store is opened with.
     public var model: Model
+    /// What a commit survives before it is acknowledged (see ``Durability``; docs/durability.md).
+    public var durability: Durability = .full
     /// The jobs/control ROUTER endpoint; a `*` port binds a free port.
     public var listen: String = Endpoints.defaultListen
     /// The feed PUB endpoint; a `*` port binds a free port.

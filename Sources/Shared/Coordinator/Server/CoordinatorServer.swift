@@ -79,7 +79,10 @@ public actor CoordinatorServer: Service {
         }
         logger.info(
             "serving",
-            metadata: ["jobs": "\(listenEndpoint)", "feed": "\(feedEndpoint)", "store": "\(store.path)"])
+            metadata: [
+                "jobs": "\(listenEndpoint)", "feed": "\(feedEndpoint)", "store": "\(store.path)",
+                "durability": "\(store.durability)",
+            ])
         let interval = configuration.feedHeartbeatInterval
         await withDiscardingTaskGroup { tasks in
             tasks.addTask {

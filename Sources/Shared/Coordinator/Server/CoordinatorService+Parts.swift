@@ -25,7 +25,8 @@ extension CoordinatorService {
             // Opening the store runs SQLite (schema checks, migration, re-queueing): on a thread of its own.
             let configuration = configuration
             store = try await BlockingWork.run {
-                try RootStore.open(path: configuration.storePath, model: configuration.model)
+                try RootStore.open(
+                    path: configuration.storePath, model: configuration.model, durability: configuration.durability)
             }
         } catch {
             await io.loop.stop()

@@ -22,6 +22,8 @@ public final class RootStore: Sendable {
     public let path: String
     /// The model the store was opened with.
     public let model: Model
+    /// What a commit survives before it is acknowledged.
+    public let durability: Durability
     package let pool: DatabasePool
     package let writer: WriterState
     /// The job engine's reads and writes.
@@ -41,9 +43,10 @@ public final class RootStore: Sendable {
     public let upgrade: StoreUpgrade.Report?
 
     private init(
-        path: String, model: Model, pool: DatabasePool, lock: StoreLock, opened: OpenedSchema
+        path: String, model: Model, durability: Durability, pool: DatabasePool, lock: StoreLock, opened: OpenedSchema
     ) {
         self.path = path
+        self.durability = durability
         self.jobsLeftRunning = opened.jobsLeftRunning
         self.upgrade = opened.upgrade
         self.model = model
@@ -51,18 +54,19 @@ public final class RootStore: Sendable {
         self.lock = lock
         self.checkpointer = WALCheckpointer(path: path)
         let writer = WriterState(
-            merger: ChangeSetMerger(model: model), inverseFold: InverseFoldSchedule(emptyAt: opened.inverseEmptyAt))
+            merger: ChangeSetMerger(model: model), inverseFold: InverseFoldSchedule(emptyAt: opened.inverseEmptyAt),
+            durability: durability)
         self.writer = writer
         jobs = JobStore(pool: pool, writer: writer)
         feed = FeedStore(pool: pool, model: model)
         saves = GroupCommitter(pool: pool, writer: writer, model: model, jobs: jobs)
     }
 
-    /// Opens (creating if needed) the store at `path` for `model`.
+    /// Opens (creating if needed) the store at `path` for `model`, its commits synced as `durability` says.
     /// - Throws: ``ModelError`` when the model is incompatible with the store; ``StoreError`` when the file
     ///   cannot be opened, belongs to another program, or another coordinator has it open.
     ///   A refused store is left byte for byte as it was.
-    public static func open(path: String, model: Model) throws -> RootStore {
+    public static func open(path: String, model: Model, durability: Durability = .full) throws -> RootStore {
         SQLiteProcessSettings.apply()
         ProcessMemorySettings.apply()
         // Refuse before anything writes: the lock file, the pool's switch to WAL mode and its probe table.
@@ -88,8 +92,15 @@ public final class RootStore: Sendable {
         } catch {
             throw StoreError(.sqlite, "cannot open store \(path): \(error)")
         }
+        do {
+            // The writer syncs as the level says (``WriterStatements`` syncs some commits at every level). Set once the
+            // pool is open: opening it sets NORMAL, as GRDB does for a pool in WAL mode.
+            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = \(durability.pragma)") }
+        } catch {
+            throw StoreError(.sqlite, "cannot open store \(path): \(error)")
+        }
         let opened = try prepareSchema(of: pool, path: path, model: model)
-        return RootStore(path: path, model: model, pool: pool, lock: lock, opened: opened)
+        return RootStore(path: path, model: model, durability: durability, pool: pool, lock: lock, opened: opened)
     }
 
     /// The `cache_size` pragma of the writer connection: -32768 is 32 MiB. The pages the writer misses come from the

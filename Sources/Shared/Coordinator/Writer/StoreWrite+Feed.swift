@@ -10,15 +10,17 @@ extension StoreWrite {
         }
     }
 
-    /// A durable subscriber registered, or its position moved.
+    /// A durable subscriber registered (synced: the subscriber is told so), or its position moved.
     static func updateSubscriber(name: String, position: UInt64, registerOnly: Bool) -> StoreWrite<DurableSubscriber> {
-        .init(name: "update subscriber") { store, db in
+        .init(name: "update subscriber", synced: registerOnly) { store, db in
             try store.feed.updateSubscriber(name: name, position: position, registerOnly: registerOnly, in: db)
         }
     }
 
     /// A durable subscriber forgotten.
     static func deleteSubscriber(name: String) -> StoreWrite<DurableSubscriber> {
-        .init(name: "delete subscriber") { store, db in try store.feed.deleteSubscriber(name: name, in: db) }
+        .init(name: "delete subscriber", synced: true) { store, db in
+            try store.feed.deleteSubscriber(name: name, in: db)
+        }
     }
 }

@@ -34,17 +34,17 @@ extension StoreWrite {
 
     /// A dead job back in the queue.
     static func retryJob(id: Int64) -> StoreWrite<(job: JobInfo, settled: [JobEnding])?> {
-        .init(name: "retry job") { store, db in try store.jobs.retryJob(id: id, in: db) }
+        .init(name: "retry job", synced: true) { store, db in try store.jobs.retryJob(id: id, in: db) }
     }
 
     /// A waiting, queued or running job cancelled.
     static func cancelJob(id: Int64) -> StoreWrite<(before: JobInfo, endings: [JobEnding])?> {
-        .init(name: "cancel job") { store, db in try store.jobs.cancelJob(id: id, in: db) }
+        .init(name: "cancel job", synced: true) { store, db in try store.jobs.cancelJob(id: id, in: db) }
     }
 
     /// A finished job deleted with its payload.
     static func deleteJob(id: Int64) -> StoreWrite<JobInfo?> {
-        .init(name: "delete job") { store, db in try store.jobs.deleteJob(id: id, in: db) }
+        .init(name: "delete job", synced: true) { store, db in try store.jobs.deleteJob(id: id, in: db) }
     }
 
     /// Finished jobs last changed before `cutoff` deleted, at most `limit` of them.
@@ -61,19 +61,21 @@ extension StoreWrite {
 
     /// A schedule added, or replaced.
     static func putSchedule(_ spec: ScheduleSpec, replace: Bool) -> StoreWrite<ScheduleInfo> {
-        .init(name: "put schedule") { store, db in try store.jobs.putSchedule(spec, replace: replace, in: db) }
+        .init(name: "put schedule", synced: true) { store, db in
+            try store.jobs.putSchedule(spec, replace: replace, in: db)
+        }
     }
 
     /// A schedule paused or resumed.
     static func setSchedule(_ name: String, paused: Bool) -> StoreWrite<ScheduleInfo?> {
-        .init(name: paused ? "pause schedule" : "resume schedule") { store, db in
+        .init(name: paused ? "pause schedule" : "resume schedule", synced: true) { store, db in
             try store.jobs.setSchedule(name, paused: paused, in: db)
         }
     }
 
     /// A schedule deleted.
     static func deleteSchedule(_ name: String) -> StoreWrite<ScheduleInfo?> {
-        .init(name: "delete schedule") { store, db in try store.jobs.deleteSchedule(name, in: db) }
+        .init(name: "delete schedule", synced: true) { store, db in try store.jobs.deleteSchedule(name, in: db) }
     }
 
     /// The due ticks of every active schedule fired.

@@ -159,7 +159,10 @@ final class StoreWriter: Service, Sendable {
             let store = self.store
             store.pool.asyncWriteWithoutTransaction { db in
                 let started = ContinuousClock.now
-                result.fulfil(Result { try store.writer.statements.transaction(db) { try write.body(store, db) } })
+                result.fulfil(
+                    Result {
+                        try store.writer.statements.transaction(db, synced: write.synced) { try write.body(store, db) }
+                    })
                 written.fulfil(started.duration(to: .now))
             }
             let queued = QueuedWrite.operation(name: write.name, written: written)

@@ -5,14 +5,15 @@ package final class WriterState: @unchecked Sendable {
     // @unchecked: used only inside `DatabasePool.write` closures, which GRDB runs one at a time on its writer
     // queue, so the merger and its prepared statements are never used concurrently.
     let merger: ChangeSetMerger
-    let statements = WriterStatements()
+    let statements: WriterStatements
     /// Recent starts of rate-limited kinds and queues, for claims.
     let recentStarts = RecentStarts()
     /// When the inverse index's recent entries are folded.
     let inverseFold: InverseFoldSchedule
 
-    init(merger: ChangeSetMerger, inverseFold: InverseFoldSchedule) {
+    init(merger: ChangeSetMerger, inverseFold: InverseFoldSchedule, durability: Durability) {
         self.merger = merger
+        self.statements = WriterStatements(durability: durability)
         self.inverseFold = inverseFold
     }
 

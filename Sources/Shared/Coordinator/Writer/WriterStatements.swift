@@ -11,6 +11,12 @@ import TributaryCore
 /// only inside the writer's closures, which GRDB runs one at a time.
 final class WriterStatements {
     private var statements: [String: SQLiteStatement] = [:]
+    /// The writer connection's level (its `synchronous` pragma, set when it opened).
+    let durability: Durability
+
+    init(durability: Durability) {
+        self.durability = durability
+    }
 
     /// The statement for `sql`, prepared on first use. Only fixed SQL comes here (the set is small and bounded).
     func statement(_ db: Database, _ sql: String) throws -> SQLiteStatement {
@@ -27,8 +33,17 @@ final class WriterStatements {
         statements.removeAll()
     }
 
-    /// Runs `body` in one write transaction (BEGIN IMMEDIATE … COMMIT), rolled back when it throws.
-    func transaction<T>(_ db: Database, _ body: () throws -> T) throws -> T {
+    /// Runs `body` in one write transaction (BEGIN IMMEDIATE … COMMIT), rolled back when it throws. With `synced`,
+    /// the commit is synced to the disk before this returns whatever the store's ``Durability`` (a push, a command a
+    /// client is told is done); otherwise as the level says.
+    func transaction<T>(_ db: Database, synced: Bool = false, _ body: () throws -> T) throws -> T {
+        guard synced, durability != .full else { return try transaction(db, body) }
+        try statement(db, "PRAGMA synchronous = FULL").execute()
+        defer { try? statement(db, "PRAGMA synchronous = \(durability.pragma)").execute() }
+        return try transaction(db, body)
+    }
+
+    private func transaction<T>(_ db: Database, _ body: () throws -> T) throws -> T {
         try statement(db, "BEGIN IMMEDIATE").execute()
         do {
             let value = try body()
