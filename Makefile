@@ -1,7 +1,7 @@
 # Tributary: the two commands a newcomer runs are `make demo` and `make test`.
 SWIFT ?= swift
 
-.PHONY: demo test deps python-example test-tools dashboard build release bench fuzz fuzz-seeds proto entities lint docs \
+.PHONY: demo test crash-test deps python-example test-tools dashboard build release bench fuzz fuzz-seeds proto entities lint docs \
 	clean
 
 ## demo: build, then import 100,000 generated pull requests through a local coordinator and 2 workers
@@ -28,6 +28,12 @@ test: deps python-example test-tools lint
 ## deps: install libzmq3-dev and libsqlite3-dev with apt when missing (as root), or say how
 deps:
 	@scripts/install-deps.sh
+
+## crash-test: the power-loss tests at CRASH_POINTS crash points per durability level (default 500), with figures
+CRASH_POINTS ?= 500
+crash-test: deps
+	$(SWIFT) build --build-tests
+	TRIBUTARY_CRASH_POINTS=$(CRASH_POINTS) $(SWIFT) test --skip-build --filter PowerLossTests
 
 ## python-example: install the Python example's packages from PyPI when missing and generate its protobuf classes
 python-example:

@@ -221,6 +221,11 @@ let package = Package(
             path: "Sources/fuzz",
             swiftSettings: swiftSettings
         ),
+        // A SQLite VFS that loses power on cue, for the durability tests (test support: no product links it).
+        .target(
+            name: "CPowerLoss",
+            linkerSettings: [.linkedLibrary("sqlite3")]
+        ),
         // What the tests and the bench use and the products must not carry: hosts in network namespaces.
         .target(
             name: "TributaryTestSupport",
@@ -276,9 +281,10 @@ let package = Package(
             dependencies: [
                 "TributaryCore", "TributaryProtocol", "TributaryMessaging", "TributaryClient", "TributaryCoordinator",
                 "TributaryDemo", "TributaryFuzz", "TributaryCommandSupport", "TributaryHTTP", "TributaryTestSupport",
-                "ZeroMQ",
+                "ZeroMQ", "CPowerLoss",
                 "GeneratedEntities", "PluginEntities",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
