@@ -69,7 +69,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "What a commit survives before it is acknowledged: full syncs each group commit to the disk first (a power loss takes back nothing acknowledged); normal syncs at checkpoints (a power loss can take back the last saves and completions; pushes and commands are synced anyway). See docs/durability.md.",
+            "What a commit survives before it is acknowledged: full syncs each group commit to the disk first (a power loss takes back nothing acknowledged); normal syncs at checkpoints (a power loss can take back the last saves and completions; pushes and job, schedule and subscriber commands are synced anyway). See docs/durability.md.",
             valueName: "full|normal"),
         transform: { value in
             guard let level = Durability(rawValue: value) else {

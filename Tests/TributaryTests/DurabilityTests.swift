@@ -20,7 +20,7 @@ struct DurabilityTests {
             })
     }
 
-    @Test("full: every commit is synced, a command's and a group commit's alike")
+    @Test("full: the writer's connection syncs every commit, a command's and any other")
     func full() async throws {
         let store = try RootStore.open(path: directory.path("full.sqlite"), model: DemoData.model, durability: .full)
         let writer = StoreWriter(store: store, logger: Logger(label: "test"), answersWaiting: {})
@@ -48,12 +48,15 @@ struct DurabilityTests {
     func syncedCommands() {
         #expect(StoreWrite<Int>.pruneHistory(before: nil, keepingNewest: 10).synced == false)
         #expect(StoreWrite<Int>.pruneFinishedJobs(before: Date(), limit: 10).synced == false)
-        #expect(StoreWrite<JobInfo?>.deleteJob(id: 1).synced)
         #expect(StoreWrite<Int>.releaseAllRunningJobs().synced == false)
+        #expect(StoreWrite<[JobStore.TimedOutAttempt]>.failTimedOutAttempts().synced == false)
+        #expect(StoreWrite<(job: JobInfo, settled: [JobEnding])?>.retryJob(id: 1).synced)
+        #expect(StoreWrite<(before: JobInfo, endings: [JobEnding])?>.cancelJob(id: 1).synced)
+        #expect(StoreWrite<JobInfo?>.deleteJob(id: 1).synced)
+        #expect(StoreWrite<ScheduleInfo?>.setSchedule("nightly", paused: true).synced)
         #expect(StoreWrite<ScheduleInfo?>.deleteSchedule("nightly").synced)
         #expect(StoreWrite<DurableSubscriber>.deleteSubscriber(name: "s").synced)
         #expect(StoreWrite<DurableSubscriber>.updateSubscriber(name: "s", position: 0, registerOnly: true).synced)
-        #expect(
-            StoreWrite<DurableSubscriber>.updateSubscriber(name: "s", position: 5, registerOnly: false).synced == false)
+        #expect(StoreWrite<DurableSubscriber>.updateSubscriber(name: "s", position: 5, registerOnly: false).synced)
     }
 }

@@ -58,10 +58,11 @@ struct StoreWriterTests {
     }
 
     @Test(
-        "on an idle store, a caller that may block commits a small group itself: the saves of one wake-up gather, the last commits them together before it returns; other callers have it queued"
+        "on an idle store at normal durability, a caller that may block commits a small group itself: the saves of one wake-up gather, the last commits them together before it returns; other callers, and any at full durability, have it queued"
     )
     func smallCommitsRunHere() async throws {
-        let writer = makeWriter()
+        let normal = try TemporaryStore(modelJSON: DemoData.modelJSON, durability: .normal)
+        let writer = StoreWriter(store: normal.store, logger: Logger(label: "test"), answersWaiting: {})
         #expect(await writer.enqueue(saves(1...1), claims: [], moreToCome: true, committingHere: true))
         #expect(await writer.enqueue(saves(2...2), claims: [], moreToCome: true, committingHere: true))
         #expect(writer.queuedWriteCount == 0, "more of the wake-up to come: gathered, nothing queued")
@@ -78,7 +79,8 @@ struct StoreWriterTests {
         #expect(result.saves.allSatisfy { if case .success = $0 { true } else { false } })
 
         // A caller that may not block (the default) has the same commit queued on the store.
-        let release = blockTheStore()
+        let release = DispatchSemaphore(value: 0)
+        normal.store.pool.asyncWriteWithoutTransaction { _ in release.wait() }
         var released = false
         defer { if !released { release.signal() } }
         #expect(await writer.enqueue(saves(4...4), claims: []))
@@ -87,6 +89,14 @@ struct StoreWriterTests {
         released = true
         let later = await writer.flush()
         #expect(later.count == 1)
+
+        // At full durability (the suite's store) a commit waits for the disk's sync: queued even for the router.
+        let full = makeWriter()
+        let held = blockTheStore()
+        #expect(await full.enqueue(saves(5...5), claims: [], committingHere: true))
+        #expect(full.queuedWriteCount == 1, "queued, not committed on the caller's thread")
+        held.signal()
+        #expect(await full.flush().count == 1)
     }
 
     @Test("a group commit takes the gathered saves up to its row budget; the rest go in the next, in order")

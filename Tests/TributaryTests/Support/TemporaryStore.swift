@@ -9,10 +9,10 @@ struct TemporaryStore {
     let model: Model
     let store: RootStore
 
-    init(modelJSON: String) throws {
+    init(modelJSON: String, durability: Durability = .full) throws {
         directory = try TemporaryDirectory()
         model = try Model.decode(Data(modelJSON.utf8))
-        store = try RootStore.open(path: directory.path("store.sqlite"), model: model)
+        store = try RootStore.open(path: directory.path("store.sqlite"), model: model, durability: durability)
     }
 
     /// A context whose parent is the store, with a merge policy.

@@ -10,8 +10,8 @@ public enum Durability: String, Sendable, CaseIterable, CustomStringConvertible 
     /// saves share it.
     case full
     /// Commits are synced only when the WAL is checkpointed: a power loss can take back the last commits
-    /// (acknowledged saves and completions: their jobs run again; the store stays consistent). Pushes and the
-    /// commands a client is told are done (cancel, retry, delete, schedules) are synced at this level too.
+    /// (acknowledged saves and completions: their jobs run again; the store stays consistent). Pushes and the job,
+    /// schedule and subscriber commands a client is told are done are synced at this level too.
     case normal
 
     /// The `PRAGMA synchronous` value.

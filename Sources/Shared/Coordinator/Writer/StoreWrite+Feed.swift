@@ -10,9 +10,10 @@ extension StoreWrite {
         }
     }
 
-    /// A durable subscriber registered (synced: the subscriber is told so), or its position moved.
+    /// A durable subscriber registered, or its position moved; synced, as the subscriber is told it is stored (a
+    /// subscriber stores its position at most once a second).
     static func updateSubscriber(name: String, position: UInt64, registerOnly: Bool) -> StoreWrite<DurableSubscriber> {
-        .init(name: "update subscriber", synced: registerOnly) { store, db in
+        .init(name: "update subscriber", synced: true) { store, db in
             try store.feed.updateSubscriber(name: name, position: position, registerOnly: registerOnly, in: db)
         }
     }

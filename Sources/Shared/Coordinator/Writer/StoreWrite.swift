@@ -11,7 +11,7 @@ struct StoreWrite<Output: Sendable>: Sendable {
     /// What it does, for logs.
     let name: String
     /// Whether its commit is synced to the disk at every ``Durability`` level: a command whose client is told it is
-    /// done (cancel, retry, delete, schedules, subscribers) must not be taken back by a power loss.
+    /// done (a job's retry, cancel or delete, schedules, subscribers) must not be taken back by a power loss.
     var synced = false
     /// The write, inside the transaction the writer opened for it on its connection.
     let body: @Sendable (RootStore, Database) throws -> Output

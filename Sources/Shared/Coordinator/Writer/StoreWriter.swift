@@ -85,8 +85,10 @@ final class StoreWriter: Service, Sendable {
 
     /// Gathers a message's saves and claims for the next group commit. When the store is idle, what gathered is
     /// committed at once: queued on the store, or, for a caller that may block (`committingHere`: the router, on its
-    /// socket loop's thread, never on the cooperative pool) and a small commit (``runsAtOnce(_:)``), on the caller's
-    /// thread, which then waits the commit out and no thread is woken for a lone save. With `moreToCome` (the rest
+    /// socket loop's thread, never on the cooperative pool), a small commit (``runsAtOnce(_:)``) and a store at
+    /// ``Durability/normal``, on the caller's thread, which then waits the commit out and no thread is woken for a
+    /// lone save. At ``Durability/full`` a commit waits for the disk's sync: queued, so that the router reads and
+    /// gathers the next group meanwhile. With `moreToCome` (the rest
     /// of a batch of messages is still to be handed over) it only gathers, unless a commit's rows gathered, so that
     /// a batch makes one commit. Waits while too many saves gathered, so a flood of saves slows its senders
     /// instead of growing.
@@ -104,7 +106,9 @@ final class StoreWriter: Service, Sendable {
             for claim in claims { Self.add(claim, to: &state) }
             guard state.queued.isEmpty else { return .taken([]) }
             if moreToCome && state.pendingSaves.rows < state.budget.next { return .taken([]) }
-            if committingHere && Self.runsAtOnce(state) { return self.runPending(&state) }
+            if committingHere && self.store.durability == .normal && Self.runsAtOnce(state) {
+                return self.runPending(&state)
+            }
             return .taken(self.queuePending(&state))
         }
     }
