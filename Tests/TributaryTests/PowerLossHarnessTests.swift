@@ -5,7 +5,21 @@ import Testing
 
 /// The tests that use the power-loss VFS: one at a time, since it watches one directory for the whole process.
 @Suite("Power loss", .serialized)
-struct PowerLossTests {}
+struct PowerLossTests {
+    /// The first column of every row `sql` gives on `db`, as text.
+    static func strings(_ db: OpaquePointer, _ sql: String) throws -> [String] {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK else {
+            throw HarnessError("\(sql): \(String(cString: sqlite3_errmsg(db)))")
+        }
+        defer { sqlite3_finalize(statement) }
+        var rows: [String] = []
+        while sqlite3_step(statement) == SQLITE_ROW {
+            rows.append(sqlite3_column_text(statement, 0).map { String(cString: $0) } ?? "")
+        }
+        return rows
+    }
+}
 
 extension PowerLossTests {
     /// The power-loss VFS (Sources/CPowerLoss) checked against SQLite itself, before the coordinator's tests rely on it:
@@ -71,22 +85,9 @@ extension PowerLossTests {
             #expect(power_loss_apply(seed, 20) >= 0)
             db = try open(path)
             defer { sqlite3_close_v2(db) }
-            let integrity = try strings(db, "PRAGMA integrity_check").joined(separator: "; ")
-            let kept = try strings(db, "SELECT id FROM t ORDER BY id").compactMap { Int($0) }
+            let integrity = try PowerLossTests.strings(db, "PRAGMA integrity_check").joined(separator: "; ")
+            let kept = try PowerLossTests.strings(db, "SELECT id FROM t ORDER BY id").compactMap { Int($0) }
             return (Outcome(acknowledged: acknowledged, kept: kept, integrity: integrity), operations)
-        }
-
-        func strings(_ db: OpaquePointer, _ sql: String) throws -> [String] {
-            var statement: OpaquePointer?
-            guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK else {
-                throw HarnessError("\(sql): \(String(cString: sqlite3_errmsg(db)))")
-            }
-            defer { sqlite3_finalize(statement) }
-            var rows: [String] = []
-            while sqlite3_step(statement) == SQLITE_ROW {
-                rows.append(sqlite3_column_text(statement, 0).map { String(cString: $0) } ?? "")
-            }
-            return rows
         }
 
         /// The outcomes at 40 crash points spread over a run without a crash, each with its own seed.

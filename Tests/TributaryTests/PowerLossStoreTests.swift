@@ -62,20 +62,12 @@ extension PowerLossTests {
             return (acknowledged, operations)
         }
 
+        /// The first column of every row `sql` gives on the store at `path`, as text.
         func strings(_ path: String, _ sql: String) throws -> [String] {
             var db: OpaquePointer?
             guard sqlite3_open(path, &db) == SQLITE_OK, let db else { throw HarnessError("cannot open \(path)") }
             defer { sqlite3_close_v2(db) }
-            var statement: OpaquePointer?
-            guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK else {
-                throw HarnessError("\(sql): \(String(cString: sqlite3_errmsg(db)))")
-            }
-            defer { sqlite3_finalize(statement) }
-            var rows: [String] = []
-            while sqlite3_step(statement) == SQLITE_ROW {
-                rows.append(sqlite3_column_text(statement, 0).map { String(cString: $0) } ?? "")
-            }
-            return rows
+            return try PowerLossTests.strings(db, sql)
         }
 
         /// Runs at crash points spread over an uncrashed run and checks each store after the loss; returns how many
