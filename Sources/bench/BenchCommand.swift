@@ -264,7 +264,7 @@ struct BenchCommand: AsyncParsableCommand {
             ).line)
         // What syncing each commit costs: the plain jobs on a coordinator at --durability normal.
         var unsynced = benchmark
-        unsynced.durability = "normal"
+        unsynced.durability = .normal
         Terminal.line(
             Figure(
                 name: "jobs @full", tributary: Self.median(plain),
@@ -367,7 +367,7 @@ struct BenchCommand: AsyncParsableCommand {
             ).line)
         // What syncing each commit costs: the same savers on a coordinator at --durability normal.
         var unsynced = roundTrips
-        unsynced.durability = "normal"
+        unsynced.durability = .normal
         let aloneNormal = try await unsynced.run(saves: saves, savers: 1)
         let sharedNormal = try await unsynced.run(saves: saves * 4, savers: 16)
         for (name, full, normal) in [
@@ -470,7 +470,8 @@ struct BenchCommand: AsyncParsableCommand {
             // The import at --durability normal, alternated too: what syncing each group commit costs.
             let unsynced = ImportBenchmark(
                 input: input, rows: rows, workers: workers,
-                extraArguments: coordinatorArguments + ["--durability", "normal"], directory: directory,
+                extraArguments: coordinatorArguments + ["--durability", Durability.normal.rawValue],
+                directory: directory,
                 rowsPerJob: rowsPerJob, batchSize: batchSize)
             func normalRound(_ index: Int) async throws -> Double {
                 try await unsynced.run(stalledSubscriber: false, name: "import-normal-\(index)").rowsPerSecond

@@ -17,7 +17,7 @@ struct JobsBenchmark {
     let concurrency: Int
     let directory: URL
     /// The coordinator's `--durability`.
-    var durability = "full"
+    var durability = Durability.full
 
     /// One run's jobs/s, and the requests of the dashboard load that ran beside it (nil without one).
     struct Outcome {
@@ -33,7 +33,7 @@ struct JobsBenchmark {
             in: directory.appendingPathComponent(name),
             arguments: [
                 "--workers", String(workers), "--worker-concurrency", String(concurrency), "--log-level", "warning",
-                "--http", "127.0.0.1:*", "--durability", durability,
+                "--http", "127.0.0.1:*", "--durability", durability.rawValue,
             ])
         let coordinator = started.process
         let log = started.logPath

@@ -14,7 +14,7 @@ import TributaryDemo
 struct SaveRoundTripBenchmark {
     let directory: URL
     /// The coordinator's `--durability`.
-    var durability = "full"
+    var durability = Durability.full
 
     /// What a run measured: each save's time, and the saves per second over the run (edits included).
     struct Outcome {
@@ -26,7 +26,7 @@ struct SaveRoundTripBenchmark {
     func run(saves: Int, savers: Int) async throws -> Outcome {
         let coordinator = try await CoordinatorProcess.startDemoStore(
             in: directory.appendingPathComponent("save-round-trip-\(savers)-\(durability)"),
-            arguments: ["--log-level", "warning", "--durability", durability]
+            arguments: ["--log-level", "warning", "--durability", durability.rawValue]
         ).process
         var view: ViewContext?
         var connection: CoordinatorConnection?
