@@ -189,11 +189,20 @@ extension ZeroMQTests {
         try dealer.connect(endpoint)
         let serving = Task { await echo.serve(50) }
         for index in 0..<50 { try dealer.send([Data("m\(index)".utf8)]) }
-        var echoes: [String] = []
-        while echoes.count < 50, try dealer.waitForInput(milliseconds: 10_000), let reply = try dealer.receive() {
-            #expect(reply.last == Data("echo".utf8))
-            echoes.append(String(decoding: reply[0], as: UTF8.self))
+        // The replies are awaited off the pool: the serving task needs a pool thread to start. The dealer is used
+        // by that thread alone until it returns.
+        nonisolated(unsafe) let receiver = dealer
+        let replies = try await onOwnThread {
+            var replies: [[Data]] = []
+            while replies.count < 50, try receiver.waitForInput(milliseconds: 10_000),
+                let reply = try receiver.receive()
+            {
+                replies.append(reply)
+            }
+            return replies
         }
+        #expect(replies.allSatisfy { $0.last == Data("echo".utf8) })
+        let echoes = replies.map { String(decoding: $0[0], as: UTF8.self) }
         #expect(echoes == (0..<50).map { "m\($0)" }, "every reply, in order")
         let threads = await serving.value
         #expect(threads == [first], "every step on the thread that ran the first job")

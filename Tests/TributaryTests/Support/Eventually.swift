@@ -36,3 +36,11 @@ func withTimeout<T: Sendable>(
         return try await group.next()!
     }
 }
+
+/// Runs `body`, which blocks (a socket's wait, a pipe's read), on a thread of its own and returns its result,
+/// leaving the cooperative pool free for the tasks that the body waits on.
+func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
+    }
+}
