@@ -82,7 +82,6 @@ struct MetricsIntegrationTests {
             scrapes += 1
         }
         _ = try await client.finish(secondPush.batch)
-        let end = try await Self.scrape(url)
 
         let database = try DatabaseQueue(path: coordinator.storePath)
         let (objects, done, lastSeq) = try await database.read { db in
@@ -91,6 +90,14 @@ struct MetricsIntegrationTests {
                 try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM tributary_jobs WHERE state = 'done'") ?? -1,
                 try Int.fetchOne(db, sql: "SELECT MAX(seq) FROM tributary_history") ?? -1
             )
+        }
+        // The gauges read from the status are up to 900 ms old (the dashboard and the scrape share one status): a
+        // scrape soon after the last commit may show the state before it, one a moment later shows the store's.
+        var end = try await Self.scrape(url)
+        try await waitUntil("a scrape with the status after the import", timeout: .seconds(10)) {
+            if end.value("tributary_jobs", ["state": "done"]) == Double(done) { return true }
+            end = try await Self.scrape(url)
+            return false
         }
         #expect(objects == 8_000)
         #expect(end.value("tributary_rows_committed_total") == Double(objects))

@@ -57,6 +57,7 @@ public final class MetricsExporter: Sendable {
         let sizes = view.fileSizes()
         gauge(MetricNames.storeBytes).set(Double(sizes.store))
         gauge(MetricNames.walBytes).set(Double(sizes.wal))
+        gauge(MetricNames.storeWritable).set(status.storeUnwritable == nil ? 1.0 : 0.0)
         gauge(MetricNames.historyOldestSeq).set(Double(status.oldestHistorySeq))
         gauge(MetricNames.historyNewestSeq).set(Double(status.lastSeq))
         queueGauges.withLock { known in

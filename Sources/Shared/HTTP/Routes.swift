@@ -205,7 +205,7 @@ struct Routes: Sendable {
         switch code {
         case .unknownJob: .notFound
         case .invalidRequest, .unknownEntity, .wrongType, .malformedFrame, .unknownMessage: .badRequest
-        case .shuttingDown: .serviceUnavailable
+        case .shuttingDown, .storeUnwritable: .serviceUnavailable
         default: .internalServerError
         }
     }

@@ -65,6 +65,7 @@ public struct ProtocolError: Error, CustomStringConvertible, Sendable, Equatable
         case .tooManyRequests: "TOO_MANY_REQUESTS"
         case .forbidden: "FORBIDDEN"
         case .unsupported: "UNSUPPORTED"
+        case .storeUnwritable: "STORE_UNWRITABLE"
         case .unspecified: "ERROR_CODE_UNSPECIFIED"
         case .UNRECOGNIZED(let value): "ERROR_CODE_\(value)"
         }

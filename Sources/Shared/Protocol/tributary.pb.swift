@@ -100,6 +100,9 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
 
   /// message, or its key was revoked
   case unsupported // = 22
+
+  /// names both protocol versions and the capability. Nothing of the message was done
+  case storeUnwritable // = 23
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -131,6 +134,7 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
     case 20: self = .tooManyRequests
     case 21: self = .forbidden
     case 22: self = .unsupported
+    case 23: self = .storeUnwritable
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -160,6 +164,7 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
     case .tooManyRequests: return 20
     case .forbidden: return 21
     case .unsupported: return 22
+    case .storeUnwritable: return 23
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -189,6 +194,7 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
     .tooManyRequests,
     .forbidden,
     .unsupported,
+    .storeUnwritable,
   ]
 
 }
@@ -1671,6 +1677,12 @@ public nonisolated struct Tributary_V1_StatusReply: Sendable {
   /// the coordinator's concurrency limits (--limit), with what runs under each
   public var limits: [Tributary_V1_RunLimitInfo] = []
 
+  /// why the store cannot be written now (a full disk, a read-only filesystem);
+  public var storeUnwritable: String = String()
+
+  /// empty while it can
+  public var storeUnwritableSeconds: Double = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2873,7 +2885,7 @@ public nonisolated struct Tributary_V1_HistoryRecord: Sendable {
 fileprivate nonisolated let _protobuf_package = "tributary.v1"
 
 nonisolated extension Tributary_V1_ErrorCode: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}MALFORMED_FRAME\0\u{1}UNKNOWN_MESSAGE\0\u{1}UNKNOWN_ENTITY\0\u{1}UNKNOWN_ATTRIBUTE\0\u{1}WRONG_TYPE\0\u{1}TOO_LARGE\0\u{1}UNKNOWN_WORKER\0\u{1}UNKNOWN_JOB\0\u{1}STALE_LEASE\0\u{1}CONSTRAINT_VIOLATION\0\u{1}INVALID_REQUEST\0\u{1}SHUTTING_DOWN\0\u{1}INTERNAL\0\u{1}JOB_CANCELLED\0\u{1}HISTORY_PRUNED\0\u{1}UNKNOWN_SNAPSHOT\0\u{1}UNKNOWN_SUBSCRIBER\0\u{1}MERGE_CONFLICT\0\u{1}INVALID_PREDICATE\0\u{1}TOO_MANY_REQUESTS\0\u{1}FORBIDDEN\0\u{1}UNSUPPORTED\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}MALFORMED_FRAME\0\u{1}UNKNOWN_MESSAGE\0\u{1}UNKNOWN_ENTITY\0\u{1}UNKNOWN_ATTRIBUTE\0\u{1}WRONG_TYPE\0\u{1}TOO_LARGE\0\u{1}UNKNOWN_WORKER\0\u{1}UNKNOWN_JOB\0\u{1}STALE_LEASE\0\u{1}CONSTRAINT_VIOLATION\0\u{1}INVALID_REQUEST\0\u{1}SHUTTING_DOWN\0\u{1}INTERNAL\0\u{1}JOB_CANCELLED\0\u{1}HISTORY_PRUNED\0\u{1}UNKNOWN_SNAPSHOT\0\u{1}UNKNOWN_SUBSCRIBER\0\u{1}MERGE_CONFLICT\0\u{1}INVALID_PREDICATE\0\u{1}TOO_MANY_REQUESTS\0\u{1}FORBIDDEN\0\u{1}UNSUPPORTED\0\u{1}STORE_UNWRITABLE\0")
 }
 
 nonisolated extension Tributary_V1_MergePolicy: SwiftProtobuf._ProtoNameProviding {
@@ -5045,7 +5057,7 @@ nonisolated extension Tributary_V1_JobCounts: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Tributary_V1_StatusReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StatusReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}workers\0\u{1}jobs\0\u{3}last_seq\0\u{3}store_path\0\u{1}pool\0\u{1}running\0\u{3}oldest_history_seq\0\u{1}queues\0\u{1}limits\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}workers\0\u{1}jobs\0\u{3}last_seq\0\u{3}store_path\0\u{1}pool\0\u{1}running\0\u{3}oldest_history_seq\0\u{1}queues\0\u{1}limits\0\u{3}store_unwritable\0\u{3}store_unwritable_seconds\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5062,6 +5074,8 @@ nonisolated extension Tributary_V1_StatusReply: SwiftProtobuf.Message, SwiftProt
       case 7: try { try decoder.decodeSingularUInt64Field(value: &self.oldestHistorySeq) }()
       case 8: try { try decoder.decodeRepeatedMessageField(value: &self.queues) }()
       case 9: try { try decoder.decodeRepeatedMessageField(value: &self.limits) }()
+      case 10: try { try decoder.decodeSingularStringField(value: &self.storeUnwritable) }()
+      case 11: try { try decoder.decodeSingularDoubleField(value: &self.storeUnwritableSeconds) }()
       default: break
       }
     }
@@ -5099,6 +5113,12 @@ nonisolated extension Tributary_V1_StatusReply: SwiftProtobuf.Message, SwiftProt
     if !self.limits.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.limits, fieldNumber: 9)
     }
+    if !self.storeUnwritable.isEmpty {
+      try visitor.visitSingularStringField(value: self.storeUnwritable, fieldNumber: 10)
+    }
+    if self.storeUnwritableSeconds.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.storeUnwritableSeconds, fieldNumber: 11)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -5112,6 +5132,8 @@ nonisolated extension Tributary_V1_StatusReply: SwiftProtobuf.Message, SwiftProt
     if lhs.oldestHistorySeq != rhs.oldestHistorySeq {return false}
     if lhs.queues != rhs.queues {return false}
     if lhs.limits != rhs.limits {return false}
+    if lhs.storeUnwritable != rhs.storeUnwritable {return false}
+    if lhs.storeUnwritableSeconds != rhs.storeUnwritableSeconds {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

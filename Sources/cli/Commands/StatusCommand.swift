@@ -23,6 +23,11 @@ struct StatusCommand: AsyncParsableCommand {
             return
         }
         Terminal.line("store     \(status.storePath)")
+        if let reason = status.storeUnwritable {
+            Terminal.line(
+                "          CANNOT BE WRITTEN for \(Int(status.storeUnwritableSeconds)) s: \(reason); saves, pushes and claims wait"
+            )
+        }
         Terminal.line("last seq  \(status.lastSeq)  (history from seq \(status.oldestHistorySeq))")
         let counts = JobState.allCases.map { "\($0.rawValue) \(status.jobs[$0])" }
         Terminal.line("jobs      " + counts.joined(separator: "  "))

@@ -45,12 +45,13 @@ struct TestCoordinator {
     let modelPath: String
     let logPath: String
 
+    /// - Parameter storePath: where the store is; by default `store.sqlite` in `directory`.
     static func start(
         in directory: TemporaryDirectory, workers: Int, modelJSON: String = DemoData.modelJSON,
-        arguments extra: [String] = []
+        arguments extra: [String] = [], storePath: String? = nil
     ) async throws -> TestCoordinator {
         let modelPath = try directory.write("model.json", modelJSON)
-        let storePath = directory.path("store.sqlite")
+        let storePath = storePath ?? directory.path("store.sqlite")
         let logPath = directory.path("coordinator.log")
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let process = try await CoordinatorProcess.start(

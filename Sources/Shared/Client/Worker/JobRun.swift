@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Synchronization
 import TributaryCore
 import TributaryProtocol
@@ -28,6 +29,7 @@ public final class JobRun: ChangeSetParent {
     }
 
     let connection: CoordinatorConnection
+    private let logger: Logger
     private let progress: Mutex<Progress>
     private let cancelled = Atomic<Bool>(false)
     /// Whether the worker may ask for another job when this one completes (not while it drains or stops).
@@ -51,11 +53,14 @@ public final class JobRun: ChangeSetParent {
         cancelled.store(true, ordering: .relaxed)
     }
 
-    /// - Parameter asksForNextJob: asked when the completing save is sent; true puts a credit of 1 on it.
+    /// - Parameters:
+    ///   - asksForNextJob: asked when the completing save is sent; true puts a credit of 1 on it.
+    ///   - logger: where a save that waits for the store is logged.
     init(
         assignment: Tributary_V1_JobAssignment, model: Model, connection: CoordinatorConnection,
-        asksForNextJob: @escaping @Sendable () -> Bool = { false }
+        asksForNextJob: @escaping @Sendable () -> Bool = { false }, logger: Logger = Logger(label: "tributary.job")
     ) {
+        self.logger = logger
         self.asksForNextJob = asksForNextJob
         jobID = assignment.jobID
         attempt = assignment.attempt
@@ -160,7 +165,7 @@ public final class JobRun: ChangeSetParent {
         }
         let reply: Tributary_V1_Envelope
         do {
-            reply = try await connection.request(.saveChanges(message), timeout: .seconds(60))
+            reply = try await requestWaitingForStore(message)
         } catch let error as ProtocolError where error.code == .jobCancelled {
             cancel()
             throw JobCancelled(jobID: jobID)
@@ -179,6 +184,47 @@ public final class JobRun: ChangeSetParent {
             throw ProtocolError(.unknownMessage, "the coordinator answered a save with something other than SaveAck")
         }
         return SaveReceipt(ack)
+    }
+
+    /// The first wait before a save refused with `STORE_UNWRITABLE` is sent again; each later wait doubles, up to
+    /// ``longestStoreWait``.
+    static let firstStoreWait: Duration = .milliseconds(100)
+    static let longestStoreWait: Duration = .seconds(5)
+
+    /// Sends `message` and returns the answer; while the store cannot be written (a full disk, a read-only
+    /// filesystem: `STORE_UNWRITABLE`, nothing of the save applied), waits and sends it again, so that the job waits
+    /// for the store rather than failing an attempt. Its lease holds meanwhile (the worker's heartbeats go on); a
+    /// cancelled job or task stops waiting.
+    private func requestWaitingForStore(_ message: Tributary_V1_SaveChanges) async throws -> Tributary_V1_Envelope {
+        var message = message
+        var wait = Self.firstStoreWait
+        var waitingSince: ContinuousClock.Instant?
+        while true {
+            do {
+                let reply = try await connection.request(.saveChanges(message), timeout: .seconds(60))
+                if let waitingSince {
+                    logger.notice(
+                        "the store took the job's save", metadata: metadata(waited: waitingSince.duration(to: .now)))
+                }
+                return reply
+            } catch let error as ProtocolError where error.code == .storeUnwritable {
+                if waitingSince == nil {
+                    waitingSince = .now
+                    var metadata = metadata(waited: .zero)
+                    metadata["error"] = "\(error.message)"
+                    logger.warning("the store cannot be written: the job's save waits", metadata: metadata)
+                }
+                // The coordinator counted the credit when it took the save.
+                message.credit = 0
+                try await Task.sleep(for: wait)
+                try checkCancellation()
+                wait = min(wait * 2, Self.longestStoreWait)
+            }
+        }
+    }
+
+    private func metadata(waited: Duration) -> Logger.Metadata {
+        ["job": "\(jobID)", "attempt": "\(attempt)", "waited_seconds": "\(Int(waited.components.seconds))"]
     }
 }
 

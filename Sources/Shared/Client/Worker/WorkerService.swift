@@ -184,7 +184,7 @@ public struct WorkerService: Service {
         let registration = running.registration.load(ordering: .relaxed)
         let job = JobRun(
             assignment: assignment, model: model, connection: connection,
-            asksForNextJob: { running.asksForMore && running.isCurrent(registration) })
+            asksForNextJob: { running.asksForMore && running.isCurrent(registration) }, logger: logger)
         running.add(job)
         defer { running.remove(job) }
         do {

@@ -26,6 +26,8 @@ extension MetricNames {
         subscriberLagCommits: "Commits a durable subscriber is behind the last one, by subscriber.",
         storeBytes: "Size of the store's main file.",
         walBytes: "Size of the store's write-ahead log.",
+        storeWritable:
+            "1 while the store can be written; 0 after a write was refused for a full disk or a read-only filesystem.",
         historyOldestSeq: "The oldest sequence number the history keeps.",
         historyNewestSeq: "The last sequence number committed.",
         peersRefused: "Connections refused at the CURVE handshake, by reason.",

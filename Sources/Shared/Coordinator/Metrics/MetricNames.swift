@@ -45,6 +45,9 @@ public enum MetricNames {
     public static let storeBytes = "tributary_store_bytes"
     /// Gauge, read at each scrape.
     public static let walBytes = "tributary_wal_bytes"
+    /// Gauge, read at each scrape: 1 while the store can be written, 0 while a write was refused for a full disk or
+    /// a read-only filesystem (until one commits).
+    public static let storeWritable = "tributary_store_writable"
     /// Gauge, read at each scrape.
     public static let historyOldestSeq = "tributary_history_oldest_seq"
     /// Gauge, read at each scrape.

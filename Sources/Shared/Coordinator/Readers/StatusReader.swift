@@ -70,6 +70,10 @@ struct StatusReader: Sendable {
             reply.lastSeq = overview.lastSeq
             reply.oldestHistorySeq = oldestHistorySeq
             reply.storePath = store.path
+            if let fault = store.writer.writability.fault(at: now) {
+                reply.storeUnwritable = fault.reason
+                reply.storeUnwritableSeconds = fault.since.duration(to: now).seconds
+            }
             reply.pool = (router.supervisor?.processes ?? []).map(\.wire)
             reply.running = running.map(\.wire)
             reply.workers = router.workers.values.sorted {

@@ -1,4 +1,5 @@
 import Foundation
+import TributaryCore
 import TributaryProtocol
 
 /// Handing saves and claims to the writer, and answering what it wrote.
@@ -15,7 +16,8 @@ extension CoordinatorServer {
     ///   is idle, even if this hands over nothing.
     func submit(moreToCome: Bool = false) async {
         let (saves, claims) = dispatch.take(
-            from: &workers, claiming: !stopping, runLimits: configuration.runLimits)
+            from: &workers, claiming: !stopping, runLimits: configuration.runLimits,
+            writable: store.writer.writability.fault() == nil)
         guard !saves.isEmpty || !claims.isEmpty || !moreToCome else { return }
         // The router runs on its socket loop's thread (its executor), which may wait for a small commit.
         guard await writer.enqueue(saves, claims: claims, moreToCome: moreToCome, committingHere: true) else {
@@ -45,6 +47,27 @@ extension CoordinatorServer {
             case .pushed(let push, let result): self.answer(push, result)
             }
         }
+        if !answers.isEmpty { reportWritability() }
+    }
+
+    /// Logs a change of whether the store can be written (``StoreWritability``); once it can again, held claims go.
+    func reportWritability() {
+        if let change = store.writer.writability.check() {
+            switch change {
+            case .unwritable(let fault):
+                logger.error(
+                    "the store cannot be written: saves, pushes and commands are refused, jobs wait",
+                    metadata: ["reason": "\(fault.reason)", "store": "\(store.path)"])
+            case .writable(let fault):
+                logger.notice(
+                    "the store can be written again",
+                    metadata: [
+                        "after_seconds": "\(Int(fault.since.duration(to: .now).seconds))",
+                        "writes_refused": "\(fault.refused)",
+                    ])
+                if workers.anyHasCredit { dispatch.isDue = true }
+            }
+        }
     }
 
     /// Answers a finished group commit: its saves, then its claims' assignments. A claim that came back full, for a
@@ -62,7 +85,10 @@ extension CoordinatorServer {
             case .failure(let error):
                 // The worker asked for these jobs; it must not lose the credit because the store refused once.
                 workers.giveBack(claim.request.limit, to: claim.peer, of: claim.worker)
-                logger.error("claim failed", metadata: ["worker": "\(claim.worker.id)", "error": "\(error)"])
+                // A store that cannot be written is logged once, by ``reportWritability()``.
+                if (error as? StoreError)?.code != .unwritable {
+                    logger.error("claim failed", metadata: ["worker": "\(claim.worker.id)", "error": "\(error)"])
+                }
             }
         }
         // A claim that found a rate limit full: a dispatch is due when its window next has room.

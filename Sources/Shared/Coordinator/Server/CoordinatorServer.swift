@@ -169,6 +169,8 @@ public actor CoordinatorServer: Service {
     private func tick() async {
         readers.releaseIdleSnapshots()
         peerLog.flush(to: logger)
+        // Writes other than the router's (maintenance, schedules) find a fault too.
+        reportWritability()
         // While stopping, a worker gone quiet is not taken for dead: the stop hands its jobs back without counting
         // an attempt.
         guard !stopping else { return }
@@ -252,6 +254,8 @@ public actor CoordinatorServer: Service {
         _ message: String, _ error: any Error, peer: Data, level: Logger.Level = .notice,
         metadata: Logger.Metadata = [:]
     ) {
+        // A store that cannot be written is logged once, when found (``reportWritability()``), not per request.
+        if (error as? StoreError)?.code == .unwritable || (error as? ProtocolError)?.code == .storeUnwritable { return }
         let kind =
             switch error {
             case let error as ProtocolError: "\(message): \(error.codeName)"

@@ -14,20 +14,30 @@ struct Dispatch {
     private var rateLimitWake: Double?
     /// The saves of the message being handled.
     private var saves: [SaveGroup.Member] = []
+    /// When claims last went to the writer.
+    private var lastClaim: ContinuousClock.Instant?
+
+    /// While the store cannot be written, claims go at most this often: each is a write that tells whether the store
+    /// can be written again, without one failing at every step of the router.
+    static let unwritableClaimInterval: Duration = .seconds(1)
 
     /// Adds a save for the next hand-over.
     mutating func gather(_ save: SaveGroup.Member) {
         saves.append(save)
     }
 
-    /// The saves gathered, and claims for every worker's credit when a dispatch is due and `claiming`.
-    mutating func take(from workers: inout WorkerRegistry, claiming: Bool, runLimits: RunLimits)
-        -> (saves: [SaveGroup.Member], claims: [QueuedCommit.Claim])
-    {
+    /// The saves gathered, and claims for every worker's credit when a dispatch is due and `claiming`. While the
+    /// store is not `writable`, the dispatch stays due and claims go once per ``unwritableClaimInterval``.
+    mutating func take(
+        from workers: inout WorkerRegistry, claiming: Bool, runLimits: RunLimits, writable: Bool = true,
+        now: ContinuousClock.Instant = .now
+    ) -> (saves: [SaveGroup.Member], claims: [QueuedCommit.Claim]) {
         var claims: [QueuedCommit.Claim] = []
-        if isDue && claiming {
+        let held = !writable && lastClaim.map { now - $0 < Self.unwritableClaimInterval } ?? false
+        if isDue && claiming && !held {
             isDue = false
             claims = workers.takeCredit(runLimits: runLimits)
+            if !claims.isEmpty { lastClaim = now }
         }
         defer { saves = [] }
         return (saves, claims)

@@ -151,10 +151,9 @@ final class SQLiteStatement {
     var changes: Int32 { sqlite3_changes(connection) }
 
     private func currentError(_ code: Int32) -> StoreError {
-        let message = String(cString: sqlite3_errmsg(connection))
-        let primary = code & 0xFF
-        let kind: StoreError.Code = primary == SQLITE_CONSTRAINT ? .constraint : .sqlite
-        return StoreError(kind, message, sql: sql, sqliteCode: code)
+        StoreFault.error(
+            code: code, message: String(cString: sqlite3_errmsg(connection)), sql: sql,
+            connection: connection)
     }
 }
 

@@ -10,10 +10,14 @@ package final class WriterState: @unchecked Sendable {
     let recentStarts = RecentStarts()
     /// When the inverse index's recent entries are folded.
     let inverseFold: InverseFoldSchedule
+    /// Whether the store can be written, as the writer last found.
+    package let writability: StoreWritability
 
     init(merger: ChangeSetMerger, inverseFold: InverseFoldSchedule, durability: Durability) {
         self.merger = merger
-        self.statements = WriterStatements(durability: durability)
+        let writability = StoreWritability()
+        self.writability = writability
+        self.statements = WriterStatements(durability: durability, writability: writability)
         self.inverseFold = inverseFold
     }
 

@@ -13,9 +13,15 @@ final class WriterStatements {
     private var statements: [String: SQLiteStatement] = [:]
     /// The writer connection's level (its `synchronous` pragma, set when it opened).
     let durability: Durability
+    /// Whether the store can be written, as the transactions run here find.
+    let writability: StoreWritability
+    /// A write of the open transaction was refused because the store cannot be written: its COMMIT does not say
+    /// that the store can be.
+    private var refusedInTransaction = false
 
-    init(durability: Durability) {
+    init(durability: Durability, writability: StoreWritability) {
         self.durability = durability
+        self.writability = writability
     }
 
     /// The statement for `sql`, prepared on first use. Only fixed SQL comes here (the set is small and bounded).
@@ -44,23 +50,42 @@ final class WriterStatements {
     }
 
     private func transaction<T>(_ db: Database, _ body: () throws -> T) throws -> T {
-        try statement(db, "BEGIN IMMEDIATE").execute()
+        refusedInTransaction = false
         do {
+            try statement(db, "BEGIN IMMEDIATE").execute()
             let value = try body()
             try statement(db, "COMMIT").execute()
+            if !refusedInTransaction { writability.written() }
             return value
         } catch {
             if let connection = db.sqliteConnection, sqlite3_get_autocommit(connection) == 0 {
                 try? statement(db, "ROLLBACK").execute()
             }
-            throw error
+            throw noting(error, db)
         }
     }
 
+    /// `error`, as ``StoreError/Code/unwritable`` when it means that the store cannot be written (then noted in
+    /// ``writability``).
+    private func noting(_ error: any Error, _ db: Database) -> any Error {
+        let error = StoreFault.classify(error, connection: db.sqliteConnection)
+        if let error = error as? StoreError, error.code == .unwritable {
+            refusedInTransaction = true
+            writability.refused(String(error.message.trimmingPrefix("the store cannot be written: ")))
+        }
+        return error
+    }
+
     /// Throws unless the connection is inside a transaction. SQLite rolls a whole transaction back on some errors
-    /// (a full disk, say): a write after that would commit on its own, so it is refused.
+    /// (a full disk, say): a write after that would commit on its own, so it is refused, as unwritable when the
+    /// operating system's last error on the connection says why.
     func requireTransaction(_ db: Database) throws {
         guard let connection = db.sqliteConnection, sqlite3_get_autocommit(connection) == 0 else {
+            let connection = db.sqliteConnection
+            if let reason = StoreFault.reason(systemError: connection.map { sqlite3_system_errno($0) } ?? 0) {
+                throw StoreError(
+                    .unwritable, "the store cannot be written: \(reason) (the transaction was rolled back)")
+            }
             throw StoreError(.sqlite, "the write transaction was rolled back by SQLite")
         }
     }
@@ -76,6 +101,7 @@ final class WriterStatements {
             try statement(db, "RELEASE tributary_save").execute()
             return value
         } catch {
+            let error = noting(error, db)
             if sqlite3_get_autocommit(connection) == 0 {
                 try statement(db, "ROLLBACK TO tributary_save").execute()
                 try statement(db, "RELEASE tributary_save").execute()

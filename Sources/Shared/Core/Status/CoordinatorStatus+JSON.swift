@@ -6,7 +6,8 @@ import Foundation
 /// written as ``JobJSON`` writes a job.
 extension CoordinatorStatus: Encodable {
     enum CodingKeys: String, CodingKey {
-        case workers, jobs, lastSeq, oldestHistorySeq, storePath, pool, running, limits, queues
+        case workers, jobs, lastSeq, oldestHistorySeq, storePath, storeUnwritable, storeUnwritableSeconds, pool
+        case running, limits, queues
     }
 
     /// Writes every field under its key.
@@ -17,6 +18,8 @@ extension CoordinatorStatus: Encodable {
         try container.encode(lastSeq, forKey: .lastSeq)
         try container.encode(oldestHistorySeq, forKey: .oldestHistorySeq)
         try container.encode(storePath, forKey: .storePath)
+        try container.encode(storeUnwritable ?? "", forKey: .storeUnwritable)
+        try container.encode(storeUnwritableSeconds, forKey: .storeUnwritableSeconds)
         try container.encode(pool, forKey: .pool)
         try container.encode(running, forKey: .running)
         try container.encode(limits, forKey: .limits)

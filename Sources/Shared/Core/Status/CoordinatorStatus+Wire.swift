@@ -13,6 +13,8 @@ extension CoordinatorStatus {
         lastSeq = wire.lastSeq
         oldestHistorySeq = wire.oldestHistorySeq
         storePath = wire.storePath
+        storeUnwritable = wire.storeUnwritable.isEmpty ? nil : wire.storeUnwritable
+        storeUnwritableSeconds = wire.storeUnwritableSeconds
         pool = wire.pool.map(PoolProcess.init)
         running = try wire.running.map(JobInfo.init)
         limits = try wire.limits.map(Limit.init)
@@ -27,6 +29,8 @@ extension CoordinatorStatus {
             $0.lastSeq = lastSeq
             $0.oldestHistorySeq = oldestHistorySeq
             $0.storePath = storePath
+            $0.storeUnwritable = storeUnwritable ?? ""
+            $0.storeUnwritableSeconds = storeUnwritableSeconds
             $0.pool = pool.map(\.wire)
             $0.running = running.map(\.wire)
             $0.limits = limits.map(\.wire)

@@ -111,6 +111,10 @@ public struct CoordinatorStatus: Sendable, Equatable {
     public var oldestHistorySeq: UInt64 = 0
     /// The store's file on the coordinator's host.
     public var storePath: String = ""
+    /// Why the store cannot be written now (its disk is full, its filesystem read-only); nil while it can.
+    public var storeUnwritable: String?
+    /// How long the store has not been writable, in seconds; 0 while it is.
+    public var storeUnwritableSeconds: Double = 0
     /// The coordinator's local worker processes.
     public var pool: [PoolProcess] = []
     /// Running jobs with their progress (at most 50), without their error histories.

@@ -14,6 +14,7 @@ extension ProtocolError {
             case .invalidRequest: .invalidRequest
             case .mergeConflict: .mergeConflict
             case .invalidPredicate: .invalidPredicate
+            case .unwritable: .storeUnwritable
             case .sqlite, .incompatibleStore, .locked: .internal
             }
         self.init(code, error.message, jobID: jobID, conflicts: error.conflicts.map(\.wire))

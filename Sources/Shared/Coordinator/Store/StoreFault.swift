@@ -1,0 +1,168 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+import Synchronization
+import TributaryCore
+
+/// Tells apart the SQLite failures that mean the store cannot be written now (its disk is full, its file or
+/// filesystem is read-only) from the rest, so that a write failing for one of them is refused with
+/// ``StoreError/Code/unwritable``: rolled back whole, nothing of it done, to be tried again once the store can be
+/// written.
+///
+/// A failed sync is not one of them: the commit's frames may be on the disk all the same, so its outcome is
+/// unknown, and it stays an ordinary SQLite error.
+enum StoreFault {
+    /// Why the store cannot be written, for SQLite's result `code` on `connection`; nil when the failure is of
+    /// another kind. Behind an I/O error, the operating system's error of the connection's last failed call may say
+    /// (SQLite keeps it only when no later call failed); otherwise a file written beside the store tells whether
+    /// its filesystem takes writes now.
+    static func reason(code: Int32, connection: OpaquePointer?) -> String? {
+        let systemError = connection.map { sqlite3_system_errno($0) } ?? 0
+        switch code & 0xFF {
+        case SQLITE_FULL:
+            return systemError == EDQUOT ? "the disk quota of its filesystem is used up" : "its disk is full"
+        case SQLITE_READONLY: return "its file is read-only"
+        case SQLITE_IOERR:
+            guard code != ioErrorFsync, code != ioErrorDirectoryFsync else { return nil }
+            if let reason = reason(systemError: systemError) { return reason }
+            guard let connection, let path = sqlite3_db_filename(connection, "main") else { return nil }
+            return probeWrite(beside: String(cString: path))
+        default: return nil
+        }
+    }
+
+    /// Writes a byte to a new file beside `path`, then removes it: why that failed, when it failed for a full disk
+    /// or a read-only filesystem; nil when it was written (or failed otherwise).
+    static func probeWrite(beside path: String) -> String? {
+        let probe = path + "-probe"
+        let descriptor = open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return reason(systemError: errno) }
+        defer {
+            close(descriptor)
+            unlink(probe)
+        }
+        var byte: UInt8 = 0
+        return write(descriptor, &byte, 1) == 1 ? nil : reason(systemError: errno)
+    }
+
+    /// SQLITE_IOERR_FSYNC and SQLITE_IOERR_DIR_FSYNC (C macros Swift does not import).
+    private static let ioErrorFsync = SQLITE_IOERR | (4 << 8)
+    private static let ioErrorDirectoryFsync = SQLITE_IOERR | (5 << 8)
+
+    /// Why the store cannot be written, for the operating system's error `systemError`; nil for another error.
+    static func reason(systemError: Int32) -> String? {
+        switch systemError {
+        case ENOSPC: "its disk is full"
+        case EDQUOT: "the disk quota of its filesystem is used up"
+        case EROFS: "its filesystem is read-only"
+        default: nil
+        }
+    }
+
+    /// The error for a statement that failed with SQLite's `code` and `message`.
+    static func error(code: Int32, message: String, sql: String?, connection: OpaquePointer?) -> StoreError {
+        if let reason = reason(code: code, connection: connection) {
+            return StoreError(
+                .unwritable, "the store cannot be written: \(reason) (\(message))", sql: sql, sqliteCode: code)
+        }
+        let kind: StoreError.Code = code & 0xFF == SQLITE_CONSTRAINT ? .constraint : .sqlite
+        return StoreError(kind, message, sql: sql, sqliteCode: code)
+    }
+
+    /// `error` as ``StoreError/Code/unwritable`` when it is a GRDB error that means the store cannot be written;
+    /// otherwise `error` itself.
+    static func classify(_ error: any Error, connection: OpaquePointer?) -> any Error {
+        guard let error = error as? DatabaseError,
+            let reason = reason(code: error.extendedResultCode.rawValue, connection: connection)
+        else { return error }
+        return StoreError(
+            .unwritable, "the store cannot be written: \(reason) (\(error.message ?? "\(error)"))", sql: error.sql,
+            sqliteCode: error.extendedResultCode.rawValue)
+    }
+}
+
+/// Whether the store can be written, as its writer found: a fault stands from a write refused for one (a full disk,
+/// a read-only filesystem) until writes commit again and none has been refused for ``settleTime``. On a nearly full
+/// disk a small write may fit where the next one does not: the fault does not come and go with each.
+///
+/// The writer records each refusal and commit (on its thread, without waiting); the router asks
+/// ``check(now:)`` at each tick and after answering writes, logs the change, and holds claims while a fault stands;
+/// the status and the metrics read ``fault(at:)``.
+package final class StoreWritability: Sendable {
+    /// A fault the writer found, and since when it stands.
+    package struct Fault: Sendable, Equatable {
+        /// Why the store cannot be written ("its disk is full"), as the last refused write said.
+        package var reason: String
+        /// When a write was first refused for it.
+        package let since: ContinuousClock.Instant
+        /// Writes refused since.
+        package var refused: Int
+    }
+
+    /// A change the router logs.
+    package enum Change: Sendable, Equatable {
+        /// The store could be written and no longer can.
+        case unwritable(Fault)
+        /// The store can be written again after `fault`.
+        case writable(after: Fault)
+    }
+
+    /// How long after the last refused write a fault stands although writes commit.
+    package static let settleTime: Duration = .seconds(5)
+
+    private struct State {
+        var fault: Fault?
+        /// Whether ``check(now:)`` reported the fault that stands.
+        var reported = false
+        var lastRefused: ContinuousClock.Instant?
+        var lastWritten: ContinuousClock.Instant?
+    }
+
+    private let state = Mutex(State())
+
+    package init() {}
+
+    /// A write was refused because the store cannot be written, for `reason`.
+    package func refused(_ reason: String, now: ContinuousClock.Instant = .now) {
+        state.withLock { state in
+            if state.fault == nil {
+                state.fault = Fault(reason: reason, since: now, refused: 1)
+                state.reported = false
+            } else {
+                state.fault?.reason = reason
+                state.fault?.refused += 1
+            }
+            state.lastRefused = now
+        }
+    }
+
+    /// A write committed.
+    package func written(now: ContinuousClock.Instant = .now) {
+        state.withLock { $0.lastWritten = now }
+    }
+
+    /// The fault that stands at `now`; nil while the store can be written.
+    package func fault(at now: ContinuousClock.Instant = .now) -> Fault? {
+        state.withLock { Self.standing($0, now: now) }
+    }
+
+    /// The change since the last call, if any: a fault found, or one that no longer stands (then forgotten).
+    package func check(now: ContinuousClock.Instant = .now) -> Change? {
+        state.withLock { state in
+            guard let fault = state.fault else { return nil }
+            if Self.standing(state, now: now) == nil {
+                state.fault = nil
+                return state.reported ? .writable(after: fault) : nil
+            }
+            guard !state.reported else { return nil }
+            state.reported = true
+            return .unwritable(fault)
+        }
+    }
+
+    private static func standing(_ state: State, now: ContinuousClock.Instant) -> Fault? {
+        guard let fault = state.fault, let refused = state.lastRefused else { return nil }
+        if let written = state.lastWritten, written > refused, now - refused >= settleTime { return nil }
+        return fault
+    }
+}
