@@ -27,7 +27,7 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
         /// A change set under the error merge policy changed objects changed in the store since it read them.
         case mergeConflict
         /// The store cannot be written now (its disk is full, its file or filesystem is read-only): the write was
-        /// rolled back whole, and may be tried again once the store can be written (``StoreFault``).
+        /// rolled back whole, and may be tried again once the store can be written.
         case unwritable
     }
 
