@@ -167,6 +167,8 @@ struct StoreFilesystemTests {
         let log = coordinator.log
         #expect(log.contains("the store cannot be written"))
         #expect(!log.contains("claim failed"), "claims that find the disk full are not logged one by one")
+        #expect(log.contains("the job's save waits"), "a job's save was refused and waited")
+        #expect(!log.contains("job failed"), "no job failed for the full disk")
     }
 
     @Test(
@@ -200,10 +202,13 @@ struct StoreFilesystemTests {
                 try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM tributary_jobs WHERE state = 'dead'")
             }
             #expect(dead == 0)
+            let log = coordinator.log
+            #expect(log.contains("the store cannot be written"))
+            #expect(log.contains("the job's save waits"), "a job's save was refused and waited")
+            #expect(!log.contains("job failed"), "no job failed for the read-only filesystem")
             await client.close()
             // A stop cannot hand the running jobs back (a write): the next start finds them, as after a crash.
             _ = try await withTimeout("the coordinator to stop", .seconds(120)) { await coordinator.process.stop() }
-            #expect(coordinator.log.contains("the store cannot be written"))
         }
 
         try filesystem.repair()

@@ -25,7 +25,7 @@ struct StatusCommand: AsyncParsableCommand {
         Terminal.line("store     \(status.storePath)")
         if let reason = status.storeUnwritable {
             Terminal.line(
-                "          CANNOT BE WRITTEN for \(Int(status.storeUnwritableSeconds)) s: \(reason); saves, pushes and claims wait"
+                "          CANNOT BE WRITTEN for \(Int(status.storeUnwritableSeconds)) s: \(reason); jobs wait, pushes and commands are refused"
             )
         }
         Terminal.line("last seq  \(status.lastSeq)  (history from seq \(status.oldestHistorySeq))")

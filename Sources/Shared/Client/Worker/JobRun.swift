@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ServiceLifecycle
 import Synchronization
 import TributaryCore
 import TributaryProtocol
@@ -214,6 +215,8 @@ public final class JobRun: ChangeSetParent {
                     metadata["error"] = "\(error.message)"
                     logger.warning("the store cannot be written: the job's save waits", metadata: metadata)
                 }
+                // A worker told to stop does not wait for the store: the job ends with the error.
+                if Task.isShuttingDownGracefully { throw error }
                 // The coordinator counted the credit when it took the save.
                 message.credit = 0
                 try await Task.sleep(for: wait)

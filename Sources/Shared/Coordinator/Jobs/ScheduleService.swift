@@ -43,10 +43,18 @@ public struct ScheduleService: Service {
                 }
                 if let next = fired.next { sleep = min(sleep, max(0, next - Date().timeIntervalSince1970)) }
             } catch {
-                logger.error("cannot fire schedules", metadata: ["error": "\(error)"])
+                logFailure("cannot fire schedules", error)
             }
             let pause = Duration.seconds(sleep)
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: pause) }
         }
+    }
+}
+
+extension ScheduleService {
+    /// Logs a failed write, unless it failed because the store cannot be written: the router logs that once.
+    fileprivate func logFailure(_ message: String, _ error: any Error) {
+        guard (error as? StoreError)?.code != .unwritable else { return }
+        logger.error("\(message)", metadata: ["error": "\(error)"])
     }
 }

@@ -72,7 +72,7 @@ public struct StoreMaintenance: Service {
             }
             if !expired.isEmpty { attemptsExpired(expired) }
         } catch {
-            logger.error("cannot expire timed-out attempts", metadata: ["error": "\(error)"])
+            logFailure("cannot expire timed-out attempts", error)
         }
         return false
     }
@@ -88,7 +88,7 @@ public struct StoreMaintenance: Service {
             if pruned > 0 { logger.debug("history pruned", metadata: ["commits": "\(pruned)"]) }
             return pruned == Self.historyChunk
         } catch {
-            logger.error("cannot prune history", metadata: ["error": "\(error)"])
+            logFailure("cannot prune history", error)
             return false
         }
     }
@@ -103,7 +103,7 @@ public struct StoreMaintenance: Service {
             if pruned > 0 { logger.debug("context save ids pruned", metadata: ["saves": "\(pruned)"]) }
             return pruned == ContextSaveLog.pruneChunk
         } catch {
-            logger.error("cannot prune context save ids", metadata: ["error": "\(error)"])
+            logFailure("cannot prune context save ids", error)
             return false
         }
     }
@@ -117,8 +117,16 @@ public struct StoreMaintenance: Service {
             if pruned > 0 { logger.info("finished jobs pruned", metadata: ["jobs": "\(pruned)"]) }
             return pruned == Self.jobChunk
         } catch {
-            logger.error("cannot prune finished jobs", metadata: ["error": "\(error)"])
+            logFailure("cannot prune finished jobs", error)
             return false
         }
+    }
+}
+
+extension StoreMaintenance {
+    /// Logs a failed write, unless it failed because the store cannot be written: the router logs that once.
+    fileprivate func logFailure(_ message: String, _ error: any Error) {
+        guard (error as? StoreError)?.code != .unwritable else { return }
+        logger.error("\(message)", metadata: ["error": "\(error)"])
     }
 }

@@ -129,10 +129,17 @@ extension CoordinatorServer {
         logger.warning(
             "job failed",
             metadata: ["job": "\(failure.jobID)", "worker": "\(worker.id)", "error": "\(failure.message)"])
-        let failed = try await writer.write(
-            .failAttempt(
-                job: Int64(failure.jobID), attempt: Int(failure.attempt), worker: worker.id, message: failure.message,
-                permanent: failure.permanent))
+        let failed: FailedAttempt?
+        do {
+            failed = try await writer.write(
+                .failAttempt(
+                    job: Int64(failure.jobID), attempt: Int(failure.attempt), worker: worker.id,
+                    message: failure.message, permanent: failure.permanent))
+        } catch let error as StoreError where error.code == .unwritable {
+            // The worker does not send it again: kept, and written once the store can be.
+            workers.pendingFailures.append((failure, peer))
+            return
+        }
         if let failed {
             logger.notice("job attempt failed", metadata: ["job": "\(failure.jobID)", "outcome": "\(failed.outcome)"])
             attemptsFailed([failed])
@@ -140,6 +147,22 @@ extension CoordinatorServer {
             if failed.outcome != .dead { await publishProgress(ofJobs: [failed.id]) }
         }
         workers[peer]?.jobs[Int64(failure.jobID)] = nil
+    }
+
+    /// Writes the failures reported while the store could not be written, once it can. A worker that left meanwhile
+    /// had its jobs handed back as it left: its failures are dropped.
+    func retryPendingFailures() async {
+        guard !workers.pendingFailures.isEmpty, store.writer.writability.fault() == nil else { return }
+        let pending = workers.pendingFailures
+        workers.pendingFailures = []
+        for (failure, peer) in pending where workers[peer] != nil {
+            do {
+                try await jobFailed(failure, from: peer)
+            } catch {
+                logger.error(
+                    "cannot record a job's failure", metadata: ["job": "\(failure.jobID)", "error": "\(error)"])
+            }
+        }
     }
 
     /// Forgets a worker and returns its jobs to the queue.

@@ -17,8 +17,8 @@ struct Dispatch {
     /// When claims last went to the writer.
     private var lastClaim: ContinuousClock.Instant?
 
-    /// While the store cannot be written, claims go at most this often: each is a write that tells whether the store
-    /// can be written again, without one failing at every step of the router.
+    /// While the store cannot be written, claims go at most this often: one that finds a job to lease tells whether
+    /// the store can be written again, without one failing at every step of the router.
     static let unwritableClaimInterval: Duration = .seconds(1)
 
     /// Adds a save for the next hand-over.

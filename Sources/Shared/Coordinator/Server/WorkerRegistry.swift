@@ -35,6 +35,9 @@ struct WorkerRegistry {
     private var order: [Data] = []
     private var nextNumber = 1
     private var nextDispatch = 0
+    /// Failures of job attempts that workers reported while the store could not be written, to be written once it
+    /// can (``CoordinatorServer/retryPendingFailures()``); their jobs stay the workers' meanwhile.
+    var pendingFailures: [(failure: Tributary_V1_JobFailed, peer: Data)] = []
 
     mutating func register(
         routingID: Data, hello: Tributary_V1_WorkerHello, now: ContinuousClock.Instant

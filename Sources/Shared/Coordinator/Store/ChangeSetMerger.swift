@@ -53,6 +53,9 @@ final class ChangeSetMerger {
     /// The most statements kept prepared; past it the cache starts again.
     private let statementCacheLimit: Int
 
+    /// Where its statements note a failure that means the store cannot be written (the writer's).
+    var transactionFault: TransactionFault?
+
     init(model: Model, statementCacheLimit: Int = 256) {
         self.model = model
         self.insertionOrder = Self.insertionOrder(of: model)
@@ -765,7 +768,7 @@ final class ChangeSetMerger {
             joinStatements.removeAll()
             rowKeyStatements.removeAll()
         }
-        let statement = try SQLiteStatement(connection: connection, sql: sql)
+        let statement = try SQLiteStatement(connection: connection, sql: sql, fault: transactionFault)
         statements[sql] = statement
         return statement
     }

@@ -13,10 +13,13 @@ final class SQLiteStatement {
     private var handle: OpaquePointer?
     let connection: OpaquePointer
     let sql: String
+    /// Where a failure meaning the store cannot be written is noted (the writer's statements); nil for others.
+    private let fault: TransactionFault?
 
-    init(connection: OpaquePointer, sql: String) throws {
+    init(connection: OpaquePointer, sql: String, fault: TransactionFault? = nil) throws {
         self.connection = connection
         self.sql = sql
+        self.fault = fault
         var statement: OpaquePointer?
         let code = sqlite3_prepare_v3(connection, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
         guard code == SQLITE_OK, let statement else {
@@ -151,9 +154,11 @@ final class SQLiteStatement {
     var changes: Int32 { sqlite3_changes(connection) }
 
     private func currentError(_ code: Int32) -> StoreError {
-        StoreFault.error(
+        let error = StoreFault.error(
             code: code, message: String(cString: sqlite3_errmsg(connection)), sql: sql,
             connection: connection)
+        fault?.note(error)
+        return error
     }
 }
 

@@ -18,18 +18,33 @@ enum StoreFault {
     /// its filesystem takes writes now.
     static func reason(code: Int32, connection: OpaquePointer?) -> String? {
         let systemError = connection.map { sqlite3_system_errno($0) } ?? 0
+        return reason(code: code, systemError: systemError) {
+            guard let connection, let path = sqlite3_db_filename(connection, "main") else { return nil }
+            return probeWrite(beside: String(cString: path))
+        }
+    }
+
+    /// Why the store cannot be written, for SQLite's result `code` and the operating system's error `systemError`
+    /// (`probe` is asked when an I/O error does not say); nil when the failure is of another kind.
+    ///
+    /// Only failures that leave the commit undone count: a failed sync, and a failure to grow or map the
+    /// shared-memory index (which comes after the commit's frames are written), leave its outcome unknown. Of the
+    /// read-only codes only the plain one counts: a store file moved or deleted under the coordinator does not heal.
+    static func reason(code: Int32, systemError: Int32, probe: () -> String? = { nil }) -> String? {
         switch code & 0xFF {
         case SQLITE_FULL:
             return systemError == EDQUOT ? "the disk quota of its filesystem is used up" : "its disk is full"
-        case SQLITE_READONLY: return "its file is read-only"
+        case SQLITE_READONLY: return code == SQLITE_READONLY ? "its file is read-only" : nil
         case SQLITE_IOERR:
-            guard code != ioErrorFsync, code != ioErrorDirectoryFsync else { return nil }
-            if let reason = reason(systemError: systemError) { return reason }
-            guard let connection, let path = sqlite3_db_filename(connection, "main") else { return nil }
-            return probeWrite(beside: String(cString: path))
+            guard !outcomeUnknown.contains(code) else { return nil }
+            return reason(systemError: systemError) ?? probe()
         default: return nil
         }
     }
+
+    /// The I/O errors after which a commit may have happened: SQLITE_IOERR_FSYNC, _DIR_FSYNC, _SHMOPEN, _SHMSIZE,
+    /// _SHMMAP (C macros Swift does not import).
+    static let outcomeUnknown: Set<Int32> = [4, 5, 18, 19, 21].reduce(into: []) { $0.insert(SQLITE_IOERR | ($1 << 8)) }
 
     /// Writes a byte to a new file beside `path`, then removes it: why that failed, when it failed for a full disk
     /// or a read-only filesystem; nil when it was written (or failed otherwise).
@@ -44,10 +59,6 @@ enum StoreFault {
         var byte: UInt8 = 0
         return write(descriptor, &byte, 1) == 1 ? nil : reason(systemError: errno)
     }
-
-    /// SQLITE_IOERR_FSYNC and SQLITE_IOERR_DIR_FSYNC (C macros Swift does not import).
-    private static let ioErrorFsync = SQLITE_IOERR | (4 << 8)
-    private static let ioErrorDirectoryFsync = SQLITE_IOERR | (5 << 8)
 
     /// Why the store cannot be written, for the operating system's error `systemError`; nil for another error.
     static func reason(systemError: Int32) -> String? {
@@ -107,8 +118,9 @@ package final class StoreWritability: Sendable {
         case writable(after: Fault)
     }
 
-    /// How long after the last refused write a fault stands although writes commit.
-    package static let settleTime: Duration = .seconds(5)
+    /// How long after the last refused write a fault stands although writes commit: longer than a waiting job's
+    /// longest pause between tries (5 s), so that one job's tries keep it standing.
+    package static let settleTime: Duration = .seconds(10)
 
     private struct State {
         var fault: Fault?
@@ -136,7 +148,7 @@ package final class StoreWritability: Sendable {
         }
     }
 
-    /// A write committed.
+    /// A write that changed something committed (an empty one, which writes nothing to the disk, says nothing).
     package func written(now: ContinuousClock.Instant = .now) {
         state.withLock { $0.lastWritten = now }
     }

@@ -18,6 +18,7 @@ package final class WriterState: @unchecked Sendable {
         let writability = StoreWritability()
         self.writability = writability
         self.statements = WriterStatements(durability: durability, writability: writability)
+        merger.transactionFault = statements.fault
         self.inverseFold = inverseFold
     }
 

@@ -15,9 +15,9 @@ final class WriterStatements {
     let durability: Durability
     /// Whether the store can be written, as the transactions run here find.
     let writability: StoreWritability
-    /// A write of the open transaction was refused because the store cannot be written: its COMMIT does not say
-    /// that the store can be.
-    private var refusedInTransaction = false
+    /// The open transaction's first failure meaning the store cannot be written (noted by these statements and
+    /// the merger's).
+    let fault = TransactionFault()
 
     init(durability: Durability, writability: StoreWritability) {
         self.durability = durability
@@ -28,7 +28,7 @@ final class WriterStatements {
     func statement(_ db: Database, _ sql: String) throws -> SQLiteStatement {
         if let cached = statements[sql] { return cached }
         guard let connection = db.sqliteConnection else { throw StoreError(.sqlite, "the store connection is closed") }
-        let statement = try SQLiteStatement(connection: connection, sql: sql)
+        let statement = try SQLiteStatement(connection: connection, sql: sql, fault: fault)
         statements[sql] = statement
         return statement
     }
@@ -50,43 +50,51 @@ final class WriterStatements {
     }
 
     private func transaction<T>(_ db: Database, _ body: () throws -> T) throws -> T {
-        refusedInTransaction = false
+        fault.reset()
         do {
             try statement(db, "BEGIN IMMEDIATE").execute()
+            let changesBefore = db.sqliteConnection.map { sqlite3_total_changes64($0) }
             let value = try body()
             try statement(db, "COMMIT").execute()
-            if !refusedInTransaction { writability.written() }
+            if let refused = fault.first {
+                // Some of it was refused (a save, a claim) though the rest committed.
+                writability.refused(Self.reason(refused))
+            } else if db.sqliteConnection.map({ sqlite3_total_changes64($0) }) != changesBefore {
+                writability.written()
+            }
             return value
         } catch {
             if let connection = db.sqliteConnection, sqlite3_get_autocommit(connection) == 0 {
                 try? statement(db, "ROLLBACK").execute()
             }
-            throw noting(error, db)
+            let error = noting(error, db)
+            guard let refused = fault.first else { throw error }
+            writability.refused(Self.reason(refused))
+            // A store error after SQLite rolled the transaction back for a full disk failed for that (other errors,
+            // such as the group commit's call for savepoints, go through as they are).
+            throw (error as? StoreError)?.code == .sqlite ? refused : error
         }
     }
 
-    /// `error`, as ``StoreError/Code/unwritable`` when it means that the store cannot be written (then noted in
-    /// ``writability``).
+    /// `error`, as ``StoreError/Code/unwritable`` when it means that the store cannot be written (then noted as the
+    /// transaction's ``fault``).
     private func noting(_ error: any Error, _ db: Database) -> any Error {
         let error = StoreFault.classify(error, connection: db.sqliteConnection)
-        if let error = error as? StoreError, error.code == .unwritable {
-            refusedInTransaction = true
-            writability.refused(String(error.message.trimmingPrefix("the store cannot be written: ")))
-        }
+        if let error = error as? StoreError { fault.note(error) }
         return error
     }
 
+    /// The cause in an unwritable error's message ("its disk is full (…)").
+    private static func reason(_ error: StoreError) -> String {
+        String(error.message.trimmingPrefix("the store cannot be written: "))
+    }
+
     /// Throws unless the connection is inside a transaction. SQLite rolls a whole transaction back on some errors
-    /// (a full disk, say): a write after that would commit on its own, so it is refused, as unwritable when the
-    /// operating system's last error on the connection says why.
+    /// (a full disk when its cache spills, say): a write after that would commit on its own, so it is refused, with
+    /// the failure that rolled the transaction back when that one meant the store cannot be written.
     func requireTransaction(_ db: Database) throws {
         guard let connection = db.sqliteConnection, sqlite3_get_autocommit(connection) == 0 else {
-            let connection = db.sqliteConnection
-            if let reason = StoreFault.reason(systemError: connection.map { sqlite3_system_errno($0) } ?? 0) {
-                throw StoreError(
-                    .unwritable, "the store cannot be written: \(reason) (the transaction was rolled back)")
-            }
-            throw StoreError(.sqlite, "the write transaction was rolled back by SQLite")
+            throw fault.first ?? StoreError(.sqlite, "the write transaction was rolled back by SQLite")
         }
     }
 
