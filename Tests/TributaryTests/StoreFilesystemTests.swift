@@ -126,18 +126,36 @@ struct StoreFilesystemTests {
         let directory = try TemporaryDirectory()
         let filesystem = try SmallFilesystem(tmpfsMegabytes: 64)
         defer { filesystem.remove() }
+        // Workers of their own, started once the disk is filled: the whole import then needs the room that is not
+        // there, however fast or slow the machine.
         let coordinator = try await TestCoordinator.start(
-            in: directory, workers: 2, storePath: filesystem.path("store.sqlite"))
+            in: directory, workers: 0, storePath: filesystem.path("store.sqlite"))
         defer { Task { await coordinator.process.stop() } }
         let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
         defer { Task { await client.close() } }
         let rows = 30_000
         let batch = try await client.pushImport(Self.users(rows), entity: "User", rowsPerJob: 500).batch
-        try await waitUntil("the import to commit a few saves", timeout: .seconds(120)) {
-            try await client.status().lastSeq >= 3
-        }
-        // The rest of the import's rows take several times what is left.
+        // A commit for the reads to find while the disk is full.
+        let connection = try CoordinatorConnection(endpoint: coordinator.process.listenEndpoint)
+        let seeding = ObjectContext(model: try await client.model(), parent: CoordinatorStore(connection: connection))
+        try await seeding.perform { context in try context.insert("User")["login"] = .string("seed") }
+        try await seeding.save()
+        await connection.close()
+        // The import's rows take several times what is left.
         try filesystem.fill(leaving: 2)
+        let workerLog = directory.path("workers.log")
+        _ = FileManager.default.createFile(atPath: workerLog, contents: nil)
+        let workers = try (0..<2).map { _ in
+            let process = Process()
+            process.executableURL = Binaries.url("tributary-worker")
+            process.arguments = ["--connect", coordinator.process.listenEndpoint, "--log-level", "info"]
+            let log = try FileHandle(forWritingTo: URL(fileURLWithPath: workerLog))
+            process.standardOutput = log
+            process.standardError = log
+            try process.run()
+            return process
+        }
+        defer { for worker in workers where worker.isRunning { kill(worker.processIdentifier, SIGKILL) } }
 
         try await waitUntil("a write refused for the full disk", timeout: .seconds(120)) {
             try await client.status().storeUnwritable != nil
@@ -167,7 +185,8 @@ struct StoreFilesystemTests {
         let log = coordinator.log
         #expect(log.contains("the store cannot be written"))
         #expect(!log.contains("claim failed"), "claims that find the disk full are not logged one by one")
-        #expect(log.contains("the job's save waits"), "a job's save was refused and waited")
+        let workersLog = (try? String(contentsOfFile: workerLog, encoding: .utf8)) ?? ""
+        #expect(workersLog.contains("the job's save waits"), "a job's save was refused and waited")
         #expect(!log.contains("job failed"), "no job failed for the full disk")
     }
 
