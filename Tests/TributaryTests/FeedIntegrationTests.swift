@@ -43,6 +43,7 @@ struct FeedIntegrationTests {
                 case .didSave(let save): events.append(save)
                 case .caughtUp: return events
                 case .snapshot: Issue.record("no snapshot was expected")
+                case .rewritten: Issue.record("no rewrite was expected")
                 }
             }
             return events
@@ -185,6 +186,7 @@ struct FeedIntegrationTests {
                 if isLast { snapshotSeq = seq }
             case .caughtUp(let seq): caughtUp = seq
             case .didSave: Issue.record("no commit after the snapshot was expected")
+            case .rewritten: Issue.record("no rewrite was expected")
             }
             if caughtUp != nil { break }
         }

@@ -79,7 +79,9 @@ struct HistoryStoreTests {
             _ = try await store.feed.history(.init(after: 6))
             Issue.record("a position beyond the last commit was answered")
         } catch let error as StoreError {
-            #expect(error.code == .invalidRequest && error.message.contains("beyond the store's last commit 5"))
+            #expect(
+                error.code == .feedRewritten && error.seq == 6 && error.message.contains("the store's last commit is 5")
+            )
         }
 
         query = FeedStore.HistoryQuery(after: 0)

@@ -77,8 +77,9 @@ struct RelayTests {
         // The filtered subscriber: the commits that touched User, as the coordinator's history has them.
         let userSeqs = Array(
             Set(
-                try await client.history(after: 0, filter: FeedFilter(entities: ["User"]), maxCommits: 10_000).parts.map
-                {
+                try await client.history(
+                    after: FeedPosition(seq: 0), filter: FeedFilter(entities: ["User"]), maxCommits: 10_000
+                ).parts.map {
                     Int($0.seq)
                 }
             ).sorted())

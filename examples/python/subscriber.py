@@ -2,17 +2,23 @@
 """Follow a Tributary coordinator's change feed: every commit exactly once and in order, resumable.
 
 Prints one JSON line per commit that touched a wanted entity:
-    {"seq": N, "entities": {"PullRequest": {"inserted": n, "updated": n, "deleted": n}, ...}}
-and "caught up at seq N" on standard error when it goes live. Resume with --since <the last seq processed>.
+    {"seq": N, "position": "N:EPOCH", "entities": {"PullRequest": {"inserted": n, "updated": n, "deleted": n}, ...}}
+and "caught up at seq N" on standard error when it goes live. Resume with --since <the last "position" processed>:
+the coordinator checks that its history is the one followed up to there (EPOCH is the store epoch of the commit,
+16 hex digits; a bare SEQ is checked only against the store's last commit).
 
 The live stream (SUB socket on --feed) carries, per commit, one DidSave per entity touched (topic = entity name),
 then a CommitSummary on "$commits"; a FeedHeartbeat on "$heartbeat" every 500 ms. Whatever the stream misses
 (commits before --since, messages dropped while this subscriber was slow) is read from the coordinator's history
 (HistoryRequest on the --listen DEALER socket), so each commit is printed once, in seq order. This is a port of
-the Swift FeedReader (Sources/Shared/Client/FeedReader.swift), without durable subscribers and snapshots.
+the Swift FeedReader (Sources/Shared/Client/FeedReader.swift), without durable subscribers and snapshots. A live
+message of another store epoch, or a heartbeat showing the store behind the position (or at it in another epoch),
+is checked with a history request carrying the position's epoch before anything more is printed: a store whose
+history was rewritten (a power loss, a restore from a replica or a backup) answers FEED_REWRITTEN.
 
 Exit status: 0 after --count lines or at --until-seq; 1 when the coordinator refuses a request; 2 when it does
-not answer a history request within 60 s; 3 when the history to resume from was pruned (HISTORY_PRUNED).
+not answer a history request within 60 s; 3 when the history to resume from was pruned (HISTORY_PRUNED); 4 when
+the store's history is not the one followed (FEED_REWRITTEN: the message names the first seq that may differ).
 """
 
 import argparse
@@ -45,6 +51,7 @@ class CoordinatorError(Exception):
         super().__init__(f"{pb.ErrorCode.Name(error.code)}: {error.message}")
         self.code = error.code
         self.message = error.message
+        self.seq = error.seq
 
 
 class NoReply(Exception):
@@ -68,6 +75,7 @@ class Subscriber:
         self.until_seq = until_seq
         self.printed = 0
         self.position = None  # unknown until --since, the first heartbeat or the first summary
+        self.epoch = 0  # the store epoch of commit `position`; 0 while not known (then nothing is checked)
         self.parts = []
 
         # The SUB socket first, so that live messages queue up while history is read.
@@ -89,8 +97,8 @@ class Subscriber:
 
     # ------------------------------------------------------------------ output
 
-    def deliver(self, parts, seq):
-        """Prints commit `seq` (its wanted parts, if any) and moves the position to it."""
+    def deliver(self, parts, seq, epoch):
+        """Prints commit `seq` of `epoch` (its wanted parts, if any) and moves the position to it."""
         if self.position is not None and seq <= self.position:
             return
         if self.until_seq is not None and seq > self.until_seq:
@@ -103,14 +111,15 @@ class Subscriber:
                 counts["inserted"] += len(part.inserted_ids) // 16
                 counts["updated"] += len(part.updated_ids) // 16
                 counts["deleted"] += len(part.deleted_ids) // 16
-            print(json.dumps({"seq": seq, "entities": entities}), flush=True)
+            print(json.dumps({"seq": seq, "position": position(seq, epoch), "entities": entities}), flush=True)
             self.printed += 1
-        self.move_to(seq)
+        self.move_to(seq, epoch)
         if self.count is not None and self.printed >= self.count:
             raise Finished
 
-    def move_to(self, seq):
-        self.position = seq if self.position is None else max(self.position, seq)
+    def move_to(self, seq, epoch):
+        if self.position is None or seq >= self.position:
+            self.position, self.epoch = seq, epoch
         self.check_until()
 
     def check_until(self):
@@ -124,10 +133,11 @@ class Subscriber:
 
     # ------------------------------------------------------------------ history
 
-    def history(self, after, until):
-        """One HistoryRequest; returns the HistoryReply."""
+    def history(self, after, until, max_commits=0):
+        """One HistoryRequest after the position `after` (checked against its epoch); returns the HistoryReply."""
         self.last_request_id += 1
-        request = pb.HistoryRequest(after_seq=after, until_seq=until, entities=sorted(self.entities))
+        request = pb.HistoryRequest(after_seq=after, after_epoch=self.epoch, until_seq=until,
+                                    entities=sorted(self.entities), max_commits=max_commits)
         envelope = pb.Envelope(request_id=self.last_request_id, history_request=request)
         self.jobs.send_multipart([SIGNATURE, envelope.SerializeToString()])
         deadline = time.monotonic() + HISTORY_TIMEOUT_S
@@ -160,12 +170,17 @@ class Subscriber:
                 seq, end = page.parts[start].seq, start
                 while end < len(page.parts) and page.parts[end].seq == seq:
                     end += 1
-                self.deliver(page.parts[start:end], seq)
+                self.deliver(page.parts[start:end], seq, page.parts[start].epoch)
                 start = end
-            self.move_to(page.through_seq)
+            self.move_to(page.through_seq, page.through_epoch)
             goal = page.last_seq if until == 0 else min(until, page.last_seq)
             if page.through_seq >= goal:
                 return
+
+    def check(self):
+        """Asks whether the store's history up to the position is the one printed (FEED_REWRITTEN if not)."""
+        if self.epoch:
+            self.history(self.position, self.position, max_commits=1)
 
     # ------------------------------------------------------------------ live stream
 
@@ -204,21 +219,25 @@ class Subscriber:
         if seq <= self.position:
             return
         expected = {entity for entity in summary.entities if self.wants(entity)}
-        if seq == self.position + 1 and {part.entity for part in received} == expected:
-            self.deliver(received, seq)
+        if (seq == self.position + 1 and {part.entity for part in received} == expected
+                and (not self.epoch or summary.epoch == self.epoch)):
+            self.deliver(received, seq, summary.epoch)
         else:
-            self.catch_up(seq)  # a gap before this commit, or parts of it dropped
+            # A gap before this commit, parts of it dropped, or another run's commit (checked by the request).
+            self.catch_up(seq)
 
     def on_heartbeat(self, heartbeat):
         if self.position is None:
-            self.position = heartbeat.last_seq
+            self.position, self.epoch = heartbeat.last_seq, heartbeat.epoch
             self.caught_up()
         elif heartbeat.last_seq > self.position:
             self.catch_up(heartbeat.last_seq)  # sent after every commit it counts: one was missed
+        elif self.epoch and (heartbeat.last_seq < self.position or heartbeat.epoch != self.epoch):
+            self.check()  # the store is behind the position, or holds it in another run
 
     def run(self, since):
         if since is not None:
-            self.position = since
+            self.position, self.epoch = since
             self.check_until()
             self.catch_up(0)
             self.caught_up()
@@ -235,6 +254,22 @@ class Subscriber:
             self.on_message(self.feed.recv_multipart())
 
 
+def position(seq, epoch):
+    """A feed position as --since takes it: SEQ:EPOCH (16 hex digits), or SEQ when the epoch is not known."""
+    return f"{seq}:{epoch:016x}" if epoch else str(seq)
+
+
+def parse_position(text):
+    """--since: SEQ or SEQ:EPOCH; returns (seq, epoch), epoch 0 when not given."""
+    seq, _, epoch = text.partition(":")
+    try:
+        if not seq.isdigit() or (epoch and len(epoch) != 16):
+            raise ValueError
+        return int(seq), int(epoch, 16) if epoch else 0
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not SEQ or SEQ:EPOCH (EPOCH: 16 hex digits)") from None
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--feed", metavar="ENDPOINT",
@@ -246,14 +281,14 @@ def main():
                              "default tcp://127.0.0.1:7400)")
     parser.add_argument("--entity", action="append", default=[], metavar="E",
                         help="only this entity's changes (repeat for several; default every entity)")
-    parser.add_argument("--since", type=int, metavar="SEQ",
-                        help="resume after this sequence number: print the history after it, then follow live "
-                             "(default: start live, at the store's position)")
+    parser.add_argument("--since", type=parse_position, metavar="SEQ[:EPOCH]",
+                        help="resume after this position (a printed line's \"position\"): print the history after "
+                             "it, then follow live (default: start live, at the store's position)")
     parser.add_argument("--count", type=int, metavar="N", help="exit after printing N commit lines")
     parser.add_argument("--until-seq", type=int, metavar="SEQ",
                         help="exit once every commit up to SEQ is handled")
     args = parser.parse_args()
-    for name in ("since", "count", "until_seq"):
+    for name in ("count", "until_seq"):
         if getattr(args, name) is not None and getattr(args, name) < 0:
             parser.error(f"--{name.replace('_', '-')} must not be negative")
 
@@ -265,8 +300,9 @@ def main():
     except Finished:
         pass
     except CoordinatorError as error:
-        print(error.message if error.code == pb.HISTORY_PRUNED else error, file=sys.stderr)
-        return 3 if error.code == pb.HISTORY_PRUNED else 1
+        statuses = {pb.HISTORY_PRUNED: 3, pb.FEED_REWRITTEN: 4}
+        print(error.message if error.code in statuses else error, file=sys.stderr)
+        return statuses.get(error.code, 1)
     except NoReply as error:
         print(error, file=sys.stderr)
         return 2

@@ -9,15 +9,19 @@ public struct ProtocolError: Error, CustomStringConvertible, Sendable, Equatable
     public let jobID: UInt64
     /// For `MERGE_CONFLICT`: the objects in conflict.
     public let conflicts: [Tributary_V1_Conflict]
+    /// For `FEED_REWRITTEN`: the first sequence number whose commit may differ from the one the subscriber saw.
+    public let seq: UInt64
 
     /// An error of `code` described by `message`, about job `jobID` (0: none).
     public init(
-        _ code: Tributary_V1_ErrorCode, _ message: String, jobID: UInt64 = 0, conflicts: [Tributary_V1_Conflict] = []
+        _ code: Tributary_V1_ErrorCode, _ message: String, jobID: UInt64 = 0, conflicts: [Tributary_V1_Conflict] = [],
+        seq: UInt64 = 0
     ) {
         self.code = code
         self.message = message
         self.jobID = jobID
         self.conflicts = conflicts
+        self.seq = seq
     }
 
     /// The error as sent on the wire.
@@ -27,12 +31,13 @@ public struct ProtocolError: Error, CustomStringConvertible, Sendable, Equatable
             $0.message = message
             $0.jobID = jobID
             $0.conflicts = conflicts
+            $0.seq = seq
         }
     }
 
     /// The error an `Error` message carries.
     public init(_ wire: Tributary_V1_Error) {
-        self.init(wire.code, wire.message, jobID: wire.jobID, conflicts: wire.conflicts)
+        self.init(wire.code, wire.message, jobID: wire.jobID, conflicts: wire.conflicts, seq: wire.seq)
     }
 
     /// The protocol's name for the code, e.g. `UNKNOWN_ENTITY`.
@@ -66,6 +71,7 @@ public struct ProtocolError: Error, CustomStringConvertible, Sendable, Equatable
         case .forbidden: "FORBIDDEN"
         case .unsupported: "UNSUPPORTED"
         case .storeUnwritable: "STORE_UNWRITABLE"
+        case .feedRewritten: "FEED_REWRITTEN"
         case .unspecified: "ERROR_CODE_UNSPECIFIED"
         case .UNRECOGNIZED(let value): "ERROR_CODE_\(value)"
         }

@@ -103,6 +103,10 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
 
   /// names both protocol versions and the capability. Nothing of the message was done
   case storeUnwritable // = 23
+
+  /// read-only (the message names which). Nothing of the request was done; it may be sent
+  /// again once the store can be written (a worker's save waits and retries by itself)
+  case feedRewritten // = 24
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -135,6 +139,7 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
     case 21: self = .forbidden
     case 22: self = .unsupported
     case 23: self = .storeUnwritable
+    case 24: self = .feedRewritten
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -165,6 +170,7 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
     case .forbidden: return 21
     case .unsupported: return 22
     case .storeUnwritable: return 23
+    case .feedRewritten: return 24
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -195,6 +201,7 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
     .forbidden,
     .unsupported,
     .storeUnwritable,
+    .feedRewritten,
   ]
 
 }
@@ -998,6 +1005,9 @@ public nonisolated struct Tributary_V1_Error: Sendable {
 
   /// MERGE_CONFLICT: each object whose stored version differs from the one read
   public var conflicts: [Tributary_V1_Conflict] = []
+
+  /// FEED_REWRITTEN: the commits before this seq are the ones the subscriber saw; from it on
+  public var seq: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2286,6 +2296,11 @@ public nonisolated struct Tributary_V1_DidSave: Sendable {
   /// to stored ids): INSERT batches with the columns the insert set, UPDATE batches with the changed columns.
   public var values: [Tributary_V1_EntityBatch] = []
 
+  /// The store epoch the commit belongs to: a random id of the coordinator run that committed it (0 for commits of
+  /// stores older than format 10). A subscriber hands back its last (seq, epoch) when it resumes, so a history
+  /// that was rewritten under it is told rather than read on (docs/feed.md, "A rewritten feed").
+  public var epoch: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2315,6 +2330,9 @@ public nonisolated struct Tributary_V1_CommitSummary: Sendable {
 
   /// the entities of the DidSave parts published before this summary
   public var entities: [String] = []
+
+  /// as DidSave.epoch
+  public var epoch: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2375,13 +2393,18 @@ public nonisolated struct Tributary_V1_FeedHeartbeat: Sendable {
 
   public var at: Double = 0
 
+  /// the epoch of the commit last_seq: one other than the subscriber's, or a last_seq
+  public var epoch: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
 
 /// The stored didSave parts of the commits after `after_seq`, oldest first, one page per request. Answered with
-/// HistoryReply, or Error HISTORY_PRUNED when commits after `after_seq` are no longer kept.
+/// HistoryReply, or Error HISTORY_PRUNED when commits after `after_seq` are no longer kept, or Error FEED_REWRITTEN
+/// when the store's commit `after_seq` is not the one the subscriber saw (its epoch differs, or the store has no
+/// such commit).
 public nonisolated struct Tributary_V1_HistoryRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -2402,6 +2425,9 @@ public nonisolated struct Tributary_V1_HistoryRequest: Sendable {
   /// commits per page; 0 = 1,000; at most 10,000 (a page also ends near 4 MiB)
   public var maxCommits: UInt32 = 0
 
+  /// the epoch of commit after_seq as the subscriber saw it; 0 = not known (not
+  public var afterEpoch: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2420,6 +2446,9 @@ public nonisolated struct Tributary_V1_HistoryReply: Sendable {
 
   /// the store's last commit when the page was read; caught up when equal
   public var lastSeq: UInt64 = 0
+
+  /// the epoch of commit through_seq (0 when not known): where the subscriber is now
+  public var throughEpoch: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2462,6 +2491,9 @@ public nonisolated struct Tributary_V1_SnapshotPage: Sendable {
 
   /// the last page; the snapshot is released
   public var done: Bool = false
+
+  /// the epoch of commit `seq` (0 when not known)
+  public var epoch: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2885,7 +2917,7 @@ public nonisolated struct Tributary_V1_HistoryRecord: Sendable {
 fileprivate nonisolated let _protobuf_package = "tributary.v1"
 
 nonisolated extension Tributary_V1_ErrorCode: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}MALFORMED_FRAME\0\u{1}UNKNOWN_MESSAGE\0\u{1}UNKNOWN_ENTITY\0\u{1}UNKNOWN_ATTRIBUTE\0\u{1}WRONG_TYPE\0\u{1}TOO_LARGE\0\u{1}UNKNOWN_WORKER\0\u{1}UNKNOWN_JOB\0\u{1}STALE_LEASE\0\u{1}CONSTRAINT_VIOLATION\0\u{1}INVALID_REQUEST\0\u{1}SHUTTING_DOWN\0\u{1}INTERNAL\0\u{1}JOB_CANCELLED\0\u{1}HISTORY_PRUNED\0\u{1}UNKNOWN_SNAPSHOT\0\u{1}UNKNOWN_SUBSCRIBER\0\u{1}MERGE_CONFLICT\0\u{1}INVALID_PREDICATE\0\u{1}TOO_MANY_REQUESTS\0\u{1}FORBIDDEN\0\u{1}UNSUPPORTED\0\u{1}STORE_UNWRITABLE\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}MALFORMED_FRAME\0\u{1}UNKNOWN_MESSAGE\0\u{1}UNKNOWN_ENTITY\0\u{1}UNKNOWN_ATTRIBUTE\0\u{1}WRONG_TYPE\0\u{1}TOO_LARGE\0\u{1}UNKNOWN_WORKER\0\u{1}UNKNOWN_JOB\0\u{1}STALE_LEASE\0\u{1}CONSTRAINT_VIOLATION\0\u{1}INVALID_REQUEST\0\u{1}SHUTTING_DOWN\0\u{1}INTERNAL\0\u{1}JOB_CANCELLED\0\u{1}HISTORY_PRUNED\0\u{1}UNKNOWN_SNAPSHOT\0\u{1}UNKNOWN_SUBSCRIBER\0\u{1}MERGE_CONFLICT\0\u{1}INVALID_PREDICATE\0\u{1}TOO_MANY_REQUESTS\0\u{1}FORBIDDEN\0\u{1}UNSUPPORTED\0\u{1}STORE_UNWRITABLE\0\u{1}FEED_REWRITTEN\0")
 }
 
 nonisolated extension Tributary_V1_MergePolicy: SwiftProtobuf._ProtoNameProviding {
@@ -3799,7 +3831,7 @@ nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Tributary_V1_Error: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Error"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{1}message\0\u{3}job_id\0\u{1}conflicts\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{1}message\0\u{3}job_id\0\u{1}conflicts\0\u{1}seq\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3811,6 +3843,7 @@ nonisolated extension Tributary_V1_Error: SwiftProtobuf.Message, SwiftProtobuf._
       case 2: try { try decoder.decodeSingularStringField(value: &self.message) }()
       case 3: try { try decoder.decodeSingularUInt64Field(value: &self.jobID) }()
       case 4: try { try decoder.decodeRepeatedMessageField(value: &self.conflicts) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.seq) }()
       default: break
       }
     }
@@ -3829,6 +3862,9 @@ nonisolated extension Tributary_V1_Error: SwiftProtobuf.Message, SwiftProtobuf._
     if !self.conflicts.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.conflicts, fieldNumber: 4)
     }
+    if self.seq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.seq, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3837,6 +3873,7 @@ nonisolated extension Tributary_V1_Error: SwiftProtobuf.Message, SwiftProtobuf._
     if lhs.message != rhs.message {return false}
     if lhs.jobID != rhs.jobID {return false}
     if lhs.conflicts != rhs.conflicts {return false}
+    if lhs.seq != rhs.seq {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -6261,7 +6298,7 @@ nonisolated extension Tributary_V1_JobInfo: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension Tributary_V1_DidSave: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".DidSave"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}seq\0\u{3}committed_at\0\u{1}origin\0\u{1}entity\0\u{3}inserted_ids\0\u{3}updated_ids\0\u{3}deleted_ids\0\u{2}\u{3}values\0\u{c}\u{8}\u{1}\u{c}\u{9}\u{1}")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}seq\0\u{3}committed_at\0\u{1}origin\0\u{1}entity\0\u{3}inserted_ids\0\u{3}updated_ids\0\u{3}deleted_ids\0\u{2}\u{3}values\0\u{1}epoch\0\u{c}\u{8}\u{1}\u{c}\u{9}\u{1}")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -6277,6 +6314,7 @@ nonisolated extension Tributary_V1_DidSave: SwiftProtobuf.Message, SwiftProtobuf
       case 6: try { try decoder.decodeSingularBytesField(value: &self.updatedIds) }()
       case 7: try { try decoder.decodeSingularBytesField(value: &self.deletedIds) }()
       case 10: try { try decoder.decodeRepeatedMessageField(value: &self.values) }()
+      case 11: try { try decoder.decodeSingularFixed64Field(value: &self.epoch) }()
       default: break
       }
     }
@@ -6311,6 +6349,9 @@ nonisolated extension Tributary_V1_DidSave: SwiftProtobuf.Message, SwiftProtobuf
     if !self.values.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.values, fieldNumber: 10)
     }
+    if self.epoch != 0 {
+      try visitor.visitSingularFixed64Field(value: self.epoch, fieldNumber: 11)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -6323,6 +6364,7 @@ nonisolated extension Tributary_V1_DidSave: SwiftProtobuf.Message, SwiftProtobuf
     if lhs.updatedIds != rhs.updatedIds {return false}
     if lhs.deletedIds != rhs.deletedIds {return false}
     if lhs.values != rhs.values {return false}
+    if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -6330,7 +6372,7 @@ nonisolated extension Tributary_V1_DidSave: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension Tributary_V1_CommitSummary: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".CommitSummary"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}seq\0\u{3}committed_at\0\u{1}origin\0\u{1}entities\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}seq\0\u{3}committed_at\0\u{1}origin\0\u{1}entities\0\u{1}epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -6342,6 +6384,7 @@ nonisolated extension Tributary_V1_CommitSummary: SwiftProtobuf.Message, SwiftPr
       case 2: try { try decoder.decodeSingularDoubleField(value: &self.committedAt) }()
       case 3: try { try decoder.decodeSingularMessageField(value: &self._origin) }()
       case 4: try { try decoder.decodeRepeatedStringField(value: &self.entities) }()
+      case 5: try { try decoder.decodeSingularFixed64Field(value: &self.epoch) }()
       default: break
       }
     }
@@ -6364,6 +6407,9 @@ nonisolated extension Tributary_V1_CommitSummary: SwiftProtobuf.Message, SwiftPr
     if !self.entities.isEmpty {
       try visitor.visitRepeatedStringField(value: self.entities, fieldNumber: 4)
     }
+    if self.epoch != 0 {
+      try visitor.visitSingularFixed64Field(value: self.epoch, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -6372,6 +6418,7 @@ nonisolated extension Tributary_V1_CommitSummary: SwiftProtobuf.Message, SwiftPr
     if lhs.committedAt != rhs.committedAt {return false}
     if lhs._origin != rhs._origin {return false}
     if lhs.entities != rhs.entities {return false}
+    if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -6479,7 +6526,7 @@ nonisolated extension Tributary_V1_JobProgress: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension Tributary_V1_FeedHeartbeat: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".FeedHeartbeat"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}last_seq\0\u{1}at\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}last_seq\0\u{1}at\0\u{1}epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -6489,6 +6536,7 @@ nonisolated extension Tributary_V1_FeedHeartbeat: SwiftProtobuf.Message, SwiftPr
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.lastSeq) }()
       case 2: try { try decoder.decodeSingularDoubleField(value: &self.at) }()
+      case 3: try { try decoder.decodeSingularFixed64Field(value: &self.epoch) }()
       default: break
       }
     }
@@ -6501,12 +6549,16 @@ nonisolated extension Tributary_V1_FeedHeartbeat: SwiftProtobuf.Message, SwiftPr
     if self.at.bitPattern != 0 {
       try visitor.visitSingularDoubleField(value: self.at, fieldNumber: 2)
     }
+    if self.epoch != 0 {
+      try visitor.visitSingularFixed64Field(value: self.epoch, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Tributary_V1_FeedHeartbeat, rhs: Tributary_V1_FeedHeartbeat) -> Bool {
     if lhs.lastSeq != rhs.lastSeq {return false}
     if lhs.at != rhs.at {return false}
+    if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -6514,7 +6566,7 @@ nonisolated extension Tributary_V1_FeedHeartbeat: SwiftProtobuf.Message, SwiftPr
 
 nonisolated extension Tributary_V1_HistoryRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".HistoryRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}after_seq\0\u{3}until_seq\0\u{1}entities\0\u{1}attributes\0\u{3}max_commits\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}after_seq\0\u{3}until_seq\0\u{1}entities\0\u{1}attributes\0\u{3}max_commits\0\u{3}after_epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -6527,6 +6579,7 @@ nonisolated extension Tributary_V1_HistoryRequest: SwiftProtobuf.Message, SwiftP
       case 3: try { try decoder.decodeRepeatedStringField(value: &self.entities) }()
       case 4: try { try decoder.decodeRepeatedStringField(value: &self.attributes) }()
       case 5: try { try decoder.decodeSingularUInt32Field(value: &self.maxCommits) }()
+      case 6: try { try decoder.decodeSingularFixed64Field(value: &self.afterEpoch) }()
       default: break
       }
     }
@@ -6548,6 +6601,9 @@ nonisolated extension Tributary_V1_HistoryRequest: SwiftProtobuf.Message, SwiftP
     if self.maxCommits != 0 {
       try visitor.visitSingularUInt32Field(value: self.maxCommits, fieldNumber: 5)
     }
+    if self.afterEpoch != 0 {
+      try visitor.visitSingularFixed64Field(value: self.afterEpoch, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -6557,6 +6613,7 @@ nonisolated extension Tributary_V1_HistoryRequest: SwiftProtobuf.Message, SwiftP
     if lhs.entities != rhs.entities {return false}
     if lhs.attributes != rhs.attributes {return false}
     if lhs.maxCommits != rhs.maxCommits {return false}
+    if lhs.afterEpoch != rhs.afterEpoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -6564,7 +6621,7 @@ nonisolated extension Tributary_V1_HistoryRequest: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Tributary_V1_HistoryReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".HistoryReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}parts\0\u{3}through_seq\0\u{3}last_seq\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}parts\0\u{3}through_seq\0\u{3}last_seq\0\u{3}through_epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -6575,6 +6632,7 @@ nonisolated extension Tributary_V1_HistoryReply: SwiftProtobuf.Message, SwiftPro
       case 1: try { try decoder.decodeRepeatedMessageField(value: &self.parts) }()
       case 2: try { try decoder.decodeSingularUInt64Field(value: &self.throughSeq) }()
       case 3: try { try decoder.decodeSingularUInt64Field(value: &self.lastSeq) }()
+      case 4: try { try decoder.decodeSingularFixed64Field(value: &self.throughEpoch) }()
       default: break
       }
     }
@@ -6590,6 +6648,9 @@ nonisolated extension Tributary_V1_HistoryReply: SwiftProtobuf.Message, SwiftPro
     if self.lastSeq != 0 {
       try visitor.visitSingularUInt64Field(value: self.lastSeq, fieldNumber: 3)
     }
+    if self.throughEpoch != 0 {
+      try visitor.visitSingularFixed64Field(value: self.throughEpoch, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -6597,6 +6658,7 @@ nonisolated extension Tributary_V1_HistoryReply: SwiftProtobuf.Message, SwiftPro
     if lhs.parts != rhs.parts {return false}
     if lhs.throughSeq != rhs.throughSeq {return false}
     if lhs.lastSeq != rhs.lastSeq {return false}
+    if lhs.throughEpoch != rhs.throughEpoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -6644,7 +6706,7 @@ nonisolated extension Tributary_V1_SnapshotRequest: SwiftProtobuf.Message, Swift
 
 nonisolated extension Tributary_V1_SnapshotPage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SnapshotPage"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}snapshot_id\0\u{1}seq\0\u{1}objects\0\u{1}done\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}snapshot_id\0\u{1}seq\0\u{1}objects\0\u{1}done\0\u{1}epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -6656,6 +6718,7 @@ nonisolated extension Tributary_V1_SnapshotPage: SwiftProtobuf.Message, SwiftPro
       case 2: try { try decoder.decodeSingularUInt64Field(value: &self.seq) }()
       case 3: try { try decoder.decodeRepeatedMessageField(value: &self.objects) }()
       case 4: try { try decoder.decodeSingularBoolField(value: &self.done) }()
+      case 5: try { try decoder.decodeSingularFixed64Field(value: &self.epoch) }()
       default: break
       }
     }
@@ -6674,6 +6737,9 @@ nonisolated extension Tributary_V1_SnapshotPage: SwiftProtobuf.Message, SwiftPro
     if self.done != false {
       try visitor.visitSingularBoolField(value: self.done, fieldNumber: 4)
     }
+    if self.epoch != 0 {
+      try visitor.visitSingularFixed64Field(value: self.epoch, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -6682,6 +6748,7 @@ nonisolated extension Tributary_V1_SnapshotPage: SwiftProtobuf.Message, SwiftPro
     if lhs.seq != rhs.seq {return false}
     if lhs.objects != rhs.objects {return false}
     if lhs.done != rhs.done {return false}
+    if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

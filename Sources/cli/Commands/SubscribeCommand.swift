@@ -18,9 +18,13 @@ struct SubscribeCommand: AsyncParsableCommand {
             last commit) and keeps the history after it; `tributary subscribers` lists and deletes names.
             A gap in the live stream is filled from history. If the history after the position was pruned, the
             command fails with HISTORY_PRUNED (exit status 3), or with --snapshot prints a snapshot of the objects
-            first. A durable position (of the last event written to standard output) is stored as events pause,
+            first. If the store's history is not the one followed (a power loss took back commits already printed,
+            or the store was restored from a replica or a backup), it fails with FEED_REWRITTEN naming the first
+            seq that may differ (exit status 4), or with --snapshot prints "feed rewritten from seq N" on standard
+            error and a snapshot. A durable position (of the last event written to standard output) is stored as events pause,
             and on SIGTERM or SIGINT before exiting 0 (exit 1 if that takes over 15 s).
-            JSON lines: {"seq": N, "inserted": [{"entity": "...", "id": "..."}], "updated": [...], "deleted": [...]}
+            JSON lines: {"seq": N, "position": "N:EPOCH", ..., "inserted": [{"entity": "...", "id": "..."}],
+            "updated": [...], "deleted": [...]}; hand "position" back to --since to resume.
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
@@ -33,8 +37,11 @@ struct SubscribeCommand: AsyncParsableCommand {
     @Option(help: "Only parts that set this attribute or relationship, or delete (repeat for several).")
     var attribute: [String] = []
 
-    @Option(help: "Resume after this sequence number: print the history after it, then follow live.")
-    var since: UInt64?
+    @Option(
+        help: ArgumentHelp(
+            "Resume after this position (SEQ, or SEQ:EPOCH as a JSON line's \"position\" gives it, so a rewritten history is told): print the history after it, then follow live.",
+            valueName: "position"))
+    var since: FeedPosition?
 
     @Option(help: "A durable subscriber name: resume from its stored position and store the new one as you go.")
     var durable: String?
@@ -62,13 +69,16 @@ struct SubscribeCommand: AsyncParsableCommand {
         if let durable, durable.isEmpty || durable.utf8.count > 200 {
             throw ValidationError("--durable needs a name of 1 to 200 bytes")
         }
-        if let since, since > UInt64(Int64.max) { throw ValidationError("--since must be at most \(Int64.max)") }
+        if let since, since.seq > UInt64(Int64.max) {
+            throw ValidationError("--since must be at most \(Int64.max)")
+        }
     }
 
     func run() async throws {
         var options = ChangeFeed.Options()
         options.filter = FeedFilter(entities: Set(entity), attributes: Set(attribute))
-        options.since = since
+        options.since = since?.seq
+        options.sinceEpoch = since?.epoch ?? 0
         options.durableName = durable
         options.snapshotWhenPruned = snapshot
         let feed = try ChangeFeed(
@@ -105,6 +115,8 @@ struct SubscribeCommand: AsyncParsableCommand {
                 case .snapshot(let objects, let seq, let isLast):
                     for batch in objects { Terminal.line(Self.snapshotLine(batch, seq: seq, json: json)) }
                     if isLast { Terminal.error("snapshot complete at seq \(seq)") }
+                case .rewritten(let seq):
+                    Terminal.error("feed rewritten from seq \(seq): the events printed from it on are not the store's")
                 case .didSave(let save):
                     Terminal.line(json ? save.jsonLine : save.textLine)
                     latencies?.record(since: save.committedAt)
@@ -118,7 +130,11 @@ struct SubscribeCommand: AsyncParsableCommand {
         } catch let error as ChangeFeedError {
             await feed.close()
             Terminal.error("Error: \(error.message)")
-            throw ExitCode(error.protocolError?.code == .historyPruned ? 3 : 1)
+            switch error.protocolError?.code {
+            case .historyPruned: throw ExitCode(3)
+            case .feedRewritten: throw ExitCode(4)
+            default: throw ExitCode(1)
+            }
         }
     }
 
@@ -148,4 +164,8 @@ final class FeedLatencies: Sendable {
         }
         return "latency: \(sorted.count) events, p50 \(at(0.5)), p99 \(at(0.99)), max \(at(1)) (commit to print)"
     }
+}
+
+extension FeedPosition: ExpressibleByArgument {
+    public init?(argument: String) { self.init(argument) }
 }

@@ -31,7 +31,10 @@ public final class ViewContext: Sendable {
     /// The context holding the objects; merges run on its queue, between your blocks.
     public let context: ObjectContext
     /// Each commit once it is merged into ``context``, in order. It finishes when the view is closed, and throws
-    /// what stopped it otherwise (the coordinator refused the feed, a commit did not fit the model).
+    /// what stopped it otherwise (the coordinator refused the feed, a commit did not fit the model): a
+    /// ``ChangeFeedError`` whose protocol error is `FEED_REWRITTEN` when the store's history was rewritten under
+    /// the view (a power loss took back commits it merged, a restore from a replica or a backup), after which the
+    /// objects it holds may include values the store no longer has; start a new view.
     ///
     /// It keeps the last ``unreadChangesKept`` commits nobody has read, so that a view whose changes are not read
     /// (one that serves live results, say) does not grow with the feed: a reader further behind misses the oldest

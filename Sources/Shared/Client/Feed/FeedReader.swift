@@ -9,6 +9,12 @@ import ZeroMQ
 ///
 /// Invariant: every commit up to ``position`` was handed out (or filtered out) exactly once, in order; nothing at
 /// or below it is handed out again.
+///
+/// It also keeps the epoch of the commit at ``position`` (0 until known). A live message of another epoch, or a
+/// heartbeat showing the store behind the position or at it in another epoch, is checked through history (the
+/// request carries the epoch) before anything more is delivered: a store whose history was rewritten under the
+/// subscriber answers `FEED_REWRITTEN`, and the feed says so (then snapshots, with
+/// ``ChangeFeed/Options/snapshotWhenPruned``) rather than read on.
 final class FeedReader: @unchecked Sendable {
     // @unchecked: a feed is iterated by one task; `ChangeFeed` documents that, and nothing else touches this.
 
@@ -18,6 +24,8 @@ final class FeedReader: @unchecked Sendable {
 
     /// Every commit up to here is in `ready` or was handed out; nil until the start point is known.
     private var position: UInt64?
+    /// The epoch of commit `position`; 0 while not known.
+    private var epoch: UInt64 = 0
     /// Events ready to hand out, oldest first.
     private var ready: [ChangeFeed.Event] = []
     private var readyStart = 0
@@ -30,9 +38,11 @@ final class FeedReader: @unchecked Sendable {
     private var catchUpTarget: UInt64?
     /// A snapshot being paged through, and what to catch up to after it.
     private var snapshotID: UInt64?
+    /// The store's history is to be checked against (position, epoch) before more is delivered.
+    private var checkPending = false
     private var started = false
-    /// The seq of the last event handed out.
-    private var lastHandedOut: UInt64?
+    /// The last event handed out.
+    private var lastHandedOut: FeedPosition?
     private var acknowledged: UInt64?
     private var lastAcknowledgement = ContinuousClock.now
 
@@ -43,8 +53,12 @@ final class FeedReader: @unchecked Sendable {
     }
 
     /// Where a consumer that processed everything handed out would resume.
-    var processedPosition: UInt64? {
-        readyStart == ready.count ? position : lastHandedOut
+    var processedPosition: UInt64? { processed?.seq }
+
+    /// ``processedPosition`` with its epoch.
+    var processed: FeedPosition? {
+        guard readyStart == ready.count else { return lastHandedOut }
+        return position.map { FeedPosition(seq: $0, epoch: epoch) }
     }
 
     func next() async throws -> ChangeFeed.Event? {
@@ -57,13 +71,15 @@ final class FeedReader: @unchecked Sendable {
                     ready.removeAll(keepingCapacity: true)
                     readyStart = 0
                 }
-                if case .didSave(let save) = event { lastHandedOut = save.seq }
+                if case .didSave(let save) = event { lastHandedOut = save.position }
                 return event
             }
             if !started {
                 try await start()
             } else if snapshotID != nil {
                 try await loadSnapshotPage()
+            } else if checkPending {
+                try await checkHistory()
             } else if let target = catchUpTarget {
                 try await loadHistoryPage(until: target)
             } else if liveStart < live.count {
@@ -118,6 +134,8 @@ final class FeedReader: @unchecked Sendable {
         }
         if let since {
             position = since
+            // A durable position is the store's own; a given one is checked with the epoch it came with.
+            epoch = options.durableName == nil ? options.sinceEpoch : 0
             catchUpTarget = 0
         }
     }
@@ -132,11 +150,18 @@ final class FeedReader: @unchecked Sendable {
             guard let heartbeat = try? Tributary_V1_FeedHeartbeat(serializedBytes: frames[1]) else { return }
             guard let position else {
                 self.position = heartbeat.lastSeq
+                epoch = heartbeat.epoch
                 ready.append(.caughtUp(seq: heartbeat.lastSeq))
                 return
             }
             // The heartbeat follows the messages of every commit it counts: one not seen was dropped.
-            if heartbeat.lastSeq > position { catchUpTarget = heartbeat.lastSeq }
+            if heartbeat.lastSeq > position {
+                catchUpTarget = heartbeat.lastSeq
+            } else if epoch != 0, heartbeat.lastSeq < position || heartbeat.epoch != epoch {
+                // The store is behind this position, or holds it in another run: check the history (a store
+                // read ahead of the feed's publisher passes).
+                checkPending = true
+            }
         case Wire.commitsTopic:
             guard let summary = try? Tributary_V1_CommitSummary(serializedBytes: frames[1]) else { return }
             commit(summary)
@@ -164,18 +189,22 @@ final class FeedReader: @unchecked Sendable {
         let received = parts.filter { $0.seq == seq }
         parts.removeAll()
         let expected = summary.entities.filter(options.filter.wants)
-        guard seq == position + 1, Set(received.map(\.entity)) == Set(expected) else {
-            // A gap before this commit, or parts of it dropped: take everything up to it from history.
+        guard seq == position + 1, Set(received.map(\.entity)) == Set(expected),
+            epoch == 0 || summary.epoch == epoch
+        else {
+            // A gap before this commit, parts of it dropped, or the first commit of another run (which may have
+            // followed a rewrite): take everything up to it from history, whose request checks the epoch.
             catchUpTarget = seq
             return
         }
-        deliver(received, seq: seq)
+        deliver(received, seq: seq, epoch: summary.epoch)
     }
 
-    private func deliver(_ parts: [Tributary_V1_DidSave], seq: UInt64) {
+    private func deliver(_ parts: [Tributary_V1_DidSave], seq: UInt64, epoch: UInt64) {
         let passing = parts.filter(options.filter.matches)
         if !passing.isEmpty { ready.append(.didSave(DidSave(parts: passing))) }
         position = seq
+        self.epoch = epoch
     }
 
     // MARK: - History and snapshots
@@ -187,12 +216,10 @@ final class FeedReader: @unchecked Sendable {
         }
         let page: Tributary_V1_HistoryReply
         do {
-            page = try await client.history(after: position, until: target, filter: options.filter)
-        } catch let error as ProtocolError where error.code == .historyPruned {
-            guard options.snapshotWhenPruned else {
-                throw ChangeFeedError(message: error.message, protocolError: error)
-            }
-            snapshotID = 0
+            page = try await client.history(
+                after: FeedPosition(seq: position, epoch: epoch), until: target, filter: options.filter)
+        } catch let error as ProtocolError where error.code == .historyPruned || error.code == .feedRewritten {
+            try cannotFollow(error)
             return
         } catch let error as ProtocolError {
             throw ChangeFeedError(message: "the coordinator refused a history request: \(error)", protocolError: error)
@@ -203,15 +230,51 @@ final class FeedReader: @unchecked Sendable {
             var end = index
             while end < page.parts.count && page.parts[end].seq == seq { end += 1 }
             // The coordinator filtered the parts already; `deliver` filters again, which passes them all.
-            deliver(Array(page.parts[index..<end]), seq: seq)
+            deliver(Array(page.parts[index..<end]), seq: seq, epoch: page.parts[index].epoch)
             index = end
         }
-        self.position = max(position, page.throughSeq)
+        if page.throughSeq >= self.position ?? 0 {
+            self.position = page.throughSeq
+            epoch = page.throughEpoch
+        }
         let goal = target == 0 ? page.lastSeq : min(target, page.lastSeq)
         if page.throughSeq >= goal {
             catchUpTarget = nil
             if target == 0 { ready.append(.caughtUp(seq: page.throughSeq)) }
         }
+    }
+
+    /// Asks the store whether its history up to `position` is the one delivered (a history request that reads
+    /// nothing: the coordinator checks the position's epoch first).
+    private func checkHistory() async throws {
+        checkPending = false
+        guard let position, epoch != 0 else { return }
+        do {
+            _ = try await client.history(
+                after: FeedPosition(seq: position, epoch: epoch), until: position, filter: options.filter,
+                maxCommits: 1)
+        } catch let error as ProtocolError where error.code == .historyPruned {
+            return  // nothing more to read at this position: the next gap finds it
+        } catch let error as ProtocolError where error.code == .feedRewritten {
+            try cannotFollow(error)
+        } catch let error as ProtocolError {
+            throw ChangeFeedError(message: "the coordinator refused a history request: \(error)", protocolError: error)
+        }
+    }
+
+    /// The history from `position` cannot be read (pruned, or rewritten): a snapshot to go on from, when the
+    /// options ask for one; otherwise the feed stops with the coordinator's error.
+    private func cannotFollow(_ error: ProtocolError) throws {
+        guard options.snapshotWhenPruned else {
+            throw ChangeFeedError(message: error.message, protocolError: error)
+        }
+        if error.code == .feedRewritten {
+            // What was delivered from that seq on is not the store's: say so; the snapshot replaces it.
+            ready.append(.rewritten(fromSeq: error.seq))
+            parts.removeAll()
+        }
+        catchUpTarget = nil
+        snapshotID = 0
     }
 
     private func loadSnapshotPage() async throws {
@@ -223,6 +286,7 @@ final class FeedReader: @unchecked Sendable {
         if page.done {
             // Continue after the snapshot: the live parts buffered meanwhile are checked against it as usual.
             position = page.seq
+            epoch = page.epoch
             catchUpTarget = 0
         }
     }

@@ -8,10 +8,11 @@ extension JobClient {
     /// One page of the stored didSave parts after `after` (up to `until`, 0 = the last commit).
     /// - Throws: ``/TributaryProtocol/ProtocolError`` `HISTORY_PRUNED` when that history is no longer kept.
     func history(
-        after: UInt64, until: UInt64 = 0, filter: FeedFilter = FeedFilter(), maxCommits: UInt32 = 0
+        after: FeedPosition, until: UInt64 = 0, filter: FeedFilter = FeedFilter(), maxCommits: UInt32 = 0
     ) async throws -> Tributary_V1_HistoryReply {
         let request = Tributary_V1_HistoryRequest.with {
-            $0.afterSeq = after
+            $0.afterSeq = after.seq
+            $0.afterEpoch = after.epoch
             $0.untilSeq = until
             $0.entities = filter.entities.sorted()
             $0.attributes = filter.attributes.sorted()

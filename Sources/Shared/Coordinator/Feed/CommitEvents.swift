@@ -7,6 +7,8 @@ import TributaryProtocol
 public struct CommitEvents: Sendable {
     /// The commit's store sequence number.
     public let seq: UInt64
+    /// The store epoch of the run that committed it.
+    public let epoch: UInt64
     /// One serialized `DidSave` per touched entity, in the order the entities were first touched.
     public let parts: [(entity: String, body: Data)]
     /// The serialized `CommitSummary`.
@@ -33,7 +35,7 @@ public struct CommitEvents: Sendable {
 
     /// Builds the events of commit `seq` from the change set as received and what the merge did to it.
     static func make(
-        seq: UInt64, at time: Double, origin: Tributary_V1_Origin, changeSet: Tributary_V1_ChangeSet,
+        seq: UInt64, epoch: UInt64, at time: Double, origin: Tributary_V1_Origin, changeSet: Tributary_V1_ChangeSet,
         result: MergeResult, resolved: [Tributary_V1_EntityBatch] = [], model: Model
     ) throws -> CommitEvents {
         var parts: [(entity: String, body: Data)] = []
@@ -42,6 +44,7 @@ public struct CommitEvents: Sendable {
             objects += (changes.inserted.count + changes.updated.count + changes.deleted.count) / 16
             var part = Tributary_V1_DidSave()
             part.seq = seq
+            part.epoch = epoch
             part.committedAt = time
             part.origin = origin
             part.entity = name
@@ -57,11 +60,12 @@ public struct CommitEvents: Sendable {
         }
         var summary = Tributary_V1_CommitSummary()
         summary.seq = seq
+        summary.epoch = epoch
         summary.committedAt = time
         summary.origin = origin
         summary.entities = parts.map(\.entity)
         return CommitEvents(
-            seq: seq, parts: parts, summary: try summary.serializedData(), objectsChanged: objects)
+            seq: seq, epoch: epoch, parts: parts, summary: try summary.serializedData(), objectsChanged: objects)
     }
 
     /// The insert and update batches of `entity` as they were applied: rows that changed nothing left out, ids

@@ -24,8 +24,9 @@ public final class FeedPublisher: Service, Sendable {
     private let loop: SocketLoop
     private let subscriptions: FeedSubscriptions
     private let heartbeatInterval: Duration
-    /// The last sequence number published; its lock also orders a commit's messages against heartbeats.
-    private let lastSeq = Mutex<UInt64>(0)
+    /// The last commit published (its sequence number and epoch); its lock also orders a commit's messages against
+    /// heartbeats.
+    private let last = Mutex<FeedPosition>(FeedPosition(seq: 0))
 
     static let commitsTopic = Data(Wire.commitsTopic.utf8)
     static let jobsTopic = Data(Wire.jobsTopic.utf8)
@@ -53,8 +54,8 @@ public final class FeedPublisher: Service, Sendable {
     }
 
     /// Starts from the store's last commit (before any commit is published).
-    public func start(at seq: UInt64) {
-        lastSeq.withLock { $0 = seq }
+    public func start(at position: FeedPosition) {
+        last.withLock { $0 = position }
         loop.start()
     }
 
@@ -85,8 +86,8 @@ public final class FeedPublisher: Service, Sendable {
     /// `$commits`.
     func publish(_ events: CommitEvents) {
         let commitsWanted = subscriptions.wants(Self.commitsTopic)
-        lastSeq.withLock { lastSeq in
-            lastSeq = max(lastSeq, events.seq)
+        last.withLock { last in
+            if events.seq > last.seq { last = FeedPosition(seq: events.seq, epoch: events.epoch) }
             for part in events.parts {
                 let topic = Data(part.entity.utf8)
                 if subscriptions.wants(topic) { loop.send([topic, part.body], on: 0) }
@@ -104,9 +105,10 @@ public final class FeedPublisher: Service, Sendable {
     /// Publishes the last sequence number on `$heartbeat`, so subscribers know they are connected and can tell
     /// whether they missed anything.
     private func publishHeartbeat() {
-        lastSeq.withLock { lastSeq in
+        last.withLock { last in
             let heartbeat = Tributary_V1_FeedHeartbeat.with {
-                $0.lastSeq = lastSeq
+                $0.lastSeq = last.seq
+                $0.epoch = last.epoch
                 $0.at = Date().timeIntervalSince1970
             }
             guard let body = try? heartbeat.serializedData() else { return }

@@ -10,6 +10,8 @@ extension FeedStore {
     public struct HistoryQuery: Sendable {
         /// Commits after this sequence number ...
         public var after: UInt64
+        /// ... which the subscriber saw in this epoch (0: not known): a history that does not hold it is refused as rewritten.
+        public var afterEpoch: UInt64 = 0
         /// ... up to this one; 0 = the last commit.
         public var until: UInt64 = 0
         public var filter = FeedFilter()
@@ -24,13 +26,15 @@ extension FeedStore {
     }
 
     /// A page of history, read on a reader connection (it never waits on the writer).
-    /// - Throws: ``StoreError`` `historyPruned` when commits after `query.after` are no longer kept.
+    /// - Throws: ``StoreError`` `feedRewritten` when the store's commit `query.after` is not the one the subscriber
+    ///   saw; `historyPruned` when commits after it are no longer kept.
     public func history(_ query: HistoryQuery) async throws -> Tributary_V1_HistoryReply {
         try await pool.read { db in try Self.history(query, in: db) }
     }
 
     private static func history(_ query: HistoryQuery, in db: Database) throws -> Tributary_V1_HistoryReply {
         let last = try lastSequenceNumber(db)
+        try checkResume(after: query.after, epoch: query.afterEpoch, last: last, in: db)
         let pruned = try prunedThrough(db)
         if query.after < pruned {
             throw StoreError(
@@ -38,16 +42,14 @@ extension FeedStore {
                 "the history after seq \(query.after) was pruned (the oldest commit kept is \(pruned + 1)): "
                     + "take a snapshot and follow the feed after its seq")
         }
-        guard query.after <= last else {
-            throw StoreError(
-                .invalidRequest,
-                "after_seq \(query.after) is beyond the store's last commit \(last): was the store replaced?")
-        }
         let until = query.until == 0 ? last : min(query.until, last)
         var reply = Tributary_V1_HistoryReply()
         reply.lastSeq = last
         reply.throughSeq = max(query.after, until)
-        guard query.after < until else { return reply }
+        guard query.after < until else {
+            reply.throughEpoch = try epoch(at: reply.throughSeq, in: db)
+            return reply
+        }
         let rows = try Row.fetchCursor(
             db.cachedStatement(
                 sql: "SELECT seq, record FROM tributary_history WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?"),
@@ -66,6 +68,7 @@ extension FeedStore {
                 break
             }
         }
+        reply.throughEpoch = try epoch(at: reply.throughSeq, in: db)
         return reply
     }
 

@@ -19,8 +19,8 @@ public final class StoreSnapshot: Sendable {
         var entity = 0
         var after: Data?
         var busy = false
-        /// The open read transaction and the last commit it shows, from the first page on.
-        var opened: (snapshot: DatabaseSnapshot, seq: UInt64)?
+        /// The open read transaction and the last commit it shows (with its epoch), from the first page on.
+        var opened: (snapshot: DatabaseSnapshot, seq: UInt64, epoch: UInt64)?
     }
 
     /// A snapshot of `entities` (every entity when empty), opened by its first page.
@@ -35,10 +35,10 @@ public final class StoreSnapshot: Sendable {
     }
 
     /// The next page: at most `maxRows` objects, of one entity per batch; `seq` is the last commit the snapshot
-    /// shows, `done` tells that it is the last page.
+    /// shows (of `epoch`), `done` tells that it is the last page.
     /// - Throws: ``StoreError`` when a page of this snapshot is being read already.
     public func nextPage(maxRows: Int) async throws
-        -> (objects: [Tributary_V1_EntityBatch], seq: UInt64, done: Bool)
+        -> (objects: [Tributary_V1_EntityBatch], seq: UInt64, epoch: UInt64, done: Bool)
     {
         var position = try cursor.withLock { cursor in
             guard !cursor.busy else {
@@ -56,9 +56,13 @@ public final class StoreSnapshot: Sendable {
         if position.opened == nil {
             let pool = self.pool
             let snapshot = try await BlockingWork.run { try pool.makeSnapshot() }
-            position.opened = (snapshot, try await snapshot.read { db in try FeedStore.lastSequenceNumber(db) })
+            let (seq, epoch) = try await snapshot.read { db in
+                let seq = try FeedStore.lastSequenceNumber(db)
+                return (seq, try FeedStore.epoch(at: seq, in: db))
+            }
+            position.opened = (snapshot, seq, epoch)
         }
-        guard let (snapshot, seq) = position.opened else { preconditionFailure("opened above") }
+        guard let (snapshot, seq, epoch) = position.opened else { preconditionFailure("opened above") }
         let entities = self.entities
         let start = position
         let (objects, end) = try await snapshot.read { db in
@@ -83,7 +87,7 @@ public final class StoreSnapshot: Sendable {
             return (objects, position)
         }
         position = end
-        return (objects, seq, position.entity >= entities.count)
+        return (objects, seq, epoch, position.entity >= entities.count)
     }
 
     /// Up to `limit` objects of `entity` with ids above `after`, in id order.

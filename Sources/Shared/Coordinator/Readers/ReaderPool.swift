@@ -154,6 +154,7 @@ final class ReaderPool: Service, Sendable {
                     .with {
                         $0.snapshotID = snapshotID
                         $0.seq = page.seq
+                        $0.epoch = page.epoch
                         $0.objects = page.objects
                         $0.done = page.done
                     })

@@ -16,6 +16,7 @@ extension CoordinatorServer {
                 .invalidRequest, "max_commits \(request.maxCommits) is over the limit of \(Self.maximumHistoryCommits)")
         }
         var query = FeedStore.HistoryQuery(after: request.afterSeq)
+        query.afterEpoch = request.afterEpoch
         query.until = request.untilSeq
         query.filter = try feedFilter(entities: request.entities, attributes: request.attributes)
         if request.maxCommits > 0 { query.maxCommits = Int(request.maxCommits) }

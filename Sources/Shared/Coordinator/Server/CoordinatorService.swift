@@ -42,7 +42,7 @@ public struct CoordinatorService: Service {
         let publisher = server.parts.publisher
         let supervisor: WorkerSupervisor?
         do {
-            publisher.start(at: try await server.store.feed.lastSequenceNumber())
+            publisher.start(at: try await server.store.feed.lastPosition())
             supervisor = try makeSupervisor(for: server)
         } catch {
             await server.stop(drainingWorkers: false)

@@ -13,9 +13,9 @@ import TributaryCore
 enum Schema {
     /// The layout of Tributary's own tables, kept in `tributary_meta` under `format`. A store of format 5 (16-byte
     /// keys in relationships), 6 (no named queues), 7 (no dependencies or schedules) or 8 (relationship indexes as
-    /// SQLite indexes) is upgraded on open (``StoreUpgrade``); another format is refused with a message rather than
-    /// misread.
-    static let format = 9
+    /// SQLite indexes) or 9 (no store epochs) is upgraded on open (``StoreUpgrade``); another format is refused with
+    /// a message rather than misread.
+    static let format = 10
 
     static func createSystemTables(_ db: Database) throws {
         try db.execute(
@@ -97,6 +97,11 @@ enum Schema {
                     answer BLOB NOT NULL,
                     saved_at REAL NOT NULL) WITHOUT ROWID;
                 CREATE INDEX IF NOT EXISTS tributary_context_saves_by_age ON tributary_context_saves(saved_at);
+                -- The store's epochs: each coordinator run that committed, by its first commit (FeedStore+Epochs).
+                -- Never pruned: one row per run.
+                CREATE TABLE IF NOT EXISTS tributary_epochs (
+                    first_seq INTEGER PRIMARY KEY,
+                    epoch INTEGER NOT NULL UNIQUE);
                 -- Durable feed subscribers: history after the lowest position is kept for them.
                 CREATE TABLE IF NOT EXISTS tributary_subscribers (
                     name TEXT PRIMARY KEY NOT NULL,

@@ -21,9 +21,12 @@ import TributaryCore
 /// `<join>_by_destination` on a join table) is dropped and replaced by its ``InverseIndex`` (filled from the
 /// relationship's values) and the triggers that keep it. A store of format 6 or 7 takes this step too; one of
 /// format 5 gets the inverse index as its tables are rebuilt.
+///
+/// Format 9 → 10: the table of store epochs (`tributary_epochs`) appears, empty, from the system tables'
+/// set-up; the commits already in the history belong to no epoch (epoch 0).
 public enum StoreUpgrade {
     /// The formats this Tributary upgrades on open.
-    static let upgradable: Set<Int> = [5, 6, 7, 8]
+    static let upgradable: Set<Int> = [5, 6, 7, 8, 9]
 
     /// What an upgrade did, for the coordinator's log.
     public struct Report: Sendable {
@@ -42,9 +45,14 @@ public enum StoreUpgrade {
     static func run(from format: Int, model: Model, in db: Database) throws -> Report {
         guard upgradable.contains(format) else {
             throw StoreError(
-                .incompatibleStore, "store format \(format) cannot be upgraded (only formats 5, 6, 7 and 8 can)")
+                .incompatibleStore, "store format \(format) cannot be upgraded (only formats 5 to 9 can)")
         }
         let started = ContinuousClock.now
+        guard format != 9 else {
+            return Report(
+                fromFormat: format, objects: 0, references: 0, danglingReferencesCleared: 0,
+                duration: ContinuousClock.now - started)
+        }
         // 6 → 7 and 7 → 8 are the job tables' alone, done by the system tables' set-up; 8 → 9 replaces the
         // relationship indexes.
         guard format == 5 else {

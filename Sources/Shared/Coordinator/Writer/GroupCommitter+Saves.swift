@@ -400,7 +400,8 @@ extension GroupCommitter {
                 $0.batchIndex = UInt32(clamping: save.batchIndex)
             }
             let events = try CommitEvents.make(
-                seq: seq, at: now, origin: origin, changeSet: save.changes, result: result, resolved: resolved,
+                seq: seq, epoch: writer.epoch, at: now, origin: origin, changeSet: save.changes, result: result,
+                resolved: resolved,
                 model: model)
             let insert = try statements.statement(
                 db,
@@ -416,6 +417,12 @@ extension GroupCommitter {
             insert.bind(6, now)
             insert.bind(7, bytes: events.record)
             try insert.execute()
+            // The run's epoch begins at its first commit, in the same transaction (a no-op after that one).
+            let epoch = try statements.statement(
+                db, "INSERT OR IGNORE INTO tributary_epochs (first_seq, epoch) VALUES (?, ?)")
+            epoch.bind(1, Int64(seq))
+            epoch.bind(2, Int64(writer.epoch))
+            try epoch.execute()
             outcome = .committed(seq: seq, events: events, remaps: remaps, resolved: resolved)
         }
         if let saveID = save.saveID {

@@ -12,6 +12,9 @@ package final class WriterState: @unchecked Sendable {
     let inverseFold: InverseFoldSchedule
     /// Whether the store can be written, as the writer last found.
     package let writability: StoreWritability
+    /// This run's store epoch (see ``FeedStore/epoch(at:in:)``): random, positive as an SQLite integer, recorded
+    /// with the first commit it stamps.
+    let epoch = UInt64.random(in: 1...UInt64(Int64.max))
 
     init(merger: ChangeSetMerger, inverseFold: InverseFoldSchedule, durability: Durability) {
         self.merger = merger

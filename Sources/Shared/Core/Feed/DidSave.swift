@@ -6,6 +6,10 @@ import TributaryProtocol
 public struct DidSave: Sendable, Equatable {
     /// The commit's store sequence number; strictly increasing.
     public let seq: UInt64
+    /// The store epoch it was committed in: a random id of the coordinator run that committed it (0 for commits of
+    /// stores older than format 10). Hand it back with ``seq`` to resume (``position``): a store whose history was
+    /// rewritten since (a power loss took commits back, a restore from a replica or a backup) is then told apart.
+    public let epoch: UInt64
     /// When the root committed it.
     public let committedAt: Date
     /// Which worker, job, attempt and batch the change set came from.
@@ -25,6 +29,7 @@ public struct DidSave: Sendable, Equatable {
     package init(parts: [Tributary_V1_DidSave]) {
         precondition(!parts.isEmpty, "a didSave has at least one part")
         seq = parts[0].seq
+        epoch = parts[0].epoch
         committedAt = Date(timeIntervalSince1970: parts[0].committedAt)
         origin = parts[0].origin
         for part in parts {
@@ -41,7 +46,11 @@ public struct DidSave: Sendable, Equatable {
         }
     }
 
-    /// The event as one JSON line: `{"seq":N,"inserted":[{"entity":"…","id":"…"}],"updated":[…],"deleted":[…]}`.
+    /// Where a subscriber that processed this commit resumes.
+    public var position: FeedPosition { FeedPosition(seq: seq, epoch: epoch) }
+
+    /// The event as one JSON line: `{"seq":N,"position":"N:EPOCH",…,"inserted":[{"entity":"…","id":"…"}],
+    /// "updated":[…],"deleted":[…]}`.
     public var jsonLine: String {
         func list(_ ids: [ObjectID]) -> String {
             "["
@@ -49,7 +58,7 @@ public struct DidSave: Sendable, Equatable {
                     separator: ",") + "]"
         }
         return
-            "{\"seq\":\(seq),\"committedAt\":\(committedAt.timeIntervalSince1970),\"worker\":\"\(origin.workerID)\",\"job\":\(origin.jobID),"
+            "{\"seq\":\(seq),\"position\":\"\(position)\",\"committedAt\":\(committedAt.timeIntervalSince1970),\"worker\":\"\(origin.workerID)\",\"job\":\(origin.jobID),"
             + "\"inserted\":\(list(inserted)),\"updated\":\(list(updated)),\"deleted\":\(list(deleted))}"
     }
 

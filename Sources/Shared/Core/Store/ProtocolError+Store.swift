@@ -15,8 +15,9 @@ extension ProtocolError {
             case .mergeConflict: .mergeConflict
             case .invalidPredicate: .invalidPredicate
             case .unwritable: .storeUnwritable
+            case .feedRewritten: .feedRewritten
             case .sqlite, .incompatibleStore, .locked: .internal
             }
-        self.init(code, error.message, jobID: jobID, conflicts: error.conflicts.map(\.wire))
+        self.init(code, error.message, jobID: jobID, conflicts: error.conflicts.map(\.wire), seq: error.seq)
     }
 }

@@ -29,6 +29,8 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
         /// The store cannot be written now (its disk is full, its file or filesystem is read-only): the write was
         /// rolled back whole, and may be tried again once the store can be written.
         case unwritable
+        /// The history differs from the one a subscriber followed, from ``StoreError/seq`` on.
+        case feedRewritten
     }
 
     /// What kind of failure it is.
@@ -41,11 +43,16 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
     public let sqliteCode: Int32?
     /// The conflicts, for ``Code/mergeConflict``.
     public let conflicts: [MergeConflict]
+    /// For ``Code/feedRewritten``: the first sequence number whose commit may differ from the one the subscriber
+    /// saw.
+    public let seq: UInt64
 
     /// A failure of `code` described by `message`, with SQLite's statement and code when it reported it.
     public init(
-        _ code: Code, _ message: String, sql: String? = nil, sqliteCode: Int32? = nil, conflicts: [MergeConflict] = []
+        _ code: Code, _ message: String, sql: String? = nil, sqliteCode: Int32? = nil, conflicts: [MergeConflict] = [],
+        seq: UInt64 = 0
     ) {
+        self.seq = seq
         self.code = code
         self.message = message
         self.sql = sql
