@@ -44,6 +44,9 @@ struct CapabilityTests {
             (try Self.fetch("NOT (name == nil OR (login BEGINSWITH[cd] %@ AND name != nil))"), [.predicateOptions]),
             (.fetchRequest(.with { $0.entity = "User" }), []),
             (.historyRequest(.with { $0.entities = ["User"] }), []),
+            (.historyRequest(.with { $0.afterEpoch = 9 }), [.feedEpochs]),
+            (.subscriberUpdate(.with { $0.position = 4 }), []),
+            (.subscriberUpdate(.with { $0.epoch = 9 }), [.feedEpochs]),
             (.snapshotRequest(.init()), []),
             (.statusRequest(.init()), []),
             (.saveChanges(.with { $0.jobID = 3 }), []),
@@ -69,7 +72,8 @@ struct CapabilityTests {
         #expect(ProtocolVersion.of(Tributary_V1_Envelope()) == 1, "an envelope without a version is version 1's")
         #expect(
             Capability.names(Capability.supported) == [
-                "batch-callbacks", "batch-changes", "context-saves", "dependencies", "predicate-options", "queues",
+                "batch-callbacks", "batch-changes", "context-saves", "dependencies", "feed-epochs", "predicate-options",
+                "queues",
             ])
     }
 

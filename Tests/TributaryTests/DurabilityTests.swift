@@ -56,7 +56,14 @@ struct DurabilityTests {
         #expect(StoreWrite<ScheduleInfo?>.setSchedule("nightly", paused: true).synced)
         #expect(StoreWrite<ScheduleInfo?>.deleteSchedule("nightly").synced)
         #expect(StoreWrite<DurableSubscriber>.deleteSubscriber(name: "s").synced)
-        #expect(StoreWrite<DurableSubscriber>.updateSubscriber(name: "s", position: 0, registerOnly: true).synced)
-        #expect(StoreWrite<DurableSubscriber>.updateSubscriber(name: "s", position: 5, registerOnly: false).synced)
+        #expect(
+            StoreWrite<DurableSubscriber>.updateSubscriber(
+                name: "s", position: FeedPosition(seq: 0), registerOnly: true
+            )
+            .synced)
+        #expect(
+            StoreWrite<DurableSubscriber>.updateSubscriber(
+                name: "s", position: FeedPosition(seq: 5), registerOnly: false
+            ).synced)
     }
 }

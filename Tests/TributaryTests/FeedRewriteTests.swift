@@ -245,6 +245,16 @@ struct FeedRewriteTests {
                 listen,
             ])
         #expect(resumed.status == 4 && resumed.error.contains("rewritten from seq 11"), "\(resumed.error)")
+        // Nor is a durable position placed there: the registration is refused, and nothing is stored.
+        let placed = try await Binaries.run(
+            "tributary",
+            [
+                "subscribe", "--durable", "placed", "--since", "15:\(FeedPosition.hex(epoch))", "--count", "1",
+                "--feed", feed, "--listen", listen,
+            ])
+        #expect(placed.status == 4 && placed.error.contains("rewritten from seq 11"), "\(placed.error)")
+        let listed = try await Binaries.run("tributary", ["subscribers", "--listen", listen])
+        #expect(!listed.output.contains("placed"), "\(listed.output)")
         let before = try await Binaries.run(
             "tributary",
             [

@@ -123,6 +123,21 @@ struct StoreEpochTests {
         #expect(try await rewrittenFrom(rewritten[1], in: restored) == nil)
         // Without epochs the two histories look alike: the check needs the epoch.
         #expect(try await rewrittenFrom(FeedPosition(seq: 5), in: restored) == nil)
+
+        // A durable position from the lost history is not stored; one the store holds is.
+        do {
+            _ = try await restored.pool.write { db in
+                try restored.feed.updateSubscriber(name: "audit", position: lost[1], registerOnly: false, in: db)
+            }
+            Issue.record("a position of the lost history was stored")
+        } catch let error as StoreError {
+            #expect(error.code == .feedRewritten && error.seq == 4, "\(error)")
+        }
+        #expect(try await restored.feed.subscribers().isEmpty)
+        let stored = try await restored.pool.write { db in
+            try restored.feed.updateSubscriber(name: "audit", position: rewritten[1], registerOnly: false, in: db)
+        }
+        #expect(stored.position == 5)
     }
 
     @Test("a restore from a copy older than the subscriber's run (its epoch unknown to the store) is told too")

@@ -75,7 +75,8 @@ class Subscriber:
         self.until_seq = until_seq
         self.printed = 0
         self.position = None  # unknown until --since, the first heartbeat or the first summary
-        self.epoch = 0  # the store epoch of commit `position`; 0 while not known (then nothing is checked)
+        self.epoch = 0  # the store epoch of commit `position`; 0 while not known (then only seq > last is checked)
+        self.check_pending = False  # the last heartbeat asks for a check, made once the messages received are handled
         self.parts = []
 
         # The SUB socket first, so that live messages queue up while history is read.
@@ -179,8 +180,11 @@ class Subscriber:
 
     def check(self):
         """Asks whether the store's history up to the position is the one printed (FEED_REWRITTEN if not)."""
-        if self.epoch:
+        try:
             self.history(self.position, self.position, max_commits=1)
+        except CoordinatorError as error:
+            if error.code != pb.HISTORY_PRUNED:  # pruned: nothing more to read there, the next gap finds it
+                raise
 
     # ------------------------------------------------------------------ live stream
 
@@ -231,9 +235,13 @@ class Subscriber:
             self.position, self.epoch = heartbeat.last_seq, heartbeat.epoch
             self.caught_up()
         elif heartbeat.last_seq > self.position:
+            self.check_pending = False  # the history request checks
             self.catch_up(heartbeat.last_seq)  # sent after every commit it counts: one was missed
-        elif self.epoch and (heartbeat.last_seq < self.position or heartbeat.epoch != self.epoch):
-            self.check()  # the store is behind the position, or holds it in another run
+        else:
+            # The store is behind the position, or holds it in another run. The latest heartbeat decides: those
+            # queued while history was read are overtaken by the next.
+            self.check_pending = (heartbeat.last_seq < self.position
+                                  or bool(self.epoch and heartbeat.epoch != self.epoch))
 
     def run(self, since):
         if since is not None:
@@ -244,7 +252,11 @@ class Subscriber:
         last_message = time.monotonic()
         warned = False
         while True:
-            if not self.feed.poll(1000):
+            if not self.feed.poll(0 if self.check_pending else 1000):
+                if self.check_pending:
+                    self.check_pending = False
+                    self.check()
+                    continue
                 if not warned and time.monotonic() - last_message > SILENCE_WARNING_S:
                     print(f"no feed message for {SILENCE_WARNING_S} s (is tributary-coordinator running?); "
                           "still waiting", file=sys.stderr, flush=True)

@@ -22,6 +22,10 @@ extension Capability {
             return needed
         case .fetchRequest(let request):
             return request.hasPredicate && usesOptions(request.predicate) ? [.predicateOptions] : []
+        case .historyRequest(let request):
+            return request.afterEpoch == 0 ? [] : [.feedEpochs]
+        case .subscriberUpdate(let update):
+            return update.epoch == 0 ? [] : [.feedEpochs]
         default:
             return []
         }

@@ -18,6 +18,9 @@ public enum Capability: String, CaseIterable, Comparable, Sendable {
     case contextSaves = "context-saves"
     /// Batch updates and deletes made in the writer: `SaveChanges.batch_change`.
     case batchChanges = "batch-changes"
+    /// Feed positions checked against the store's history by their epoch: `HistoryRequest.after_epoch`,
+    /// `SubscriberUpdate.epoch`.
+    case feedEpochs = "feed-epochs"
 
     /// The capabilities of this build: every one.
     public static let supported = Set(allCases)

@@ -1006,7 +1006,7 @@ public nonisolated struct Tributary_V1_Error: Sendable {
   /// MERGE_CONFLICT: each object whose stored version differs from the one read
   public var conflicts: [Tributary_V1_Conflict] = []
 
-  /// FEED_REWRITTEN: the commits before this seq are the ones the subscriber saw; from it on
+  /// FEED_REWRITTEN: the first commit that may differ from what the subscriber saw (exact when
   public var seq: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -2514,6 +2514,9 @@ public nonisolated struct Tributary_V1_SubscriberUpdate: Sendable {
 
   /// a name already registered keeps its position
   public var registerOnly: Bool = false
+
+  /// the epoch of commit `position` (0 = not known): a position the store's history does
+  public var epoch: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -6756,7 +6759,7 @@ nonisolated extension Tributary_V1_SnapshotPage: SwiftProtobuf.Message, SwiftPro
 
 nonisolated extension Tributary_V1_SubscriberUpdate: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SubscriberUpdate"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}position\0\u{3}register_only\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}position\0\u{3}register_only\0\u{1}epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -6767,6 +6770,7 @@ nonisolated extension Tributary_V1_SubscriberUpdate: SwiftProtobuf.Message, Swif
       case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
       case 2: try { try decoder.decodeSingularUInt64Field(value: &self.position) }()
       case 3: try { try decoder.decodeSingularBoolField(value: &self.registerOnly) }()
+      case 4: try { try decoder.decodeSingularFixed64Field(value: &self.epoch) }()
       default: break
       }
     }
@@ -6782,6 +6786,9 @@ nonisolated extension Tributary_V1_SubscriberUpdate: SwiftProtobuf.Message, Swif
     if self.registerOnly != false {
       try visitor.visitSingularBoolField(value: self.registerOnly, fieldNumber: 3)
     }
+    if self.epoch != 0 {
+      try visitor.visitSingularFixed64Field(value: self.epoch, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -6789,6 +6796,7 @@ nonisolated extension Tributary_V1_SubscriberUpdate: SwiftProtobuf.Message, Swif
     if lhs.name != rhs.name {return false}
     if lhs.position != rhs.position {return false}
     if lhs.registerOnly != rhs.registerOnly {return false}
+    if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

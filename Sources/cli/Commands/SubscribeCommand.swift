@@ -114,7 +114,10 @@ struct SubscribeCommand: AsyncParsableCommand {
                     Terminal.error("subscribed to \(feed.feedEndpoint) (seq \(seq))")
                 case .snapshot(let objects, let seq, let isLast):
                     for batch in objects { Terminal.line(Self.snapshotLine(batch, seq: seq, json: json)) }
-                    if isLast { Terminal.error("snapshot complete at seq \(seq)") }
+                    if isLast {
+                        let position = feed.resumePosition.map { " (resume with --since \($0))" } ?? ""
+                        Terminal.error("snapshot complete at seq \(seq)\(position)")
+                    }
                 case .rewritten(let seq):
                     Terminal.error("feed rewritten from seq \(seq): the events printed from it on are not the store's")
                 case .didSave(let save):

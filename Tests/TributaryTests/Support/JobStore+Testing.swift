@@ -121,7 +121,8 @@ extension FeedStore {
         -> DurableSubscriber
     {
         try await pool.write { db in
-            try self.updateSubscriber(name: name, position: position, registerOnly: registerOnly, in: db)
+            try self.updateSubscriber(
+                name: name, position: FeedPosition(seq: position), registerOnly: registerOnly, in: db)
         }
     }
 

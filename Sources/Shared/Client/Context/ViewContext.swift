@@ -96,29 +96,32 @@ public final class ViewContext: Sendable {
         let connection = try CoordinatorConnection(endpoint: jobs, curve: curve)
         let context = ObjectContext(model: model, parent: CoordinatorStore(connection: connection), name: name)
         let entities: Set<String>
-        let seq: UInt64
+        let start: FeedPosition
         switch contents {
         case .entities(let loaded):
             entities = loaded
-            seq = try await JobClient.with(endpoint: jobs, curve: curve) { client in
+            start = try await JobClient.with(endpoint: jobs, curve: curve) { client in
                 var id: UInt64 = 0
                 while true {
                     let page = try await client.snapshotPage(id: id, entities: loaded)
                     try await context.perform { context in
                         for batch in page.objects { try context.merge(batch, registeringNew: true) }
                     }
-                    if page.done { return page.seq }
+                    if page.done { return FeedPosition(seq: page.seq, epoch: page.epoch) }
                     id = page.snapshotID
                 }
             }
         case .fetched:
             entities = []
-            seq = try await JobClient.with(endpoint: jobs, curve: curve) { try await $0.status().lastSeq }
+            start = FeedPosition(
+                seq: try await JobClient.with(endpoint: jobs, curve: curve) { try await $0.status().lastSeq })
         }
+        let seq = start.seq
         let registersNew = if case .entities = contents { true } else { false }
         var options = ChangeFeed.Options()
         options.filter = FeedFilter(entities: entities)
         options.since = seq
+        options.sinceEpoch = start.epoch
         let changeFeed = try ChangeFeed(feed: feed, jobs: jobs, options: options, curve: curve)
         let (changes, continuation) = AsyncThrowingStream.makeStream(
             of: DidSave.self, bufferingPolicy: .bufferingNewest(unreadChangesKept))

@@ -38,8 +38,11 @@ final class FeedReader: @unchecked Sendable {
     private var catchUpTarget: UInt64?
     /// A snapshot being paged through, and what to catch up to after it.
     private var snapshotID: UInt64?
-    /// The store's history is to be checked against (position, epoch) before more is delivered.
+    /// The last heartbeat showed the store behind the position, or holding it in another run: the store's history
+    /// is checked against (position, epoch) once the live messages received are handled.
     private var checkPending = false
+    /// The coordinator refused to store the durable position as one its history does not hold.
+    private var refusedAcknowledgement: ProtocolError?
     private var started = false
     /// The last event handed out.
     private var lastHandedOut: FeedPosition?
@@ -76,10 +79,11 @@ final class FeedReader: @unchecked Sendable {
             }
             if !started {
                 try await start()
+            } else if let refused = refusedAcknowledgement {
+                refusedAcknowledgement = nil
+                try cannotFollow(refused)
             } else if snapshotID != nil {
                 try await loadSnapshotPage()
-            } else if checkPending {
-                try await checkHistory()
             } else if let target = catchUpTarget {
                 try await loadHistoryPage(until: target)
             } else if liveStart < live.count {
@@ -90,6 +94,8 @@ final class FeedReader: @unchecked Sendable {
                     liveStart = 0
                 }
                 accept(frames)
+            } else if checkPending {
+                try await checkHistory()
             } else {
                 // Caught up and about to wait: the consumer processed every event handed out (it asked for the
                 // next), so a pause stores the position rather than leaving a burst's tail unacknowledged. The
@@ -108,13 +114,18 @@ final class FeedReader: @unchecked Sendable {
     /// Stores the durable position (when there is a durable name and it moved): at most every second unless
     /// `force`.
     func acknowledge(force: Bool) async throws {
-        guard let name = options.durableName, let processed = processedPosition, processed != acknowledged else {
-            return
-        }
+        guard let name = options.durableName, let processed, processed.seq != acknowledged else { return }
         guard force || ContinuousClock.now - lastAcknowledgement >= .seconds(1) else { return }
         lastAcknowledgement = .now
-        _ = try await client.updateSubscriber(name: name, position: processed)
-        acknowledged = processed
+        do {
+            _ = try await client.updateSubscriber(name: name, position: processed.seq, epoch: processed.epoch)
+        } catch let error as ProtocolError where error.code == .feedRewritten {
+            // Not stored: what was processed is not the store's history. The feed stops (or snapshots) at its next
+            // step, however it was called here.
+            refusedAcknowledgement = error
+            return
+        }
+        acknowledged = processed.seq
     }
 
     // MARK: - Start
@@ -122,20 +133,24 @@ final class FeedReader: @unchecked Sendable {
     private func start() async throws {
         started = true
         var since = options.since
+        // A given position is checked with the epoch it came with (by the registration of a durable name too); a
+        // stored durable position is the store's own, and its epoch comes with the first history page.
+        var sinceEpoch = options.sinceEpoch
         if let name = options.durableName {
             let registerOnly = since == nil
             let start: UInt64
             if let since { start = since } else { start = try await request { try await self.client.status().lastSeq } }
             let info = try await request {
-                try await self.client.updateSubscriber(name: name, position: start, registerOnly: registerOnly)
+                try await self.client.updateSubscriber(
+                    name: name, position: start, epoch: registerOnly ? 0 : sinceEpoch, registerOnly: registerOnly)
             }
+            if registerOnly { sinceEpoch = 0 }
             since = info.position
             acknowledged = info.position
         }
         if let since {
             position = since
-            // A durable position is the store's own; a given one is checked with the epoch it came with.
-            epoch = options.durableName == nil ? options.sinceEpoch : 0
+            epoch = sinceEpoch
             catchUpTarget = 0
         }
     }
@@ -157,10 +172,12 @@ final class FeedReader: @unchecked Sendable {
             // The heartbeat follows the messages of every commit it counts: one not seen was dropped.
             if heartbeat.lastSeq > position {
                 catchUpTarget = heartbeat.lastSeq
-            } else if epoch != 0, heartbeat.lastSeq < position || heartbeat.epoch != epoch {
-                // The store is behind this position, or holds it in another run: check the history (a store
-                // read ahead of the feed's publisher passes).
-                checkPending = true
+                checkPending = false  // the history request checks
+            } else {
+                // The store is behind this position, or holds it in another run: check the history (a store read
+                // ahead of the feed's publisher passes). The latest heartbeat decides: those buffered during a
+                // catch-up are overtaken by the next.
+                checkPending = heartbeat.lastSeq < position || (epoch != 0 && heartbeat.epoch != epoch)
             }
         case Wire.commitsTopic:
             guard let summary = try? Tributary_V1_CommitSummary(serializedBytes: frames[1]) else { return }
@@ -248,7 +265,7 @@ final class FeedReader: @unchecked Sendable {
     /// nothing: the coordinator checks the position's epoch first).
     private func checkHistory() async throws {
         checkPending = false
-        guard let position, epoch != 0 else { return }
+        guard let position else { return }
         do {
             _ = try await client.history(
                 after: FeedPosition(seq: position, epoch: epoch), until: position, filter: options.filter,

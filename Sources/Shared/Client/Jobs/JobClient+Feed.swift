@@ -39,12 +39,13 @@ extension JobClient {
 
     /// Registers the durable subscriber `name` at `position`, or moves it there; with `registerOnly`, one
     /// registered before keeps its position. Returns the stored position.
-    public func updateSubscriber(name: String, position: UInt64, registerOnly: Bool = false) async throws
-        -> DurableSubscriber
+    public func updateSubscriber(name: String, position: UInt64, epoch: UInt64 = 0, registerOnly: Bool = false)
+        async throws -> DurableSubscriber
     {
         let update = Tributary_V1_SubscriberUpdate.with {
             $0.name = name
             $0.position = position
+            $0.epoch = epoch
             $0.registerOnly = registerOnly
         }
         let reply = try await connection.request(.subscriberUpdate(update))

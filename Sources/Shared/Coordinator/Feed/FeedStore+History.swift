@@ -128,12 +128,16 @@ extension FeedStore {
 
     /// Registers a durable subscriber at `position`, or moves it there; with `registerOnly`, a registered one
     /// keeps its position.
-    /// - Throws: ``StoreError`` `historyPruned` when `position` is older than the history kept.
-    func updateSubscriber(name: String, position: UInt64, registerOnly: Bool, in db: Database) throws
+    /// - Throws: ``StoreError`` `feedRewritten` when the store's history does not hold `position` (its epoch
+    ///   differs, or it is past the last commit): a position from a rewritten history is never stored;
+    ///   `historyPruned` when `position` is older than the history kept.
+    func updateSubscriber(name: String, position given: FeedPosition, registerOnly: Bool, in db: Database) throws
         -> DurableSubscriber
     {
         let now = Date().timeIntervalSince1970
         if registerOnly, let existing = try Self.subscriber(name, in: db) { return existing }
+        try Self.checkResume(after: given.seq, epoch: given.epoch, last: try Self.lastSequenceNumber(db), in: db)
+        let position = given.seq
         let pruned = try Self.prunedThrough(db)
         guard position >= pruned else {
             throw StoreError(

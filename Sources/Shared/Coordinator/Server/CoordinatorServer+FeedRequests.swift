@@ -34,7 +34,9 @@ extension CoordinatorServer {
         try Self.requireSubscriberName(update.name)
         try Intake.requireInt64(update.position, "position")
         let info = try await writer.write(
-            .updateSubscriber(name: update.name, position: update.position, registerOnly: update.registerOnly))
+            .updateSubscriber(
+                name: update.name, position: FeedPosition(seq: update.position, epoch: update.epoch),
+                registerOnly: update.registerOnly))
         reply(to: peer, requestID: requestID, .subscriberInfo(info.wire))
     }
 

@@ -12,7 +12,9 @@ extension StoreWrite {
 
     /// A durable subscriber registered, or its position moved; synced, as the subscriber is told it is stored (a
     /// subscriber stores its position at most once a second).
-    static func updateSubscriber(name: String, position: UInt64, registerOnly: Bool) -> StoreWrite<DurableSubscriber> {
+    static func updateSubscriber(name: String, position: FeedPosition, registerOnly: Bool)
+        -> StoreWrite<DurableSubscriber>
+    {
         .init(name: "update subscriber", synced: true) { store, db in
             try store.feed.updateSubscriber(name: name, position: position, registerOnly: registerOnly, in: db)
         }
