@@ -46,7 +46,8 @@ struct MixedVersionTests {
             #expect(Self.isRefusal(error, of: "time-travel", coordinator: 2, peer: 3), "\(error)")
             #expect(
                 error.message.contains(
-                    "with batch-callbacks, batch-changes, context-saves, dependencies, predicate-options, queues"),
+                    "with batch-callbacks, batch-changes, context-saves, dependencies, feed-epochs, predicate-options, queues"
+                ),
                 "\(error)")
 
             try peer.send(.statusRequest(.init()), requestID: 2)
@@ -66,7 +67,9 @@ struct MixedVersionTests {
             }
             #expect(
                 version.capabilities == [
-                    "batch-callbacks", "batch-changes", "context-saves", "dependencies", "predicate-options", "queues",
+                    "batch-callbacks", "batch-changes", "context-saves", "dependencies", "feed-epochs",
+                    "predicate-options",
+                    "queues",
                 ])
             let hello = Wire.envelope(
                 4, .workerHello(.with { ($0.jobKinds, $0.queues) = (["noop"], ["imports"]) }), requires: [.queues])
