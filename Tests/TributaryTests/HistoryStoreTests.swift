@@ -149,6 +149,10 @@ struct HistoryStoreTests {
         try await commitTags(3)
         #expect(try await store.feed.pruneHistory(before: Date() - 3600, keepingNewest: nil) == 0)
         #expect(try await store.feed.pruneHistory(before: Date() + 1, keepingNewest: nil) == 3)
+        // With every record pruned, the sequence goes on from the last pruned one.
+        #expect(try await store.feed.lastSequenceNumber() == 3)
+        #expect(try await commitTags(1, prefix: "after") == [4])
+        #expect(try await store.feed.history(.init(after: 3)).parts.map(\.seq) == [4])
     }
 
     @Test("a registered durable subscriber keeps its position when registered again")

@@ -24,7 +24,7 @@ struct ReplicationTests {
         init(path: String, batch: String) throws {
             (lastSeq, pullRequests, doneJobs, lastCommitAt) = try DatabaseQueue(path: path).read { db in
                 (
-                    try Int.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'tributary_history'") ?? 0,
+                    try Int.fetchOne(db, sql: "SELECT MAX(seq) FROM tributary_history") ?? 0,
                     try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM PullRequest") ?? 0,
                     try Int.fetchOne(
                         db, sql: "SELECT done_jobs FROM tributary_batches WHERE batch = ?", arguments: [batch]) ?? 0,

@@ -285,9 +285,23 @@ struct InverseIndexUpgradeTests {
         }
         #expect(format == 8, "the fixture is not a format-8 store")
         #expect(before.users.count == 350 && before.authors.count == 2500 && before.reviewers.count == 3703)
+        let (reached, records) = try await StoreUpgradeTests.readOnly(path).read { db in
+            (
+                try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'tributary_history'") ?? 0,
+                try Data.fetchAll(db, sql: "SELECT record FROM tributary_history ORDER BY seq")
+            )
+        }
+        #expect(reached > 0 && !records.isEmpty)
 
         let store = try RootStore.open(path: path, model: model)
         #expect(store.upgrade?.fromFormat == 8)
+        // The history rebuilt without AUTOINCREMENT: the same records, and the sequence goes on where it was.
+        #expect(try await store.feed.lastSequenceNumber() == UInt64(reached))
+        try await store.pool.read { db in
+            let sql = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'tributary_history'")
+            #expect(sql?.uppercased().contains("AUTOINCREMENT") == false, "\(sql ?? "")")
+            #expect(try Data.fetchAll(db, sql: "SELECT record FROM tributary_history ORDER BY seq") == records)
+        }
         // Every author, mentor and review indexed anew.
         #expect(store.upgrade?.references == before.authors.count + before.reviewers.count + 225)
         // A user's delete goes through the upgraded index: its authorships and reviews cleared.

@@ -17,9 +17,13 @@ public struct FeedStore: Sendable {
         try await pool.read { db in try Self.lastSequenceNumber(db) }
     }
 
+    /// The last commit's seq: the history's last record, or the last pruned one when none is kept.
     static func lastSequenceNumber(_ db: Database) throws -> UInt64 {
-        UInt64(
-            try Int64.fetchOne(
-                db.cachedStatement(sql: "SELECT seq FROM sqlite_sequence WHERE name = 'tributary_history'")) ?? 0)
+        UInt64(try Int64.fetchOne(db.cachedStatement(sql: lastSequenceNumberSQL)) ?? 0)
     }
+
+    static let lastSequenceNumberSQL = """
+        SELECT max(ifnull((SELECT MAX(seq) FROM tributary_history), 0),
+            ifnull((SELECT value FROM tributary_meta WHERE key = 'history_pruned_through'), 0))
+        """
 }

@@ -81,22 +81,22 @@ enum Schema {
                 CREATE TABLE IF NOT EXISTS tributary_payloads (
                     job_id INTEGER PRIMARY KEY,
                     payload BLOB NOT NULL);
-                CREATE TABLE IF NOT EXISTS tributary_history (
-                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                    job_id INTEGER,
-                    attempt INTEGER NOT NULL DEFAULT 0,
-                    batch_index INTEGER NOT NULL DEFAULT 0,
-                    worker TEXT NOT NULL DEFAULT '',
-                    committed_at REAL NOT NULL,
-                    record BLOB NOT NULL);
-                CREATE UNIQUE INDEX IF NOT EXISTS tributary_history_by_job ON tributary_history(job_id, batch_index);
+                """)
+        try createHistory(db)
+        try db.execute(
+            sql: """
+                -- A job's batches, for a batch sent again: saves outside any job (a view's) are not indexed, so a
+                -- lone save writes no page of it.
+                DROP INDEX IF EXISTS tributary_history_by_job;
+                CREATE UNIQUE INDEX IF NOT EXISTS tributary_history_of_job ON tributary_history(job_id, batch_index)
+                    WHERE job_id IS NOT NULL;
                 -- Contexts' saves outside any job, by the id their sender made, with their first answer: a retry
-                -- finds it (ContextSaveLog). Pruned by age.
-                CREATE TABLE IF NOT EXISTS tributary_context_saves (
-                    save_id BLOB PRIMARY KEY NOT NULL,
+                -- finds it (ContextSaveLog). In generations of 12 hours, pruned whole.
+                CREATE TABLE IF NOT EXISTS tributary_save_log (
+                    generation INTEGER NOT NULL,
+                    save_id BLOB NOT NULL,
                     answer BLOB NOT NULL,
-                    saved_at REAL NOT NULL) WITHOUT ROWID;
-                CREATE INDEX IF NOT EXISTS tributary_context_saves_by_age ON tributary_context_saves(saved_at);
+                    PRIMARY KEY (generation, save_id)) WITHOUT ROWID;
                 -- The store's epochs: each coordinator run that committed, by its first commit (FeedStore+Epochs).
                 -- Never pruned: one row per run.
                 CREATE TABLE IF NOT EXISTS tributary_epochs (
@@ -108,6 +108,15 @@ enum Schema {
                     position INTEGER NOT NULL,
                     updated_at REAL NOT NULL) WITHOUT ROWID;
                 """)
+        // Formats 9 and before kept save ids by id alone, with an index of ages: moved into their generations.
+        if try db.tableExists("tributary_context_saves") {
+            try db.execute(
+                sql: """
+                    INSERT OR IGNORE INTO tributary_save_log (generation, save_id, answer)
+                        SELECT CAST(saved_at / ? AS INTEGER), save_id, answer FROM tributary_context_saves;
+                    DROP TABLE tributary_context_saves;
+                    """, arguments: [ContextSaveLog.generationSeconds])
+        }
         // Format 7 added batch callbacks: the batch's callback spec (JSON) and the callback job once pushed.
         let batchColumns = Set(
             try Row.fetchAll(db, sql: "PRAGMA table_info(tributary_batches)").map { $0["name"] as String })
@@ -162,6 +171,51 @@ enum Schema {
                 CREATE INDEX IF NOT EXISTS tributary_jobs_queued_in ON tributary_jobs(queue, priority DESC, id)
                     WHERE state = \(JobState.queued.sql);
                 """)
+    }
+
+    /// The change history, by sequence number. Not `AUTOINCREMENT`: the writer numbers each commit (the last
+    /// commit's seq + 1, see ``FeedStore/lastSequenceNumber(_:)``), so a commit does not also rewrite
+    /// `sqlite_sequence`'s page. A store whose history was made with `AUTOINCREMENT` (formats 9 and before) has the
+    /// table rebuilt, its records as they were, and the sequence it had reached kept as the pruned point when the
+    /// history holds nothing beyond it.
+    private static func createHistory(_ db: Database) throws {
+        let columns = """
+            seq INTEGER PRIMARY KEY,
+            job_id INTEGER,
+            attempt INTEGER NOT NULL DEFAULT 0,
+            batch_index INTEGER NOT NULL DEFAULT 0,
+            worker TEXT NOT NULL DEFAULT '',
+            committed_at REAL NOT NULL,
+            record BLOB NOT NULL
+            """
+        let existing = try String.fetchOne(
+            db, sql: "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'tributary_history'")
+        guard let existing else {
+            try db.execute(sql: "CREATE TABLE tributary_history (\(columns))")
+            return
+        }
+        guard existing.uppercased().contains("AUTOINCREMENT") else { return }
+        let reached =
+            try Int64.fetchOne(
+                db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'tributary_history'") ?? 0
+        try db.execute(
+            sql: """
+                DROP INDEX IF EXISTS tributary_history_by_job;
+                ALTER TABLE tributary_history RENAME TO tributary_upgrade_history;
+                CREATE TABLE tributary_history (\(columns));
+                INSERT INTO tributary_history (seq, job_id, attempt, batch_index, worker, committed_at, record)
+                    SELECT seq, job_id, attempt, batch_index, worker, committed_at, record
+                    FROM tributary_upgrade_history ORDER BY seq;
+                DROP TABLE tributary_upgrade_history;
+                """)
+        let kept = try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM tributary_history") ?? 0
+        let pruned =
+            try Int64.fetchOne(db, sql: "SELECT value FROM tributary_meta WHERE key = 'history_pruned_through'") ?? 0
+        if reached > max(kept, pruned) {
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO tributary_meta (key, value) VALUES ('history_pruned_through', ?)",
+                arguments: [reached])
+        }
     }
 
     static func create(_ entity: Entity, in db: Database) throws {

@@ -8,17 +8,33 @@ import TributaryProtocol
 /// transaction of its commit: a save retried after its answer was lost (the coordinator restarted in between
 /// included) finds its id and gets that answer again instead of a second commit, as in the ZeroMQ Guide's
 /// idempotent service. Ids are kept for ``retention``, then pruned by the store's maintenance.
+///
+/// The log (`tributary_save_log`) is keyed by (generation, save id), a generation being ``generationSeconds`` of
+/// saves: a lookup reads the generations that can hold an id of the retention (three seeks), a save writes one page
+/// (no index of ages beside the table), and pruning drops whole generations from the front of the key.
 enum ContextSaveLog {
-    /// How long a save's id and answer are kept: far longer than a client retries.
+    /// How long a save's id and answer are kept at least: far longer than a client retries.
     static let retention: Duration = .seconds(24 * 3600)
+    /// The span of one generation; ids are kept for up to ``retention`` plus this.
+    static let generationSeconds: Double = 12 * 3600
+
+    /// The generation of a save made at `time` (seconds since 1970).
+    static func generation(at time: Double) -> Int64 {
+        Int64((time / generationSeconds).rounded(.down))
+    }
 
     /// Ids pruned per transaction; a full chunk means more is due at once.
     static let pruneChunk = 5_000
 
-    /// The answer a save with `id` was given, if the store committed it before.
-    static func earlierAnswer(of id: Data, in db: Database, statements: WriterStatements) throws -> AppliedSave? {
-        let select = try statements.statement(db, "SELECT answer FROM tributary_context_saves WHERE save_id = ?")
-        select.bind(1, bytes: id)
+    /// The answer a save with `id` was given, if the store committed it before (within the retention of `now`).
+    static func earlierAnswer(of id: Data, now: Double, in db: Database, statements: WriterStatements) throws
+        -> AppliedSave?
+    {
+        let select = try statements.statement(
+            db, "SELECT answer FROM tributary_save_log WHERE generation IN (?, ?, ?) AND save_id = ?")
+        let current = generation(at: now)
+        for offset in 0..<3 { select.bind(Int32(offset + 1), current - Int64(offset)) }
+        select.bind(4, bytes: id)
         defer { select.reset() }
         guard try select.step() else { return nil }
         let answer = try Tributary_V1_SaveAck(serializedBytes: select.data(column: 0))
@@ -40,21 +56,22 @@ enum ContextSaveLog {
         }
         let answer = AppliedSave(outcome: outcome, progress: nil, selection: selection).ack
         let insert = try statements.statement(
-            db, "INSERT INTO tributary_context_saves (save_id, answer, saved_at) VALUES (?, ?, ?)")
-        insert.bind(1, bytes: id)
-        insert.bind(2, bytes: try answer.serializedBytes() as Data)
-        insert.bind(3, now)
+            db, "INSERT INTO tributary_save_log (generation, save_id, answer) VALUES (?, ?, ?)")
+        insert.bind(1, generation(at: now))
+        insert.bind(2, bytes: id)
+        insert.bind(3, bytes: try answer.serializedBytes() as Data)
         try insert.execute()
     }
 
-    /// Deletes up to `limit` ids saved before `cutoff`, oldest first.
+    /// Deletes up to `limit` ids of the generations that ended before `cutoff`, oldest first.
     /// - Returns: how many were deleted.
     static func prune(before cutoff: Date, limit: Int, in db: Database) throws -> Int {
         try db.execute(
             sql: """
-                DELETE FROM tributary_context_saves WHERE save_id IN (
-                    SELECT save_id FROM tributary_context_saves WHERE saved_at < ? ORDER BY saved_at LIMIT ?)
-                """, arguments: [cutoff.timeIntervalSince1970, limit])
+                DELETE FROM tributary_save_log WHERE (generation, save_id) IN (
+                    SELECT generation, save_id FROM tributary_save_log WHERE generation < ?
+                    ORDER BY generation, save_id LIMIT ?)
+                """, arguments: [generation(at: cutoff.timeIntervalSince1970), limit])
         return db.changesCount
     }
 }

@@ -354,7 +354,8 @@ extension GroupCommitter {
             case .held(let held): lease = held
             }
         } else if let saveID = save.saveID,
-            let earlier = try ContextSaveLog.earlierAnswer(of: saveID, in: db, statements: statements)
+            let earlier = try ContextSaveLog.earlierAnswer(
+                of: saveID, now: Date().timeIntervalSince1970, in: db, statements: statements)
         {
             return earlier
         }
@@ -367,7 +368,7 @@ extension GroupCommitter {
             selection = BatchSelection(ids: expanded.ids, more: expanded.more)
         }
         // Every object the save writes gets the commit's sequence number as its version.
-        let seq = save.changes.batches.isEmpty ? 0 : try FeedStore.lastSequenceNumber(db) + 1
+        let seq = save.changes.batches.isEmpty ? 0 : try lastSequenceNumber(db, statements) + 1
         let result: MergeResult
         if save.changes.batches.isEmpty {
             // Nothing to merge (a job's completion, say): only the merge policy is checked, as a merge would.
@@ -433,6 +434,14 @@ extension GroupCommitter {
         var applied = applied(save, outcome, lease: lease)
         applied.selection = selection
         return applied
+    }
+
+    /// The last commit's seq (as ``FeedStore/lastSequenceNumber(_:)`` reads it), through the writer's prepared
+    /// statement: read for every save that changes something.
+    private static func lastSequenceNumber(_ db: Database, _ statements: WriterStatements) throws -> UInt64 {
+        let select = try statements.statement(db, FeedStore.lastSequenceNumberSQL)
+        defer { select.reset() }
+        return try select.step() ? UInt64(max(0, select.int64(column: 0))) : 0
     }
 
     /// A job held by the save's attempt, as it was before the save.
