@@ -28,6 +28,8 @@ extension PowerLossTests {
         struct Acknowledged {
             var pushes: [String] = []
             var saves: [String] = []
+            /// The last acknowledged save's commit, as a subscriber saw it published.
+            var lastSave: FeedPosition?
         }
 
         /// Pushes (odd steps) and saves (even steps) until one fails, the power lost at `crashPoint` (nil: never).
@@ -50,8 +52,9 @@ extension PowerLossTests {
                         try await context.perform { context in
                             try context.insert("User")["login"] = .string(login)
                         }
-                        try await context.save()
+                        let receipt = try await context.save()
                         acknowledged.saves.append(login)
+                        acknowledged.lastSave = FeedPosition(seq: receipt.seq, epoch: store.writer.epoch)
                     } catch {
                         break steps
                     }
@@ -80,6 +83,7 @@ extension PowerLossTests {
             #expect(whole.pushes.count + whole.saves.count == Self.steps)
             var lostSaves = 0
             var checked = 0
+            var rewritesFound = 0
             let points = Self.crashPoints
             for index in 0..<points {
                 let path = directory.path("\(durability)-\(index).sqlite")
@@ -103,15 +107,29 @@ extension PowerLossTests {
                 #expect(history == (0..<history.count).map { $0 + 1 }, "\(point): the history a gap-free prefix")
                 lostSaves += Set(acknowledged.saves).subtracting(logins).count
                 checked += acknowledged.pushes.count + acknowledged.saves.count
-                // A coordinator opens what is left.
+                // A coordinator opens what is left. A subscriber that saw the last acknowledged save reads on when the
+                // store kept it, and is told the feed was rewritten from the first lost seq when it did not.
                 power_loss_watch(nil)
-                try RootStore.open(path: path, model: DemoData.model, durability: durability).close()
+                let reopened = try RootStore.open(path: path, model: DemoData.model, durability: durability)
+                if let seen = acknowledged.lastSave {
+                    var query = FeedStore.HistoryQuery(after: seen.seq)
+                    query.afterEpoch = seen.epoch
+                    let kept = history.contains(Int(seen.seq))
+                    do {
+                        _ = try await reopened.feed.history(query)
+                        #expect(kept, "\(point): a lost commit's position read on")
+                    } catch let error as StoreError where error.code == .feedRewritten {
+                        #expect(!kept && error.seq == UInt64(history.count + 1), "\(point): \(error)")
+                        rewritesFound += 1
+                    }
+                }
+                try reopened.close()
                 power_loss_watch(directory.url.path)
             }
             // The figures of `make crash-test` (violations are the failed expectations).
             print(
                 "power loss (\(durability)): \(points) crash points, \(checked) acknowledged pushes and saves checked, "
-                    + "\(lostSaves) acknowledged saves lost")
+                    + "\(lostSaves) acknowledged saves lost, \(rewritesFound) rewritten feeds told")
             return lostSaves
         }
 

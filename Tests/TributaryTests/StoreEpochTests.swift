@@ -173,7 +173,7 @@ struct StoreEpochTests {
         var store = try RootStore.open(path: path, model: model)
         _ = try await commit(2, on: store)
         try store.close()
-        // Format 9 is format 10 without the epochs table, nor epochs in the history's parts.
+        // As far as epochs go, format 9 is this format without the epochs table, nor epochs in the history's parts.
         let queue = try DatabaseQueue(path: path)
         try await queue.write { db in
             for row in try Row.fetchAll(db, sql: "SELECT seq, record FROM tributary_history") {

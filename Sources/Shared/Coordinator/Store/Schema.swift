@@ -13,9 +13,9 @@ import TributaryCore
 enum Schema {
     /// The layout of Tributary's own tables, kept in `tributary_meta` under `format`. A store of format 5 (16-byte
     /// keys in relationships), 6 (no named queues), 7 (no dependencies or schedules) or 8 (relationship indexes as
-    /// SQLite indexes) or 9 (no store epochs) is upgraded on open (``StoreUpgrade``); another format is refused with
-    /// a message rather than misread.
-    static let format = 10
+    /// SQLite indexes), 9 (no store epochs) or 10 (save ids by id alone) is upgraded on open (``StoreUpgrade``);
+    /// another format is refused with a message rather than misread.
+    static let format = 11
 
     static func createSystemTables(_ db: Database) throws {
         try db.execute(
@@ -175,39 +175,27 @@ enum Schema {
 
     /// The change history, by sequence number. Not `AUTOINCREMENT`: the writer numbers each commit (the last
     /// commit's seq + 1, see ``FeedStore/lastSequenceNumber(_:)``), so a commit does not also rewrite
-    /// `sqlite_sequence`'s page. A store whose history was made with `AUTOINCREMENT` (formats 9 and before) has the
-    /// table rebuilt, its records as they were, and the sequence it had reached kept as the pruned point when the
-    /// history holds nothing beyond it.
+    /// `sqlite_sequence`'s page. A store whose history was made with `AUTOINCREMENT` (formats 10 and before) keeps its
+    /// table (rebuilding it would copy the whole history in the opening transaction, and need as much free disk
+    /// again): SQLite keeps its `sqlite_sequence` row in step with the seqs written, so its commits cost that page
+    /// still. Should its history have been pruned to nothing without the pruned point recorded, the sequence it
+    /// reached is recorded as that point.
     private static func createHistory(_ db: Database) throws {
-        let columns = """
-            seq INTEGER PRIMARY KEY,
-            job_id INTEGER,
-            attempt INTEGER NOT NULL DEFAULT 0,
-            batch_index INTEGER NOT NULL DEFAULT 0,
-            worker TEXT NOT NULL DEFAULT '',
-            committed_at REAL NOT NULL,
-            record BLOB NOT NULL
-            """
-        let existing = try String.fetchOne(
-            db, sql: "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'tributary_history'")
-        guard let existing else {
-            try db.execute(sql: "CREATE TABLE tributary_history (\(columns))")
-            return
-        }
-        guard existing.uppercased().contains("AUTOINCREMENT") else { return }
-        let reached =
-            try Int64.fetchOne(
-                db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'tributary_history'") ?? 0
         try db.execute(
             sql: """
-                DROP INDEX IF EXISTS tributary_history_by_job;
-                ALTER TABLE tributary_history RENAME TO tributary_upgrade_history;
-                CREATE TABLE tributary_history (\(columns));
-                INSERT INTO tributary_history (seq, job_id, attempt, batch_index, worker, committed_at, record)
-                    SELECT seq, job_id, attempt, batch_index, worker, committed_at, record
-                    FROM tributary_upgrade_history ORDER BY seq;
-                DROP TABLE tributary_upgrade_history;
+                CREATE TABLE IF NOT EXISTS tributary_history (
+                    seq INTEGER PRIMARY KEY,
+                    job_id INTEGER,
+                    attempt INTEGER NOT NULL DEFAULT 0,
+                    batch_index INTEGER NOT NULL DEFAULT 0,
+                    worker TEXT NOT NULL DEFAULT '',
+                    committed_at REAL NOT NULL,
+                    record BLOB NOT NULL)
                 """)
+        guard
+            let reached = try Int64.fetchOne(
+                db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'tributary_history'")
+        else { return }
         let kept = try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM tributary_history") ?? 0
         let pruned =
             try Int64.fetchOne(db, sql: "SELECT value FROM tributary_meta WHERE key = 'history_pruned_through'") ?? 0

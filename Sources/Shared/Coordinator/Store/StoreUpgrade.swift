@@ -24,9 +24,12 @@ import TributaryCore
 ///
 /// Format 9 → 10: the table of store epochs (`tributary_epochs`) appears, empty, from the system tables'
 /// set-up; the commits already in the history belong to no epoch (epoch 0).
+///
+/// Format 10 → 11: the contexts' save ids move into the generations of `tributary_save_log`, and the history's index
+/// of jobs' batches leaves out saves outside any job; also done by the system tables' set-up.
 public enum StoreUpgrade {
     /// The formats this Tributary upgrades on open.
-    static let upgradable: Set<Int> = [5, 6, 7, 8, 9]
+    static let upgradable: Set<Int> = [5, 6, 7, 8, 9, 10]
 
     /// What an upgrade did, for the coordinator's log.
     public struct Report: Sendable {
@@ -45,10 +48,10 @@ public enum StoreUpgrade {
     static func run(from format: Int, model: Model, in db: Database) throws -> Report {
         guard upgradable.contains(format) else {
             throw StoreError(
-                .incompatibleStore, "store format \(format) cannot be upgraded (only formats 5 to 9 can)")
+                .incompatibleStore, "store format \(format) cannot be upgraded (only formats 5 to 10 can)")
         }
         let started = ContinuousClock.now
-        guard format != 9 else {
+        guard format < 9 else {
             return Report(
                 fromFormat: format, objects: 0, references: 0, danglingReferencesCleared: 0,
                 duration: ContinuousClock.now - started)

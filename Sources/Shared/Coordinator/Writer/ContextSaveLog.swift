@@ -10,8 +10,9 @@ import TributaryProtocol
 /// idempotent service. Ids are kept for ``retention``, then pruned by the store's maintenance.
 ///
 /// The log (`tributary_save_log`) is keyed by (generation, save id), a generation being ``generationSeconds`` of
-/// saves: a lookup reads the generations that can hold an id of the retention (three seeks), a save writes one page
-/// (no index of ages beside the table), and pruning drops whole generations from the front of the key.
+/// saves: a lookup reads the generations that can hold an id of the retention, and the next one (a clock stepped back
+/// across a generation's start still finds what it recorded): four seeks; a save writes one page (no index of ages
+/// beside the table), and pruning drops whole generations from the front of the key.
 enum ContextSaveLog {
     /// How long a save's id and answer are kept at least: far longer than a client retries.
     static let retention: Duration = .seconds(24 * 3600)
@@ -31,10 +32,10 @@ enum ContextSaveLog {
         -> AppliedSave?
     {
         let select = try statements.statement(
-            db, "SELECT answer FROM tributary_save_log WHERE generation IN (?, ?, ?) AND save_id = ?")
+            db, "SELECT answer FROM tributary_save_log WHERE generation IN (?, ?, ?, ?) AND save_id = ?")
         let current = generation(at: now)
-        for offset in 0..<3 { select.bind(Int32(offset + 1), current - Int64(offset)) }
-        select.bind(4, bytes: id)
+        for offset in 0..<4 { select.bind(Int32(offset + 1), current + 1 - Int64(offset)) }
+        select.bind(5, bytes: id)
         defer { select.reset() }
         guard try select.step() else { return nil }
         let answer = try Tributary_V1_SaveAck(serializedBytes: select.data(column: 0))
