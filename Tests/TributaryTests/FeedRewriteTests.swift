@@ -319,11 +319,28 @@ struct FeedRewriteTests {
         }
         #expect(followers.view.seen.withLock { $0 } == Array(1...10))
 
+        // A durable feed in this process that has handed out every commit, and stores its position only when told.
+        var options = ChangeFeed.Options()
+        (options.since, options.durableName) = (0, "acked")
+        let acked = try ChangeFeed(feed: feed, jobs: listen, options: options)
+        defer { Task { await acked.close() } }
+        _ = try await FeedIntegrationTests.readHistory(acked)
+        #expect(acked.resumePosition?.seq == 10)
+
         // Started on the backup (seq 5, of the first run; the second run is unknown to it).
         #expect(await second.stop() == 0)
         let third = try await start(backups + "/older.sqlite", "third.log")
         defer { third.terminate() }
         try await followers.expectRewriteFound(from: 1...6)
+        // Acknowledging a position of the lost history fails, naming the rewrite, and stores nothing.
+        do {
+            try await acked.acknowledge()
+            Issue.record("the position of a rewritten history was acknowledged")
+        } catch let error as ChangeFeedError {
+            #expect(error.protocolError?.code == .feedRewritten, "\(error)")
+        }
+        let listed = try await Binaries.run("tributary", ["subscribers", "--listen", listen])
+        #expect(!listed.output.contains("acked"), "\(listed.output)")
         #expect(await third.stop() == 0)
     }
 }

@@ -22,7 +22,8 @@ struct SubscribeCommand: AsyncParsableCommand {
             or the store was restored from a replica or a backup), it fails with FEED_REWRITTEN naming the first
             seq that may differ (exit status 4), or with --snapshot prints "feed rewritten from seq N" on standard
             error and a snapshot. A durable position (of the last event written to standard output) is stored as events pause,
-            and on SIGTERM or SIGINT before exiting 0 (exit 1 if that takes over 15 s).
+            and on SIGTERM or SIGINT before exiting 0 (exit 1 if that takes over 15 s; 4 if the store's history
+            no longer holds it).
             JSON lines: {"seq": N, "position": "N:EPOCH", ..., "inserted": [{"entity": "...", "id": "..."}],
             "updated": [...], "deleted": [...]}; hand "position" back to --since to resume.
             """)
@@ -98,7 +99,8 @@ struct SubscribeCommand: AsyncParsableCommand {
             } catch {
                 Terminal.error("Error: the position was not stored: \(error)")
                 await feed.close()
-                throw ExitCode(1)
+                let rewritten = (error as? ChangeFeedError)?.protocolError?.code == .feedRewritten
+                throw ExitCode(rewritten ? 4 : 1)
             }
         }
         await feed.close()

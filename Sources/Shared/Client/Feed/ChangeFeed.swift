@@ -144,6 +144,8 @@ public final class ChangeFeed: AsyncSequence, Sendable {
 
     /// Stores the durable subscriber's position now: every event handed out counts as processed. Call it from
     /// the iterating task, after the last event you process (iteration acknowledges by itself otherwise).
+    /// - Throws: ``ChangeFeedError`` carrying `FEED_REWRITTEN` when the coordinator's history no longer holds that
+    ///   position (nothing is stored); the coordinator's error for another refusal.
     public func acknowledge() async throws {
         try await reader.acknowledge(force: true)
     }

@@ -103,7 +103,7 @@ final class FeedReader: @unchecked Sendable {
                 // spacing is sent soon after. A failure is retried at the next chance.
                 try? await acknowledge(force: false)
                 guard let batch = await inbound.next() else {
-                    try? await acknowledge(force: true)
+                    if processed?.seq != acknowledged { try? await acknowledge(force: true) }
                     return nil
                 }
                 live.append(contentsOf: batch.map(\.frames))
@@ -111,18 +111,21 @@ final class FeedReader: @unchecked Sendable {
         }
     }
 
-    /// Stores the durable position (when there is a durable name and it moved): at most every second unless
-    /// `force`.
+    /// Stores the durable position (when there is a durable name): when it moved, at most every second; with
+    /// `force`, now, whether it moved or not (so the coordinator checks it against its history again).
+    /// - Throws: with `force`, a ``ChangeFeedError`` carrying `FEED_REWRITTEN` when the coordinator refuses the
+    ///   position as one its history does not hold (the feed also stops, or snapshots, at its next step).
     func acknowledge(force: Bool) async throws {
-        guard let name = options.durableName, let processed, processed.seq != acknowledged else { return }
-        guard force || ContinuousClock.now - lastAcknowledgement >= .seconds(1) else { return }
+        guard let name = options.durableName, let processed else { return }
+        guard force || (processed.seq != acknowledged && ContinuousClock.now - lastAcknowledgement >= .seconds(1))
+        else { return }
         lastAcknowledgement = .now
         do {
             _ = try await client.updateSubscriber(name: name, position: processed.seq, epoch: processed.epoch)
         } catch let error as ProtocolError where error.code == .feedRewritten {
-            // Not stored: what was processed is not the store's history. The feed stops (or snapshots) at its next
-            // step, however it was called here.
+            // Not stored: what was processed is not the store's history.
             refusedAcknowledgement = error
+            if force { throw ChangeFeedError(message: error.message, protocolError: error) }
             return
         }
         acknowledged = processed.seq
