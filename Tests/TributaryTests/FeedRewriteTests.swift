@@ -17,34 +17,6 @@ import TributaryCommandSupport
 struct FeedRewriteTests {
     static let model = ViewContextTests.model
 
-    /// A subscriber process printing JSON lines with a "seq" (`tributary subscribe --format json`, the Python
-    /// example's subscriber): the seqs it printed, in order.
-    final class CLISubscriber: Sendable {
-        let process: StartedProcess
-        let seen = Locked<[UInt64]>([])
-        private let reader: Task<Void, Never>
-
-        convenience init(_ arguments: [String]) throws {
-            try self.init(
-                process: try StartedProcess.start("tributary", ["subscribe", "--format", "json"] + arguments))
-        }
-
-        init(process: StartedProcess) throws {
-            self.process = process
-            let (lines, seen) = (process.outputLines, self.seen)
-            reader = Task {
-                for await line in lines {
-                    guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                        let seq = object["seq"] as? Int
-                    else { continue }
-                    seen.withLock { $0.append(UInt64(seq)) }
-                }
-            }
-        }
-
-        var last: UInt64 { seen.withLock { $0.last ?? 0 } }
-    }
-
     /// A view following every User; the seqs it merged, and the error its changes ended with.
     final class ViewFollower: Sendable {
         let view: ViewContext
@@ -71,9 +43,9 @@ struct FeedRewriteTests {
     /// The followers of one coordinator's endpoints.
     struct Followers {
         let relay: StartedProcess
-        let durable: CLISubscriber
-        let behindRelay: CLISubscriber
-        let python: CLISubscriber
+        let durable: SubscriberProcess
+        let behindRelay: SubscriberProcess
+        let python: SubscriberProcess
         let view: ViewFollower
 
         static func start(listen: String, feed: String) async throws -> Followers {
@@ -89,14 +61,14 @@ struct FeedRewriteTests {
                     let parts = field.split(separator: "=", maxSplits: 1)
                     return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
                 })
-            let durable = try CLISubscriber(["--durable", "audit", "--feed", feed, "--listen", listen])
-            let behindRelay = try CLISubscriber([
+            let durable = try SubscriberProcess(["--durable", "audit", "--feed", feed, "--listen", listen])
+            let behindRelay = try SubscriberProcess([
                 "--since", "0", "--feed", try #require(fields["feed"]), "--listen", try #require(fields["listen"]),
             ])
             for subscriber in [durable, behindRelay] {
                 _ = try await subscriber.process.waitForError(containing: "subscribed")
             }
-            let python = try CLISubscriber(
+            let python = try SubscriberProcess(
                 process: try PythonExampleTests.start(
                     "subscriber.py", ["--since", "0", "--feed", feed, "--listen", listen]))
             _ = try await python.process.waitForError(containing: "caught up")
@@ -106,7 +78,7 @@ struct FeedRewriteTests {
 
         func waitUntilAllSaw(_ seq: UInt64) async throws {
             try await waitUntil("every follower to reach seq \(seq)", timeout: .seconds(60)) {
-                durable.last == seq && behindRelay.last == seq && python.last == seq && view.last == seq
+                durable.last == Int(seq) && behindRelay.last == Int(seq) && python.last == Int(seq) && view.last == seq
             }
         }
 

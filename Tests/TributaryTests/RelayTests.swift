@@ -12,26 +12,6 @@ import TributaryCommandSupport
 /// forwarded. Real processes: a coordinator with workers, the relay, `tributary subscribe` behind it.
 @Suite("Relay: a feed served downstream from one subscription upstream", .serialized)
 struct RelayTests {
-    /// A `tributary subscribe --format json` process and the sequence numbers it printed.
-    struct Subscriber {
-        let process: StartedProcess
-        let seen = Locked<[Int]>([])
-        let reader: Task<Void, Never>
-
-        init(_ arguments: [String]) throws {
-            process = try StartedProcess.start("tributary", ["subscribe", "--format", "json"] + arguments)
-            let (lines, seen) = (process.outputLines, self.seen)
-            reader = Task {
-                for await line in lines {
-                    guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                        let seq = object["seq"] as? Int
-                    else { continue }
-                    seen.withLock { $0.append(seq) }
-                }
-            }
-        }
-    }
-
     @Test(
         "subscribers behind a relay (live from seq 0, filtered, and one catching up from history afterwards) see every commit once, in order; the relay refuses anything but feed requests"
     )
@@ -55,8 +35,8 @@ struct RelayTests {
         let relayFeed = try #require(fields["feed"]), relayListen = try #require(fields["listen"])
         let throughRelay = ["--feed", relayFeed, "--listen", relayListen]
 
-        let live = try Subscriber(["--since", "0"] + throughRelay)
-        let users = try Subscriber(["--since", "0", "--entity", "User"] + throughRelay)
+        let live = try SubscriberProcess(["--since", "0"] + throughRelay)
+        let users = try SubscriberProcess(["--since", "0", "--entity", "User"] + throughRelay)
         defer { [live, users].forEach { $0.process.kill() } }
         for subscriber in [live, users] {
             _ = try await subscriber.process.waitForError(containing: "subscribed")
@@ -90,7 +70,7 @@ struct RelayTests {
         #expect(users.seen.value == userSeqs, "the relay's filtered subscriber saw other commits than the history's")
 
         // Afterwards: the whole feed from history, through the relay's forwarded requests.
-        let late = try Subscriber(["--since", "0", "--latency"] + throughRelay)
+        let late = try SubscriberProcess(["--since", "0", "--latency"] + throughRelay)
         defer { late.process.kill() }
         try await waitUntil("the late subscriber to catch up", timeout: .seconds(60)) {
             late.seen.value.last == lastSeq
