@@ -25,10 +25,12 @@ extension FeedStore {
 
     /// The store's last commit and its epoch (what the feed's heartbeat carries before this run commits).
     public func lastPosition() async throws -> FeedPosition {
-        try await pool.read { db in
-            let seq = try Self.lastSequenceNumber(db)
-            return FeedPosition(seq: seq, epoch: try Self.epoch(at: seq, in: db))
-        }
+        try await pool.read { db in try Self.lastPosition(db) }
+    }
+
+    static func lastPosition(_ db: Database) throws -> FeedPosition {
+        let seq = try lastSequenceNumber(db)
+        return FeedPosition(seq: seq, epoch: try epoch(at: seq, in: db))
     }
 
     /// Throws ``StoreError/Code/feedRewritten`` unless a subscriber whose last commit was `seq` in `epoch` (0: not

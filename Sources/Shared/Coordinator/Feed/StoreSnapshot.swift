@@ -56,11 +56,8 @@ public final class StoreSnapshot: Sendable {
         if position.opened == nil {
             let pool = self.pool
             let snapshot = try await BlockingWork.run { try pool.makeSnapshot() }
-            let (seq, epoch) = try await snapshot.read { db in
-                let seq = try FeedStore.lastSequenceNumber(db)
-                return (seq, try FeedStore.epoch(at: seq, in: db))
-            }
-            position.opened = (snapshot, seq, epoch)
+            let last = try await snapshot.read { db in try FeedStore.lastPosition(db) }
+            position.opened = (snapshot, last.seq, last.epoch)
         }
         guard let (snapshot, seq, epoch) = position.opened else { preconditionFailure("opened above") }
         let entities = self.entities
