@@ -58,7 +58,7 @@ struct StoreWriterTests {
     }
 
     @Test(
-        "on an idle store at normal durability, a caller that may block commits a small group itself: the saves of one wake-up gather, the last commits them together before it returns; other callers, and any at full durability, have it queued"
+        "on an idle store, a caller that may block commits a small group itself: the saves of one wake-up gather, the last commits them together before it returns; other callers have it queued"
     )
     func smallCommitsRunHere() async throws {
         let normal = try TemporaryStore(modelJSON: DemoData.modelJSON, durability: .normal)
@@ -90,13 +90,28 @@ struct StoreWriterTests {
         let later = await writer.flush()
         #expect(later.count == 1)
 
-        // At full durability (the suite's store) a commit waits for the disk's sync: queued even for the router.
+        // At full durability (the suite's store) too, while small commits take less than the limit.
         let full = makeWriter()
-        let held = blockTheStore()
         #expect(await full.enqueue(saves(5...5), claims: [], committingHere: true))
-        #expect(full.queuedWriteCount == 1, "queued, not committed on the caller's thread")
+        #expect(full.queuedWriteCount == 0, "committed on the caller's thread, sync included")
+        #expect(full.takeAnswers().count == 1)
+    }
+
+    @Test(
+        "once a small commit took longer than the limit (a disk with slow syncs), the next is queued on the store even for a caller that may block"
+    )
+    func slowCommitsAreQueued() async throws {
+        // A limit of 0: any commit measured takes longer.
+        let writer = StoreWriter(
+            store: store.store, logger: Logger(label: "test"), atOnceSeconds: 0, answersWaiting: {})
+        #expect(await writer.enqueue(saves(1...1), claims: [], committingHere: true))
+        #expect(writer.queuedWriteCount == 0, "nothing measured yet: the first runs on the caller's thread")
+        #expect(writer.takeAnswers().count == 1)
+        let held = blockTheStore()
+        #expect(await writer.enqueue(saves(2...2), claims: [], committingHere: true))
+        #expect(writer.queuedWriteCount == 1, "queued, not committed on the caller's thread")
         held.signal()
-        #expect(await full.flush().count == 1)
+        #expect(await writer.flush().count == 1)
     }
 
     @Test("a group commit takes the gathered saves up to its row budget; the rest go in the next, in order")

@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// The router hands it each message's saves and the claims for workers' credit
 /// (``enqueue(_:claims:moreToCome:committingHere:)``), and pushes (``push(_:)``). A small commit on an idle store
-/// runs on the router's own thread, so a lone save wakes no other thread. While one group commit runs, the next
+/// runs on the router's own thread (while the disk syncs quickly), so a lone save wakes no other thread. While one group commit runs, the next
 /// gathers; as soon as the store has written one, the next is queued (its saves in one transaction, a savepoint
 /// each only when one of them failed, and its claims
 /// after them, so a completion and the lease of the job that takes its slot commit together), and only then is the
@@ -50,6 +50,9 @@ final class StoreWriter: Service, Sendable {
         /// The group commit a caller runs on its own thread, from when it is reserved until it is collected:
         /// other writes wait meanwhile, as they could otherwise reach the store before it.
         var runningHere: UInt64?
+        /// How long the last small group commit (``runsAtOnce(_:)``) took on the store, its sync included: a caller
+        /// may run the next one on its own thread only while this stays within ``atOnceLimit``.
+        var smallCommitSeconds: Double = 0
     }
 
     private let store: RootStore
@@ -57,17 +60,21 @@ final class StoreWriter: Service, Sendable {
     /// Tells the router that answers wait (``takeAnswers()``); called on the writer's thread, never waits.
     private let answersWaiting: @Sendable () -> Void
     private let state: Mutex<State>
+    /// The longest a small commit may take for the next to run on the caller's thread (``atOnceSeconds``).
+    private let atOnceLimit: Double
 
     /// - Parameters:
     ///   - groupRows: the row budget of a group commit. Larger transactions write each index page once for more
     ///     rows (see docs/benchmarks.md, 'Import'); the budget bounds a commit's duration and memory.
     ///   - groupSeconds: the time budget of a group commit (see ``CommitBudget``); nil sets none.
+    ///   - atOnceSeconds: the longest a small commit may take for the next to run on the caller's thread.
     init(
         store: RootStore, logger: Logger, groupRows: Int = CoordinatorConfiguration.defaultCommitRows,
         groupSeconds: Double? = CoordinatorConfiguration.defaultCommitSeconds,
-        answersWaiting: @escaping @Sendable () -> Void
+        atOnceSeconds: Double = StoreWriter.atOnceSeconds, answersWaiting: @escaping @Sendable () -> Void
     ) {
         self.store = store
+        atOnceLimit = atOnceSeconds
         self.logger = logger
         self.answersWaiting = answersWaiting
         state = Mutex(State(budget: CommitBudget(rows: groupRows, seconds: groupSeconds)))
@@ -85,10 +92,11 @@ final class StoreWriter: Service, Sendable {
 
     /// Gathers a message's saves and claims for the next group commit. When the store is idle, what gathered is
     /// committed at once: queued on the store, or, for a caller that may block (`committingHere`: the router, on its
-    /// socket loop's thread, never on the cooperative pool), a small commit (``runsAtOnce(_:)``) and a store at
-    /// ``Durability/normal``, on the caller's thread, which then waits the commit out and no thread is woken for a
-    /// lone save. At ``Durability/full`` a commit waits for the disk's sync: queued, so that the router reads and
-    /// gathers the next group meanwhile. With `moreToCome` (the rest
+    /// socket loop's thread, never on the cooperative pool), a small commit (``runsAtOnce(_:)``) on the caller's
+    /// thread, which then waits the commit out (its sync included) and no thread is woken for a lone save; what
+    /// arrives meanwhile waits in the socket and makes the next group. While small commits take longer than
+    /// ``atOnceSeconds`` (a disk with slow syncs) they are queued instead, so that the router reads and gathers the
+    /// next group while the store works. With `moreToCome` (the rest
     /// of a batch of messages is still to be handed over) it only gathers, unless a commit's rows gathered, so that
     /// a batch makes one commit. Waits while too many saves gathered, so a flood of saves slows its senders
     /// instead of growing.
@@ -106,7 +114,7 @@ final class StoreWriter: Service, Sendable {
             for claim in claims { Self.add(claim, to: &state) }
             guard state.queued.isEmpty else { return .taken([]) }
             if moreToCome && state.pendingSaves.rows < state.budget.next { return .taken([]) }
-            if committingHere && self.store.durability == .normal && Self.runsAtOnce(state) {
+            if committingHere && Self.runsAtOnce(state) && state.smallCommitSeconds <= self.atOnceLimit {
                 return self.runPending(&state)
             }
             return .taken(self.queuePending(&state))
@@ -119,11 +127,20 @@ final class StoreWriter: Service, Sendable {
     static let atOnceRows = 256
     static let atOnceSaves = 64
     static let atOnceJobs = 64
+    /// The longest a small commit may take (as the last one did, its sync included) for the next to run on the
+    /// caller's thread: a disk whose syncs take longer would hold the router from reading for that long, so its
+    /// commits are queued and the router gathers the next group meanwhile.
+    static let atOnceSeconds = 0.001
 
     /// Whether what gathered is small enough to commit on the caller's thread.
     private static func runsAtOnce(_ state: borrowing State) -> Bool {
-        state.pendingSaves.rows <= atOnceRows && state.pendingSaves.count <= atOnceSaves
-            && state.pendingClaims.reduce(0, { $0 + $1.request.limit }) <= atOnceJobs
+        isSmall(
+            rows: state.pendingSaves.rows, saves: state.pendingSaves.count,
+            jobs: state.pendingClaims.reduce(0) { $0 + $1.request.limit })
+    }
+
+    private static func isSmall(rows: Int, saves: Int, jobs: Int) -> Bool {
+        rows <= atOnceRows && saves <= atOnceSaves && jobs <= atOnceJobs
     }
 
     /// Queues a push behind the saves gathered before it (a push must not overtake them: one may finish a job
@@ -370,6 +387,9 @@ final class StoreWriter: Service, Sendable {
         let rows = commit.members.reduce(0) { $0 + $1.rows }
         // A budget cut by a charge is no budget to fill: only a long commit measures the pace then.
         state.budget.record(rows: rows, budget: commit.budgetCharged ? .max : commit.rowBudget, elapsed: elapsed)
+        if isSmall(rows: rows, saves: commit.members.count, jobs: commit.claims.reduce(0) { $0 + $1.request.limit }) {
+            state.smallCommitSeconds = elapsed
+        }
         if !commit.members.isEmpty {
             WriterMetrics.groupCommitRows.record(rows)
             WriterMetrics.groupCommitDuration.record(duration: started.duration(to: now))
