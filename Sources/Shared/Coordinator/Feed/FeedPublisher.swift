@@ -6,8 +6,9 @@ import TributaryCore
 import TributaryProtocol
 import ZeroMQ
 
-/// The change feed as a `Service`: the only owner of the XPUB socket (on a socket loop of its own), of the
-/// topics its subscribers follow, and of the last sequence number published.
+/// The change feed as a `Service`: the owner of the topics its subscribers follow and of the last sequence number
+/// published. Its XPUB socket (``FeedSocket``) runs on the router's socket loop, so a commit answered on the router's
+/// thread is published from it at once, without waking a thread of the feed's own.
 ///
 /// The server hands it each commit's didSave parts (``publish(_:)``) and jobs' progress; it publishes a
 /// heartbeat carrying the last sequence number every ``CoordinatorConfiguration/feedHeartbeatInterval``. A
@@ -15,13 +16,17 @@ import ZeroMQ
 /// heartbeats take too, so a heartbeat never overtakes a commit it counts.
 ///
 /// ```swift
-/// let publisher = try FeedPublisher(configuration: configuration, context: .shared(), logger: logger)
+/// let feed = try FeedSocket(configuration: configuration, context: .shared())
+/// let io = try RouterIO(configuration: configuration, context: .shared(), feed: feed, activity: activity, logger: logger)
+/// let publisher = FeedPublisher(feed, loop: io.loop, socket: RouterIO.feedSocket, configuration: configuration)
 /// publisher.publish(events)  // after the commit is durable
 /// ```
 public final class FeedPublisher: Service, Sendable {
     /// The endpoint actually bound (a `*` port resolved).
     public let endpoint: String
+    /// The loop that owns the XPUB socket (the router's), and the socket's index on it.
     private let loop: SocketLoop
+    private let socket: SocketLoop.SocketIndex
     private let subscriptions: FeedSubscriptions
     private let heartbeatInterval: Duration
     /// The last commit published (its sequence number and epoch); its lock also orders a commit's messages against
@@ -32,31 +37,20 @@ public final class FeedPublisher: Service, Sendable {
     static let jobsTopic = Data(Wire.jobsTopic.utf8)
     static let heartbeatTopic = Data(Wire.heartbeatTopic.utf8)
 
-    /// Binds the XPUB socket (with CURVE when configured); ``run()`` starts publishing heartbeats.
-    /// - Throws: ``ZMQError`` when the endpoint cannot be bound.
-    public init(configuration: CoordinatorConfiguration, context: ZMQContext, logger: Logger) throws {
-        let publisher = try context.makeSocket(.xpub)
-        if let curve = configuration.curve {
-            try publisher.setCurveServer(secretKey: curve.secretKey)
-            try publisher.setZAPDomain("tributary")
-        }
-        // A subscriber that stops reading costs at most this many queued messages; then XPUB drops for it alone.
-        try publisher.setSendHighWaterMark(configuration.feedBuffer)
-        endpoint = try publisher.bind(configuration.feed)
-        let subscriptions = FeedSubscriptions()
-        self.subscriptions = subscriptions
+    /// Publishes on `feed`, which `loop` runs as its socket `socket`; nothing is sent before the loop starts.
+    init(
+        _ feed: FeedSocket, loop: SocketLoop, socket: SocketLoop.SocketIndex, configuration: CoordinatorConfiguration
+    ) {
+        endpoint = feed.endpoint
+        subscriptions = feed.subscriptions
+        self.loop = loop
+        self.socket = socket
         heartbeatInterval = configuration.feedHeartbeatInterval
-        // XPUB rather than PUB: the same feed to subscribers, and it tells which topics they asked for.
-        loop = try SocketLoop(
-            name: "tributary-feed",
-            sockets: [.init(publisher, receives: true, consume: { subscriptions.record($0) })],
-            onSendFailure: { error, _ in logger.debug("feed message not sent: \(error)") })
     }
 
     /// Starts from the store's last commit (before any commit is published).
     public func start(at position: FeedPosition) {
         last.withLock { $0 = position }
-        loop.start()
     }
 
     /// Publishes a heartbeat every interval until graceful shutdown (or cancellation), then sends what is queued
@@ -73,8 +67,9 @@ public final class FeedPublisher: Service, Sendable {
         await stop()
     }
 
-    /// Sends what is queued and closes the socket: after the last commit was handed over (or when the server
-    /// could not start). Later messages are dropped.
+    /// Sends what is queued and closes the socket (stopping the loop it shares with the router, which the router
+    /// stops first when it ran): after the last commit was handed over, or when the server could not start. Later
+    /// messages are dropped.
     public func stop() async {
         await loop.stop()
     }
@@ -90,16 +85,16 @@ public final class FeedPublisher: Service, Sendable {
             if events.seq > last.seq { last = FeedPosition(seq: events.seq, epoch: events.epoch) }
             for part in events.parts {
                 let topic = Data(part.entity.utf8)
-                if subscriptions.wants(topic) { loop.send([topic, part.body], on: 0) }
+                if subscriptions.wants(topic) { loop.send([topic, part.body], on: socket) }
             }
-            if commitsWanted { loop.send([Self.commitsTopic, events.summary], on: 0) }
+            if commitsWanted { loop.send([Self.commitsTopic, events.summary], on: socket) }
         }
     }
 
     /// Publishes a job's progress and state on the `$jobs` topic, when some subscriber follows it.
     func publish(_ progress: JobProgress) {
         guard subscriptions.wants(Self.jobsTopic), let body = try? progress.wire.serializedData() else { return }
-        loop.send([Self.jobsTopic, body], on: 0)
+        loop.send([Self.jobsTopic, body], on: socket)
     }
 
     /// Publishes the last sequence number on `$heartbeat`, so subscribers know they are connected and can tell
@@ -112,7 +107,7 @@ public final class FeedPublisher: Service, Sendable {
                 $0.at = Date().timeIntervalSince1970
             }
             guard let body = try? heartbeat.serializedData() else { return }
-            loop.send([Self.heartbeatTopic, body], on: 0)
+            loop.send([Self.heartbeatTopic, body], on: socket)
         }
     }
 }

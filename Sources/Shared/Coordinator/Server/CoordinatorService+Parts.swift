@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import ZeroMQ
 
-/// Composing the coordinator: the feed's socket, the router's socket, the store, then the writer and the readers
+/// Composing the coordinator: the feed's socket, the router's socket (one loop runs both), the store, then the writer and the readers
 /// that answer through it, handed to the router as ``CoordinatorParts``.
 extension CoordinatorService {
     /// Binds the feed and the jobs/control ROUTER, then opens the store: an endpoint that cannot be bound refuses the
@@ -11,15 +11,17 @@ extension CoordinatorService {
     /// - Throws: ``ZMQError`` when an endpoint cannot be bound (for example, the port is taken), ``ModelError``/
     ///   ``StoreError`` when the store cannot be opened for the model.
     func makeServer(context: ZMQContext, admission: PeerAdmission?) async throws -> CoordinatorServer {
-        let publisher = try FeedPublisher(configuration: configuration, context: context, logger: logger)
+        let feed = try FeedSocket(configuration: configuration, context: context)
         let activity = PeerActivity()
         let io: RouterIO
         do {
-            io = try RouterIO(configuration: configuration, context: context, activity: activity, logger: logger)
+            io = try RouterIO(
+                configuration: configuration, context: context, feed: feed, activity: activity, logger: logger)
         } catch {
-            await publisher.stop()
+            feed.close()
             throw error
         }
+        let publisher = FeedPublisher(feed, loop: io.loop, socket: RouterIO.feedSocket, configuration: configuration)
         let store: RootStore
         do {
             // Opening the store runs SQLite (schema checks, migration, re-queueing): on a thread of its own.

@@ -3,14 +3,16 @@ import Logging
 import TributaryProtocol
 import ZeroMQ
 
-/// What the router reads and sends: its ROUTER socket's loop (messages in, replies out), its mailbox of events, the
-/// requests made inside the process, and the peers that read batched replies.
+/// What the router reads and sends: its ROUTER socket's loop (messages in, replies out; the feed's XPUB runs on it
+/// too), its mailbox of events, the requests made inside the process, and the peers that read batched replies.
 ///
 /// Sendable and shared: the router sends through it from its actor, the reader pool from its threads, the writer
 /// posts to its mailbox; the socket itself belongs to the loop's thread.
 final class RouterIO: Sendable {
     /// The index of the ROUTER among the loop's sockets.
     static let routerSocket = 0
+    /// The index of the feed's XPUB among the loop's sockets (``FeedPublisher`` sends on it).
+    static let feedSocket = 1
 
     /// The endpoint actually bound (a `*` port resolved).
     let listenEndpoint: String
@@ -23,11 +25,14 @@ final class RouterIO: Sendable {
     /// Workers that read several envelopes in one message: what is queued for them is sent packed.
     let batchingPeers = BatchingPeers()
 
-    /// Binds the jobs/control ROUTER at `configuration.listen`, with CURVE when configured; nothing is read or sent
-    /// before ``SocketLoop/start()``.
+    /// Binds the jobs/control ROUTER at `configuration.listen`, with CURVE when configured, and takes the feed's
+    /// bound socket onto the same loop; nothing is read or sent before ``SocketLoop/start()``.
     /// - Parameter activity: told of each peer as its messages arrive, on the loop's thread.
     /// - Throws: ``ZMQError`` when the endpoint cannot be bound (for example, the port is taken).
-    init(configuration: CoordinatorConfiguration, context: ZMQContext, activity: PeerActivity, logger: Logger) throws {
+    init(
+        configuration: CoordinatorConfiguration, context: ZMQContext, feed: FeedSocket, activity: PeerActivity,
+        logger: Logger
+    ) throws {
         let router = try context.makeSocket(.router)
         if let curve = configuration.curve {
             try router.setCurveServer(secretKey: curve.secretKey)
@@ -45,11 +50,16 @@ final class RouterIO: Sendable {
             sockets: [
                 .init(
                     router, receives: true, readsUserID: configuration.curve != nil,
-                    coalesce: { batchingPeers.coalesce($0) })
+                    coalesce: { batchingPeers.coalesce($0) }),
+                feed.member,
             ],
             onSendFailure: { error, socket in
-                // A peer that went away (EHOSTUNREACH) before its reply: nothing to deliver it to.
-                logger.debug("message not delivered on socket \(socket): \(error)")
+                if socket == Self.feedSocket {
+                    logger.debug("feed message not sent: \(error)")
+                } else {
+                    // A peer that went away (EHOSTUNREACH) before its reply: nothing to deliver it to.
+                    logger.debug("message not delivered on socket \(socket): \(error)")
+                }
             },
             onReceive: { socket, frames in
                 if socket == Self.routerSocket, let peer = frames.first { activity.heard(peer) }
