@@ -1,9 +1,38 @@
 #ifndef TRIBUTARY_SQLITE_SETTINGS_H
 #define TRIBUTARY_SQLITE_SETTINGS_H
 
+#include <sqlite3.h>
+
 /// Turns off SQLite's memory statistics for the whole process (`SQLITE_CONFIG_MEMSTATUS`): each allocation and
 /// free then skips a global mutex. Call before SQLite is first used; afterwards it changes nothing.
 /// Returns SQLite's result code (SQLITE_MISUSE once SQLite is initialized).
 int tributary_sqlite_disable_memory_statistics(void);
+
+/// When a writer connection starts its write-ahead log over from the beginning (see `tributary_wal_restart_install`).
+typedef struct tributary_wal_restart tributary_wal_restart;
+
+/// A new state with these thresholds (see the fields in SQLiteSettings.c); free it with
+/// `tributary_wal_restart_destroy` once its connection is closed.
+tributary_wal_restart *tributary_wal_restart_create(int restart_frames, int small_commit_frames, int backstop_frames);
+
+/// Frees a state made by `tributary_wal_restart_create`.
+void tributary_wal_restart_destroy(tributary_wal_restart *state);
+
+/// Installs a write-ahead-log hook on `db` (a store's writer connection) that checkpoints, on the writer's thread
+/// right after a commit, once the log holds `restart_frames`, that commit was small and the background checkpointer
+/// has copied every large commit's frames: what is left to copy is a few pages, and the next write starts the log
+/// over, so small commits overwrite the file's blocks rather than append to it (an `fdatasync` of an appended file
+/// also commits its metadata). Any commit checkpoints from `backstop_frames`, as `wal_autocheckpoint` does. `state`
+/// must outlive the connection.
+void tributary_wal_restart_install(sqlite3 *db, tributary_wal_restart *state);
+
+/// The log's generation, for the background checkpointer to read before a checkpoint.
+int tributary_wal_restart_generation(tributary_wal_restart *state);
+
+/// The background checkpointer's report: in `generation` (read before its checkpoint), `checkpointed` frames copied.
+void tributary_wal_restart_report(tributary_wal_restart *state, int generation, int checkpointed);
+
+/// How many checkpoints the hook ran.
+long long tributary_wal_restart_checkpoints(tributary_wal_restart *state);
 
 #endif

@@ -35,6 +35,8 @@ public final class RootStore: Sendable {
     private let lock: StoreLock
     /// Copies the WAL into the database off the writer's thread.
     private let checkpointer: WALCheckpointer?
+    /// Starts the WAL over under small writes (its hook is on the writer's connection).
+    let walRestart: WALRestart
 
     /// The jobs the previous coordinator left running, per batch: put back in the queue (or dead, after their
     /// last attempt) when this store opened.
@@ -43,7 +45,8 @@ public final class RootStore: Sendable {
     public let upgrade: StoreUpgrade.Report?
 
     private init(
-        path: String, model: Model, durability: Durability, pool: DatabasePool, lock: StoreLock, opened: OpenedSchema
+        path: String, model: Model, durability: Durability, pool: DatabasePool, lock: StoreLock, opened: OpenedSchema,
+        walRestart: WALRestart
     ) {
         self.path = path
         self.durability = durability
@@ -52,7 +55,8 @@ public final class RootStore: Sendable {
         self.model = model
         self.pool = pool
         self.lock = lock
-        self.checkpointer = WALCheckpointer(path: path)
+        self.walRestart = walRestart
+        self.checkpointer = WALCheckpointer(path: path, restart: walRestart)
         let writer = WriterState(
             merger: ChangeSetMerger(model: model), inverseFold: InverseFoldSchedule(emptyAt: opened.inverseEmptyAt),
             durability: durability)
@@ -74,6 +78,7 @@ public final class RootStore: Sendable {
         let lock = try StoreLock(store: path)
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
+        let walRestart = WALRestart()
         configuration.prepareDatabase { db in
             FetchPredicate.registerSQLFunctions(in: db)
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
@@ -82,8 +87,10 @@ public final class RootStore: Sendable {
             // page cache (see cacheSizePragma).
             if !db.configuration.readonly {
                 try db.execute(sql: "PRAGMA cache_size = \(RootStore.cacheSizePragma)")
-                try db.execute(sql: "PRAGMA wal_autocheckpoint = \(WALCheckpointer.writerThresholdPages)")
                 try db.execute(sql: "PRAGMA journal_size_limit = \(WALCheckpointer.journalSizeLimit)")
+                // Checkpoints at the writer's backstop as `wal_autocheckpoint` would, and starts the log over under
+                // small writes; captured by this closure, it lives as long as the pool's connections.
+                walRestart.install(on: db)
             }
         }
         let pool: DatabasePool
@@ -100,7 +107,9 @@ public final class RootStore: Sendable {
             throw StoreError(.sqlite, "cannot open store \(path): \(error)")
         }
         let opened = try prepareSchema(of: pool, path: path, model: model)
-        return RootStore(path: path, model: model, durability: durability, pool: pool, lock: lock, opened: opened)
+        return RootStore(
+            path: path, model: model, durability: durability, pool: pool, lock: lock, opened: opened,
+            walRestart: walRestart)
     }
 
     /// The `cache_size` pragma of the writer connection: -32768 is 32 MiB. The pages the writer misses come from the

@@ -49,7 +49,10 @@ final class WALCheckpointer: Sendable {
 
     /// Opens a connection to `path` and starts checkpointing; nil when the connection cannot be opened (the
     /// writer's automatic checkpoint then does the work, as without a checkpointer).
-    init?(path: String) {
+    /// Told what each checkpoint copied, so the writer knows when the log holds only small commits' frames.
+    private let restart: WALRestart?
+
+    init?(path: String, restart: WALRestart? = nil) {
         var connection: OpaquePointer?
         guard sqlite3_open_v2(path, &connection, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK else {
             sqlite3_close(connection)
@@ -57,6 +60,7 @@ final class WALCheckpointer: Sendable {
         }
         sqlite3_busy_timeout(connection, 5000)
         sqlite3_exec(connection, "PRAGMA synchronous = NORMAL", nil, nil, nil)
+        self.restart = restart
         state = Mutex(State(connection: connection))
         let thread = Thread { [self] in run() }
         thread.name = "tributary-checkpoint"
@@ -70,7 +74,12 @@ final class WALCheckpointer: Sendable {
                 guard !state.stopped, let connection = state.connection else { return nil }
                 var logFrames: Int32 = 0
                 var checkpointed: Int32 = 0
-                sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_PASSIVE, &logFrames, &checkpointed)
+                let generation = restart?.generation
+                if sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_PASSIVE, &logFrames, &checkpointed)
+                    == SQLITE_OK, checkpointed >= 0, let generation
+                {
+                    restart?.report(generation: generation, checkpointed: checkpointed)
+                }
                 return (logFrames, checkpointed)
             }
             guard let outcome else { break }
