@@ -31,7 +31,10 @@ struct tributary_wal_restart {
     // The background checkpointer's last report: the generation it read before its checkpoint (high 32 bits) and
     // the frames copied (low 32 bits).
     _Atomic long long reported;
-    // Checkpoints this hook ran.
+    // A checkpoint to start the log over is due: run after the commit is answered
+    // (`tributary_wal_restart_checkpoint_if_due`), not inside it.
+    int due;
+    // Checkpoints run to start the log over.
     _Atomic long long checkpoints;
 };
 
@@ -62,21 +65,36 @@ static int tributary_wal_restart_hook(void *context, sqlite3 *db, const char *na
     if (frames < state->restart_frames) state->next_try = state->restart_frames;
     int small = added <= state->small_commit_frames;
     if (!small) state->large_until = frames;
-    int due = frames >= state->backstop_frames;
-    if (!due && small && frames >= state->next_try) {
+    if (frames >= state->backstop_frames) {
+        // The backstop, as `wal_autocheckpoint` runs it: inside the commit that crossed it.
+        sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, 0, 0);
+        return SQLITE_OK;
+    }
+    if (small && frames >= state->next_try) {
         long long reported = atomic_load(&state->reported);
         int copied_large = state->large_until == 0
             || ((int)(reported >> 32) == atomic_load(&state->generation)
                 && (int)(reported & 0xffffffff) >= state->large_until);
-        due = copied_large;
+        if (copied_large) {
+            state->due = 1;
+            state->next_try = frames + state->restart_frames / 4;
+        }
     }
-    if (!due) return SQLITE_OK;
+    return SQLITE_OK;
+}
+
+int tributary_wal_restart_is_due(tributary_wal_restart *state) {
+    return state->due;
+}
+
+int tributary_wal_restart_checkpoint_if_due(tributary_wal_restart *state, sqlite3 *db) {
+    if (!state->due) return 0;
+    state->due = 0;
     // Passive: it copies what no reader still needs and never waits; the next write starts the log over once
     // every frame was copied and no reader reads from the log.
-    sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, 0, 0);
+    sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_PASSIVE, 0, 0);
     atomic_fetch_add(&state->checkpoints, 1);
-    state->next_try = frames + state->restart_frames / 4;
-    return SQLITE_OK;
+    return 1;
 }
 
 void tributary_wal_restart_install(sqlite3 *db, tributary_wal_restart *state) {

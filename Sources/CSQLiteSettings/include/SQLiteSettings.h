@@ -18,13 +18,19 @@ tributary_wal_restart *tributary_wal_restart_create(int restart_frames, int smal
 /// Frees a state made by `tributary_wal_restart_create`.
 void tributary_wal_restart_destroy(tributary_wal_restart *state);
 
-/// Installs a write-ahead-log hook on `db` (a store's writer connection) that checkpoints, on the writer's thread
-/// right after a commit, once the log holds `restart_frames`, that commit was small and the background checkpointer
-/// has copied every large commit's frames: what is left to copy is a few pages, and the next write starts the log
+/// Installs a write-ahead-log hook on `db` (a store's writer connection) that marks a checkpoint due once a commit
+/// leaves `restart_frames` in the log, that commit was small and the background checkpointer has copied every large
+/// commit's frames: what is left to copy is then a few pages, and once it is copied the next write starts the log
 /// over, so small commits overwrite the file's blocks rather than append to it (an `fdatasync` of an appended file
-/// also commits its metadata). Any commit checkpoints from `backstop_frames`, as `wal_autocheckpoint` does. `state`
-/// must outlive the connection.
+/// also commits its metadata). Any commit checkpoints from `backstop_frames`, inside it, as `wal_autocheckpoint` does.
+/// `state` must outlive the connection.
 void tributary_wal_restart_install(sqlite3 *db, tributary_wal_restart *state);
+
+/// Whether a checkpoint is due (read on the writer's thread).
+int tributary_wal_restart_is_due(tributary_wal_restart *state);
+
+/// Runs the due checkpoint, passive, on `db` (the writer's connection, outside a transaction); returns 1 when it ran.
+int tributary_wal_restart_checkpoint_if_due(tributary_wal_restart *state, sqlite3 *db);
 
 /// The log's generation, for the background checkpointer to read before a checkpoint.
 int tributary_wal_restart_generation(tributary_wal_restart *state);
@@ -32,7 +38,7 @@ int tributary_wal_restart_generation(tributary_wal_restart *state);
 /// The background checkpointer's report: in `generation` (read before its checkpoint), `checkpointed` frames copied.
 void tributary_wal_restart_report(tributary_wal_restart *state, int generation, int checkpointed);
 
-/// How many checkpoints the hook ran.
+/// How many checkpoints ran to start the log over.
 long long tributary_wal_restart_checkpoints(tributary_wal_restart *state);
 
 #endif

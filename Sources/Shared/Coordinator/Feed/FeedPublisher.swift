@@ -53,9 +53,10 @@ public final class FeedPublisher: Service, Sendable {
         last.withLock { $0 = position }
     }
 
-    /// Publishes a heartbeat every interval until graceful shutdown (or cancellation), then sends what is queued
-    /// and closes the socket. In the coordinator's service group it shuts down after the router, whose last
-    /// commits it publishes.
+    /// Publishes a heartbeat every interval until graceful shutdown (or cancellation). The socket is closed with
+    /// the router's loop, by the router once it has answered and published its last commits: in the coordinator's
+    /// service group the publisher shuts down after the router, and on cancellation it does not cut the router's
+    /// last replies short.
     public func run() async throws {
         let interval = heartbeatInterval
         try? await cancelWhenGracefulShutdown {
@@ -64,12 +65,10 @@ public final class FeedPublisher: Service, Sendable {
                 try await Task.sleep(for: interval)
             }
         }
-        await stop()
     }
 
-    /// Sends what is queued and closes the socket (stopping the loop it shares with the router, which the router
-    /// stops first when it ran): after the last commit was handed over, or when the server could not start. Later
-    /// messages are dropped.
+    /// Sends what is queued and closes the socket, stopping the loop it shares with the router: for a coordinator
+    /// whose router never ran (its start failed). Later messages are dropped.
     public func stop() async {
         await loop.stop()
     }

@@ -120,7 +120,7 @@ public actor CoordinatorServer: Service {
                 // What the event let go out (credit, a claim that came back full, a worker gone) is claimed now.
                 await submit()
             }
-            // A small commit on an idle store may have run during the step, at normal durability
+            // A small commit on an idle store may have run during the step
             // (``StoreWriter/enqueue(_:claims:moreToCome:committingHere:)``): answered now rather than at the next step.
             answer(writer.takeAnswers())
             snapshot.publish(workers: workers.workers)

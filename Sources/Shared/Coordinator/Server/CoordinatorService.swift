@@ -64,8 +64,9 @@ public struct CoordinatorService: Service {
             attemptsExpired: { server.attemptsExpired($0) })
         // Started in this order and shut down in the reverse (ServiceGroup's rule): the pool's workers drain while
         // the router takes their saves; maintenance stops; the router drains the other workers, has the writer
-        // commit and answer what came and closes its socket; the writer's loop ends; the readers finish; the feed
-        // publishes the last commits and closes; admission ends once no socket needs it.
+        // commit and answer what came, publishes the last commits and closes its loop (the ROUTER and the feed's
+        // XPUB); the writer's loop ends; the readers finish; the feed's heartbeats stop; admission ends once no socket
+        // needs it.
         var services: [any Service] = []
         if let admission { services.append(admission) }
         services += [publisher, server.readers, server.writer] as [any Service]

@@ -59,7 +59,7 @@ public final class RootStore: Sendable {
         self.checkpointer = WALCheckpointer(path: path, restart: walRestart)
         let writer = WriterState(
             merger: ChangeSetMerger(model: model), inverseFold: InverseFoldSchedule(emptyAt: opened.inverseEmptyAt),
-            durability: durability)
+            durability: durability, walRestart: walRestart)
         self.writer = writer
         jobs = JobStore(pool: pool, writer: writer)
         feed = FeedStore(pool: pool, model: model)

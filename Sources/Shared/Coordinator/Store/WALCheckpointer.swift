@@ -47,11 +47,11 @@ final class WALCheckpointer: Sendable {
     private let wake = DispatchSemaphore(value: 0)
     private let stopped = DispatchSemaphore(value: 0)
 
-    /// Opens a connection to `path` and starts checkpointing; nil when the connection cannot be opened (the
-    /// writer's automatic checkpoint then does the work, as without a checkpointer).
     /// Told what each checkpoint copied, so the writer knows when the log holds only small commits' frames.
     private let restart: WALRestart?
 
+    /// Opens a connection to `path` and starts checkpointing; nil when the connection cannot be opened (the
+    /// writer's automatic checkpoint then does the work, as without a checkpointer).
     init?(path: String, restart: WALRestart? = nil) {
         var connection: OpaquePointer?
         guard sqlite3_open_v2(path, &connection, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK else {

@@ -9,7 +9,7 @@ import GRDB
 /// commits the file system's metadata too (its size, its newly allocated blocks): at `--durability full` that made
 /// a lone save's sync about half again as long as one that overwrites blocks the file already has. So, right after
 /// a small commit (up to ``smallCommitFrames`` frames) that leaves ``restartFrames`` or more in the log, the writer
-/// checkpoints it passively: a checkpoint copies each page once, its latest version, so under small writes that is a
+/// checkpoints it passively, once that commit is answered (``checkpointIfDue(_:)``): a checkpoint copies each page once, its latest version, so under small writes that is a
 /// few pages, and the next write starts the log over. A large commit (an import's) never triggers it, so bulk
 /// writes keep the checkpointer's rhythm, and a small commit after a large one waits until the background checkpointer
 /// has copied the large one's frames (it reports what it copied, ``report(generation:checkpointed:)``), so the writer
@@ -40,6 +40,16 @@ final class WALRestart: Sendable {
         tributary_wal_restart_install(connection, state)
     }
 
+    /// Whether a checkpoint to start the log over is due (on the writer's connection, after a commit).
+    var isDue: Bool { tributary_wal_restart_is_due(state) != 0 }
+
+    /// Runs the due checkpoint on the writer's connection, outside any transaction: after the commit that made it
+    /// due was answered, so that no acknowledgement waits for it.
+    func checkpointIfDue(_ db: Database) {
+        guard let connection = db.sqliteConnection else { return }
+        tributary_wal_restart_checkpoint_if_due(state, connection)
+    }
+
     /// The log's generation (how many times it started over), read by the background checkpointer before each
     /// checkpoint.
     var generation: Int32 { tributary_wal_restart_generation(state) }
@@ -49,6 +59,6 @@ final class WALRestart: Sendable {
         tributary_wal_restart_report(state, generation, checkpointed)
     }
 
-    /// How many checkpoints the writer ran after its commits.
+    /// How many checkpoints the writer ran to start the log over.
     var checkpoints: Int64 { Int64(tributary_wal_restart_checkpoints(state)) }
 }

@@ -117,11 +117,32 @@ extension GroupCommitter {
         -> [Result<AppliedSave, any Error>]
     {
         try await pool.writeWithoutTransaction { db in
-            defer { self.foldInverseIndexIfDue(db) }
+            defer { self.afterCommit(db) }
             return try self.groupTransaction(db) { isolated in
                 var settled: [JobEnding] = []
                 return try self.applySaves(saves, in: db, isolated: isolated, settled: &settled)
             }
+        }
+    }
+
+    /// What follows a commit on the writer's connection once it is answered: a fold of the inverse index when due,
+    /// and the checkpoint that starts the WAL over when due (``WALRestart``).
+    func afterCommit(_ db: Database) {
+        foldInverseIndexIfDue(db)
+        writer.walRestart.checkpointIfDue(db)
+    }
+
+    /// Whether something is due after the commit just made (``afterCommit(_:)``).
+    func isAfterCommitDue(_ db: Database) -> Bool {
+        writer.inverseFold.isDue(db) || writer.walRestart.isDue
+    }
+
+    /// Queues ``afterCommit(_:)`` on the writer; `written` is fulfilled with its duration once it ran.
+    func queueAfterCommit(into written: PendingWrite<Duration>) {
+        pool.asyncWriteWithoutTransaction { db in
+            let started = ContinuousClock.now
+            afterCommit(db)
+            written.fulfil(started.duration(to: .now))
         }
     }
 
@@ -194,21 +215,20 @@ extension GroupCommitter {
     /// for it (and for the writes queued before it): for a small commit on an idle writer, which then costs no
     /// thread a wake-up. The caller must not run on the writer's queue or hold anything `joining` takes.
     /// - Parameter pending: fulfilled with the result before this returns (its callbacks run on this thread).
-    /// A fold of the inverse index that falls due is queued on the writer rather than run here: the caller answers
-    /// the commit first.
+    /// - Returns: whether something is due after the commit (a fold of the inverse index, the WAL's restart): not run
+    ///   here, since the caller answers the commit first; the caller queues it (``queueAfterCommit(into:)``).
     func runGroupCommit(
         _ saves: [(save: SaveRequest, worker: String)], thenClaim claims: [ClaimRequest],
         joining: (@Sendable () -> GroupCommitAddition)? = nil, into pending: PendingWrite<GroupCommitResult>
-    ) {
-        let foldDue = pool.writeWithoutTransaction { db in
+    ) -> Bool {
+        pool.writeWithoutTransaction { db in
             groupCommit(saves, thenClaim: claims, joining: joining, in: db, into: pending, folding: false)
-            return writer.inverseFold.isDue(db)
+            return isAfterCommitDue(db)
         }
-        if foldDue { pool.asyncWriteWithoutTransaction { db in foldInverseIndexIfDue(db) } }
     }
 
     /// The group commit's transaction, on the writer's connection; fulfils `pending` right after its COMMIT (or its
-    /// failure), then, when `folding`, folds the inverse index if due.
+    /// failure), then, when `folding`, runs what is due after it (``afterCommit(_:)``).
     private func groupCommit(
         _ saves: [(save: SaveRequest, worker: String)], thenClaim claims: [ClaimRequest],
         joining: (@Sendable () -> GroupCommitAddition)?, in db: Database, into pending: PendingWrite<GroupCommitResult>,
@@ -238,8 +258,8 @@ extension GroupCommitter {
                     saves: saves.map { _ in .failure(error) }, claims: claims.map { _ in .failure(error) },
                     started: started))
         }
-        // After the answer: the saves' acks do not wait for a fold (the next write does).
-        if folding { foldInverseIndexIfDue(db) }
+        // After the answer: the saves' acks do not wait for a fold or a checkpoint (the next write does).
+        if folding { afterCommit(db) }
     }
 
     /// How many times a group commit asks for work that gathered while it was applied (each round's saves are

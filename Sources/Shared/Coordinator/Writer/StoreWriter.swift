@@ -243,7 +243,8 @@ final class StoreWriter: Service, Sendable {
     private enum Take {
         case noRoom
         case taken([QueuedWrite])
-        case runAtOnce(QueuedWrite, run: () -> Void)
+        /// Run on the caller's thread; `run` says whether something is due after the commit.
+        case runAtOnce(QueuedWrite, run: () -> Bool)
     }
 
     /// Runs `take` under the lock once it finds room, then has the writes it queued followed.
@@ -259,7 +260,7 @@ final class StoreWriter: Service, Sendable {
                 return true
             case .runAtOnce(let write, let run):
                 follow([write])
-                run()
+                if run() { queueAfterCommit() }
                 return true
             case nil:
                 return false
@@ -267,6 +268,21 @@ final class StoreWriter: Service, Sendable {
                 await waitForRoom(after: collections)
             }
         }
+    }
+
+    /// Queues what is due after a commit run on the caller's thread (a fold of the inverse index, the WAL's restart;
+    /// ``GroupCommitter/afterCommit(_:)``) as a write of its own, tracked like any other: until it is done, the next
+    /// commit gathers rather than runs on the caller's thread, which would wait for it.
+    private func queueAfterCommit() {
+        let written = state.withLock { state -> QueuedWrite? in
+            guard !state.stopped else { return nil }
+            let written = PendingWrite<Duration>()
+            store.saves.queueAfterCommit(into: written)
+            let write = QueuedWrite.operation(name: "after commit", written: written)
+            state.queued.append(write)
+            return write
+        }
+        if let written { follow([written]) }
     }
 
     /// Waits until a write is collected or the writer stops; returns at once when either happened since the
@@ -315,7 +331,7 @@ final class StoreWriter: Service, Sendable {
 
     /// Makes a group commit of the gathered saves (up to the row budget) and claims, queued on the store, or, when
     /// `atOnce`, to be run by the caller (`run`) once the lock is released.
-    private func queuePending(_ state: inout State, atOnce: Bool) -> (write: QueuedWrite, run: () -> Void)? {
+    private func queuePending(_ state: inout State, atOnce: Bool) -> (write: QueuedWrite, run: () -> Bool)? {
         guard !state.pendingSaves.isEmpty || !state.pendingClaims.isEmpty else { return nil }
         let (rowBudget, charged) = state.budget.take()
         let members = state.pendingSaves.take(rowBudget: rowBudget)
@@ -327,11 +343,13 @@ final class StoreWriter: Service, Sendable {
         let requests = claims.map(\.request)
         let joining: @Sendable () -> GroupCommitAddition = { [self] in join(commit: id) }
         let pending: PendingWrite<GroupCommitResult>
-        var run: () -> Void = {}
+        var run: () -> Bool = { false }
         if atOnce {
             state.runningHere = id
             pending = PendingWrite()
-            run = { [store] in store.saves.runGroupCommit(saves, thenClaim: requests, joining: joining, into: pending) }
+            run = { [store] in
+                store.saves.runGroupCommit(saves, thenClaim: requests, joining: joining, into: pending)
+            }
         } else {
             pending = store.saves.queueGroupCommit(saves, thenClaim: requests, joining: joining)
         }

@@ -16,8 +16,12 @@ package final class WriterState: @unchecked Sendable {
     /// with the first commit it stamps.
     let epoch = UInt64.random(in: 1...UInt64(Int64.max))
 
-    init(merger: ChangeSetMerger, inverseFold: InverseFoldSchedule, durability: Durability) {
+    /// Starts the WAL over under small writes: its checkpoint runs after a commit is answered.
+    let walRestart: WALRestart
+
+    init(merger: ChangeSetMerger, inverseFold: InverseFoldSchedule, durability: Durability, walRestart: WALRestart) {
         self.merger = merger
+        self.walRestart = walRestart
         let writability = StoreWritability()
         self.writability = writability
         self.statements = WriterStatements(durability: durability, writability: writability)
