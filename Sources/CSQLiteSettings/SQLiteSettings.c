@@ -4,7 +4,10 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-// sqlite3_config is variadic, which Swift cannot call: this is the whole reason for this C target.
+// What the coordinator asks of SQLite in C: sqlite3_config is variadic, which Swift cannot call, and the WAL hook's
+// state is shared between two threads with C11 atomics.
+
+// sqlite3_config is variadic, which Swift cannot call.
 int tributary_sqlite_disable_memory_statistics(void) {
     return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }

@@ -8,12 +8,11 @@ import Synchronization
 ///
 /// The router hands it each message's saves and the claims for workers' credit
 /// (``enqueue(_:claims:moreToCome:committingHere:)``), and pushes (``push(_:)``). A small commit on an idle store
-/// runs on the router's own thread (while the disk syncs quickly), so a lone save wakes no other thread. While one group commit runs, the next
-/// gathers; as soon as the store has written one, the next is queued (its saves in one transaction, a savepoint
-/// each only when one of them failed, and its claims
-/// after them, so a completion and the lease of the job that takes its slot commit together), and only then is the
-/// finished one handed to the router, in order, as a ``WriterAnswer`` (``takeAnswers()``): the store works while
-/// the router answers. Saves and claims handed over while a group commit is applied join it before its COMMIT, when
+/// runs on the router's own thread (while the disk syncs quickly), so a lone save wakes no other thread. While one
+/// group commit runs, the next gathers; as soon as the store has written one, the next is queued (its saves in one
+/// transaction, a savepoint each only when one of them failed, and its claims after them, so a completion and the
+/// lease of the job that takes its slot commit together), and only then is the finished one handed to the router, in
+/// order, as a ``WriterAnswer`` (``takeAnswers()``): the store works while the router answers. Saves and claims handed over while a group commit is applied join it before its COMMIT, when
 /// it is the last write queued (``join(commit:)``), rather than waiting for a commit of their own.
 ///
 /// Its state is behind one lock rather than in an actor: handing it saves costs the router no hop, and a finished
