@@ -26,11 +26,12 @@ struct BenchCommand: AsyncParsableCommand {
               endpoint, against the plain jobs figure (`jobs (dashboards)`). The two run --rounds times, alternated;
               their medians compare. Then `jobs @16`: the same jobs with 16 in flight per worker.
             latency: from a worker's save() call to a subscriber receiving its didSave, at 1,000 saves/s and at 80%
-              of the maximum rate, against ZeroMQ round trips over loopback on this machine; then the save round
-              trip: one view context saving one small edit at a time, from save() to its answer (p50, p99, saves/s),
-              against a ZeroMQ round trip plus a one-row commit through SQLite's C API (the limit for one saver);
-              and `saves, 16 savers`: 16 contexts over one connection saving at once (saves/s, p50, p99), against
-              one saver.
+              of the maximum rate, against ZeroMQ round trips over loopback on this machine.
+            saves: the save round trip: one view context saving one small edit at a time, from save() to its answer
+              (p50, p99, saves/s), against a ZeroMQ round trip plus a one-row commit through SQLite's C API (the
+              limit for one saver); the same saver editing and saving in one block (`try context.save()` inside
+              performAndWait); and `saves, 16 savers`: 16 contexts over one connection saving at once (saves/s,
+              p50, p99), against one saver; each again at --durability normal.
             live: a view over the import's store (--rows pull requests) that holds what it fetched, showing a \
               1,000-row live result (the open pull requests with the most additions), in a process of its own: from \
               its start to the first snapshot, and its peak resident memory, against the same view loading the whole \
@@ -52,11 +53,13 @@ struct BenchCommand: AsyncParsableCommand {
             """)
 
     enum Benchmark: String, ExpressibleByArgument, CaseIterable {
-        case `import`, memory, scaling, jobs, latency, live, spread, restart, fanout, merge
+        case `import`, memory, scaling, jobs, latency, saves, live, spread, restart, fanout, merge
 
         /// What a run without --only measures (fanout needs root and takes its own run; merge is for comparing
         /// builds).
-        static let byDefault: [Benchmark] = [.import, .memory, .scaling, .jobs, .latency, .live, .spread, .restart]
+        static let byDefault: [Benchmark] = [
+            .import, .memory, .scaling, .jobs, .latency, .saves, .live, .spread, .restart,
+        ]
     }
 
     @Option(help: "Pull requests to import.")
@@ -113,8 +116,8 @@ struct BenchCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Run only these benchmarks (repeatable): import, memory, scaling, jobs, latency, live, spread, restart, "
-                + "fanout, merge."))
+            "Run only these benchmarks (repeatable): import, memory, scaling, jobs, latency, saves, live, spread, "
+                + "restart, fanout, merge."))
     var only: [Benchmark] = []
 
     /// Set when the bench runs itself as the live benchmark's view probe: `fetched` or `entity`.
@@ -188,6 +191,9 @@ struct BenchCommand: AsyncParsableCommand {
         }
         if selected.contains(.latency) {
             try await runLatency(saves: quick ? 1_000 : saves, directory: directory)
+        }
+        if selected.contains(.saves) {
+            try await runSaves(saves: quick ? 1_000 : saves, directory: directory)
         }
         if selected.contains(.live) {
             try await runLive(
@@ -317,9 +323,9 @@ struct BenchCommand: AsyncParsableCommand {
         logger.logLevel = .warning
         let benchmark = LatencyBenchmark(saves: saves, directory: directory, logger: logger)
         let baseline = Percentiles(try LatencyBenchmark.zeroMQRoundTrips(10_000))
-        let maximum = try await benchmark.run(rate: nil).savesPerSecond
-        for (label, rate) in [("1000/s", 1_000.0), ("80% of max", (maximum * 0.8).rounded())] {
-            let (latencies, reached) = try await benchmark.run(rate: rate)
+        let maximum = try await benchmark.run(rate: nil, name: "max").savesPerSecond
+        for (label, name, rate) in [("1000/s", "1000", 1_000.0), ("80% of max", "80", (maximum * 0.8).rounded())] {
+            let (latencies, reached) = try await benchmark.run(rate: rate, name: name)
             let measured = Percentiles(latencies)
             let note = "\(Int(reached)) saves/s of \(Int(maximum)) max; baseline: ZeroMQ round trip"
             for (name, value, base) in [
@@ -333,6 +339,10 @@ struct BenchCommand: AsyncParsableCommand {
                     ).line)
             }
         }
+    }
+
+    private func runSaves(saves: Int, directory: URL) async throws {
+        let baseline = Percentiles(try LatencyBenchmark.zeroMQRoundTrips(10_000))
         // The limit for one saver: a ZeroMQ round trip and a one-row commit through SQLite's C API, back to back,
         // synced as the coordinator's default durability (full) syncs.
         let commits = Percentiles(try SaveRoundTripBenchmark.oneRowCommits(saves, synchronous: "FULL", in: directory))
@@ -354,6 +364,19 @@ struct BenchCommand: AsyncParsableCommand {
             Figure(
                 name: "save round trip", tributary: alone.savesPerSecond, baseline: 1 / limit.p50.seconds,
                 unit: "saves/s", note: "the edit between saves included; baseline (the limit for one saver): \(parts)"
+            ).line)
+        // The same saver editing and saving in one block of its context, on a thread of its own (a UI's main thread).
+        var inBlocks = roundTrips
+        inBlocks.inBlock = true
+        let aloneInBlocks = try await inBlocks.run(saves: saves, savers: 1)
+        let inBlockPercentiles = Percentiles(aloneInBlocks.latencies)
+        Terminal.line(
+            Figure(
+                name: "save round trip (in a block)", tributary: aloneInBlocks.savesPerSecond,
+                baseline: 1 / limit.p50.seconds, unit: "saves/s",
+                note:
+                    "try context.save() inside performAndWait, p50 \(Figure.format(inBlockPercentiles.p50.seconds * 1000)) ms, "
+                    + "p99 \(Figure.format(inBlockPercentiles.p99.seconds * 1000)) ms; baseline: the limit for one saver"
             ).line)
         let shared = try await roundTrips.run(saves: saves * 4, savers: 16)
         let sharedPercentiles = Percentiles(shared.latencies)

@@ -13,10 +13,12 @@ struct LatencyBenchmark {
     let directory: URL
     let logger: Logger
 
-    /// Latencies of `saves` saves, paced at `rate` saves per second (unpaced when nil), and the rate reached.
-    func run(rate: Double?) async throws -> (latencies: [Duration], savesPerSecond: Double) {
+    /// Latencies of `saves` saves, paced at `rate` saves per second (unpaced when nil), and the rate reached, on a
+    /// store of its own named `name` (a store used before would hold the probe's users already, and its saves
+    /// would then change nothing the feed shows).
+    func run(rate: Double?, name: String) async throws -> (latencies: [Duration], savesPerSecond: Double) {
         let coordinator = try await CoordinatorProcess.startDemoStore(
-            in: directory.appendingPathComponent("latency-\(rate.map { String(Int($0)) } ?? "max")"),
+            in: directory.appendingPathComponent("latency-\(name)"),
             arguments: ["--log-level", "warning"]
         ).process
         let recorder = SaveRecorder()

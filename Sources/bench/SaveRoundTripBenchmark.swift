@@ -15,6 +15,9 @@ struct SaveRoundTripBenchmark {
     let directory: URL
     /// The coordinator's `--durability`.
     var durability = Durability.full
+    /// Whether each saver edits and saves in one block of its context (`try context.save()` in `performAndWait`,
+    /// on a thread of its own, as a UI's main thread does), rather than `try await context.save()` after the edit.
+    var inBlock = false
 
     /// What a run measured: each save's time, and the saves per second over the run (edits included).
     struct Outcome {
@@ -56,7 +59,11 @@ struct SaveRoundTripBenchmark {
             let started = clock.now
             let latencies = try await withThrowingTaskGroup(of: [Duration].self) { group in
                 for context in contexts {
-                    group.addTask { try await Self.edit(context, saves: each) }
+                    group.addTask {
+                        inBlock
+                            ? try await Self.editInBlocks(context, saves: each)
+                            : try await Self.edit(context, saves: each)
+                    }
                 }
                 return try await group.reduce(into: []) { $0 += $1 }
             }
@@ -87,6 +94,34 @@ struct SaveRoundTripBenchmark {
             latencies.append(clock.now - start)
         }
         return latencies
+    }
+
+    /// One saver editing and saving in one block each time, on a thread of its own: `saves` saves of the user it
+    /// inserted.
+    private static func editInBlocks(_ context: ObjectContext, saves: Int) async throws -> [Duration] {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(
+                    with: Result {
+                        var latencies: [Duration] = []
+                        latencies.reserveCapacity(saves)
+                        let clock = ContinuousClock()
+                        let user = try context.performAndWait {
+                            context.registeredObjects.first { $0.entity.name == "User" }
+                        }
+                        for index in 0..<saves {
+                            try context.performAndWait {
+                                user?["name"] = .string("edit \(index)")
+                                let start = clock.now
+                                try context.save()
+                                latencies.append(clock.now - start)
+                            }
+                        }
+                        return latencies
+                    })
+            }
+            thread.start()
+        }
     }
 
     /// The baseline's store half: one row updated and committed at a time through SQLite's C API, WAL with

@@ -25,9 +25,39 @@ public final class CoordinatorConnection: Sendable {
     public let messages: AsyncStream<[Tributary_V1_Envelope]>
 
     private struct Waiter {
-        let continuation: UnsafeContinuation<Tributary_V1_Envelope, any Error>
+        let reply: ReplySlot
         let deadline: ContinuousClock.Instant
         let timeout: Duration
+    }
+
+    /// Where a request's reply goes: a task's continuation, or a thread blocked until it comes.
+    private enum ReplySlot {
+        case task(UnsafeContinuation<Tributary_V1_Envelope, any Error>)
+        case thread(BlockedThread)
+
+        /// Hands the outcome over; called once, by whoever took the waiter out of `pending`.
+        func resume(with result: Result<Tributary_V1_Envelope, any Error>) {
+            switch self {
+            case .task(let continuation): continuation.resume(with: result)
+            case .thread(let thread): thread.resume(with: result)
+            }
+        }
+    }
+
+    /// A thread waiting for a reply: woken by the loop thread that received it, with no task in between.
+    private final class BlockedThread: Sendable {
+        private let done = DispatchSemaphore(value: 0)
+        private let outcome = Mutex<Result<Tributary_V1_Envelope, any Error>?>(nil)
+
+        func resume(with result: Result<Tributary_V1_Envelope, any Error>) {
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+
+        func wait() throws -> Tributary_V1_Envelope {
+            done.wait()
+            return try outcome.withLock { $0 ?? .failure(CancellationError()) }.get()
+        }
     }
 
     private struct Pending {
@@ -149,7 +179,7 @@ public final class CoordinatorConnection: Sendable {
                     // checked under the lock the handler takes, so one of the two sees the other.
                     if Task.isCancelled { return CancellationError() }
                     pending.waiters[requestID] = Waiter(
-                        continuation: continuation, deadline: .now + timeout, timeout: timeout)
+                        reply: .task(continuation), deadline: .now + timeout, timeout: timeout)
                     return nil
                 }
                 if let refusal {
@@ -164,27 +194,41 @@ public final class CoordinatorConnection: Sendable {
     }
 
     /// Sends a request and blocks the calling thread until its reply: for a context's queue (a Dispatch thread),
-    /// where a fetch waits for its answer as Core Data's waits for its store. Do not call it from a Swift
-    /// concurrency task: the reply is delivered by one.
+    /// where a fetch or a save waits for its answer as Core Data's wait for their store. The reply wakes the
+    /// thread from the connection's socket thread. Do not call it from a Swift concurrency task: it would hold a
+    /// thread of the cooperative pool for a network round trip.
     /// - Throws: what ``request(_:timeout:)`` throws.
     public func requestBlocking(_ body: Tributary_V1_Envelope.OneOf_Body, timeout: Duration = .seconds(60)) throws
         -> Tributary_V1_Envelope
     {
-        let done = DispatchSemaphore(value: 0)
-        let outcome = Mutex<Result<Tributary_V1_Envelope, any Error>?>(nil)
-        // Unstructured: the caller is a Dispatch thread blocked on the semaphore, outside Swift concurrency.
-        Task {
-            let result: Result<Tributary_V1_Envelope, any Error>
-            do {
-                result = .success(try await request(body, timeout: timeout))
-            } catch {
-                result = .failure(error)
-            }
-            outcome.withLock { $0 = result }
-            done.signal()
+        let needed = Capability.needed(by: body)
+        if !needed.isEmpty && Self.changesStore(body) {
+            let version =
+                try coordinatorProtocolVersion
+                ?? ProtocolVersion.of(exchangeBlocking(.versionRequest(.init()), requires: [], timeout: timeout))
+            try Self.require(needed, coordinatorVersion: version)
         }
-        done.wait()
-        return try outcome.withLock { $0 ?? .failure(CancellationError()) }.get()
+        let reply = try exchangeBlocking(body, requires: needed, timeout: timeout)
+        if !needed.isEmpty { try Self.require(needed, coordinatorVersion: ProtocolVersion.of(reply)) }
+        if case .error(let error) = reply.body { throw ProtocolError(error) }
+        return reply
+    }
+
+    /// ``exchange(_:requires:timeout:)`` for a blocked thread.
+    private func exchangeBlocking(
+        _ body: Tributary_V1_Envelope.OneOf_Body, requires: Set<Capability>, timeout: Duration
+    ) throws -> Tributary_V1_Envelope {
+        let requestID = nextRequestID.add(1, ordering: .relaxed).oldValue
+        let envelope = Wire.envelope(requestID, body, requires: requires)
+        let thread = BlockedThread()
+        let refusal = pending.withLock { pending -> (any Error)? in
+            if let closedError = pending.closedError { return closedError }
+            pending.waiters[requestID] = Waiter(reply: .thread(thread), deadline: .now + timeout, timeout: timeout)
+            return nil
+        }
+        if let refusal { throw refusal }
+        loop.send(Wire.frames(envelope), on: 0)
+        return try thread.wait()
     }
 
     /// Whether the connection takes no more requests (closed, or its requests abandoned).
@@ -218,11 +262,12 @@ public final class CoordinatorConnection: Sendable {
             return (Array(overdue.values), !pending.closed)
         }
         for waiter in overdue {
-            waiter.continuation.resume(
-                throwing: ProtocolError(
-                    .internal,
-                    "no answer from the coordinator at \(endpoint) within \(waiter.timeout) (is tributary-coordinator running there?)"
-                ))
+            waiter.reply.resume(
+                with: .failure(
+                    ProtocolError(
+                        .internal,
+                        "no answer from the coordinator at \(endpoint) within \(waiter.timeout) (is tributary-coordinator running there?)"
+                    )))
         }
         return open
     }
@@ -245,7 +290,7 @@ public final class CoordinatorConnection: Sendable {
             let waiter =
                 envelope.requestID == 0 ? nil : pending.withLock { $0.waiters.removeValue(forKey: envelope.requestID) }
             if let waiter {
-                waiter.continuation.resume(returning: envelope)
+                waiter.reply.resume(with: .success(envelope))
             } else {
                 unsolicited.append(envelope)
             }
@@ -255,7 +300,7 @@ public final class CoordinatorConnection: Sendable {
 
     private func fail(_ requestID: UInt64, _ error: any Error) {
         guard let waiter = pending.withLock({ $0.waiters.removeValue(forKey: requestID) }) else { return }
-        waiter.continuation.resume(throwing: error)
+        waiter.reply.resume(with: .failure(error))
     }
 
     private func failAll(_ error: ProtocolError) {
@@ -265,7 +310,7 @@ public final class CoordinatorConnection: Sendable {
             return pending.waiters
         }
         for waiter in waiters.values {
-            waiter.continuation.resume(throwing: error)
+            waiter.reply.resume(with: .failure(error))
         }
     }
 }

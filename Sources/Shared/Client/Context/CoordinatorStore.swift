@@ -61,55 +61,112 @@ public struct CoordinatorStore: ChangeSetParent {
         try await send(.with { $0.batchChange = change }, id: id)
     }
 
+    /// Sends `changes` as the save `id`, blocking the calling thread (a context's queue) until the answer: the reply
+    /// wakes it from the connection's socket thread, with no task in between.
+    /// - Throws: what ``save(_:id:)`` throws.
+    public func saveAndWait(_ changes: Tributary_V1_ChangeSet, id: UUID) throws -> SaveReceipt {
+        var attempts = SaveAttempts(id: id, changes: .with { $0.changes = changes }, store: self)
+        while true {
+            let wait = attempts.nextWait()
+            let started = ContinuousClock.now
+            let outcome = Result { try connection.requestBlocking(.saveChanges(attempts.message), timeout: wait) }
+            switch try attempts.settle(outcome, sent: started, wait: wait) {
+            case .answered(let receipt): return receipt
+            case .again(let pause): Thread.sleep(forTimeInterval: pause.seconds)
+            }
+        }
+    }
+
     /// Sends a save as `id` until it is answered, refused, or ``saveTimeout`` passes.
     private func send(_ save: Tributary_V1_SaveChanges, id: UUID) async throws -> SaveReceipt {
-        var message = save
-        message.saveID = id.bytes
-        let clock = ContinuousClock()
-        let deadline = clock.now + saveTimeout
-        var pause = Duration.milliseconds(50)
-        // Whether a send went unanswered: it may have been committed, so only an answer to this id settles it.
-        var unanswered = false
+        var attempts = SaveAttempts(id: id, changes: save, store: self)
         while true {
-            let reply: Tributary_V1_Envelope
-            let sent = clock.now
-            let wait = min(attemptTimeout, max(.milliseconds(1), deadline - sent))
+            let wait = attempts.nextWait()
+            let started = ContinuousClock.now
+            let outcome: Result<Tributary_V1_Envelope, any Error>
             do {
-                reply = try await connection.request(.saveChanges(message), timeout: wait)
-            } catch let error as ProtocolError where error.code == .mergeConflict {
+                outcome = .success(try await connection.request(.saveChanges(attempts.message), timeout: wait))
+            } catch {
+                outcome = .failure(error)
+            }
+            switch try attempts.settle(outcome, sent: started, wait: wait) {
+            case .answered(let receipt): return receipt
+            case .again(let pause):
+                do {
+                    try await Task.sleep(for: pause)
+                } catch {
+                    throw SaveInDoubtError(saveID: id, reason: "the save was cancelled while it waited for an answer")
+                }
+            }
+        }
+    }
+
+    /// The sends of one save: how long each waits, and what each outcome means. A save is sent again, with the same
+    /// id, while no answer came (or the coordinator was stopping) and ``saveTimeout`` has not passed.
+    private struct SaveAttempts {
+        let id: UUID
+        let message: Tributary_V1_SaveChanges
+        let store: CoordinatorStore
+        let deadline: ContinuousClock.Instant
+        var pause = Duration.milliseconds(50)
+        /// Whether a send went unanswered: it may have been committed, so only an answer to this id settles it.
+        var unanswered = false
+
+        /// What one send came to.
+        enum Next {
+            case answered(SaveReceipt)
+            /// Send again after this pause.
+            case again(Duration)
+        }
+
+        init(id: UUID, changes: Tributary_V1_SaveChanges, store: CoordinatorStore) {
+            self.id = id
+            var message = changes
+            message.saveID = id.bytes
+            self.message = message
+            self.store = store
+            deadline = .now + store.saveTimeout
+        }
+
+        /// How long the next send waits for its answer.
+        func nextWait() -> Duration {
+            min(store.attemptTimeout, max(.milliseconds(1), deadline - .now))
+        }
+
+        /// The receipt, a pause before sending again, or the error the save fails with.
+        mutating func settle(
+            _ outcome: Result<Tributary_V1_Envelope, any Error>, sent: ContinuousClock.Instant, wait: Duration
+        ) throws -> Next {
+            switch outcome {
+            case .success(let reply):
+                guard case .saveAck(let ack) = reply.body else {
+                    throw ProtocolError(
+                        .unknownMessage, "the coordinator answered a save with something other than SaveAck")
+                }
+                return .answered(SaveReceipt(ack))
+            case .failure(let error as ProtocolError) where error.code == .mergeConflict:
                 // Checked before anything is applied: a save committed before would have had its first answer.
                 throw MergeConflictError(conflicts: error.conflicts.map(MergeConflict.init(wire:)))
-            } catch {
-                let answered = isAnswer(error, waited: clock.now - sent, for: wait)
+            case .failure(let error):
+                let answered = isAnswer(error, waited: .now - sent, for: wait)
                 unanswered = unanswered || !answered
-                let again = !connection.isClosed && clock.now < deadline
+                let again = !store.connection.isClosed && .now < deadline
                 if again && (!answered || (error as? ProtocolError)?.code == .shuttingDown) {
                     // No answer, or a stopping coordinator: sent again with the same id after a pause.
-                    do {
-                        try await Task.sleep(for: pause)
-                    } catch {
-                        throw SaveInDoubtError(
-                            saveID: id, reason: "the save was cancelled while it waited for an answer")
-                    }
-                    pause = min(pause * 2, .seconds(1))
-                    continue
+                    defer { pause = min(pause * 2, .seconds(1)) }
+                    return .again(pause)
                 }
                 if unanswered { throw SaveInDoubtError(saveID: id, reason: "\(error)") }
                 throw error
             }
-            guard case .saveAck(let ack) = reply.body else {
-                throw ProtocolError(
-                    .unknownMessage, "the coordinator answered a save with something other than SaveAck")
-            }
-            return SaveReceipt(ack)
         }
-    }
 
-    /// Whether `error` is the coordinator's answer, rather than a wait that ran out (the connection fails a request
-    /// unanswered within its wait with `INTERNAL`), a closed connection or a cancelled caller.
-    private func isAnswer(_ error: any Error, waited: Duration, for wait: Duration) -> Bool {
-        guard let error = error as? ProtocolError, !connection.isClosed else { return false }
-        return !(error.code == .internal && waited >= wait)
+        /// Whether `error` is the coordinator's answer, rather than a wait that ran out (the connection fails a
+        /// request unanswered within its wait with `INTERNAL`), a closed connection or a cancelled caller.
+        private func isAnswer(_ error: any Error, waited: Duration, for wait: Duration) -> Bool {
+            guard let error = error as? ProtocolError, !store.connection.isClosed else { return false }
+            return !(error.code == .internal && waited >= wait)
+        }
     }
 
     public func fetch(_ request: Tributary_V1_FetchRequest) throws -> Tributary_V1_FetchReply {

@@ -1,4 +1,6 @@
+import Dispatch
 import Foundation
+import Synchronization
 import TributaryProtocol
 
 /// Where an ``ObjectContext`` pushes its changes on save: the root over ZeroMQ (in a worker), an in-process
@@ -13,6 +15,10 @@ public protocol ChangeSetParent: Sendable {
     /// - Throws: ``SaveInDoubtError`` when the change set was sent and no answer says whether it was applied.
     func save(_ changes: Tributary_V1_ChangeSet, id: UUID) async throws -> SaveReceipt
 
+    /// ``save(_:id:)`` for a context saving inside one of its blocks (`ObjectContext.save()` in a block): blocks the
+    /// calling thread, a context's queue, until the parent answers.
+    func saveAndWait(_ changes: Tributary_V1_ChangeSet, id: UUID) throws -> SaveReceipt
+
     /// Runs a batch change in the root writer, as the save `id` (see ``save(_:id:)``); the receipt's
     /// ``SaveReceipt/batchIDs`` are the objects it changed. Parents that cannot reach the root refuse it.
     func execute(_ change: Tributary_V1_BatchChange, id: UUID) async throws -> SaveReceipt
@@ -26,6 +32,26 @@ extension ChangeSetParent {
     /// A parent in the same process: the save cannot be lost on the way, so the id is not needed.
     public func save(_ changes: Tributary_V1_ChangeSet, id: UUID) async throws -> SaveReceipt {
         try await save(changes)
+    }
+
+    /// Runs ``save(_:id:)`` in a task and blocks the calling thread until it ends. The caller is a context's queue,
+    /// a Dispatch thread, never one of the cooperative pool's that the task needs.
+    public func saveAndWait(_ changes: Tributary_V1_ChangeSet, id: UUID) throws -> SaveReceipt {
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Mutex<Result<SaveReceipt, any Error>?>(nil)
+        // Unstructured: the caller is a Dispatch thread blocked on the semaphore, outside Swift concurrency.
+        Task {
+            let result: Result<SaveReceipt, any Error>
+            do {
+                result = .success(try await save(changes, id: id))
+            } catch {
+                result = .failure(error)
+            }
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        return try outcome.withLock { $0 ?? .failure(CancellationError()) }.get()
     }
 
     /// A parent that cannot reach the root writer: batch changes are refused.
@@ -89,6 +115,14 @@ extension ObjectContext: ChangeSetParent {
     public func save(_ changes: Tributary_V1_ChangeSet) async throws -> SaveReceipt {
         try await perform { context in
             try context.absorb(changes)
+            return SaveReceipt(seq: 0)
+        }
+    }
+
+    /// A child saving inside one of its blocks: absorbed on this context's queue while the child waits.
+    public func saveAndWait(_ changes: Tributary_V1_ChangeSet, id: UUID) throws -> SaveReceipt {
+        try performAndWait {
+            try absorb(changes)
             return SaveReceipt(seq: 0)
         }
     }

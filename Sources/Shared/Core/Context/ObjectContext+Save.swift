@@ -8,11 +8,50 @@ extension ObjectContext {
     /// objects (uniqueness) take those objects' ids, relationships included. On failure the changes stay
     /// pending, as in Core Data. A save whose outcome is unknown (``SaveInDoubtError``) is kept as it was sent and
     /// goes first at the next save, with the same id, so that it is applied once. Call it from outside the
-    /// context's queue (it hops onto it).
+    /// context's queue (it hops onto it, and off it while the parent answers: blocks run meanwhile, and edits they
+    /// make count for the next save); inside a block, call `try save()`.
     /// - Returns: the parent's receipt; `seq` 0 when there was nothing to save.
     @discardableResult
     public func save() async throws -> SaveReceipt {
         try await save(evenIfEmpty: false)
+    }
+
+    /// Pushes the context's changes to its parent from inside one of its blocks, blocking the context's queue until
+    /// the parent answers (Core Data's `save()` in `perform`): the edits and the save in one block, with no hop in
+    /// between, and the context settled with the answer when it returns. Otherwise as `try await save()`: one save at a
+    /// time (this one waits, on the queue, for a save in flight), a save in doubt sent again first.
+    ///
+    /// ```swift
+    /// try context.performAndWait {
+    ///     try context.insert("User")["login"] = .string("octocat")
+    ///     try context.save()
+    /// }
+    /// ```
+    /// - Throws: what `try await save()` throws; ``ContextError`` `unsupported` when called outside the context's queue.
+    @discardableResult
+    public func save() throws -> SaveReceipt {
+        guard isOnQueue else {
+            throw ContextError(
+                .unsupported,
+                "save() of context '\(name)' was called outside its queue: call it inside perform or performAndWait, "
+                    + "or use `try await context.save()`")
+        }
+        guard let parent else {
+            throw ContextError(.noParent, "context '\(name)' has no parent to save to")
+        }
+        while true {
+            settleFinishedSaves()
+            if saving.tryEnter() { break }
+            // The save in flight took its changes before this block ran and needs the queue no more.
+            saving.waitUntilFreeBlocking()
+        }
+        defer { saving.leave() }
+        let taken = takeChanges()
+        let outcome = Result {
+            try sendTakenAndWait(taken) { save in try parent.saveAndWait(save.changes.changeSet, id: save.id) }
+        }
+        settleFinishedSaves()
+        return try outcome.get()
     }
 
     /// Saves, sending an empty change set when nothing changed (a job's completion must reach the root).
@@ -20,53 +59,159 @@ extension ObjectContext {
         guard let parent else {
             throw ContextError(.noParent, "context '\(name)' has no parent to save to")
         }
-        // One save at a time: a save in doubt goes out again before anything newer does.
-        await saving.enter()
-        defer { saving.leave() }
-        var resent: SaveReceipt?
-        // One hop onto the queue in the usual case: the pending changes, unless a save in doubt goes first.
-        let taken = try await perform { context -> (SentSave?, PendingChanges?) in
-            if let unanswered = context.takeSaveInDoubt() { return (unanswered, nil) }
-            return (nil, context.takePendingChanges())
-        }
-        if let unanswered = taken.0 {
-            guard Date().timeIntervalSince(unanswered.sentAt) < SaveInDoubtError.resendWindow else {
-                throw SaveInDoubtError(
-                    saveID: unanswered.id,
-                    reason:
-                        "it was sent more than \(Int(SaveInDoubtError.resendWindow / 3600)) hours ago, longer than the "
-                        + "coordinator keeps save ids; it is dropped, not sent again: refetch its objects and edit them again"
-                )
+        // The gate and the changes in one block: a save in flight never waits for the queue.
+        let taken: TakenChanges
+        while true {
+            let took = try await perform { context -> TakenChanges? in
+                context.settleFinishedSaves()
+                guard context.saving.tryEnter() else { return nil }
+                return context.takeChanges()
             }
-            resent = try await send(unanswered, to: parent)
+            if let took {
+                taken = took
+                break
+            }
+            await saving.waitUntilFree()
         }
-        let pending: PendingChanges
-        if let taken = taken.1 {
-            pending = taken
-        } else {
-            pending = try await perform { context in context.takePendingChanges() }
+        defer { saving.leave() }
+        let result: Result<SaveReceipt, any Error>
+        do {
+            result = .success(try await sendTaken(taken, evenIfEmpty: evenIfEmpty, to: parent))
+        } catch {
+            result = .failure(error)
         }
-        if pending.changeSet.batches.isEmpty && !evenIfEmpty { return resent ?? SaveReceipt(seq: 0) }
-        return try await send(SentSave(id: UUID(), sentAt: Date(), changes: pending), to: parent)
+        // Settled by the next block of the queue (or the next save, whichever runs first): a cancelled caller
+        // cannot skip it, and blocks enqueued after this returns run after it.
+        perform { self.settleFinishedSaves() }
+        return try result.get()
     }
 
-    /// Sends one save and settles the context with the answer. The settling blocks are enqueued without waiting,
-    /// so that a cancelled caller cannot skip them; later blocks run after them all the same.
-    private func send(_ sent: SentSave, to parent: any ChangeSetParent) async throws -> SaveReceipt {
+    /// What a save took off the context: a save in doubt to send again first, and the changes made since.
+    struct TakenChanges: Sendable {
+        let unanswered: SentSave?
+        let pending: PendingChanges
+    }
+
+    private func takeChanges() -> TakenChanges {
+        TakenChanges(unanswered: takeSaveInDoubt(), pending: takePendingChanges())
+    }
+
+    /// Sends what a save took (a save in doubt first), recording how each send settles the context.
+    private func sendTaken(
+        _ taken: TakenChanges, evenIfEmpty: Bool, to parent: any ChangeSetParent
+    ) async throws -> SaveReceipt {
+        var resent: SaveReceipt?
+        if let unanswered = taken.unanswered {
+            try checkResendWindow(unanswered, pending: taken.pending)
+            let outcome: Result<SaveReceipt, any Error>
+            do {
+                outcome = .success(try await parent.save(unanswered.changes.changeSet, id: unanswered.id))
+            } catch {
+                outcome = .failure(error)
+            }
+            recordResent(unanswered, pending: taken.pending, outcome)
+            resent = try outcome.get()
+        }
+        if taken.pending.changeSet.batches.isEmpty && !evenIfEmpty { return resent ?? SaveReceipt(seq: 0) }
+        let sent = SentSave(id: UUID(), sentAt: Date(), changes: taken.pending)
+        return try await record(sent) { try await parent.save($0.changes.changeSet, id: $0.id) }
+    }
+
+    /// ``sendTaken(_:evenIfEmpty:to:)`` for a save that blocks the queue (never sent when empty).
+    private func sendTakenAndWait(_ taken: TakenChanges, _ send: (SentSave) throws -> SaveReceipt) throws
+        -> SaveReceipt
+    {
+        var resent: SaveReceipt?
+        if let unanswered = taken.unanswered {
+            try checkResendWindow(unanswered, pending: taken.pending)
+            let outcome = Result { try send(unanswered) }
+            recordResent(unanswered, pending: taken.pending, outcome)
+            resent = try outcome.get()
+        }
+        if taken.pending.changeSet.batches.isEmpty { return resent ?? SaveReceipt(seq: 0) }
+        return try recordAndWait(SentSave(id: UUID(), sentAt: Date(), changes: taken.pending), send)
+    }
+
+    /// Records how a save in doubt, sent again, settles the context. When it failed, the changes taken with it go
+    /// back too, and first: they were made after it.
+    private func recordResent(
+        _ unanswered: SentSave, pending: PendingChanges, _ outcome: Result<SaveReceipt, any Error>
+    ) {
+        switch outcome {
+        case .success(let receipt):
+            recordSettlement { $0.didSave(receipt, unanswered.changes) }
+        case .failure(let error) where error is SaveInDoubtError:
+            recordSettlement { context in
+                context.restore(pending)
+                context.saveInDoubt = unanswered
+            }
+        case .failure:
+            recordSettlement { context in
+                context.restore(pending)
+                context.restore(unanswered.changes)
+            }
+        }
+    }
+
+    /// Throws when a save in doubt is too old to send again: it is dropped, and the changes taken with it go back.
+    private func checkResendWindow(_ unanswered: SentSave, pending: PendingChanges) throws {
+        guard Date().timeIntervalSince(unanswered.sentAt) < SaveInDoubtError.resendWindow else {
+            recordSettlement { $0.restore(pending) }
+            throw SaveInDoubtError(
+                saveID: unanswered.id,
+                reason:
+                    "it was sent more than \(Int(SaveInDoubtError.resendWindow / 3600)) hours ago, longer than the "
+                    + "coordinator keeps save ids; it is dropped, not sent again: refetch its objects and edit them again"
+            )
+        }
+    }
+
+    /// Sends one save and records how the answer settles the context.
+    private func record(_ sent: SentSave, _ send: (SentSave) async throws -> SaveReceipt) async throws -> SaveReceipt {
         do {
-            let receipt = try await parent.save(sent.changes.changeSet, id: sent.id)
-            perform { self.didSave(receipt, sent.changes) }
+            let receipt = try await send(sent)
+            recordSettlement { $0.didSave(receipt, sent.changes) }
             return receipt
         } catch let error as SaveInDoubtError {
-            perform { self.saveInDoubt = sent }
+            recordSettlement { $0.saveInDoubt = sent }
             throw error
         } catch {
-            perform { self.restore(sent.changes) }
+            recordSettlement { $0.restore(sent.changes) }
             throw error
         }
     }
 
-    /// Whether a save was sent whose outcome is not known yet: the next ``save()`` sends it again first.
+    private func recordAndWait(_ sent: SentSave, _ send: (SentSave) throws -> SaveReceipt) throws -> SaveReceipt {
+        do {
+            let receipt = try send(sent)
+            recordSettlement { $0.didSave(receipt, sent.changes) }
+            return receipt
+        } catch let error as SaveInDoubtError {
+            recordSettlement { $0.saveInDoubt = sent }
+            throw error
+        } catch {
+            recordSettlement { $0.restore(sent.changes) }
+            throw error
+        }
+    }
+
+    /// Records how a finished save settles the context, for ``settleFinishedSaves()``: recorded before the save
+    /// leaves the gate, so the next save settles it before it takes its changes.
+    private func recordSettlement(_ settle: @escaping @Sendable (ObjectContext) -> Void) {
+        settlements.withLock { $0.append(settle) }
+    }
+
+    /// Settles the context with the answers of the saves that finished, in the order they finished; on the queue.
+    func settleFinishedSaves() {
+        assertOnQueue()
+        let finished = settlements.withLock { settlements in
+            defer { settlements = [] }
+            return settlements
+        }
+        for settle in finished { settle(self) }
+    }
+
+    /// Whether a save was sent whose outcome is not known yet: the next `save()` sends it again first.
     public var hasSaveInDoubt: Bool {
         assertOnQueue()
         return saveInDoubt != nil

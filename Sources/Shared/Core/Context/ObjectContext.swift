@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 
 /// A slave context (Core Data's private-queue `NSManagedObjectContext`): a scratchpad of objects on its own
-/// serial queue that tracks inserts, updates and deletes, and on ``save()`` pushes them to its parent as one
+/// serial queue that tracks inserts, updates and deletes, and on `save()` pushes them to its parent as one
 /// change set.
 ///
 /// Work on a context goes through its queue, as in Core Data:
@@ -56,11 +56,14 @@ public final class ObjectContext: @unchecked Sendable {
     var saveInDoubt: SentSave?
     /// Lets one save run at a time.
     let saving = SaveGate()
+    /// How the saves that finished settle the context, in the order they finished: applied on the queue by the
+    /// next save or the block each save enqueued, whichever runs first.
+    let settlements = Mutex<[@Sendable (ObjectContext) -> Void]>([])
 
     /// Creates a context with its own serial queue.
     /// - Parameters:
     ///   - model: the model its objects follow.
-    ///   - parent: where ``save()`` pushes changes; nil makes a context that cannot save.
+    ///   - parent: where `save()` pushes changes; nil makes a context that cannot save.
     ///   - name: a name for logs and debuggers.
     public init(model: Model, parent: (any ChangeSetParent)?, name: String = "context") {
         self.model = model

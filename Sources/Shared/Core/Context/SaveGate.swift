@@ -1,47 +1,74 @@
+import Dispatch
 import Synchronization
 
-/// Lets one save of a context run at a time, in the order they were asked for (Core Data's saves are serial on the
-/// context's queue): a save in doubt must be sent again before any later change set goes out.
+/// Lets one save of a context run at a time (Core Data's saves are serial on the context's queue): a save in
+/// doubt must be sent again before any later change set goes out.
+///
+/// A save takes the gate in the same block of the context's queue that takes its changes (``tryEnter()``), and
+/// needs the queue no more until it leaves: a save made inside a block (`ObjectContext.save()` in a block) can then wait
+/// for the gate on the queue without a deadlock. The gate is not handed over: whoever waits tries again once it
+/// is free.
 final class SaveGate: Sendable {
+    private enum Waiter {
+        case task(CheckedContinuation<Void, Never>)
+        case thread(DispatchSemaphore)
+    }
+
     private struct State {
         var busy = false
-        var waiting: [CheckedContinuation<Void, Never>] = []
+        var waiting: [Waiter] = []
     }
 
     private let state = Mutex(State())
 
-    /// Returns once no other save runs; call ``leave()`` when done.
-    func enter() async {
-        let entered = state.withLock { state -> Bool in
-            guard state.busy else {
-                state.busy = true
-                return true
-            }
-            return false
-        }
-        if entered { return }
-        await withCheckedContinuation { continuation in
-            let now = state.withLock { state -> Bool in
-                guard state.busy else {
-                    state.busy = true
-                    return true
-                }
-                state.waiting.append(continuation)
-                return false
-            }
-            if now { continuation.resume() }
+    /// Takes the gate when no save holds it.
+    /// - Returns: whether the caller holds it now (and must call ``leave()``).
+    func tryEnter() -> Bool {
+        state.withLock { state in
+            guard !state.busy else { return false }
+            state.busy = true
+            return true
         }
     }
 
-    /// Lets the next save in.
-    func leave() {
-        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard !state.waiting.isEmpty else {
-                state.busy = false
-                return nil
+    /// Returns once the gate is free (or was freed meanwhile); the caller tries to take it again.
+    func waitUntilFree() async {
+        await withCheckedContinuation { continuation in
+            let free = state.withLock { state -> Bool in
+                guard state.busy else { return true }
+                state.waiting.append(.task(continuation))
+                return false
             }
-            return state.waiting.removeFirst()
+            if free { continuation.resume() }
         }
-        next?.resume()
+    }
+
+    /// ``waitUntilFree()`` for a thread that blocks: the context's queue, saving inside a block.
+    func waitUntilFreeBlocking() {
+        let semaphore = DispatchSemaphore(value: 0)
+        let free = state.withLock { state -> Bool in
+            guard state.busy else { return true }
+            state.waiting.append(.thread(semaphore))
+            return false
+        }
+        if !free { semaphore.wait() }
+    }
+
+    /// How many wait for the gate now (for tests that stage a save waiting behind another).
+    var waiterCount: Int { state.withLock { $0.waiting.count } }
+
+    /// Frees the gate and wakes everyone waiting for it.
+    func leave() {
+        let waiting = state.withLock { state -> [Waiter] in
+            state.busy = false
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for waiter in waiting {
+            switch waiter {
+            case .task(let continuation): continuation.resume()
+            case .thread(let semaphore): semaphore.signal()
+            }
+        }
     }
 }

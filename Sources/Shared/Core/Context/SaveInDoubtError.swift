@@ -3,7 +3,7 @@ import Foundation
 /// A save whose outcome is not known: it was sent, but no answer said whether it was committed (the parent did not
 /// answer in time, or the connection closed while it waited).
 ///
-/// The context keeps such a save as it was sent, with its id, and its next ``ObjectContext/save()`` sends it again
+/// The context keeps such a save as it was sent, with its id, and its next `save()` sends it again
 /// before anything newer: a parent that committed it answers with its first answer, one that did not applies it
 /// then. So it is applied once, whichever happened, and its changes are not mixed into a later change set under
 /// another id (which could apply them a second time).
