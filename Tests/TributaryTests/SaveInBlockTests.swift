@@ -96,7 +96,9 @@ struct SaveInBlockTests {
         try await tap.forwardAnswers()
         let receipt = try await onOwnThread {
             try context.performAndWait {
-                try ViewContextSaveTests.user("dee", in: context)["name"] = .string("Dee Dee")
+                // As the context holds it (a fetch would refresh its version): the save in doubt goes first, and
+                // this edit is taken once its answer set the version.
+                ViewContextSaveTests.registered("dee", in: context)?["name"] = .string("Dee Dee")
                 return try context.save()
             }
         }
@@ -202,5 +204,98 @@ struct SaveInBlockTests {
         #expect(receipt.seq > 0)
         let logins = try await root.pool.read { db in try String.fetchAll(db, sql: "SELECT login FROM User") }
         #expect(logins == ["kid"])
+    }
+
+    @Test("after a save in doubt, the next save sends it first and takes later edits at the version it committed")
+    func editAfterSaveInDoubt() async throws {
+        let directory = try TemporaryDirectory()
+        let root = try RootStore.open(path: directory.path("store.sqlite"), model: Self.model)
+        for inBlock in [false, true] {
+            let login = inBlock ? "in-block" : "awaited"
+            let parent = SaveInDoubtTests.LosingParent(store: root)
+            let context = ObjectContext(model: Self.model, parent: parent, name: login)
+            func save() async throws -> SaveReceipt {
+                if inBlock { return try await onOwnThread { try context.performAndWait { try context.save() } } }
+                return try await context.save()
+            }
+            // Edits of the object as the context holds it, never refetched: its version is what the saves set.
+            func rename(_ name: String) async throws {
+                try await context.perform { context in
+                    ViewContextSaveTests.registered(login, in: context)?["name"] = .string(name)
+                }
+            }
+            try await context.perform { try $0.insert("User")["login"] = .string(login) }
+            _ = try await save()
+            try await rename("lost once")
+            parent.loseNext()
+            await #expect(throws: SaveInDoubtError.self) { _ = try await save() }
+            try await rename("later")
+            let receipt = try await save()
+            let stored = try root.pool.read { db in
+                try Row.fetchOne(db, sql: "SELECT name, _version FROM User WHERE login = ?", arguments: [login])
+            }
+            #expect(stored?["name"] == "later" && stored?["_version"] == Int64(receipt.seq), "\(login)")
+            #expect(
+                try await context.perform { ViewContextSaveTests.registered(login, in: $0)?.version } == receipt.seq)
+        }
+    }
+
+    @Test("a save in a block is refused from a Swift concurrency task and in a job's context, its changes kept")
+    func refusedWhereItWouldBlockATask() async throws {
+        let directory = try TemporaryDirectory()
+        let root = try RootStore.open(path: directory.path("store.sqlite"), model: Self.model)
+        let context = ObjectContext(model: Self.model, parent: LocalRootParent(store: root))
+        let fromTask = #expect(throws: ContextError.self) {
+            try context.performAndWait {
+                try context.insert("User")["login"] = .string("ada")
+                try context.save()
+            }
+        }
+        #expect(fromTask?.code == .unsupported && "\(fromTask!)".contains("await"))
+        #expect(try await context.perform { $0.insertedObjects.count } == 1)
+
+        let connection = try CoordinatorConnection(endpoint: "tcp://127.0.0.1:9")
+        let job = JobRun(assignment: .with { $0.jobID = 7 }, model: Self.model, connection: connection)
+        let jobContext = job.makeContext()
+        let inJob = try await onOwnThread {
+            try jobContext.performAndWait {
+                try jobContext.insert("User")["login"] = .string("bob")
+                return Result { try jobContext.save() }
+            }
+        }
+        let refusal = #expect(throws: ContextError.self) { try inJob.get() }
+        #expect(refusal?.code == .unsupported && "\(refusal!)".contains("job 7"))
+        #expect(try await jobContext.perform { $0.insertedObjects.count } == 1, "the changes stay pending")
+        await connection.close()
+    }
+
+    @Test("a child's save in a block, behind its save that waits for the parent's queue, is refused as a wait cycle")
+    func childWaitingForItsWaitingParent() async throws {
+        let directory = try TemporaryDirectory()
+        let root = try RootStore.open(path: directory.path("store.sqlite"), model: Self.model)
+        let parent = ObjectContext(model: Self.model, parent: LocalRootParent(store: root), name: "parent")
+        let child = ObjectContext(model: Self.model, parent: parent, name: "child")
+        try await child.perform { try $0.insert("User")["login"] = .string("first") }
+        let outcome = try await onOwnThread {
+            try parent.performAndWait {
+                // The child's save takes its changes, then waits for this queue to absorb them.
+                let inFlight = Task { try await child.save() }
+                let deadline = ContinuousClock.now + .seconds(30)
+                while try child.performAndWait({ child.hasChanges }) {
+                    guard ContinuousClock.now < deadline else { throw TimedOut(what: "the child's save") }
+                    Thread.sleep(forTimeInterval: 0.005)
+                }
+                let blocked = try child.performAndWait {
+                    try child.insert("User")["login"] = .string("second")
+                    return Result { try child.save() }
+                }
+                return (blocked, inFlight)
+            }
+        }
+        let cycle = #expect(throws: ContextError.self) { try outcome.0.get() }
+        #expect(cycle?.code == .waitCycle)
+        _ = try await outcome.1.value
+        #expect(try await parent.perform { $0.insertedObjects.count } == 1)
+        #expect(try await child.perform { $0.insertedObjects.count } == 1, "the refused save's insert stays pending")
     }
 }

@@ -54,9 +54,16 @@ public final class CoordinatorConnection: Sendable {
             done.signal()
         }
 
-        func wait() throws -> Tributary_V1_Envelope {
+        /// Waits for the outcome until `deadline`; nil when it passed first.
+        func wait(until deadline: DispatchTime) -> Result<Tributary_V1_Envelope, any Error>? {
+            guard done.wait(timeout: deadline) == .success else { return nil }
+            return outcome.withLock { $0 }
+        }
+
+        /// Waits for the outcome, however long: for a waiter already taken out of `pending` by whoever resumes it.
+        func wait() -> Result<Tributary_V1_Envelope, any Error> {
             done.wait()
-            return try outcome.withLock { $0 ?? .failure(CancellationError()) }.get()
+            return outcome.withLock { $0 ?? .failure(CancellationError()) }
         }
     }
 
@@ -228,7 +235,18 @@ public final class CoordinatorConnection: Sendable {
         }
         if let refusal { throw refusal }
         loop.send(Wire.frames(envelope), on: 0)
-        return try thread.wait()
+        // The deadline is kept here too, not only by the timer task: a thread blocked outside Swift concurrency does
+        // not depend on the cooperative pool to be failed in time.
+        let (seconds, attoseconds) = (timeout + Self.deadlineResolution).components
+        let nanoseconds = max(0, seconds) * 1_000_000_000 + attoseconds / 1_000_000_000
+        if let outcome = thread.wait(until: .now() + .nanoseconds(Int(clamping: nanoseconds))) {
+            return try outcome.get()
+        }
+        guard pending.withLock({ $0.waiters.removeValue(forKey: requestID) }) != nil else {
+            // Taken out by the reply, the timer or a close just now: its outcome is on the way.
+            return try thread.wait().get()
+        }
+        throw overdue(timeout)
     }
 
     /// Whether the connection takes no more requests (closed, or its requests abandoned).
@@ -252,6 +270,13 @@ public final class CoordinatorConnection: Sendable {
         await loop.stop()
     }
 
+    /// The error of a request left unanswered for `timeout`.
+    private func overdue(_ timeout: Duration) -> ProtocolError {
+        ProtocolError(
+            .internal,
+            "no answer from the coordinator at \(endpoint) within \(timeout) (is tributary-coordinator running there?)")
+    }
+
     /// Fails the requests whose deadline passed.
     /// - Returns: false once the connection is closed.
     private func expireOverdueRequests() -> Bool {
@@ -261,14 +286,7 @@ public final class CoordinatorConnection: Sendable {
             for id in overdue.keys { pending.waiters.removeValue(forKey: id) }
             return (Array(overdue.values), !pending.closed)
         }
-        for waiter in overdue {
-            waiter.reply.resume(
-                with: .failure(
-                    ProtocolError(
-                        .internal,
-                        "no answer from the coordinator at \(endpoint) within \(waiter.timeout) (is tributary-coordinator running there?)"
-                    )))
-        }
+        for waiter in overdue { waiter.reply.resume(with: .failure(self.overdue(waiter.timeout))) }
         return open
     }
 

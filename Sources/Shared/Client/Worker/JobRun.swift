@@ -134,6 +134,15 @@ public final class JobRun: ChangeSetParent {
         try await send { $0.changes = changes }
     }
 
+    /// Refused: a job's saves are sent from its task (``save(_:progress:)``, `try await context.save()`), where its
+    /// cancellation and the store's back-pressure reach them; a save blocking a context's queue would escape both.
+    public func saveAndWait(_ changes: Tributary_V1_ChangeSet, id: UUID) throws -> SaveReceipt {
+        throw ContextError(
+            .unsupported,
+            "job \(jobID): a job's context saves with `try await run.save(context, progress:)` or "
+                + "`try await context.save()`, not with `try context.save()` inside a block")
+    }
+
     /// Runs a batch change in the root writer as the job's next batch: applied once, as the job's saves are.
     public func execute(_ change: Tributary_V1_BatchChange, id: UUID) async throws -> SaveReceipt {
         try await send { $0.batchChange = change }

@@ -18,8 +18,12 @@ extension ObjectContext {
 
     /// Pushes the context's changes to its parent from inside one of its blocks, blocking the context's queue until
     /// the parent answers (Core Data's `save()` in `perform`): the edits and the save in one block, with no hop in
-    /// between, and the context settled with the answer when it returns. Otherwise as `try await save()`: one save at a
-    /// time (this one waits, on the queue, for a save in flight), a save in doubt sent again first.
+    /// between, and the context settled with the answer when it returns. Otherwise as `try await save()`: one save at
+    /// a time (this one waits, on the queue, for a save in flight), a save in doubt sent again first.
+    ///
+    /// Call `performAndWait` around it from a thread of your own (a UI's main thread), or `perform`: never from a
+    /// Swift concurrency task, whose thread of the cooperative pool it would hold for a network round trip (with a
+    /// parent that answers through a task, that can deadlock the pool).
     ///
     /// ```swift
     /// try context.performAndWait {
@@ -27,7 +31,9 @@ extension ObjectContext {
     ///     try context.save()
     /// }
     /// ```
-    /// - Throws: what `try await save()` throws; ``ContextError`` `unsupported` when called outside the context's queue.
+    /// - Throws: what `try await save()` throws; ``ContextError`` `unsupported` when called outside the context's
+    ///   queue or from a Swift concurrency task, or when the parent saves only asynchronously (a job's);
+    ///   `waitCycle` when the save in flight waits for a parent context whose block waits for this one.
     @discardableResult
     public func save() throws -> SaveReceipt {
         guard isOnQueue else {
@@ -36,21 +42,52 @@ extension ObjectContext {
                 "save() of context '\(name)' was called outside its queue: call it inside perform or performAndWait, "
                     + "or use `try await context.save()`")
         }
+        guard !Self.runsInTask else {
+            throw ContextError(
+                .unsupported,
+                "save() of context '\(name)' was called in performAndWait from a Swift concurrency task, whose thread it "
+                    + "would hold for the round trip: use `try await context.save()` there")
+        }
         guard let parent else {
             throw ContextError(.noParent, "context '\(name)' has no parent to save to")
         }
-        while true {
-            settleFinishedSaves()
-            if saving.tryEnter() { break }
-            // The save in flight took its changes before this block ran and needs the queue no more.
-            saving.waitUntilFreeBlocking()
-        }
+        try enterSavingGate()
         defer { saving.leave() }
-        let taken = takeChanges()
-        let outcome = Result {
-            try sendTakenAndWait(taken) { save in try parent.saveAndWait(save.changes.changeSet, id: save.id) }
-        }
         settleFinishedSaves()
+        var resent: SaveReceipt?
+        if let unanswered = takeSaveInDoubt() {
+            let outcome = Result { try resendAndWait(unanswered, to: parent) }
+            settleFinishedSaves()
+            resent = try outcome.get()
+        }
+        let pending = takePendingChanges()
+        if pending.changeSet.batches.isEmpty { return resent ?? SaveReceipt(seq: 0) }
+        let sent = SentSave(id: UUID(), sentAt: Date(), changes: pending)
+        let outcome = Result { try parent.saveAndWait(sent.changes.changeSet, id: sent.id) }
+        record(sent, outcome)
+        settleFinishedSaves()
+        return try outcome.get()
+    }
+
+    /// Whether the caller runs in a Swift concurrency task (a block run inline by `performAndWait` from one).
+    private static var runsInTask: Bool { withUnsafeCurrentTask { $0 != nil } }
+
+    /// Takes the save gate from the context's queue, waiting there while a save is in flight: that save took its
+    /// changes before this block ran and needs the queue no more, unless it waits for a parent context whose block
+    /// waits for this one (refused, as `performAndWait` refuses a cycle).
+    private func enterSavingGate() throws {
+        while !saving.tryEnter() {
+            let waiter = try (parent as? ObjectContext).map { try WaitGraph.enter(waitingFor: $0.identity) } ?? nil
+            saving.waitUntilFreeBlocking()
+            WaitGraph.leave(waiter)
+        }
+    }
+
+    /// Sends a save in doubt again and waits for its answer, recording how it settles the context.
+    private func resendAndWait(_ unanswered: SentSave, to parent: any ChangeSetParent) throws -> SaveReceipt {
+        try checkResendWindow(unanswered)
+        let outcome = Result { try parent.saveAndWait(unanswered.changes.changeSet, id: unanswered.id) }
+        record(unanswered, outcome)
         return try outcome.get()
     }
 
@@ -59,104 +96,59 @@ extension ObjectContext {
         guard let parent else {
             throw ContextError(.noParent, "context '\(name)' has no parent to save to")
         }
-        // The gate and the changes in one block: a save in flight never waits for the queue.
-        let taken: TakenChanges
+        var resent: SaveReceipt?
         while true {
-            let took = try await perform { context -> TakenChanges? in
+            // The gate, the settling of the saves before and the changes in one block: a save holding the gate
+            // never waits for the queue, and takes its changes at the versions the saves before it committed.
+            let taken = try await perform { context -> Taken in
+                guard context.saving.tryEnter() else { return .busy }
                 context.settleFinishedSaves()
-                guard context.saving.tryEnter() else { return nil }
-                return context.takeChanges()
+                if let unanswered = context.takeSaveInDoubt() { return .inDoubt(unanswered) }
+                return .pending(context.takePendingChanges())
             }
-            if let took {
-                taken = took
-                break
+            switch taken {
+            case .busy:
+                await saving.waitUntilFree()
+            case .inDoubt(let unanswered):
+                // Sent again alone: the changes made since are taken once its answer has settled the context.
+                defer { saving.leave() }
+                try checkResendWindow(unanswered)
+                resent = try await send(unanswered, to: parent)
+            case .pending(let pending):
+                defer { saving.leave() }
+                if pending.changeSet.batches.isEmpty && !evenIfEmpty { return resent ?? SaveReceipt(seq: 0) }
+                return try await send(SentSave(id: UUID(), sentAt: Date(), changes: pending), to: parent)
             }
-            await saving.waitUntilFree()
         }
-        defer { saving.leave() }
-        let result: Result<SaveReceipt, any Error>
+    }
+
+    /// What a save took off the context in the block that took the gate.
+    private enum Taken: Sendable {
+        /// Another save holds the gate.
+        case busy
+        /// A save in doubt, to send again before anything newer.
+        case inDoubt(SentSave)
+        case pending(PendingChanges)
+    }
+
+    /// Sends one save and records how its answer settles the context, settled on the queue by the next block (or the
+    /// next save, whichever runs first): a cancelled caller cannot skip it, and blocks enqueued after this returns
+    /// run after it.
+    private func send(_ sent: SentSave, to parent: any ChangeSetParent) async throws -> SaveReceipt {
+        let outcome: Result<SaveReceipt, any Error>
         do {
-            result = .success(try await sendTaken(taken, evenIfEmpty: evenIfEmpty, to: parent))
+            outcome = .success(try await parent.save(sent.changes.changeSet, id: sent.id))
         } catch {
-            result = .failure(error)
+            outcome = .failure(error)
         }
-        // Settled by the next block of the queue (or the next save, whichever runs first): a cancelled caller
-        // cannot skip it, and blocks enqueued after this returns run after it.
+        record(sent, outcome)
         perform { self.settleFinishedSaves() }
-        return try result.get()
+        return try outcome.get()
     }
 
-    /// What a save took off the context: a save in doubt to send again first, and the changes made since.
-    struct TakenChanges: Sendable {
-        let unanswered: SentSave?
-        let pending: PendingChanges
-    }
-
-    private func takeChanges() -> TakenChanges {
-        TakenChanges(unanswered: takeSaveInDoubt(), pending: takePendingChanges())
-    }
-
-    /// Sends what a save took (a save in doubt first), recording how each send settles the context.
-    private func sendTaken(
-        _ taken: TakenChanges, evenIfEmpty: Bool, to parent: any ChangeSetParent
-    ) async throws -> SaveReceipt {
-        var resent: SaveReceipt?
-        if let unanswered = taken.unanswered {
-            try checkResendWindow(unanswered, pending: taken.pending)
-            let outcome: Result<SaveReceipt, any Error>
-            do {
-                outcome = .success(try await parent.save(unanswered.changes.changeSet, id: unanswered.id))
-            } catch {
-                outcome = .failure(error)
-            }
-            recordResent(unanswered, pending: taken.pending, outcome)
-            resent = try outcome.get()
-        }
-        if taken.pending.changeSet.batches.isEmpty && !evenIfEmpty { return resent ?? SaveReceipt(seq: 0) }
-        let sent = SentSave(id: UUID(), sentAt: Date(), changes: taken.pending)
-        return try await record(sent) { try await parent.save($0.changes.changeSet, id: $0.id) }
-    }
-
-    /// ``sendTaken(_:evenIfEmpty:to:)`` for a save that blocks the queue (never sent when empty).
-    private func sendTakenAndWait(_ taken: TakenChanges, _ send: (SentSave) throws -> SaveReceipt) throws
-        -> SaveReceipt
-    {
-        var resent: SaveReceipt?
-        if let unanswered = taken.unanswered {
-            try checkResendWindow(unanswered, pending: taken.pending)
-            let outcome = Result { try send(unanswered) }
-            recordResent(unanswered, pending: taken.pending, outcome)
-            resent = try outcome.get()
-        }
-        if taken.pending.changeSet.batches.isEmpty { return resent ?? SaveReceipt(seq: 0) }
-        return try recordAndWait(SentSave(id: UUID(), sentAt: Date(), changes: taken.pending), send)
-    }
-
-    /// Records how a save in doubt, sent again, settles the context. When it failed, the changes taken with it go
-    /// back too, and first: they were made after it.
-    private func recordResent(
-        _ unanswered: SentSave, pending: PendingChanges, _ outcome: Result<SaveReceipt, any Error>
-    ) {
-        switch outcome {
-        case .success(let receipt):
-            recordSettlement { $0.didSave(receipt, unanswered.changes) }
-        case .failure(let error) where error is SaveInDoubtError:
-            recordSettlement { context in
-                context.restore(pending)
-                context.saveInDoubt = unanswered
-            }
-        case .failure:
-            recordSettlement { context in
-                context.restore(pending)
-                context.restore(unanswered.changes)
-            }
-        }
-    }
-
-    /// Throws when a save in doubt is too old to send again: it is dropped, and the changes taken with it go back.
-    private func checkResendWindow(_ unanswered: SentSave, pending: PendingChanges) throws {
+    /// Throws when a save in doubt is too old to send again: it is dropped (nothing records it back).
+    private func checkResendWindow(_ unanswered: SentSave) throws {
         guard Date().timeIntervalSince(unanswered.sentAt) < SaveInDoubtError.resendWindow else {
-            recordSettlement { $0.restore(pending) }
             throw SaveInDoubtError(
                 saveID: unanswered.id,
                 reason:
@@ -166,38 +158,15 @@ extension ObjectContext {
         }
     }
 
-    /// Sends one save and records how the answer settles the context.
-    private func record(_ sent: SentSave, _ send: (SentSave) async throws -> SaveReceipt) async throws -> SaveReceipt {
-        do {
-            let receipt = try await send(sent)
-            recordSettlement { $0.didSave(receipt, sent.changes) }
-            return receipt
-        } catch let error as SaveInDoubtError {
-            recordSettlement { $0.saveInDoubt = sent }
-            throw error
-        } catch {
-            recordSettlement { $0.restore(sent.changes) }
-            throw error
-        }
-    }
-
-    private func recordAndWait(_ sent: SentSave, _ send: (SentSave) throws -> SaveReceipt) throws -> SaveReceipt {
-        do {
-            let receipt = try send(sent)
-            recordSettlement { $0.didSave(receipt, sent.changes) }
-            return receipt
-        } catch let error as SaveInDoubtError {
-            recordSettlement { $0.saveInDoubt = sent }
-            throw error
-        } catch {
-            recordSettlement { $0.restore(sent.changes) }
-            throw error
-        }
-    }
-
-    /// Records how a finished save settles the context, for ``settleFinishedSaves()``: recorded before the save
+    /// Records how a save's outcome settles the context, for ``settleFinishedSaves()``: recorded before the save
     /// leaves the gate, so the next save settles it before it takes its changes.
-    private func recordSettlement(_ settle: @escaping @Sendable (ObjectContext) -> Void) {
+    private func record(_ sent: SentSave, _ outcome: Result<SaveReceipt, any Error>) {
+        let settle: @Sendable (ObjectContext) -> Void
+        switch outcome {
+        case .success(let receipt): settle = { $0.didSave(receipt, sent.changes) }
+        case .failure(let error) where error is SaveInDoubtError: settle = { $0.saveInDoubt = sent }
+        case .failure: settle = { $0.restore(sent.changes) }
+        }
         settlements.withLock { $0.append(settle) }
     }
 

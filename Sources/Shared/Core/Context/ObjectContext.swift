@@ -33,7 +33,7 @@ public final class ObjectContext: @unchecked Sendable {
 
     private let queue: DispatchQueue
     private let queueKey = DispatchSpecificKey<UInt8>()
-    private let identity: WaitGraph.ContextIdentity
+    let identity: WaitGraph.ContextIdentity
     private let policy = Mutex(MergePolicy.error)
 
     /// How the root resolves this context's saves of objects that changed in the store since the context read

@@ -2,12 +2,13 @@ import Dispatch
 import Synchronization
 
 /// Lets one save of a context run at a time (Core Data's saves are serial on the context's queue): a save in
-/// doubt must be sent again before any later change set goes out.
+/// doubt must be sent again before any later change set goes out, and a save takes its changes only once the saves
+/// before it have settled the context.
 ///
-/// A save takes the gate in the same block of the context's queue that takes its changes (``tryEnter()``), and
-/// needs the queue no more until it leaves: a save made inside a block (`ObjectContext.save()` in a block) can then wait
-/// for the gate on the queue without a deadlock. The gate is not handed over: whoever waits tries again once it
-/// is free.
+/// A save takes the gate in the same block of the context's queue that settles the saves before it and takes its
+/// changes (``tryEnter()``), and needs the queue no more until it leaves: a save made inside a block (the blocking
+/// `save()`) can then wait for the gate on the queue without a deadlock. The gate is not handed over, and not
+/// first come, first served: whoever waits tries again once it is free.
 final class SaveGate: Sendable {
     private enum Waiter {
         case task(CheckedContinuation<Void, Never>)
