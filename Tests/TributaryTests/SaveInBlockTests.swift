@@ -115,11 +115,13 @@ struct SaveInBlockTests {
     final class HoldingParent: ChangeSetParent {
         let store: LocalRootParent
         let received: AsyncStream<Void>
+        let blockedSaveLimit: Duration
         private let receivedContinuation: AsyncStream<Void>.Continuation
         private let held = Mutex<[CheckedContinuation<Void, Never>]>([])
 
-        init(store: RootStore) {
+        init(store: RootStore, blockedSaveLimit: Duration = .seconds(60)) {
             self.store = LocalRootParent(store: store)
+            self.blockedSaveLimit = blockedSaveLimit
             (received, receivedContinuation) = AsyncStream.makeStream()
         }
 
@@ -184,6 +186,39 @@ struct SaveInBlockTests {
         #expect(stored?["name"] == "second" && stored?["_version"] == Int64(secondReceipt.seq))
         #expect(
             try await context.perform { try ViewContextSaveTests.user("eve", in: $0).version } == secondReceipt.seq)
+    }
+
+    @Test("a save in a block gives the queue back after the parent's limit while the save in flight is held")
+    func givesUpWaitingForTheSaveInFlight() async throws {
+        let directory = try TemporaryDirectory()
+        let root = try RootStore.open(path: directory.path("store.sqlite"), model: Self.model)
+        let parent = HoldingParent(store: root, blockedSaveLimit: .milliseconds(200))
+        var arrivals = parent.received.makeAsyncIterator()
+        let context = ObjectContext(model: Self.model, parent: parent)
+        try await context.perform { try $0.insert("User")["login"] = .string("eve") }
+        let first = Task { try await context.save() }
+        _ = await arrivals.next()
+        let blocked = try await onOwnThread {
+            try context.performAndWait {
+                // Held: not in the store yet.
+                try #require(ViewContextSaveTests.registered("eve", in: context))["name"] = .string("later")
+                return Result { try context.save() }
+            }
+        }
+        let timedOut = #expect(throws: ContextError.self) { try blocked.get() }
+        #expect(timedOut?.code == .timedOut && "\(timedOut!)".contains("still pending"))
+        #expect(context.saving.waiterCount == 0, "the waiter it left is gone")
+        parent.release()
+        let inserted = try await first.value
+        let second = Task { try await context.save() }
+        _ = await arrivals.next()
+        parent.release()
+        let renamed = try await second.value
+        #expect(inserted.seq < renamed.seq)
+        let stored = try root.pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT name, _version FROM User WHERE login = 'eve'")
+        }
+        #expect(stored?["name"] == "later" && stored?["_version"] == Int64(renamed.seq))
     }
 
     @Test("a child saves in a block into its parent context; the parent's save sends it")
@@ -264,9 +299,26 @@ struct SaveInBlockTests {
             }
         }
         let refusal = #expect(throws: ContextError.self) { try inJob.get() }
-        #expect(refusal?.code == .unsupported && "\(refusal!)".contains("job 7"))
+        #expect(refusal?.code == .unsupported && "\(refusal!)".contains("try await context.save()"))
         #expect(try await jobContext.perform { $0.insertedObjects.count } == 1, "the changes stay pending")
+
+        // Refused before it waits: with the job's save in flight (no coordinator answers), at once.
+        let inFlight = Task { try await jobContext.save() }
+        try await waitUntil("the job's save to be in flight") {
+            try await jobContext.perform { !$0.hasChanges }
+        }
+        let behind = try await onOwnThread {
+            try jobContext.performAndWait {
+                try jobContext.insert("User")["login"] = .string("cy")
+                return Result { try jobContext.save() }
+            }
+        }
+        #expect(jobContext.saving.isHeld, "refused while the save in flight holds the gate")
+        let refusedAtOnce = #expect(throws: ContextError.self) { try behind.get() }
+        #expect(refusedAtOnce?.code == .unsupported)
         await connection.close()
+        _ = try? await inFlight.value
+        #expect(try await jobContext.perform { $0.insertedObjects.count } == 2, "both inserts pending again")
     }
 
     @Test("a child's save in a block, behind its save that waits for the parent's queue, is refused as a wait cycle")

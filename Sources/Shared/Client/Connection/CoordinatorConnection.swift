@@ -237,12 +237,7 @@ public final class CoordinatorConnection: Sendable {
         loop.send(Wire.frames(envelope), on: 0)
         // The deadline is kept here too, not only by the timer task: a thread blocked outside Swift concurrency does
         // not depend on the cooperative pool to be failed in time.
-        let (seconds, attoseconds) = (timeout + Self.deadlineResolution).components
-        // Beyond a billion seconds the wait has no deadline (the nanoseconds would overflow).
-        let deadline: DispatchTime =
-            seconds > 1_000_000_000
-            ? .distantFuture : .now() + .nanoseconds(Int(max(0, seconds) * 1_000_000_000 + attoseconds / 1_000_000_000))
-        if let outcome = thread.wait(until: deadline) {
+        if let outcome = thread.wait(until: .after(timeout + Self.deadlineResolution)) {
             return try outcome.get()
         }
         guard pending.withLock({ $0.waiters.removeValue(forKey: requestID) }) != nil else {

@@ -61,6 +61,10 @@ public struct CoordinatorStore: ChangeSetParent {
         try await send(.with { $0.batchChange = change }, id: id)
     }
 
+    /// A save in flight ends within ``saveTimeout`` (and one attempt's answer): a context's save inside a block
+    /// waits that long for it.
+    public var blockedSaveLimit: Duration { saveTimeout + attemptTimeout }
+
     /// Sends `changes` as the save `id`, blocking the calling thread (a context's queue) until the answer: the reply
     /// wakes it from the connection's socket thread, with no task in between.
     /// - Throws: what ``save(_:id:)`` throws.

@@ -134,6 +134,9 @@ public final class JobRun: ChangeSetParent {
         try await send { $0.changes = changes }
     }
 
+    /// No: a job's saves are sent from its task, where its cancellation and the store's back-pressure reach them.
+    public var savesInBlocks: Bool { false }
+
     /// Refused: a job's saves are sent from its task (``save(_:progress:)``, `try await context.save()`), where its
     /// cancellation and the store's back-pressure reach them; a save blocking a context's queue would escape both.
     public func saveAndWait(_ changes: Tributary_V1_ChangeSet, id: UUID) throws -> SaveReceipt {

@@ -18,6 +18,12 @@ public struct LocalRootParent: ChangeSetParent {
         try await apply(SaveRequest(changes: changes))
     }
 
+    /// Saves as `id`, recorded with the commit as the coordinator records a client's: a save sent again after it
+    /// was left in doubt (a save inside a block that gave up waiting) is answered, not applied twice.
+    public func save(_ changes: Tributary_V1_ChangeSet, id: UUID) async throws -> SaveReceipt {
+        try await apply(SaveRequest(changes: changes, saveID: id.bytes))
+    }
+
     /// Runs a batch change in the store's writer, within the default change-set limits a commit.
     public func execute(_ change: Tributary_V1_BatchChange, id: UUID) async throws -> SaveReceipt {
         var change = change

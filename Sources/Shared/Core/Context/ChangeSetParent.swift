@@ -19,6 +19,16 @@ public protocol ChangeSetParent: Sendable {
     /// calling thread, a context's queue, until the parent answers.
     func saveAndWait(_ changes: Tributary_V1_ChangeSet, id: UUID) throws -> SaveReceipt
 
+    /// Whether a context may save inside one of its blocks (``saveAndWait(_:id:)``): checked before the save waits
+    /// or takes anything. A job's context may not.
+    var savesInBlocks: Bool { get }
+
+    /// How long a save inside a block waits for what runs in Swift concurrency tasks (the context's save in flight
+    /// before it, the task the default ``saveAndWait(_:id:)`` sends through) before it gives up: a context's queue
+    /// blocked on tasks while tasks block on that queue (`performAndWait`) could otherwise freeze the cooperative
+    /// pool. Longer than a save of this parent takes when nothing is stuck.
+    var blockedSaveLimit: Duration { get }
+
     /// Runs a batch change in the root writer, as the save `id` (see ``save(_:id:)``); the receipt's
     /// ``SaveReceipt/batchIDs`` are the objects it changed. Parents that cannot reach the root refuse it.
     func execute(_ change: Tributary_V1_BatchChange, id: UUID) async throws -> SaveReceipt
@@ -34,8 +44,17 @@ extension ChangeSetParent {
         try await save(changes)
     }
 
-    /// Runs ``save(_:id:)`` in a task and blocks the calling thread until it ends. The caller is a context's queue,
-    /// a Dispatch thread, never one of the cooperative pool's that the task needs.
+    /// Saves inside blocks are allowed.
+    public var savesInBlocks: Bool { true }
+
+    /// A minute.
+    public var blockedSaveLimit: Duration { .seconds(60) }
+
+    /// Runs ``save(_:id:)`` in a task and blocks the calling thread until it ends, or for ``blockedSaveLimit`` at
+    /// most. The caller is a context's queue, a Dispatch thread, never one of the cooperative pool's that the task
+    /// needs.
+    /// - Throws: what ``save(_:id:)`` throws; ``SaveInDoubtError`` when the task has not ended within
+    ///   ``blockedSaveLimit`` (it may still apply the save: the context sends it again with the same id).
     public func saveAndWait(_ changes: Tributary_V1_ChangeSet, id: UUID) throws -> SaveReceipt {
         let done = DispatchSemaphore(value: 0)
         let outcome = Mutex<Result<SaveReceipt, any Error>?>(nil)
@@ -50,7 +69,12 @@ extension ChangeSetParent {
             outcome.withLock { $0 = result }
             done.signal()
         }
-        done.wait()
+        guard done.wait(timeout: .after(blockedSaveLimit)) == .success else {
+            throw SaveInDoubtError(
+                saveID: id,
+                reason: "the task sending it had not ended after \(blockedSaveLimit) (the cooperative pool busy or "
+                    + "blocked)")
+        }
         return try outcome.withLock { $0 ?? .failure(CancellationError()) }.get()
     }
 

@@ -18,6 +18,9 @@ public struct ContextError: Error, CustomStringConvertible, Sendable, Equatable 
         case noParent
         /// The context's parent cannot answer a fetch, or cannot take a save (a view context's).
         case unsupported
+        /// A save inside a block waited longer than its parent's `blockedSaveLimit` for the context's save in
+        /// flight: it gave the queue back, its changes still pending.
+        case timedOut
     }
 
     /// What kind of misuse it is.

@@ -23,7 +23,8 @@ extension ObjectContext {
     ///
     /// Call `performAndWait` around it from a thread of your own (a UI's main thread), or `perform`: never from a
     /// Swift concurrency task, whose thread of the cooperative pool it would hold for a network round trip (with a
-    /// parent that answers through a task, that can deadlock the pool).
+    /// parent that answers through a task, that can deadlock the pool). A task on the main actor is refused too
+    /// (`Task { @MainActor in … }`, a SwiftUI `.task`): save there with `try await context.save()`.
     ///
     /// ```swift
     /// try context.performAndWait {
@@ -32,8 +33,10 @@ extension ObjectContext {
     /// }
     /// ```
     /// - Throws: what `try await save()` throws; ``ContextError`` `unsupported` when called outside the context's
-    ///   queue or from a Swift concurrency task, or when the parent saves only asynchronously (a job's);
-    ///   `waitCycle` when the save in flight waits for a parent context whose block waits for this one.
+    ///   queue or from a Swift concurrency task, or when the parent saves only asynchronously (a job's), before
+    ///   anything is taken; `waitCycle` when the save in flight waits for a parent context whose block waits for
+    ///   this one; `timedOut` when the save in flight has not ended within the parent's
+    ///   ``ChangeSetParent/blockedSaveLimit`` (changes still pending).
     @discardableResult
     public func save() throws -> SaveReceipt {
         guard isOnQueue else {
@@ -51,7 +54,13 @@ extension ObjectContext {
         guard let parent else {
             throw ContextError(.noParent, "context '\(name)' has no parent to save to")
         }
-        try enterSavingGate()
+        guard parent.savesInBlocks else {
+            throw ContextError(
+                .unsupported,
+                "save() of context '\(name)' was called inside a block, which its parent (\(type(of: parent))) "
+                    + "does not allow: use `try await context.save()`")
+        }
+        try enterSavingGate(parent)
         defer { saving.leave() }
         settleFinishedSaves()
         var resent: SaveReceipt?
@@ -74,12 +83,21 @@ extension ObjectContext {
 
     /// Takes the save gate from the context's queue, waiting there while a save is in flight: that save took its
     /// changes before this block ran and needs the queue no more, unless it waits for a parent context whose block
-    /// waits for this one (refused, as `performAndWait` refuses a cycle).
-    private func enterSavingGate() throws {
+    /// waits for this one (refused, as `performAndWait` refuses a cycle). The save in flight runs in a task: the
+    /// wait ends at the parent's `blockedSaveLimit`, so that tasks blocked on this queue cannot keep it from ending.
+    private func enterSavingGate(_ parent: any ChangeSetParent) throws {
+        let deadline = DispatchTime.after(parent.blockedSaveLimit)
         while !saving.tryEnter() {
             let waiter = try (parent as? ObjectContext).map { try WaitGraph.enter(waitingFor: $0.identity) } ?? nil
-            saving.waitUntilFreeBlocking()
+            let free = saving.waitUntilFreeBlocking(until: deadline)
             WaitGraph.leave(waiter)
+            guard free else {
+                throw ContextError(
+                    .timedOut,
+                    "save() of context '\(name)' waited \(parent.blockedSaveLimit) for the context's save in flight "
+                        + "(the cooperative pool busy, or tasks blocked in performAndWait on this context); its "
+                        + "changes are still pending")
+            }
         }
     }
 

@@ -44,16 +44,29 @@ final class SaveGate: Sendable {
         }
     }
 
-    /// ``waitUntilFree()`` for a thread that blocks: the context's queue, saving inside a block.
-    func waitUntilFreeBlocking() {
+    /// ``waitUntilFree()`` for a thread that blocks (the context's queue, saving inside a block), until `deadline`.
+    /// - Returns: false when the deadline passed first.
+    func waitUntilFreeBlocking(until deadline: DispatchTime) -> Bool {
         let semaphore = DispatchSemaphore(value: 0)
         let free = state.withLock { state -> Bool in
             guard state.busy else { return true }
             state.waiting.append(.thread(semaphore))
             return false
         }
-        if !free { semaphore.wait() }
+        if free || semaphore.wait(timeout: deadline) == .success { return true }
+        return state.withLock { state in
+            let before = state.waiting.count
+            state.waiting.removeAll {
+                if case .thread(let waiting) = $0 { return waiting === semaphore }
+                return false
+            }
+            // Not found: `leave()` took it out just now, and signals it.
+            return state.waiting.count == before
+        }
     }
+
+    /// Whether a save holds the gate now (for tests).
+    var isHeld: Bool { state.withLock { $0.busy } }
 
     /// How many wait for the gate now (for tests that stage a save waiting behind another).
     var waiterCount: Int { state.withLock { $0.waiting.count } }
