@@ -40,4 +40,33 @@ struct CoordinatorConnectionTests {
         #expect(later.code == .shuttingDown && later.message.contains("the worker is stopping"))
         await connection.close()
     }
+
+    @Test("a request from a blocked thread fails at its timeout when nobody answers, naming the endpoint")
+    func blockedRequestTimesOut() async throws {
+        let connection = try Self.unansweredConnection()
+        let result = try await withTimeout("the blocked request to time out", .seconds(10)) {
+            try await onOwnThread {
+                Result { try connection.requestBlocking(.statusRequest(.init()), timeout: .milliseconds(200)) }
+            }
+        }
+        let error = try #require(throws: ProtocolError.self) { try result.get() }
+        #expect(error.code == .internal && error.message.contains("no answer from the coordinator at tcp://127.0.0.1"))
+        await connection.close()
+    }
+
+    @Test("a request from a blocked thread with a timeout beyond a billion seconds waits until it is abandoned")
+    func blockedRequestWithAHugeTimeout() async throws {
+        let connection = try Self.unansweredConnection()
+        let waiting = Task {
+            try await onOwnThread {
+                Result { try connection.requestBlocking(.statusRequest(.init()), timeout: .seconds(Int64.max / 2)) }
+            }
+        }
+        try await waitUntil("the blocked request to register") { connection.pendingRequests == 1 }
+        connection.abandonRequests("the test is over")
+        let result = try await withTimeout("the abandoned request to end", .seconds(10)) { try await waiting.value }
+        let error = try #require(throws: ProtocolError.self) { try result.get() }
+        #expect(error.code == .shuttingDown && error.message.contains("the test is over"))
+        await connection.close()
+    }
 }

@@ -221,6 +221,21 @@ struct SaveInBlockTests {
         #expect(stored?["name"] == "later" && stored?["_version"] == Int64(renamed.seq))
     }
 
+    @Test("a save in a block of `await perform` runs on the context's queue, not a task's thread: allowed")
+    func saveInsideAwaitedPerform() async throws {
+        let directory = try TemporaryDirectory()
+        let root = try RootStore.open(path: directory.path("store.sqlite"), model: Self.model)
+        let context = ObjectContext(model: Self.model, parent: LocalRootParent(store: root))
+        let receipt = try await context.perform { context in
+            try context.insert("User")["login"] = .string("ann")
+            return try context.save()
+        }
+        #expect(receipt.seq > 0)
+        #expect(try await context.perform { $0.hasChanges } == false)
+        let logins = try await root.pool.read { db in try String.fetchAll(db, sql: "SELECT login FROM User") }
+        #expect(logins == ["ann"])
+    }
+
     @Test("a child saves in a block into its parent context; the parent's save sends it")
     func childSavesInABlock() async throws {
         let directory = try TemporaryDirectory()

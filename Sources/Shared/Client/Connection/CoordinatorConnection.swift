@@ -247,6 +247,9 @@ public final class CoordinatorConnection: Sendable {
         throw overdue(timeout)
     }
 
+    /// How many requests wait for a reply now (for tests that stage a request in flight).
+    package var pendingRequests: Int { pending.withLock { $0.waiters.count } }
+
     /// Whether the connection takes no more requests (closed, or its requests abandoned).
     package var isClosed: Bool { pending.withLock { $0.closed } }
 

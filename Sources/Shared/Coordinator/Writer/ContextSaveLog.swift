@@ -27,14 +27,21 @@ enum ContextSaveLog {
     /// Ids pruned per transaction; a full chunk means more is due at once.
     static let pruneChunk = 5_000
 
+    /// The lookup of an id in four generations (?1 to ?4), the id as ?5.
+    private static let lookupSQL =
+        (1...4).map {
+            "SELECT answer FROM tributary_save_log WHERE generation = ?\($0) AND save_id = ?5"
+        }.joined(separator: " UNION ALL ") + " LIMIT 1"
+
     /// The answer a save with `id` was given, if the store committed it before (within the retention of `now`).
     static func earlierAnswer(of id: Data, now: Double, in db: Database, statements: WriterStatements) throws
         -> AppliedSave?
     {
-        let select = try statements.statement(
-            db, "SELECT answer FROM tributary_save_log WHERE generation IN (?, ?, ?, ?) AND save_id = ?")
+        // Four point lookups in one statement: `generation IN (?, ?, ?, ?)` would build a temporary b-tree of the
+        // four values on every run, which cost more than the lookups.
+        let select = try statements.statement(db, lookupSQL)
         let current = generation(at: now)
-        for offset in 0..<4 { select.bind(Int32(offset + 1), current + 1 - Int64(offset)) }
+        for offset in 0..<4 { select.bind(Int32(offset + 1), current - Int64(offset - 1)) }
         select.bind(5, bytes: id)
         defer { select.reset() }
         guard try select.step() else { return nil }
