@@ -44,6 +44,7 @@ struct CoordinatorConnectionTests {
     @Test("a request from a blocked thread fails at its timeout when nobody answers, naming the endpoint")
     func blockedRequestTimesOut() async throws {
         let connection = try Self.unansweredConnection()
+        let started = ContinuousClock.now
         let result = try await withTimeout("the blocked request to time out", .seconds(10)) {
             try await onOwnThread {
                 Result { try connection.requestBlocking(.statusRequest(.init()), timeout: .milliseconds(200)) }
@@ -51,6 +52,7 @@ struct CoordinatorConnectionTests {
         }
         let error = try #require(throws: ProtocolError.self) { try result.get() }
         #expect(error.code == .internal && error.message.contains("no answer from the coordinator at tcp://127.0.0.1"))
+        #expect(started.duration(to: .now) >= .milliseconds(200), "not before its timeout")
         await connection.close()
     }
 

@@ -531,15 +531,28 @@ struct JobFencingTests {
         #expect(try await store.jobs.batchStatus("b").doneJobs == 3)
     }
 
-    @Test("the batched write of job progress looks each job up by id")
+    @Test("the batched write of job progress looks each job up by id, at every chunk size")
     func batchedProgressUsesRowid() async throws {
-        let plan = try await store.pool.read { db in
-            try Row.fetchAll(
-                db, sql: "EXPLAIN QUERY PLAN \(GroupCommitter.progressUpdateSQL)",
-                arguments: StatementArguments(Array(repeating: -1, count: 1 + 5 * GroupCommitter.completionChunk))
-            ).map { $0["detail"] as String }
+        for size in GroupCommitter.chunkSizes {
+            let plan = try await store.pool.read { db in
+                try Row.fetchAll(
+                    db, sql: "EXPLAIN QUERY PLAN \(GroupCommitter.progressUpdateSQL[size]!)",
+                    arguments: StatementArguments(Array(repeating: -1, count: 1 + 5 * size))
+                ).map { $0["detail"] as String }
+            }
+            #expect(plan.contains("SEARCH tributary_jobs USING INTEGER PRIMARY KEY (rowid=?)"), "\(size): \(plan)")
         }
-        #expect(plan.contains("SEARCH tributary_jobs USING INTEGER PRIMARY KEY (rowid=?)"), "\(plan)")
+    }
+
+    @Test("completions are written in full chunks, then the smallest chunk that holds the rest")
+    func completionChunks() {
+        let chunks = { (count: Int) in GroupCommitter.chunks(of: count).map { [$0.start, $0.size] } }
+        #expect(chunks(0) == [])
+        #expect(chunks(1) == [[0, 1]])
+        #expect(chunks(3) == [[0, 4]])
+        #expect(chunks(64) == [[0, 64]])
+        #expect(chunks(65) == [[0, 64], [64, 1]])
+        #expect(chunks(130) == [[0, 64], [64, 64], [128, 2]])
     }
 }
 

@@ -221,6 +221,52 @@ struct SaveInBlockTests {
         #expect(stored?["name"] == "later" && stored?["_version"] == Int64(renamed.seq))
     }
 
+    @Test("a save in a block that gives up waiting for an in-process store is in doubt; sent again, applied once")
+    func inDoubtAgainstALocalStore() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("store.sqlite")
+        let root = try RootStore.open(path: path, model: Self.model)
+        let context = ObjectContext(
+            model: Self.model, parent: LocalRootParent(store: root, blockedSaveLimit: .milliseconds(300)))
+        // Another connection holds the store's write lock until told: the store's writer waits for it (its busy
+        // timeout).
+        let blocker = try DatabaseQueue(path: path)
+        let (locked, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let holding = Task {
+            try await onOwnThread {
+                try blocker.inDatabase { db in
+                    try db.execute(sql: "BEGIN IMMEDIATE")
+                    locked.signal()
+                    release.wait()
+                    try db.execute(sql: "ROLLBACK")
+                }
+            }
+        }
+        try await onOwnThread { locked.wait() }
+        let blocked = try await withTimeout("the save in a block to give up", .seconds(30)) {
+            try await onOwnThread {
+                try context.performAndWait {
+                    try context.insert("User")["login"] = .string("ada")
+                    return Result { try context.save() }
+                }
+            }
+        }
+        #expect(throws: SaveInDoubtError.self) { try blocked.get() }
+        #expect(try await context.perform { $0.hasSaveInDoubt })
+        release.signal()
+        try await holding.value
+        // Sent again with its id while its first task may still be applying it: one commit either way.
+        _ = try await context.save()
+        #expect(try await context.perform { $0.hasSaveInDoubt } == false)
+        let (users, commits) = try await root.pool.read { db in
+            (
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM User WHERE login = 'ada'"),
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM tributary_history")
+            )
+        }
+        #expect(users == 1 && commits == 1)
+    }
+
     @Test("a save in a block of `await perform` runs on the context's queue, not a task's thread: allowed")
     func saveInsideAwaitedPerform() async throws {
         let directory = try TemporaryDirectory()

@@ -61,9 +61,9 @@ public struct CoordinatorStore: ChangeSetParent {
         try await send(.with { $0.batchChange = change }, id: id)
     }
 
-    /// A save in flight ends within ``saveTimeout`` (and one attempt's answer): a context's save inside a block
-    /// waits that long for it.
-    public var blockedSaveLimit: Duration { saveTimeout + attemptTimeout }
+    /// A save in flight ends within ``saveTimeout`` and one attempt's wait (its last pause before sending again is
+    /// a second at most): a context's save inside a block waits that long for it, and a margin.
+    public var blockedSaveLimit: Duration { saveTimeout + attemptTimeout + .seconds(2) }
 
     /// Sends `changes` as the save `id`, blocking the calling thread (a context's queue) until the answer: the reply
     /// wakes it from the connection's socket thread, with no task in between.

@@ -5,9 +5,12 @@ import TributaryProtocol
 /// A parent that is a ``RootStore`` in the same process: for tests and embedded use.
 public struct LocalRootParent: ChangeSetParent {
     public let store: RootStore
+    /// How long a save inside a context's block waits for the store (through a task) before it is left in doubt.
+    public let blockedSaveLimit: Duration
 
-    public init(store: RootStore) {
+    public init(store: RootStore, blockedSaveLimit: Duration = .seconds(60)) {
         self.store = store
+        self.blockedSaveLimit = blockedSaveLimit
     }
 
     public func fetch(_ request: Tributary_V1_FetchRequest) throws -> Tributary_V1_FetchReply {
@@ -19,9 +22,16 @@ public struct LocalRootParent: ChangeSetParent {
     }
 
     /// Saves as `id`, recorded with the commit as the coordinator records a client's: a save sent again after it
-    /// was left in doubt (a save inside a block that gave up waiting) is answered, not applied twice.
+    /// was left in doubt (a save inside a block that gave up waiting) is answered, not applied twice. The ids are
+    /// pruned by the coordinator's store maintenance; a store used alone keeps them.
     public func save(_ changes: Tributary_V1_ChangeSet, id: UUID) async throws -> SaveReceipt {
         try await apply(SaveRequest(changes: changes, saveID: id.bytes))
+    }
+
+    /// A save inside a context's block: applied through a task, waited for at most ``blockedSaveLimit``, then left
+    /// in doubt (the context sends it again with the same id, applied once).
+    public func saveAndWait(_ changes: Tributary_V1_ChangeSet, id: UUID) throws -> SaveReceipt {
+        try waitForSave(id: id, limit: blockedSaveLimit) { try await save(changes, id: id) }
     }
 
     /// Runs a batch change in the store's writer, within the default change-set limits a commit.

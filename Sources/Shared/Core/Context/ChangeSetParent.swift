@@ -10,8 +10,9 @@ public protocol ChangeSetParent: Sendable {
     func save(_ changes: Tributary_V1_ChangeSet) async throws -> SaveReceipt
 
     /// Applies a change set sent as `id`, the same id on every send of the same save: a parent that can lose an
-    /// answer (one over the network) applies an id once and answers a repeat with its first answer. A parent in the
-    /// same process has nothing to lose and ignores the id.
+    /// answer (one over the network, or one that gives up waiting for a save in a block) applies an id once and
+    /// answers a repeat with its first answer. A parent that never leaves a save in doubt may ignore the id (the
+    /// default).
     /// - Throws: ``SaveInDoubtError`` when the change set was sent and no answer says whether it was applied.
     func save(_ changes: Tributary_V1_ChangeSet, id: UUID) async throws -> SaveReceipt
 
@@ -23,10 +24,10 @@ public protocol ChangeSetParent: Sendable {
     /// or takes anything. A job's context may not.
     var savesInBlocks: Bool { get }
 
-    /// How long a save inside a block waits for what runs in Swift concurrency tasks (the context's save in flight
-    /// before it, the task the default ``saveAndWait(_:id:)`` sends through) before it gives up: a context's queue
-    /// blocked on tasks while tasks block on that queue (`performAndWait`) could otherwise freeze the cooperative
-    /// pool. Longer than a save of this parent takes when nothing is stuck.
+    /// How long a save inside a block waits for the context's save in flight (an `await save()`, run by a task)
+    /// before it gives up, its changes still pending: a context's queue blocked on a task while tasks block on that
+    /// queue (`performAndWait`) could otherwise freeze the cooperative pool. Longer than a save of this parent takes
+    /// when nothing is stuck.
     var blockedSaveLimit: Duration { get }
 
     /// Runs a batch change in the root writer, as the save `id` (see ``save(_:id:)``); the receipt's
@@ -50,29 +51,39 @@ extension ChangeSetParent {
     /// A minute.
     public var blockedSaveLimit: Duration { .seconds(60) }
 
-    /// Runs ``save(_:id:)`` in a task and blocks the calling thread until it ends, or for ``blockedSaveLimit`` at
-    /// most. The caller is a context's queue, a Dispatch thread, never one of the cooperative pool's that the task
-    /// needs.
-    /// - Throws: what ``save(_:id:)`` throws; ``SaveInDoubtError`` when the task has not ended within
-    ///   ``blockedSaveLimit`` (it may still apply the save: the context sends it again with the same id).
+    /// Runs ``save(_:id:)`` in a task and blocks the calling thread until it ends. The caller is a context's queue,
+    /// a Dispatch thread, never one of the cooperative pool's that the task needs. It waits however long the task
+    /// takes: a save given up on would be in doubt, and sent again, which a parent ignoring ids would apply twice. A
+    /// parent that applies each id once gives its waits a limit (``waitForSave(id:limit:_:)``), as `LocalRootParent`
+    /// does.
     public func saveAndWait(_ changes: Tributary_V1_ChangeSet, id: UUID) throws -> SaveReceipt {
+        try waitForSave(id: id, limit: nil) { try await save(changes, id: id) }
+    }
+
+    /// Runs `send` in a task and blocks the calling thread (a context's queue, never a thread of the cooperative
+    /// pool) until it ends, or for `limit` at most.
+    /// - Throws: what `send` throws; ``SaveInDoubtError`` when the task has not ended within `limit`: it may still
+    ///   apply the save, so only a parent that applies each id once may give one.
+    package func waitForSave(
+        id: UUID, limit: Duration?, _ send: @escaping @Sendable () async throws -> SaveReceipt
+    ) throws -> SaveReceipt {
         let done = DispatchSemaphore(value: 0)
         let outcome = Mutex<Result<SaveReceipt, any Error>?>(nil)
         // Unstructured: the caller is a Dispatch thread blocked on the semaphore, outside Swift concurrency.
         Task {
             let result: Result<SaveReceipt, any Error>
             do {
-                result = .success(try await save(changes, id: id))
+                result = .success(try await send())
             } catch {
                 result = .failure(error)
             }
             outcome.withLock { $0 = result }
             done.signal()
         }
-        guard done.wait(timeout: .after(blockedSaveLimit)) == .success else {
+        guard done.wait(timeout: limit.map { .after($0) } ?? .distantFuture) == .success else {
             throw SaveInDoubtError(
                 saveID: id,
-                reason: "the task sending it had not ended after \(blockedSaveLimit) (the cooperative pool busy or "
+                reason: "the task sending it had not ended after \(limit ?? .zero) (the cooperative pool busy or "
                     + "blocked)")
         }
         return try outcome.withLock { $0 ?? .failure(CancellationError()) }.get()
