@@ -169,7 +169,7 @@ extension JobStore {
     /// The claim inside the writer's open transaction, through raw statements (the dispatch hot path): per queue,
     /// in the worker's order, the jobs read from the queued index of the queue, then each leased by its id. (One
     /// `UPDATE … WHERE id IN (SELECT …) RETURNING …` builds two temporary b-trees on every run, the subquery's ids
-    /// and the returned rows: ~60% more per claim of a few jobs; level for hundreds.)
+    /// and the returned rows, which cost more than these statements for a claim of a few jobs.)
     func claimJobs(
         for worker: String, kinds: [String], queues: [String], limit: Int, runLimits: RunLimits = RunLimits(),
         in db: Database
