@@ -181,13 +181,11 @@ extension JobStore {
                 for: worker, kinds: kinds, queues: queues, limit: limit, runLimits: runLimits, now: now, in: db)
         }
         let statements = writer.statements
-        // One statement per number of kinds (a worker runs a handful), so the cache stays small. Its columns are
-        // ``leasedColumnsSQL``'s, read before the lease: the attempt is the one the lease starts.
+        // One statement per number of kinds (a worker runs a handful), so the cache stays small.
         let read = try statements.statement(
             db,
             """
-            SELECT id, attempt + 1, kind, arguments, total, committed_batches, MAX(created_at, run_at, updated_at), queue
-            FROM tributary_jobs WHERE state = \(JobState.queued.sql) AND queue = ?3 AND run_at <= ?1
+            SELECT \(Self.leasedColumnsSQL) FROM tributary_jobs WHERE state = \(JobState.queued.sql) AND queue = ?3 AND run_at <= ?1
                 AND kind IN (\(SQLText.placeholders(kinds.count, from: 4))) ORDER BY priority DESC, id LIMIT ?2
             """)
         var jobs: [ClaimedJob] = []
@@ -199,16 +197,25 @@ extension JobStore {
             defer { read.reset() }
             while try read.step() { jobs.append(Self.leasedJob(read)) }
         }
-        let lease = try statements.statement(db, "\(Self.leaseSQL) WHERE id = ?3 AND state = \(JobState.queued.sql)")
-        // Each was read as queued in this transaction, which only this writer writes: each is leased.
-        let leased = try jobs.filter { job in
+        return try withPayloads(try lease(jobs, to: worker, now: now, in: db), in: db)
+    }
+
+    /// Leases jobs read as queued (``leasedColumnsSQL``) to `worker`, one statement each by id.
+    /// - Returns: those leased: each, as they were read in this transaction, which only this writer writes.
+    private func lease(_ jobs: [ClaimedJob], to worker: String, now: Double, in db: Database) throws -> [ClaimedJob] {
+        let lease = try writer.statements.statement(
+            db,
+            """
+            UPDATE tributary_jobs SET state = \(JobState.running.sql), attempt = attempt + 1, worker = ?1, leased_at = ?2
+            WHERE id = ?3 AND state = \(JobState.queued.sql)
+            """)
+        return try jobs.filter { job in
             lease.bind(1, worker)
             lease.bind(2, now)
             lease.bind(3, job.id)
             try lease.execute()
             return lease.changes == 1
         }
-        return try withPayloads(leased, in: db)
     }
 
     /// How many due jobs of `kinds` in `queues` are queued, counted up to `cap` (concurrency and rate limits not
@@ -230,14 +237,10 @@ extension JobStore {
         return try count.step() ? Int(count.int64(column: 0)) : 0
     }
 
-    /// A claim's lease: the worker (?1) holds the job from now (?2); `updated_at` is left as it was, so the
-    /// returned due time is when the job was last queued.
-    private static let leaseSQL =
-        "UPDATE tributary_jobs SET state = \(JobState.running.sql), attempt = attempt + 1, worker = ?1, leased_at = ?2"
-
-    /// What a lease returns, read by ``leasedJob(_:)``.
+    /// A queued job as its lease makes it, read by ``leasedJob(_:)`` before the lease: the attempt the lease starts,
+    /// and when the job was last queued (the lease leaves `updated_at` as it was).
     private static let leasedColumnsSQL =
-        "RETURNING id, attempt, kind, arguments, total, committed_batches, MAX(created_at, run_at, updated_at), queue"
+        "id, attempt + 1, kind, arguments, total, committed_batches, MAX(created_at, run_at, updated_at), queue"
 
     /// The job of a row of ``leasedColumnsSQL`` (without its payload).
     private static func leasedJob(_ row: SQLiteStatement) -> ClaimedJob {
@@ -346,21 +349,16 @@ extension JobStore {
             }
         }
         guard !chosen.isEmpty else { return [] }
-        var jobs: [ClaimedJob] = []
-        let lease = try statements.statement(
+        let read = try statements.statement(
             db,
-            """
-            \(Self.leaseSQL)
-            WHERE id = ?3 AND state = \(JobState.queued.sql)
-            \(Self.leasedColumnsSQL)
-            """)
+            "SELECT \(Self.leasedColumnsSQL) FROM tributary_jobs WHERE id = ?1 AND state = \(JobState.queued.sql)")
+        var chosenJobs: [ClaimedJob] = []
         for id in chosen {
-            lease.bind(1, worker)
-            lease.bind(2, now)
-            lease.bind(3, id)
-            defer { lease.reset() }
-            while try lease.step() { jobs.append(Self.leasedJob(lease)) }
+            read.bind(1, id)
+            defer { read.reset() }
+            if try read.step() { chosenJobs.append(Self.leasedJob(read)) }
         }
+        let jobs = try lease(chosenJobs, to: worker, now: now, in: db)
         argumentRoom.started(jobs, at: now, starts: starts)
         for job in jobs {
             if let rate = runLimits.rateByKind[job.spec.kind] {
