@@ -16,6 +16,18 @@ import TributaryCommandSupport
 struct SaveInBlockTests {
     static let model = ViewContextTests.model
 
+    /// Inserts the user `login` and saves, in one block of `context` run from a thread of the test's own.
+    static func insertAndSaveInABlock(_ login: String, in context: ObjectContext) async throws
+        -> Result<SaveReceipt, any Error>
+    {
+        try await onOwnThread {
+            try context.performAndWait {
+                try context.insert("User")["login"] = .string(login)
+                return Result { try context.save() }
+            }
+        }
+    }
+
     /// Calls the blocking `save()` from a synchronous function (an async caller gets the async one).
     static func saveOutsideItsQueue(_ context: ObjectContext) throws -> SaveReceipt {
         try context.save()
@@ -244,12 +256,7 @@ struct SaveInBlockTests {
         }
         try await onOwnThread { locked.wait() }
         let blocked = try await withTimeout("the save in a block to give up", .seconds(30)) {
-            try await onOwnThread {
-                try context.performAndWait {
-                    try context.insert("User")["login"] = .string("ada")
-                    return Result { try context.save() }
-                }
-            }
+            try await Self.insertAndSaveInABlock("ada", in: context)
         }
         #expect(throws: SaveInDoubtError.self) { try blocked.get() }
         #expect(try await context.perform { $0.hasSaveInDoubt })
@@ -353,12 +360,7 @@ struct SaveInBlockTests {
         let connection = try CoordinatorConnection(endpoint: "tcp://127.0.0.1:9")
         let job = JobRun(assignment: .with { $0.jobID = 7 }, model: Self.model, connection: connection)
         let jobContext = job.makeContext()
-        let inJob = try await onOwnThread {
-            try jobContext.performAndWait {
-                try jobContext.insert("User")["login"] = .string("bob")
-                return Result { try jobContext.save() }
-            }
-        }
+        let inJob = try await Self.insertAndSaveInABlock("bob", in: jobContext)
         let refusal = #expect(throws: ContextError.self) { try inJob.get() }
         #expect(refusal?.code == .unsupported && "\(refusal!)".contains("try await context.save()"))
         #expect(try await jobContext.perform { $0.insertedObjects.count } == 1, "the changes stay pending")
@@ -368,12 +370,7 @@ struct SaveInBlockTests {
         try await waitUntil("the job's save to be in flight") {
             try await jobContext.perform { !$0.hasChanges }
         }
-        let behind = try await onOwnThread {
-            try jobContext.performAndWait {
-                try jobContext.insert("User")["login"] = .string("cy")
-                return Result { try jobContext.save() }
-            }
-        }
+        let behind = try await Self.insertAndSaveInABlock("cy", in: jobContext)
         #expect(jobContext.saving.isHeld, "refused while the save in flight holds the gate")
         let refusedAtOnce = #expect(throws: ContextError.self) { try behind.get() }
         #expect(refusedAtOnce?.code == .unsupported)

@@ -28,11 +28,6 @@ extension GroupCommitter {
         return chunks
     }
 
-    /// `count` SQL placeholders, comma-separated.
-    private static func placeholders(_ count: Int, _ placeholder: String = "?") -> String {
-        Array(repeating: placeholder, count: count).joined(separator: ", ")
-    }
-
     /// Which of a group's saves take the batched path: those without changes whose job no other save of the group
     /// names (its saves then apply in order, one by one).
     static func batchable(_ saves: [(save: SaveRequest, worker: String)]) -> [Bool] {
@@ -60,7 +55,7 @@ extension GroupCommitter {
     /// Reads a chunk of jobs' lease rows, by the chunk's size.
     static let leaseRowsSQL = Dictionary(
         uniqueKeysWithValues: chunkSizes.map { size in
-            (size, "SELECT id, \(LeaseRow.columns) FROM tributary_jobs WHERE id IN (\(placeholders(size)))")
+            (size, "SELECT id, \(LeaseRow.columns) FROM tributary_jobs WHERE id IN (\(SQLText.placeholders(size)))")
         })
 
     /// Writes a chunk of jobs' progress, by the chunk's size: the time, then (id, done, committed batches, state,
@@ -72,7 +67,7 @@ extension GroupCommitter {
                 """
                 UPDATE tributary_jobs SET done = v.column2, committed_batches = v.column3, state = v.column4,
                     updated_at = ?1, worker = CASE WHEN v.column5 THEN NULL ELSE worker END
-                FROM (VALUES \(placeholders(size, "(?, ?, ?, ?, ?)"))) AS v
+                FROM (VALUES \(Array(repeating: "(?, ?, ?, ?, ?)", count: size).joined(separator: ", "))) AS v
                 WHERE tributary_jobs.id = v.column1
                 """
             )
@@ -81,7 +76,7 @@ extension GroupCommitter {
     /// Deletes a chunk of jobs' payloads, by the chunk's size.
     static let payloadsDeleteSQL = Dictionary(
         uniqueKeysWithValues: chunkSizes.map { size in
-            (size, "DELETE FROM tributary_payloads WHERE job_id IN (\(placeholders(size)))")
+            (size, "DELETE FROM tributary_payloads WHERE job_id IN (\(SQLText.placeholders(size)))")
         })
 
     /// Records the progress (or completion) of saves whose attempts held their jobs, ``completionChunk`` rows per
