@@ -171,4 +171,112 @@ struct ChaosTests {
             #expect(beforeBatch == 0, "a child was leased before its parent batch was done")
         }
     }
+
+    /// A job whose first attempt tells the test it is about to save, waits for the test's go, then saves a user with
+    /// a large name and completes; later attempts save and complete at once.
+    struct SaveOnSignal: JobHandler {
+        let kind = "save-on-signal"
+        let started: AsyncStream<Void>.Continuation
+        let go: AsyncStream<Void>
+
+        func run(_ job: JobRun) async throws {
+            if job.attempt == 1 {
+                started.yield()
+                for await _ in go { break }
+            }
+            let context = job.makeContext()
+            try await context.perform { context in
+                let user = try context.insert("User")
+                user["login"] = .string("attempt-\(job.attempt)")
+                user["name"] = .string(String(repeating: "n", count: SaveOnSignal.nameLength))
+            }
+            try await job.complete(context, progress: 1)
+        }
+
+        /// Large enough that the save alone fills the coordinator's socket past anything else sent meanwhile.
+        static let nameLength = 20_000
+    }
+
+    /// Whether process `pid` is stopped by a signal (`T` in `/proc/PID/stat`).
+    static func isStopped(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let end = stat.lastIndex(of: ")")
+        else { return false }
+        return stat[stat.index(after: end)...].split(separator: " ").first == "T"
+    }
+
+    /// The bytes waiting unread in the sockets that accepted connections on `port` (`/proc/net/tcp`, read to its end:
+    /// a read of its reported size, 0, stops at its first page).
+    static func unreadBytes(onPort port: Int) throws -> Int {
+        let table = try #require(FileHandle(forReadingAtPath: "/proc/net/tcp"))
+        defer { try? table.close() }
+        return String(decoding: try table.readToEnd() ?? Data(), as: UTF8.self).split(separator: "\n").dropFirst()
+            .reduce(0) { total, line in
+                let fields = line.split(separator: " ")
+                guard fields.count > 4, fields[3] == "01",
+                    let local = fields[1].split(separator: ":").last, Int(local, radix: 16) == port,
+                    let queued = fields[4].split(separator: ":").last, let bytes = Int(queued, radix: 16)
+                else { return total }
+                return total + bytes
+            }
+    }
+
+    @Test(
+        "a job's save that a killed coordinator held unanswered is sent again once the worker registers with the next, not after its 60 s timeout"
+    )
+    func saveSentAgainAfterRestart() async throws {
+        let directory = try TemporaryDirectory()
+        let (listenPort, feedPort) = try Self.freePorts()
+        let listen = "tcp://127.0.0.1:\(listenPort)"
+        let storePath = directory.path("store.sqlite")
+        let arguments = [
+            "--store", storePath, "--model", try directory.write("model.json", DemoData.modelJSON), "--listen", listen,
+            "--feed", "tcp://127.0.0.1:\(feedPort)", "--log-level", "info",
+        ]
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: try directory.write("coordinator.log", "")))
+        func startCoordinator() async throws -> CoordinatorProcess {
+            try await CoordinatorProcess.start(
+                executable: Binaries.url("tributary-coordinator"), arguments: arguments, log: log)
+        }
+        var coordinator = try await startCoordinator()
+        let (started, startedContinuation) = AsyncStream.makeStream(of: Void.self)
+        let (go, goContinuation) = AsyncStream.makeStream(of: Void.self)
+        // One slot: while the first attempt's save waits, the worker has no room for the job's next attempt.
+        let worker = InProcessWorker.start(
+            endpoint: listen, handlers: [SaveOnSignal(started: startedContinuation, go: go)],
+            heartbeat: .milliseconds(300), concurrency: 1)
+        defer { worker.cancel() }
+        let client = try JobClient(endpoint: listen)
+        let batch = try await client.push([JobSpec(kind: "save-on-signal")]).batch
+        for await _ in started { break }
+
+        // The coordinator stopped, the save goes into its socket, unread; then it dies with it. Counted from the
+        // stop on: until then the coordinator may still read what waits in its sockets.
+        kill(coordinator.pid, SIGSTOP)
+        let stopped = coordinator.pid
+        try await waitUntil("the coordinator stopped") { Self.isStopped(stopped) }
+        let before = try Self.unreadBytes(onPort: listenPort)
+        goContinuation.yield()
+        try await waitUntil("the save waits in the stopped coordinator's socket") {
+            try Self.unreadBytes(onPort: listenPort) >= before + SaveOnSignal.nameLength
+        }
+        kill(coordinator.pid, SIGKILL)
+        _ = await coordinator.stop()
+        coordinator = try await startCoordinator()
+
+        // Without the save sent again, the worker's one slot stays taken until its 60 s timeout.
+        let status = try await client.finish(batch, timeout: .seconds(40))
+        await client.close()
+        #expect(await coordinator.stop() == 0)
+        #expect(status.doneJobs == 1)
+        let (attempts, logins) = try await DatabaseQueue(path: storePath).read { db in
+            (
+                try Int.fetchOne(db, sql: "SELECT attempt FROM tributary_jobs") ?? 0,
+                try String.fetchAll(db, sql: "SELECT login FROM User")
+            )
+        }
+        // The first attempt was lost with the coordinator (its save never read), a later one saved once.
+        #expect(attempts >= 2)
+        #expect(logins.count == 1 && logins.first != "attempt-1", "\(logins)")
+    }
 }

@@ -11,13 +11,17 @@ import Logging
 /// No test that uses it is about liveness; those use a `RawWorker` or a worker process.
 enum InProcessWorker {
     /// Starts the worker; cancel the returned task to stop it.
-    static func start(endpoint: String, handlers: [any JobHandler], curve: CurveClientKeys? = nil) -> Task<
-        Void, any Error
-    > {
+    /// - Parameter heartbeat: shorter only where the test needs the coordinator to tell it soon that it forgot it
+    ///   (and runs without tests beside it).
+    static func start(
+        endpoint: String, handlers: [any JobHandler], curve: CurveClientKeys? = nil, heartbeat: Duration = .seconds(10),
+        concurrency: Int? = nil
+    ) -> Task<Void, any Error> {
         var configuration = WorkerConfiguration()
         configuration.endpoint = endpoint
         configuration.curve = curve
-        configuration.heartbeatInterval = .seconds(10)
+        configuration.heartbeatInterval = heartbeat
+        if let concurrency { configuration.concurrency = concurrency }
         for handler in handlers { configuration.register(handler) }
         var logger = Logger(label: "test.worker")
         logger.logLevel = .critical

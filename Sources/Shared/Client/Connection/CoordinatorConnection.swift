@@ -28,6 +28,14 @@ public final class CoordinatorConnection: Sendable {
         let reply: ReplySlot
         let deadline: ContinuousClock.Instant
         let timeout: Duration
+        /// What ``resendPendingRequests()`` sends again under the same request id; nil: never sent again.
+        var resend: Resend? = nil
+    }
+
+    /// A request to send again, under its id, when the coordinator may have lost it.
+    struct Resend {
+        let body: Tributary_V1_Envelope.OneOf_Body
+        let requires: Set<Capability>
     }
 
     /// Where a request's reply goes: a task's continuation, or a thread blocked until it comes.
@@ -158,23 +166,28 @@ public final class CoordinatorConnection: Sendable {
     /// - Throws: ``/TributaryProtocol/ProtocolError`` when the coordinator answers with an error, when no answer
     ///   comes in time, or `UNSUPPORTED` naming the capability and both versions when the coordinator lacks a
     ///   capability the request needs.
-    public func request(_ body: Tributary_V1_Envelope.OneOf_Body, timeout: Duration = .seconds(10)) async throws
-        -> Tributary_V1_Envelope
-    {
+    ///   - resendAs: what ``resendPendingRequests()`` sends in its place, under the same request id, while no reply
+    ///     came: for a request that is safe to receive twice (a job's save, whose batch index makes a second copy
+    ///     answered rather than applied). Nil: sent once.
+    public func request(
+        _ body: Tributary_V1_Envelope.OneOf_Body, timeout: Duration = .seconds(10),
+        resendAs: Tributary_V1_Envelope.OneOf_Body? = nil
+    ) async throws -> Tributary_V1_Envelope {
         let needed = Capability.needed(by: body)
         if !needed.isEmpty && Self.changesStore(body) {
             try Self.require(needed, coordinatorVersion: try await coordinatorVersion(timeout: timeout))
         }
-        let reply = try await exchange(body, requires: needed, timeout: timeout)
+        let reply = try await exchange(
+            body, requires: needed, timeout: timeout, resend: resendAs.map { Resend(body: $0, requires: needed) })
         if !needed.isEmpty { try Self.require(needed, coordinatorVersion: ProtocolVersion.of(reply)) }
         if case .error(let error) = reply.body { throw ProtocolError(error) }
         return reply
     }
 
     /// Sends a request and waits for its reply, an `Error` included, checking nothing.
-    func exchange(_ body: Tributary_V1_Envelope.OneOf_Body, requires: Set<Capability>, timeout: Duration)
-        async throws -> Tributary_V1_Envelope
-    {
+    func exchange(
+        _ body: Tributary_V1_Envelope.OneOf_Body, requires: Set<Capability>, timeout: Duration, resend: Resend? = nil
+    ) async throws -> Tributary_V1_Envelope {
         let requestID = nextRequestID.add(1, ordering: .relaxed).oldValue
         let envelope = Wire.envelope(requestID, body, requires: requires)
         return try await withTaskCancellationHandler {
@@ -186,7 +199,7 @@ public final class CoordinatorConnection: Sendable {
                     // checked under the lock the handler takes, so one of the two sees the other.
                     if Task.isCancelled { return CancellationError() }
                     pending.waiters[requestID] = Waiter(
-                        reply: .task(continuation), deadline: .now + timeout, timeout: timeout)
+                        reply: .task(continuation), deadline: .now + timeout, timeout: timeout, resend: resend)
                     return nil
                 }
                 if let refusal {
@@ -221,7 +234,7 @@ public final class CoordinatorConnection: Sendable {
         return reply
     }
 
-    /// ``exchange(_:requires:timeout:)`` for a blocked thread.
+    /// ``exchange(_:requires:timeout:resend:)`` for a blocked thread.
     private func exchangeBlocking(
         _ body: Tributary_V1_Envelope.OneOf_Body, requires: Set<Capability>, timeout: Duration
     ) throws -> Tributary_V1_Envelope {
@@ -245,6 +258,20 @@ public final class CoordinatorConnection: Sendable {
             return try thread.wait().get()
         }
         throw overdue(timeout)
+    }
+
+    /// Sends again, each under its own request id, the requests still waiting for a reply that were made with
+    /// `resendAs` (``request(_:timeout:resendAs:)``): for when the coordinator may have lost them, as when it no longer
+    /// knows this worker (it restarted, or dropped the connection): a request it held died with it, and would
+    /// otherwise wait out its whole timeout. Whichever copy is answered first resumes the request; the other's
+    /// answer comes on ``messages``. Each keeps its deadline.
+    package func resendPendingRequests() {
+        let again = pending.withLock { pending in
+            pending.waiters.compactMap { id, waiter in waiter.resend.map { (id, $0) } }
+        }
+        for (requestID, resend) in again.sorted(by: { $0.0 < $1.0 }) {
+            loop.send(Wire.frames(Wire.envelope(requestID, resend.body, requires: resend.requires)), on: 0)
+        }
     }
 
     /// How many requests wait for a reply now (for tests that stage a request in flight).

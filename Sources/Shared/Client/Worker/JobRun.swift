@@ -214,7 +214,8 @@ public final class JobRun: ChangeSetParent {
         var waitingSince: ContinuousClock.Instant?
         while true {
             do {
-                let reply = try await connection.request(.saveChanges(message), timeout: .seconds(60))
+                let reply = try await connection.request(
+                    .saveChanges(message), timeout: .seconds(60), resendAs: .saveChanges(Self.sentAgain(message)))
                 if let waitingSince {
                     logger.notice(
                         "the store took the job's save", metadata: metadata(waited: waitingSince.duration(to: .now)))
@@ -236,6 +237,17 @@ public final class JobRun: ChangeSetParent {
                 wait = min(wait * 2, Self.longestStoreWait)
             }
         }
+    }
+
+    /// The save as the worker sends it again when the coordinator may have lost it (it forgot this worker:
+    /// ``/TributaryClient/CoordinatorConnection/resendPendingRequests()``): the same batch, which a coordinator that
+    /// committed it answers as applied before, and one that voided the attempt refuses; without its credit, which
+    /// the worker offers again itself once it registered anew.
+    static func sentAgain(_ message: Tributary_V1_SaveChanges) -> Tributary_V1_SaveChanges {
+        guard message.credit != 0 else { return message }
+        var again = message
+        again.credit = 0
+        return again
     }
 
     private func metadata(waited: Duration) -> Logger.Metadata {

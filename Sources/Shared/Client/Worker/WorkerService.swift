@@ -108,6 +108,10 @@ public struct WorkerService: Service {
                         running.draining.store(false, ordering: .relaxed)
                         let free = concurrency - min(concurrency, running.count.load(ordering: .relaxed))
                         connection.send(.workerReady(.with { $0.credit = free }))
+                        // The jobs' saves still unanswered may have died with the coordinator that held them: sent
+                        // again now, rather than waiting out their timeout (an applied one is answered as such, one
+                        // of a voided attempt refused, which ends its job).
+                        connection.resendPendingRequests()
                     case .error(let error):
                         logger.warning("coordinator error", metadata: ["error": "\(ProtocolError(error))"])
                     default:
