@@ -254,18 +254,25 @@ struct ChaosTests {
         // stop on: until then the coordinator may still read what waits in its sockets.
         kill(coordinator.pid, SIGSTOP)
         let stopped = coordinator.pid
-        try await waitUntil("the coordinator stopped") { Self.isStopped(stopped) }
-        let before = try Self.unreadBytes(onPort: listenPort)
-        goContinuation.yield()
-        try await waitUntil("the save waits in the stopped coordinator's socket") {
-            try Self.unreadBytes(onPort: listenPort) >= before + SaveOnSignal.nameLength
+        let status: BatchStatus
+        do {
+            try await waitUntil("the coordinator stopped") { Self.isStopped(stopped) }
+            let before = try Self.unreadBytes(onPort: listenPort)
+            goContinuation.yield()
+            try await waitUntil("the save waits in the stopped coordinator's socket") {
+                try Self.unreadBytes(onPort: listenPort) >= before + SaveOnSignal.nameLength
+            }
+            kill(stopped, SIGKILL)
+            _ = await coordinator.stop()
+            coordinator = try await startCoordinator()
+            // Without the save sent again, the worker's one slot stays taken until its 60 s timeout.
+            status = try await client.finish(batch, timeout: .seconds(40))
+        } catch {
+            // Neither the stopped coordinator nor the next one is left behind.
+            kill(stopped, SIGKILL)
+            _ = await coordinator.stop()
+            throw error
         }
-        kill(coordinator.pid, SIGKILL)
-        _ = await coordinator.stop()
-        coordinator = try await startCoordinator()
-
-        // Without the save sent again, the worker's one slot stays taken until its 60 s timeout.
-        let status = try await client.finish(batch, timeout: .seconds(40))
         await client.close()
         #expect(await coordinator.stop() == 0)
         #expect(status.doneJobs == 1)

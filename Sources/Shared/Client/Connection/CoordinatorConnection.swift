@@ -9,7 +9,7 @@ import ZeroMQ
 /// Requests carry a fresh request id and wait for the reply that echoes it; an `Error` reply is thrown as a
 /// ``/TributaryProtocol/ProtocolError``. A request that uses a ``/TributaryProtocol/Capability`` names it in its
 /// envelope's `requires`, and is never answered with what a coordinator without it made of the request
-/// (``request(_:timeout:)``). Messages that answer no request (job assignments, unsolicited errors) arrive on
+/// (``request(_:timeout:resendAs:)``). Messages that answer no request (job assignments, unsolicited errors) arrive on
 /// ``messages``, in the batches they arrived in. ZeroMQ reconnects in the background, with a backoff of 1 s doubling to
 /// 32 s.
 ///
@@ -163,12 +163,12 @@ public final class CoordinatorConnection: Sendable {
     /// - Parameters:
     ///   - body: the request.
     ///   - timeout: how long to wait before giving up with a message naming the endpoint.
+    ///   - resendAs: what `resendPendingRequests()` sends in its place, under the same request id, while no reply
+    ///     came: for a request that is safe to receive twice (a job's save, whose batch index makes a second copy
+    ///     answered rather than applied). Nil: sent once.
     /// - Throws: ``/TributaryProtocol/ProtocolError`` when the coordinator answers with an error, when no answer
     ///   comes in time, or `UNSUPPORTED` naming the capability and both versions when the coordinator lacks a
     ///   capability the request needs.
-    ///   - resendAs: what ``resendPendingRequests()`` sends in its place, under the same request id, while no reply
-    ///     came: for a request that is safe to receive twice (a job's save, whose batch index makes a second copy
-    ///     answered rather than applied). Nil: sent once.
     public func request(
         _ body: Tributary_V1_Envelope.OneOf_Body, timeout: Duration = .seconds(10),
         resendAs: Tributary_V1_Envelope.OneOf_Body? = nil
@@ -217,7 +217,7 @@ public final class CoordinatorConnection: Sendable {
     /// where a fetch or a save waits for its answer as Core Data's wait for their store. The reply wakes the
     /// thread from the connection's socket thread. Do not call it from a Swift concurrency task: it would hold a
     /// thread of the cooperative pool for a network round trip.
-    /// - Throws: what ``request(_:timeout:)`` throws.
+    /// - Throws: what ``request(_:timeout:resendAs:)`` throws.
     public func requestBlocking(_ body: Tributary_V1_Envelope.OneOf_Body, timeout: Duration = .seconds(60)) throws
         -> Tributary_V1_Envelope
     {

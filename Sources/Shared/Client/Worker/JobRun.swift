@@ -240,7 +240,7 @@ public final class JobRun: ChangeSetParent {
     }
 
     /// The save as the worker sends it again when the coordinator may have lost it (it forgot this worker:
-    /// ``/TributaryClient/CoordinatorConnection/resendPendingRequests()``): the same batch, which a coordinator that
+    /// `CoordinatorConnection.resendPendingRequests()`): the same batch, which a coordinator that
     /// committed it answers as applied before, and one that voided the attempt refuses; without its credit, which
     /// the worker offers again itself once it registered anew.
     static func sentAgain(_ message: Tributary_V1_SaveChanges) -> Tributary_V1_SaveChanges {
