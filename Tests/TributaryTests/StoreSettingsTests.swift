@@ -10,7 +10,9 @@ struct StoreSettingsTests {
         (pointer - MemoryLayout<UInt>.size).load(as: UInt.self) & 2 != 0
     }
 
-    @Test("glibc's mmap threshold stays fixed: freeing a large block does not raise it")
+    @Test(
+        "glibc's mmap threshold stays fixed (freeing a large block does not raise it), and a heap keeps its freed top for the next blocks"
+    )
     func mmapThreshold() async throws {
         // Judged in a process of its own: in this one, blocks other tests freed coalesce into free chunks of several
         // MiB that malloc hands out from the heap whatever the threshold.
@@ -32,6 +34,25 @@ struct StoreSettingsTests {
         let next = try #require(malloc(3 << 20))
         defer { free(next) }
         #expect(Self.isMapped(next))
+
+        // 4 MiB of blocks below the mmap threshold, written, then freed (back into the heap's top): made again, they
+        // reuse the same pages, where a top given back to the system (past 128 KiB by glibc's default) faults every
+        // page in anew, about a thousand.
+        func churn() {
+            let size = 256 << 10
+            let blocks = (0..<16).compactMap { _ in malloc(size) }
+            for block in blocks { memset(block, 1, size) }
+            for block in blocks.reversed() { free(block) }
+        }
+        func pageFaults() -> Int {
+            var usage = rusage()
+            getrusage(RUSAGE_SELF.rawValue, &usage)
+            return usage.ru_minflt
+        }
+        churn()
+        let before = pageFaults()
+        churn()
+        #expect(pageFaults() - before < 256, "freed heap pages were given back and faulted in again")
     }
 
     /// Set in the process that makes the check.
