@@ -8,7 +8,8 @@ import Logging
 /// Its heartbeat interval is 10 s (the coordinator declares it lost after 30 s of silence): it shares the test
 /// process's cooperative thread pool with every test running in parallel, and on a loaded 2-core machine its
 /// heartbeat task was once starved past 3 × 1 s, so the coordinator took back a job a retry test was counting on.
-/// No test that uses it is about liveness; those use a `RawWorker` or a worker process.
+/// Tests about liveness use a `RawWorker` or a worker process; one that shortens the heartbeat runs with the heavy
+/// tests, one at a time.
 enum InProcessWorker {
     /// Starts the worker; cancel the returned task to stop it.
     /// - Parameter heartbeat: shorter only where the test needs the coordinator to tell it soon that it forgot it

@@ -33,8 +33,10 @@ public enum ProcessMemorySettings {
             guard let process = dlopen(nil, RTLD_NOW), let symbol = dlsym(process, "mallopt") else { return false }
             let mallopt = unsafeBitCast(symbol, to: Mallopt.self)
             let (trimThresholdParameter, mmapThresholdParameter): (Int32, Int32) = (-1, -3)
-            return mallopt(mmapThresholdParameter, mmapThreshold) == 1
-                && mallopt(trimThresholdParameter, trimThreshold) == 1
+            // Both tried, whatever the first answers.
+            let mapped = mallopt(mmapThresholdParameter, mmapThreshold) == 1
+            let trimmed = mallopt(trimThresholdParameter, trimThreshold) == 1
+            return mapped && trimmed
         #else
             return false
         #endif
