@@ -3,11 +3,12 @@ import TributaryCore
 
 /// How the CLI prints jobs.
 public enum JobText {
-    /// One line: `12  dead     import  attempt 3/20  0/1000  batch …  last error`.
+    /// One line: `12  dead     import  attempt 3/20  0/1000  batch …  last error`: the attempts counted of the
+    /// job's maximum (with the attempt's own number, `#4`, when a hand-back or a retry set the two apart).
     public static func summary(_ job: JobInfo) -> String {
         let padded = job.state.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)
         var line =
-            "\(job.id)  \(padded)  \(job.kind)  attempt \(job.attempt)/\(job.maxAttempts)"
+            "\(job.id)  \(padded)  \(job.kind)  attempt \(attempts(job))"
             + "  \(job.done)/\(job.total)  batch \(job.batch)"
         if job.state == .queued, let runAt = job.runAt, runAt > Date() {
             line += "  retry at \(runAt.formatted(.iso8601))"
@@ -21,7 +22,9 @@ public enum JobText {
         var lines = [
             "job       \(job.id)", "state     \(job.state.rawValue)", "kind      \(job.kind)",
             "queue     \(job.queue)", "batch     \(job.batch)",
-            "attempt   \(job.attempt) of \(job.maxAttempts)",
+            "attempt   \(job.attemptsCounted) of \(job.maxAttempts)"
+                + (job.attempt == job.attemptsCounted
+                    ? "" : " (its number: \(job.attempt); the others were handed back or retried)"),
             "progress  \(job.done) / \(job.total)",
         ]
         if let worker = job.worker { lines.append("worker    \(worker)") }
@@ -44,5 +47,10 @@ public enum JobText {
             lines.append("error     attempt \(error.attempt) at \(at): \(error.message)")
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// `3/20`: the attempts counted of the maximum, with the attempt's number (`#4`) when they differ.
+    static func attempts(_ job: JobInfo) -> String {
+        "\(job.attemptsCounted)/\(job.maxAttempts)" + (job.attempt == job.attemptsCounted ? "" : " #\(job.attempt)")
     }
 }

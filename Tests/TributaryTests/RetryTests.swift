@@ -101,12 +101,75 @@ struct RetryTests {
         _ = try #require(try await store.jobs.claimJob(for: "w1", kinds: ["noop"]))
         #expect(try await store.jobs.releaseJobs(of: "w1") == 1)
         let again = try #require(try await store.jobs.claimJob(for: "w2", kinds: ["noop"]))
-        #expect(again.attempt == 1, "a job handed back unstarted keeps its attempt count")
+        #expect(again.attempt == 2, "a new number for the next run")
+        #expect(try await store.jobs.job(id: id)?.attemptsCounted == 1, "the hand-back did not count")
         #expect(try await store.jobs.requeueJobs(of: "w2") == 1, "first lost attempt: queued again at once")
         let last = try #require(try await store.jobs.claimJob(for: "w3", kinds: ["noop"]))
-        #expect(last.id == id && last.attempt == 2)
+        #expect(last.id == id && last.attempt == 3)
         #expect(try await store.jobs.requeueJobs(of: "w3") == 0, "the last attempt lost: dead, not re-queued")
         #expect(try await store.jobs.batchStatus("b").deadJobs == 1)
+    }
+
+    @Test(
+        "an attempt number is never given twice: a job handed back, or a dead job retried, is leased under a new one, and the old one's saves and failure are refused; neither costs an attempt"
+    )
+    func attemptNumbersNotReused() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try store(directory)
+        let id = try await push(store, maxAttempts: 2)
+        func save(_ attempt: Int, completes: Bool = false) -> Tributary_V1_SaveChanges {
+            var save = Tributary_V1_SaveChanges()
+            save.jobID = UInt64(id)
+            save.attempt = UInt32(attempt)
+            save.completesJob = completes
+            return save
+        }
+        // A graceful stop hands the job back while its run goes on; the same worker gets the job again.
+        let first = try #require(try await store.jobs.claimJob(for: "w1", kinds: ["noop"]))
+        #expect(try await store.jobs.releaseAllRunningJobs() == 1)
+        let second = try #require(try await store.jobs.claimJob(for: "w1", kinds: ["noop"]))
+        #expect(second.attempt == first.attempt + 1, "the handed-back run's number is not given again")
+        await #expect(throws: LeaseError.self, "the old run's save") {
+            try await store.saves.applySave(save(first.attempt, completes: true), from: "w1")
+        }
+        #expect(
+            try await store.jobs.failJob(id: id, attempt: first.attempt, worker: "w1", message: "old", permanent: false)
+                == nil, "the old run's failure")
+        // A worker saying goodbye hands back too.
+        #expect(try await store.jobs.releaseJobs(of: "w1") == 1)
+        let third = try #require(try await store.jobs.claimJob(for: "w1", kinds: ["noop"]))
+        #expect(third.attempt == second.attempt + 1)
+        // Two hand-backs cost nothing: the job has both its attempts, the first failing and the second dying.
+        let failed = try await store.jobs.failJob(
+            id: id, attempt: third.attempt, worker: "w1", message: "boom", permanent: false)
+        guard case .retrying = failed?.outcome else {
+            Issue.record("the first counted failure of two allowed: \(String(describing: failed))")
+            return
+        }
+        try await store.pool.write { try $0.execute(sql: "UPDATE tributary_jobs SET run_at = 0") }
+        let fourth = try #require(try await store.jobs.claimJob(for: "w1", kinds: ["noop"]))
+        #expect(fourth.attempt == 4)
+        #expect(
+            try await store.jobs.failJob(id: id, attempt: 4, worker: "w1", message: "boom", permanent: false)?.outcome
+                == .dead)
+        #expect(try await store.jobs.batchStatus("b").dead.first?.attempts == 2, "the attempts that counted")
+        // A dead job retried gets a full set of attempts, numbered on.
+        _ = try #require(try await store.jobs.retryJob(id: id))
+        let retried = try #require(try await store.jobs.claimJob(for: "w1", kinds: ["noop"]))
+        #expect(retried.attempt == 5, "numbered after every earlier run")
+        await #expect(throws: LeaseError.self, "an earlier run's save") {
+            try await store.saves.applySave(save(1, completes: true), from: "w1")
+        }
+        let again = try await store.jobs.failJob(
+            id: id, attempt: retried.attempt, worker: "w1", message: "boom", permanent: false)
+        guard case .retrying = again?.outcome else {
+            Issue.record("a retried job's first failure: \(String(describing: again))")
+            return
+        }
+        try await store.pool.write { try $0.execute(sql: "UPDATE tributary_jobs SET run_at = 0") }
+        let last = try #require(try await store.jobs.claimJob(for: "w1", kinds: ["noop"]))
+        _ = try await store.saves.applySave(save(last.attempt, completes: true), from: "w1")
+        #expect(try await store.jobs.job(id: id)?.state == .done)
     }
 }
 
@@ -358,7 +421,8 @@ struct GracefulStopTests {
         let store = try RootStore.open(path: coordinator.storePath, model: DemoData.model)
         let job = try #require(try await store.jobs.job(id: Int64(id)))
         #expect(job.state == .queued)
-        #expect(job.attempt == 0 && job.errors.isEmpty, "a graceful stop costs the job no attempt")
+        #expect(job.attemptsCounted == 0 && job.errors.isEmpty, "a graceful stop costs the job no attempt")
+        #expect(job.attempt == 1, "and its next run has a number of its own")
     }
 }
 
@@ -495,7 +559,9 @@ struct DrainTests {
         let store = try RootStore.open(path: coordinator.storePath, model: DemoData.model)
         for id in ids {
             let job = try #require(try await store.jobs.job(id: Int64(id)))
-            #expect(job.state == .queued && job.attempt == 0, "handed back for the next start, no attempt counted")
+            #expect(
+                job.state == .queued && job.attemptsCounted == 0 && job.attempt == 1,
+                "handed back for the next start, no attempt counted")
         }
     }
 

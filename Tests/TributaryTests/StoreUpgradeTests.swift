@@ -357,3 +357,47 @@ struct InverseIndexUpgradeTests {
         #expect(try InverseIndexCheck.mismatches(path: path, model: model).isEmpty)
     }
 }
+
+/// A store of format 11 lowered a job's attempt when it was handed back; format 12 keeps the attempts not counted
+/// apart (`uncounted`), so that no attempt number is given twice.
+@Suite("Store upgrade: format 11 → 12")
+struct UncountedAttemptsUpgradeTests {
+    @Test("a job of a format-11 store keeps its attempt and its count; its next run is numbered after it")
+    func jobsKeepTheirAttempts() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("store.sqlite")
+        var store = try RootStore.open(path: path, model: DemoData.model)
+        let id = try await store.jobs.pushJobs([JobSpec(kind: "noop", maxAttempts: 2)], batch: "b").ids[0]
+        let first = try #require(try await store.jobs.claimJob(for: "w1", kinds: ["noop"]))
+        _ = try await store.jobs.failJob(
+            id: id, attempt: first.attempt, worker: "w1", message: "boom", permanent: false)
+        try store.close()
+        // Format 11's job table: no `uncounted`.
+        let queue = try DatabaseQueue(path: path)
+        try await queue.write { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE tributary_jobs DROP COLUMN uncounted;
+                    UPDATE tributary_meta SET value = 11 WHERE key = 'format';
+                    UPDATE tributary_jobs SET run_at = 0;
+                    """)
+        }
+        try queue.close()
+
+        store = try RootStore.open(path: path, model: DemoData.model)
+        defer { try? store.close() }
+        #expect(store.upgrade?.fromFormat == 11)
+        let (format, uncounted) = try await store.pool.read { db in
+            (
+                try Int.fetchOne(db, sql: "SELECT value FROM tributary_meta WHERE key = 'format'"),
+                try Int.fetchOne(db, sql: "SELECT uncounted FROM tributary_jobs WHERE id = ?", arguments: [id])
+            )
+        }
+        #expect(format == Schema.format && uncounted == 0)
+        let second = try #require(try await store.jobs.claimJob(for: "w1", kinds: ["noop"]))
+        #expect(second.attempt == 2)
+        #expect(
+            try await store.jobs.failJob(id: id, attempt: 2, worker: "w1", message: "boom", permanent: false)?.outcome
+                == .dead, "its first attempt still counts: the second of two was its last")
+    }
+}

@@ -97,7 +97,8 @@ class Fake:
     def dead(self, job_id, batch, queue, now, messages):
         """Adds the dead job job_id with one failed attempt per message."""
         self.jobs[job_id] = {"id": job_id, "kind": "import", "queue": queue, "batch": batch, "state": "dead",
-                             "attempt": len(messages), "maxAttempts": len(messages), "createdAt": now - 900,
+                             "attempt": len(messages), "maxAttempts": len(messages),
+                             "attemptsCounted": len(messages), "createdAt": now - 900,
                              "updatedAt": now - 90, "runAt": None, "done": 0, "total": ROWS_PER_JOB, "worker": None,
                              "errors": [{"attempt": index + 1, "message": message,
                                          "at": now - 90 - 30 * (len(messages) - index - 1)}

@@ -113,6 +113,7 @@ struct CoordinatorView: Sendable {
                 .init(
                     id: UInt64(job.id), kind: job.kind, queue: job.queue, batch: job.batch,
                     attempt: UInt32(clamping: job.attempt), maxAttempts: UInt32(clamping: job.maxAttempts),
+                    attemptsCounted: UInt32(clamping: job.attemptsCounted),
                     updatedAt: job.updatedAt.timeIntervalSince1970,
                     errors: job.errors.map {
                         .init(attempt: UInt32(clamping: $0.attempt), message: $0.message, at: $0.at)

@@ -1336,7 +1336,7 @@ enum DashboardAssets {
               setText(row.cells[1], job.kind);
               setQueue(row.cells[2], job);
               setText(row.cells[3], job.batch);
-              setText(row.cells[4], text(job.attempt) + ' / ' + text(job.maxAttempts));
+              setText(row.cells[4], text(job.attemptsCounted) + ' / ' + text(job.maxAttempts));
               setText(row.cells[5], formatAgo(job.updatedAt, snapshot.time));
               setTitle(row.cells[5], formatDateTime(job.updatedAt));
 

@@ -72,6 +72,7 @@ struct DashboardSnapshot: Encodable, Sendable {
         var batch: String
         var attempt: UInt32
         var maxAttempts: UInt32
+        var attemptsCounted: UInt32
         var updatedAt: Double
         var errors: [JobError]
     }

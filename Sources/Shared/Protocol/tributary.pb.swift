@@ -1171,7 +1171,7 @@ public nonisolated struct Tributary_V1_JobAssignment: @unchecked Sendable {
     set {_uniqueStorage()._jobID = newValue}
   }
 
-  /// 1 for the first run
+  /// 1 for the first run; a job's attempt numbers are never given twice
   public var attempt: UInt32 {
     get {_storage._attempt}
     set {_uniqueStorage()._attempt = newValue}
@@ -2158,6 +2158,7 @@ public nonisolated struct Tributary_V1_JobInfo: @unchecked Sendable {
     set {_uniqueStorage()._state = newValue}
   }
 
+  /// the attempt running or last run (1-based; 0 before the first); never reused
   public var attempt: UInt32 {
     get {_storage._attempt}
     set {_uniqueStorage()._attempt = newValue}
@@ -2250,6 +2251,17 @@ public nonisolated struct Tributary_V1_JobInfo: @unchecked Sendable {
     get {_storage._tick}
     set {_uniqueStorage()._tick = newValue}
   }
+
+  /// The attempts that count against max_attempts: attempt less those handed back (a graceful stop) and those run
+  /// before a dead job's retry.
+  public var attemptsCounted: UInt32 {
+    get {_storage._attemptsCounted ?? 0}
+    set {_uniqueStorage()._attemptsCounted = newValue}
+  }
+  /// Returns true if `attemptsCounted` has been explicitly set.
+  public var hasAttemptsCounted: Bool {_storage._attemptsCounted != nil}
+  /// Clears the value of `attemptsCounted`. Subsequent reads from it will return its default value.
+  public mutating func clearAttemptsCounted() {_uniqueStorage()._attemptsCounted = nil}
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -6095,7 +6107,7 @@ nonisolated extension Tributary_V1_JobError: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Tributary_V1_JobInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".JobInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}job_id\0\u{1}batch\0\u{1}kind\0\u{1}state\0\u{1}attempt\0\u{3}max_attempts\0\u{1}done\0\u{1}total\0\u{3}worker_id\0\u{3}run_at\0\u{3}created_at\0\u{3}updated_at\0\u{1}errors\0\u{1}arguments\0\u{1}queue\0\u{1}waiting\0\u{3}after_jobs\0\u{3}after_batches\0\u{3}on_parent_failure\0\u{1}schedule\0\u{1}tick\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}job_id\0\u{1}batch\0\u{1}kind\0\u{1}state\0\u{1}attempt\0\u{3}max_attempts\0\u{1}done\0\u{1}total\0\u{3}worker_id\0\u{3}run_at\0\u{3}created_at\0\u{3}updated_at\0\u{1}errors\0\u{1}arguments\0\u{1}queue\0\u{1}waiting\0\u{3}after_jobs\0\u{3}after_batches\0\u{3}on_parent_failure\0\u{1}schedule\0\u{1}tick\0\u{3}attempts_counted\0")
 
   fileprivate class _StorageClass {
     var _jobID: UInt64 = 0
@@ -6119,6 +6131,7 @@ nonisolated extension Tributary_V1_JobInfo: SwiftProtobuf.Message, SwiftProtobuf
     var _onParentFailure: String = String()
     var _schedule: String = String()
     var _tick: Double = 0
+    var _attemptsCounted: UInt32? = nil
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -6150,6 +6163,7 @@ nonisolated extension Tributary_V1_JobInfo: SwiftProtobuf.Message, SwiftProtobuf
       _onParentFailure = source._onParentFailure
       _schedule = source._schedule
       _tick = source._tick
+      _attemptsCounted = source._attemptsCounted
     }
   }
 
@@ -6189,6 +6203,7 @@ nonisolated extension Tributary_V1_JobInfo: SwiftProtobuf.Message, SwiftProtobuf
         case 19: try { try decoder.decodeSingularStringField(value: &_storage._onParentFailure) }()
         case 20: try { try decoder.decodeSingularStringField(value: &_storage._schedule) }()
         case 21: try { try decoder.decodeSingularDoubleField(value: &_storage._tick) }()
+        case 22: try { try decoder.decodeSingularUInt32Field(value: &_storage._attemptsCounted) }()
         default: break
         }
       }
@@ -6197,6 +6212,10 @@ nonisolated extension Tributary_V1_JobInfo: SwiftProtobuf.Message, SwiftProtobuf
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
       if _storage._jobID != 0 {
         try visitor.visitSingularUInt64Field(value: _storage._jobID, fieldNumber: 1)
       }
@@ -6260,6 +6279,9 @@ nonisolated extension Tributary_V1_JobInfo: SwiftProtobuf.Message, SwiftProtobuf
       if _storage._tick.bitPattern != 0 {
         try visitor.visitSingularDoubleField(value: _storage._tick, fieldNumber: 21)
       }
+      try { if let v = _storage._attemptsCounted {
+        try visitor.visitSingularUInt32Field(value: v, fieldNumber: 22)
+      } }()
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -6290,6 +6312,7 @@ nonisolated extension Tributary_V1_JobInfo: SwiftProtobuf.Message, SwiftProtobuf
         if _storage._onParentFailure != rhs_storage._onParentFailure {return false}
         if _storage._schedule != rhs_storage._schedule {return false}
         if _storage._tick != rhs_storage._tick {return false}
+        if _storage._attemptsCounted != rhs_storage._attemptsCounted {return false}
         return true
       }
       if !storagesAreEqual {return false}

@@ -71,7 +71,8 @@ extension JobStore {
         }
     }
 
-    /// Puts a dead job back in the queue, its attempts reset and its error history kept.
+    /// Puts a dead job back in the queue with all its attempts again (those it ran no longer count; its next run is
+    /// numbered after them) and its error history kept.
     /// - Throws: ``StoreError`` naming the job's state when it is not dead.
     /// - Returns: the job as it is now and, for a job with parents, itself when a failed parent settled it again
     ///   (``JobEnding``); nil when there is no job with that id.
@@ -90,7 +91,7 @@ extension JobStore {
         let hasParents = !parents.jobs.isEmpty || !parents.batches.isEmpty
         try db.execute(
             sql: """
-                UPDATE tributary_jobs SET state = ?, attempt = 0, run_at = 0, updated_at = ? WHERE id = ?
+                UPDATE tributary_jobs SET state = ?, uncounted = attempt, run_at = 0, updated_at = ? WHERE id = ?
                 """, arguments: [(hasParents ? JobState.waiting : .queued).rawValue, now, id])
         try db.execute(
             sql: "UPDATE tributary_batches SET dead_jobs = dead_jobs - 1 WHERE batch = ?",
@@ -163,6 +164,7 @@ extension JobStore {
             updatedAt: Date(timeIntervalSince1970: row["updated_at"]), arguments: decodeArguments(row["arguments"]),
             errors: history ?? [], queue: row["queue"] ?? JobQueue.defaultName)
         var info = job
+        info.attemptsCounted = (row["attempt"] as Int) - (row["uncounted"] as Int)
         info.onParentFailure = (row["on_parent_failure"] as String?).flatMap(ParentFailure.init(rawValue:)) ?? .fail
         info.schedule = row["schedule"]
         info.tick = row["tick"]

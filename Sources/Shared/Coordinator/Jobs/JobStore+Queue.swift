@@ -409,7 +409,8 @@ extension JobStore {
             let job = try Row.fetchOne(
                 db,
                 sql: """
-                    SELECT batch, kind, done, total, errors, max_attempts, backoff_base_ms, backoff_cap_ms FROM tributary_jobs
+                    SELECT batch, kind, done, total, errors, uncounted, max_attempts, backoff_base_ms, backoff_cap_ms
+                    FROM tributary_jobs
                     WHERE id = ? AND attempt = ? AND worker = ? AND state = \(JobState.running.sql)
                     """, arguments: [id, attempt, worker])
         else { return nil }
@@ -426,7 +427,7 @@ extension JobStore {
         let jobs = try Row.fetchAll(
             db,
             sql: """
-                SELECT id, attempt, batch, kind, done, total, errors, max_attempts, backoff_base_ms, backoff_cap_ms
+                SELECT id, attempt, batch, kind, done, total, errors, uncounted, max_attempts, backoff_base_ms, backoff_cap_ms
                 FROM tributary_jobs WHERE state = \(JobState.running.sql) AND worker = ?
                 """, arguments: [worker])
         var requeued = 0
@@ -438,7 +439,7 @@ extension JobStore {
                 // Claimed for the worker but never sent to it: back without counting the attempt.
                 try db.execute(
                     sql: """
-                        UPDATE tributary_jobs SET state = \(JobState.queued.sql), worker = NULL, attempt = MAX(attempt - 1, 0),
+                        UPDATE tributary_jobs SET state = \(JobState.queued.sql), worker = NULL, uncounted = uncounted + 1,
                             updated_at = (julianday('now') - 2440587.5) * 86400.0
                         WHERE id = ?
                         """, arguments: [id])
@@ -460,7 +461,7 @@ extension JobStore {
         try Int64.fetchAll(
             db,
             sql: """
-                UPDATE tributary_jobs SET state = \(JobState.queued.sql), worker = NULL, attempt = MAX(attempt - 1, 0),
+                UPDATE tributary_jobs SET state = \(JobState.queued.sql), worker = NULL, uncounted = uncounted + 1,
                     updated_at = (julianday('now') - 2440587.5) * 86400.0
                 WHERE state = \(JobState.running.sql) AND worker = ?
                 RETURNING id
@@ -473,7 +474,7 @@ extension JobStore {
         let jobs = try Row.fetchAll(
             db,
             sql: """
-                SELECT id, attempt, batch, kind, done, total, errors, max_attempts, backoff_base_ms, backoff_cap_ms
+                SELECT id, attempt, batch, kind, done, total, errors, uncounted, max_attempts, backoff_base_ms, backoff_cap_ms
                 FROM tributary_jobs WHERE state = \(JobState.running.sql)
                 """)
         var byBatch: [String: JobsLeftRunning] = [:]
@@ -530,7 +531,8 @@ extension JobStore {
         let jobs = try Row.fetchAll(
             db,
             sql: """
-                SELECT id, attempt, worker, batch, kind, done, total, errors, max_attempts, backoff_base_ms, backoff_cap_ms,
+                SELECT id, attempt, worker, batch, kind, done, total, errors, uncounted, max_attempts, backoff_base_ms,
+                    backoff_cap_ms,
                     timeout_ms
                 FROM tributary_jobs
                 WHERE state = \(JobState.running.sql) AND timeout_ms > 0 AND leased_at + timeout_ms / 1000.0 < ?
@@ -549,7 +551,7 @@ extension JobStore {
     func releaseAllRunningJobs(in db: Database) throws -> Int {
         try db.execute(
             sql: """
-                UPDATE tributary_jobs SET state = \(JobState.queued.sql), worker = NULL, attempt = MAX(attempt - 1, 0),
+                UPDATE tributary_jobs SET state = \(JobState.queued.sql), worker = NULL, uncounted = uncounted + 1,
                     updated_at = (julianday('now') - 2440587.5) * 86400.0
                 WHERE state = \(JobState.running.sql)
                 """)
@@ -557,7 +559,11 @@ extension JobStore {
     }
 
     /// Appends the error to the job's history and moves it on: back to the queue at `retryAt` (the policy's
-    /// delay when nil), or dead. `job` holds its batch, kind, errors and retry policy.
+    /// delay when nil), or dead. `job` holds its batch, kind, errors, uncounted attempts and retry policy.
+    ///
+    /// An attempt's number is never given twice (a worker's late save or failure must not pass as a later run's), so
+    /// the attempts that count against the policy are the number less those not counted: handed back
+    /// (`uncounted`), or before a dead job's retry.
     fileprivate static func recordFailure(
         _ db: Database, job: Row, id: Int64, attempt: Int, message: String, permanent: Bool, retryAt: Double? = nil
     ) throws -> FailedAttempt {
@@ -569,7 +575,8 @@ extension JobStore {
         let policy = RetryPolicy(
             maxAttempts: job["max_attempts"], base: .milliseconds(job["backoff_base_ms"] as Int64),
             cap: .milliseconds(job["backoff_cap_ms"] as Int64))
-        if permanent || attempt >= policy.maxAttempts {
+        let counted = attempt - (job["uncounted"] as Int)
+        if permanent || counted >= policy.maxAttempts {
             try db.execute(
                 sql: """
                     UPDATE tributary_jobs SET state = \(JobState.dead.sql), error = ?, errors = ?, worker = NULL, updated_at = ?
@@ -587,7 +594,7 @@ extension JobStore {
                 endings: [JobEnding(kind: job["kind"], progress: progress, ranAttempt: true)] + settled)
         }
         var random = SystemRandomNumberGenerator()
-        let runAt = retryAt ?? now + policy.delay(afterAttempt: attempt, using: &random).seconds
+        let runAt = retryAt ?? now + policy.delay(afterAttempt: counted, using: &random).seconds
         try db.execute(
             sql: """
                 UPDATE tributary_jobs SET state = \(JobState.queued.sql), error = ?, errors = ?, worker = NULL, run_at = ?,

@@ -158,7 +158,7 @@ extension JobStore {
                 reply = Self.batchCounts(batch, row)
             }
             reply.dead = try Row.fetchAll(db, sql: Self.deadJobsOfBatchSQL, arguments: [batch]).map { row in
-                BatchStatus.DeadJob(id: row["id"], message: row["error"] ?? "", attempts: row["attempt"])
+                BatchStatus.DeadJob(id: row["id"], message: row["error"] ?? "", attempts: row["attempts"])
             }
             return reply
         }
@@ -197,7 +197,7 @@ extension JobStore {
 
     /// The first 50 dead jobs of a batch (answered from the `tributary_jobs_dead` partial index).
     static let deadJobsOfBatchSQL =
-        "SELECT id, error, attempt FROM tributary_jobs WHERE batch = ? AND state = \(JobState.dead.sql) ORDER BY id LIMIT 50"
+        "SELECT id, error, attempt - uncounted AS attempts FROM tributary_jobs WHERE batch = ? AND state = \(JobState.dead.sql) ORDER BY id LIMIT 50"
 
     /// A counter column as a non-negative number, whatever SQLite holds (a REAL left by an old overflow included).
     static func count(_ row: Row, _ column: String) -> UInt64 {

@@ -13,9 +13,9 @@ import TributaryCore
 enum Schema {
     /// The layout of Tributary's own tables, kept in `tributary_meta` under `format`. A store of format 5 (16-byte
     /// keys in relationships), 6 (no named queues), 7 (no dependencies or schedules) or 8 (relationship indexes as
-    /// SQLite indexes), 9 (no store epochs) or 10 (save ids by id alone) is upgraded on open (``StoreUpgrade``);
-    /// another format is refused with a message rather than misread.
-    static let format = 11
+    /// SQLite indexes), 9 (no store epochs), 10 (save ids by id alone) or 11 (attempt numbers given again) is upgraded on
+    /// open (``StoreUpgrade``); another format is refused with a message rather than misread.
+    static let format = 12
 
     static func createSystemTables(_ db: Database) throws {
         try db.execute(
@@ -30,6 +30,7 @@ enum Schema {
                     done INTEGER NOT NULL DEFAULT 0,
                     state TEXT NOT NULL DEFAULT \(JobState.queued.sql),
                     attempt INTEGER NOT NULL DEFAULT 0,
+                    uncounted INTEGER NOT NULL DEFAULT 0,
                     committed_batches INTEGER NOT NULL DEFAULT 0,
                     worker TEXT,
                     error TEXT,
@@ -137,6 +138,11 @@ enum Schema {
             try db.execute(sql: "ALTER TABLE tributary_jobs ADD COLUMN on_parent_failure TEXT")
             try db.execute(sql: "ALTER TABLE tributary_jobs ADD COLUMN schedule TEXT")
             try db.execute(sql: "ALTER TABLE tributary_jobs ADD COLUMN tick REAL")
+        }
+        // Format 12 numbers attempts without reuse: the attempts not counted against `max_attempts` (handed back,
+        // or before a dead job's retry) are kept apart.
+        if !jobColumns.contains("uncounted") {
+            try db.execute(sql: "ALTER TABLE tributary_jobs ADD COLUMN uncounted INTEGER NOT NULL DEFAULT 0")
         }
         try db.execute(
             sql: """

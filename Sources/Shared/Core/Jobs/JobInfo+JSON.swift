@@ -9,7 +9,7 @@ extension JobInfo: Encodable {
     /// The keys, one per stored property (the JSON test checks that none is left out).
     enum CodingKeys: String, CodingKey {
         case id = "jobId"
-        case batch, kind, state, attempt, maxAttempts, done, total
+        case batch, kind, state, attempt, maxAttempts, attemptsCounted, done, total
         case worker = "workerId"
         case runAt, createdAt, updatedAt, arguments, errors, queue, afterJobs, afterBatches, onParentFailure
         case schedule, tick, waiting
@@ -23,6 +23,7 @@ extension JobInfo: Encodable {
         try container.encode(state.rawValue, forKey: .state)
         try container.encode(attempt, forKey: .attempt)
         try container.encode(maxAttempts, forKey: .maxAttempts)
+        try container.encode(attemptsCounted, forKey: .attemptsCounted)
         try container.encode(done, forKey: .done)
         try container.encode(total, forKey: .total)
         try container.encode(worker ?? "", forKey: .worker)

@@ -10,10 +10,14 @@ public struct JobInfo: Sendable, Equatable {
     public var kind: String
     /// Where it is in the queue.
     public var state: JobState
-    /// The attempt running or last run (1-based; 0 before the first).
+    /// The attempt running or last run (1-based; 0 before the first). A job's attempt numbers are never given twice,
+    /// so a late save or failure of an earlier run cannot pass as a later one's.
     public var attempt: Int
-    /// Attempts before it is dead (its spec's, or the coordinator's default).
+    /// Attempts before it is dead (its spec's, or the coordinator's default), counted by ``attemptsCounted``.
     public var maxAttempts: Int
+    /// The attempts that count against ``maxAttempts``: ``attempt`` less those handed back without counting (a
+    /// graceful stop, a worker's goodbye) and those run before the dead job was retried.
+    public var attemptsCounted: Int
     /// Progress units committed, of `total`.
     public var done: UInt64
     /// Progress units when done (``JobSpec/total``).
@@ -58,6 +62,7 @@ public struct JobInfo: Sendable, Equatable {
         self.state = state
         self.attempt = attempt
         self.maxAttempts = maxAttempts
+        self.attemptsCounted = attempt
         self.done = done
         self.total = total
         self.worker = worker

@@ -143,6 +143,7 @@ extension JobInfo {
             updatedAt: Date(timeIntervalSince1970: wire.updatedAt), arguments: wire.arguments,
             errors: wire.errors.map { JobError(attempt: Int($0.attempt), at: $0.at, message: $0.message) },
             queue: wire.queue.isEmpty ? JobQueue.defaultName : wire.queue)
+        if wire.hasAttemptsCounted { attemptsCounted = Int(wire.attemptsCounted) }
         afterJobs = wire.afterJobs.map { Int64(clamping: $0) }
         afterBatches = wire.afterBatches
         if !wire.onParentFailure.isEmpty {
@@ -165,6 +166,7 @@ extension JobInfo {
             $0.state = state.rawValue
             $0.attempt = UInt32(clamping: attempt)
             $0.maxAttempts = UInt32(clamping: maxAttempts)
+            $0.attemptsCounted = UInt32(clamping: attemptsCounted)
             $0.done = done
             $0.total = total
             $0.workerID = worker ?? ""
