@@ -37,7 +37,7 @@ struct ReviewScenarioTests {
             for other in others {
                 try db.execute(
                     sql:
-                        "UPDATE tributary_jobs SET state = 'queued', worker = NULL, attempt = attempt - 1 WHERE id = ?",
+                        "UPDATE tributary_jobs SET state = 'queued', worker = NULL, uncounted = uncounted + 1 WHERE id = ?",
                     arguments: [other])
             }
         }

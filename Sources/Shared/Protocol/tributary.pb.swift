@@ -1891,7 +1891,8 @@ public nonisolated struct Tributary_V1_DeleteJobRequest: Sendable {
   public init() {}
 }
 
-/// Puts a dead job back in the queue with its attempts reset (its error history is kept).
+/// Puts a dead job back in the queue with all its attempts again (attempts_counted 0; its next attempt is numbered after
+/// the ones it ran, and its error history is kept).
 public nonisolated struct Tributary_V1_RetryJobRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for

@@ -76,7 +76,7 @@ struct JobsShowCommand: AsyncParsableCommand {
 /// `tributary jobs retry ID`.
 struct JobsRetryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "retry", abstract: "Put a dead job back in the queue, its attempts reset.")
+        commandName: "retry", abstract: "Put a dead job back in the queue with all its attempts again.")
 
     @Argument(help: "The job id.")
     var id: UInt64

@@ -90,7 +90,7 @@ struct PushJobCommand: AsyncParsableCommand {
         switch job.state {
         case .dead:
             let reason = job.errors.last?.message ?? "no error recorded"
-            Terminal.error("job \(id) failed (dead after \(job.attempt) attempt(s)): \(reason)")
+            Terminal.error("job \(id) failed (dead after \(job.attemptsCounted) attempt(s)): \(reason)")
             throw ExitCode(1)
         case .cancelled: Terminal.line("job \(id) was cancelled")
         default: Terminal.line("job \(id) done")

@@ -74,7 +74,8 @@ extension JobClient {
         try await jobReply(.deleteJobRequest(.with { $0.jobID = UInt64(clamping: id) }))
     }
 
-    /// Puts a dead job back in the queue with its attempts reset.
+    /// Puts a dead job back in the queue with all its attempts again: none of its runs count against its maximum any
+    /// more (``/TributaryCore/JobInfo/attemptsCounted``), and its next run is numbered after them.
     /// - Returns: the job, queued again.
     public func retry(_ id: Int64) async throws -> JobInfo {
         try await jobReply(.retryJobRequest(.with { $0.jobID = UInt64(clamping: id) }))

@@ -6,7 +6,7 @@ public struct BatchStatus: Sendable, Equatable {
         public var id: Int64
         /// Its last error.
         public var message: String
-        /// The attempts it made.
+        /// The attempts it made that counted against its maximum (``JobInfo/attemptsCounted``).
         public var attempts: Int
 
         /// Dead job `id` after `attempts` attempts, the last failing with `message`.
