@@ -50,7 +50,7 @@ public enum JobText {
     }
 
     /// `3/20`: the attempts counted of the maximum, with the attempt's number (`#4`) when they differ.
-    static func attempts(_ job: JobInfo) -> String {
+    public static func attempts(_ job: JobInfo) -> String {
         "\(job.attemptsCounted)/\(job.maxAttempts)" + (job.attempt == job.attemptsCounted ? "" : " #\(job.attempt)")
     }
 }

@@ -76,18 +76,7 @@ struct RefusedStartTests {
     )
     func takenListenEndpoint() async throws {
         let directory = try TemporaryDirectory()
-        let (_, stopped) = try await TestCoordinator.with(in: directory, workers: 0) { coordinator in
-            let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
-            _ = try await client.push([JobSpec(kind: "noop")])
-            await client.close()
-        }
-        #expect(stopped == 0)
-        // As a crash leaves it: opening the store would count the attempt as lost and re-queue the job.
-        let queue = try DatabaseQueue(path: directory.path("store.sqlite"))
-        try await queue.write { db in
-            try db.execute(sql: "UPDATE tributary_jobs SET state = 'running', attempt = 1, worker = 'w1'")
-        }
-        try queue.close()
+        try await Self.makeStoreWithAJobLeftRunning(in: directory)
         let context = try ZMQContext()
         let holder = try context.makeSocket(.router)
         let taken = try holder.bind("tcp://127.0.0.1:*")
@@ -109,6 +98,43 @@ struct RefusedStartTests {
         #expect(refused.error.contains("in use"), "\(refused.error)")
         let after = try Self.contents(of: directory)
         #expect(after == before, "no file was written, created or removed: \(Self.difference(before, after))")
+    }
+
+    @Test("a local pool whose worker executable is missing refuses the start before the store is opened")
+    func missingWorkerExecutable() async throws {
+        let directory = try TemporaryDirectory()
+        try await Self.makeStoreWithAJobLeftRunning(in: directory)
+        let model = try directory.write("model.json", DemoData.modelJSON)
+        let missing = directory.path("no-such-worker")
+        let before = try Self.contents(of: directory)
+
+        let refused = try await Binaries.run(
+            "tributary-coordinator",
+            [
+                "--store", directory.path("store.sqlite"), "--model", model, "--listen", "tcp://127.0.0.1:*",
+                "--feed", "tcp://127.0.0.1:*", "--workers", "1", "--worker-path", missing,
+            ],
+            timeout: .seconds(60))
+        #expect(refused.status != 0)
+        #expect(refused.error.contains(missing), "\(refused.error)")
+        let after = try Self.contents(of: directory)
+        #expect(after == before, "no file was written, created or removed: \(Self.difference(before, after))")
+    }
+
+    /// A store made and closed by a coordinator, then left with its one job running, as a crash leaves it: opening
+    /// the store would count the attempt as lost and re-queue the job, so a start refused after the open shows.
+    static func makeStoreWithAJobLeftRunning(in directory: TemporaryDirectory) async throws {
+        let (_, stopped) = try await TestCoordinator.with(in: directory, workers: 0) { coordinator in
+            let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+            _ = try await client.push([JobSpec(kind: "noop")])
+            await client.close()
+        }
+        #expect(stopped == 0)
+        let queue = try DatabaseQueue(path: directory.path("store.sqlite"))
+        try await queue.write { db in
+            try db.execute(sql: "UPDATE tributary_jobs SET state = 'running', attempt = 1, worker = 'w1'")
+        }
+        try queue.close()
     }
 
     /// The files that differ, with their sizes before and after.

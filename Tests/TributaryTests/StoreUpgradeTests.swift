@@ -136,8 +136,9 @@ struct StoreUpgradeTests {
     func coordinatorUpgradesAndImports() async throws {
         let directory = try TemporaryDirectory()
         _ = try Self.copyFixture(into: directory)
+        // The fixture's commits are as old as the fixture: history kept by age (7 days by default) would prune them.
         let (coordinator, stopped) = try await TestCoordinator.with(
-            in: directory, workers: 1, modelJSON: try Self.fixtureModelJSON()
+            in: directory, workers: 1, modelJSON: try Self.fixtureModelJSON(), arguments: ["--history-hours", "0"]
         ) { coordinator in
             let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
             let status = try await client.finish(

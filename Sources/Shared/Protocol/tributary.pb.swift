@@ -1785,6 +1785,7 @@ public nonisolated struct Tributary_V1_DeadJob: Sendable {
   /// the last attempt's error
   public var message: String = String()
 
+  /// the attempts counted against its retry policy (not the last attempt's number)
   public var attempts: UInt32 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()

@@ -52,7 +52,7 @@ struct StatusCommand: AsyncParsableCommand {
         }
         for job in status.running {
             Terminal.line(
-                "running   job \(job.id)  \(job.kind)  \(job.done) / \(job.total)  attempt \(job.attempt)  \(job.worker ?? "")"
+                "running   job \(job.id)  \(job.kind)  \(job.done) / \(job.total)  attempts \(JobText.attempts(job))  \(job.worker ?? "")"
             )
         }
         Terminal.line("workers   \(status.workers.count)")

@@ -66,9 +66,9 @@ struct TestCoordinator {
     /// Runs `body` with the coordinator, then stops it (also when `body` throws) and returns its exit status.
     static func with<T>(
         in directory: TemporaryDirectory, workers: Int, modelJSON: String = DemoData.modelJSON,
-        _ body: (TestCoordinator) async throws -> T
+        arguments extra: [String] = [], _ body: (TestCoordinator) async throws -> T
     ) async throws -> (T, Int32) {
-        let coordinator = try await start(in: directory, workers: workers, modelJSON: modelJSON)
+        let coordinator = try await start(in: directory, workers: workers, modelJSON: modelJSON, arguments: extra)
         do {
             let value = try await body(coordinator)
             return (value, await coordinator.process.stop())

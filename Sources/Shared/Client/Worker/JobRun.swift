@@ -13,7 +13,8 @@ import TributaryProtocol
 public final class JobRun: ChangeSetParent {
     /// The job's id in the coordinator's queue.
     public let jobID: UInt64
-    /// The attempt number, from 1.
+    /// The attempt's number, from 1: never given twice for one job, so it may run ahead of the attempts counted
+    /// against the retry policy (an attempt handed back, or before a dead job's retry, is not counted).
     public let attempt: UInt32
     /// The job as pushed.
     public let spec: JobSpec

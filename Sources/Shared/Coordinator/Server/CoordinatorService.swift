@@ -29,6 +29,8 @@ public struct CoordinatorService: Service {
     }
 
     public func run() async throws {
+        // A pool that could not start is refused before the store is opened: a refused start changes nothing on disk.
+        let workerExecutable = try checkedWorkerExecutable()
         let context = try ZMQContext.shared()
         // Admission first: no socket is bound before its peers are checked.
         let admission = try PeerAdmission.start(configuration, context: context)
@@ -43,7 +45,7 @@ public struct CoordinatorService: Service {
         let supervisor: WorkerSupervisor?
         do {
             publisher.start(at: try await server.store.feed.lastPosition())
-            supervisor = try makeSupervisor(for: server)
+            supervisor = try makeSupervisor(for: server, executable: workerExecutable)
         } catch {
             await server.stop(drainingWorkers: false)
             await publisher.stop()
@@ -110,18 +112,27 @@ public struct CoordinatorService: Service {
         }
     }
 
-    private func makeSupervisor(for server: CoordinatorServer) throws -> WorkerSupervisor? {
-        if configuration.localWorkers > 0 {
-            guard let executable = configuration.workerExecutable else {
-                throw ConfigurationError(message: "--workers needs a worker executable (--worker-path)")
-            }
-            let pool = WorkerSupervisor(
-                count: configuration.localWorkers, executable: executable,
-                arguments: ["--connect", server.listenEndpoint] + configuration.workerArguments, logger: logger,
-                onExit: { pid, name in server.workerExited(pid: pid, name: name) })
-            try pool.start()
-            return pool
+    /// The local pool's executable, checked: nil without a pool.
+    /// - Throws: ``ConfigurationError`` naming the path when there is a pool and no executable file to start it from.
+    private func checkedWorkerExecutable() throws -> URL? {
+        guard configuration.localWorkers > 0 else { return nil }
+        guard let executable = configuration.workerExecutable else {
+            throw ConfigurationError(message: "--workers needs a worker executable (--worker-path)")
         }
-        return nil
+        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
+            throw ConfigurationError(
+                message: "the worker executable \(executable.path) (--worker-path) is missing or not executable")
+        }
+        return executable
+    }
+
+    private func makeSupervisor(for server: CoordinatorServer, executable: URL?) throws -> WorkerSupervisor? {
+        guard let executable else { return nil }
+        let pool = WorkerSupervisor(
+            count: configuration.localWorkers, executable: executable,
+            arguments: ["--connect", server.listenEndpoint] + configuration.workerArguments, logger: logger,
+            onExit: { pid, name in server.workerExited(pid: pid, name: name) })
+        try pool.start()
+        return pool
     }
 }
