@@ -28,8 +28,8 @@ struct ReviewScenarioTests {
 
     func state(_ id: Int64) async throws -> JobState? { try await store.jobs.job(id: id)?.state }
 
-    /// Leases job `id` (of `kind`) to worker `w`, handing the others claimed with it back (unleased, their
-    /// attempts as they were).
+    /// Leases job `id` (of `kind`) to worker `w`, handing the others claimed with it back as a claim never sent is
+    /// (unleased, the attempt their claim numbered not counted).
     func lease(_ id: Int64, kind: String = "parent") async throws -> ClaimedJob {
         let claimed = try await store.jobs.claimJobs(for: "w", kinds: [kind], limit: 1_000)
         let others = claimed.filter { $0.id != id }.map(\.id)

@@ -367,25 +367,9 @@ struct UncountedAttemptsUpgradeTests {
     func jobsKeepTheirAttempts() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("store.sqlite")
-        var store = try RootStore.open(path: path, model: DemoData.model)
-        let id = try await store.jobs.pushJobs([JobSpec(kind: "noop", maxAttempts: 2)], batch: "b").ids[0]
-        let first = try #require(try await store.jobs.claimJob(for: "w1", kinds: ["noop"]))
-        _ = try await store.jobs.failJob(
-            id: id, attempt: first.attempt, worker: "w1", message: "boom", permanent: false)
-        try store.close()
-        // Format 11's job table: no `uncounted`.
-        let queue = try DatabaseQueue(path: path)
-        try await queue.write { db in
-            try db.execute(
-                sql: """
-                    ALTER TABLE tributary_jobs DROP COLUMN uncounted;
-                    UPDATE tributary_meta SET value = 11 WHERE key = 'format';
-                    UPDATE tributary_jobs SET run_at = 0;
-                    """)
-        }
-        try queue.close()
+        let id = try await Self.makeFormat11Store(at: path)
 
-        store = try RootStore.open(path: path, model: DemoData.model)
+        let store = try RootStore.open(path: path, model: DemoData.model)
         defer { try? store.close() }
         #expect(store.upgrade?.fromFormat == 11)
         let (format, uncounted) = try await store.pool.read { db in
@@ -400,5 +384,51 @@ struct UncountedAttemptsUpgradeTests {
         #expect(
             try await store.jobs.failJob(id: id, attempt: 2, worker: "w1", message: "boom", permanent: false)?.outcome
                 == .dead, "its first attempt still counts: the second of two was its last")
+    }
+
+    @Test("a format-11 store refused on open (its model changed a type) stays of format 11, without the new column")
+    func refusedOpenLeavesTheFormat() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("store.sqlite")
+        _ = try await Self.makeFormat11Store(at: path)
+        let changed = try Model.decode(
+            Data(
+                DemoData.modelJSON.replacingOccurrences(
+                    of: #"{"name": "additions", "type": "int"}"#, with: #"{"name": "additions", "type": "string"}"#
+                ).utf8))
+
+        #expect(throws: (any Error).self) { try RootStore.open(path: path, model: changed).close() }
+        let queue = try DatabaseQueue(path: path)
+        defer { try? queue.close() }
+        let (format, columns) = try await queue.read { db in
+            (
+                try Int.fetchOne(db, sql: "SELECT value FROM tributary_meta WHERE key = 'format'"),
+                try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info('tributary_jobs')")
+            )
+        }
+        #expect(format == 11)
+        #expect(!columns.contains("uncounted") && columns.contains("attempt"), "\(columns)")
+    }
+
+    /// A store as format 11 left it (no `uncounted`) holding one job of two attempts, the first failed and due
+    /// again; returns the job's id.
+    static func makeFormat11Store(at path: String) async throws -> Int64 {
+        let store = try RootStore.open(path: path, model: DemoData.model)
+        let id = try await store.jobs.pushJobs([JobSpec(kind: "noop", maxAttempts: 2)], batch: "b").ids[0]
+        let first = try #require(try await store.jobs.claimJob(for: "w1", kinds: ["noop"]))
+        _ = try await store.jobs.failJob(
+            id: id, attempt: first.attempt, worker: "w1", message: "boom", permanent: false)
+        try store.close()
+        let queue = try DatabaseQueue(path: path)
+        try await queue.write { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE tributary_jobs DROP COLUMN uncounted;
+                    UPDATE tributary_meta SET value = 11 WHERE key = 'format';
+                    UPDATE tributary_jobs SET run_at = 0;
+                    """)
+        }
+        try queue.close()
+        return id
     }
 }
