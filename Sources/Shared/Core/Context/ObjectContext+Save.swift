@@ -149,9 +149,8 @@ extension ObjectContext {
         case pending(PendingChanges)
     }
 
-    /// Sends one save and records how its answer settles the context, settled on the queue by the next block (or the
-    /// next save, whichever runs first): a cancelled caller cannot skip it, and blocks enqueued after this returns
-    /// run after it.
+    /// Sends one save and records how its answer settles the context, settled on the queue at the start of the next
+    /// block (``settlements``): a cancelled caller cannot skip it, and blocks that run after this returns see it.
     private func send(_ sent: SentSave, to parent: any ChangeSetParent) async throws -> SaveReceipt {
         let outcome: Result<SaveReceipt, any Error>
         do {
@@ -160,7 +159,6 @@ extension ObjectContext {
             outcome = .failure(error)
         }
         record(sent, outcome)
-        perform { self.settleFinishedSaves() }
         return try outcome.get()
     }
 

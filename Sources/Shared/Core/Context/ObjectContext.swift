@@ -56,8 +56,9 @@ public final class ObjectContext: @unchecked Sendable {
     var saveInDoubt: SentSave?
     /// Lets one save run at a time.
     let saving = SaveGate()
-    /// How the saves that finished settle the context, in the order they finished: applied on the queue by the
-    /// next save or the block each save enqueued, whichever runs first.
+    /// How the saves that finished settle the context, in the order they finished: applied on the queue at the start
+    /// of the next block (``perform(_:)``, ``performAndWait(_:)``, a save's), so that no block runs after a save's
+    /// answer without seeing it, and an answer costs no hop of its own onto the queue.
     let settlements = Mutex<[@Sendable (ObjectContext) -> Void]>([])
 
     /// Creates a context with its own serial queue.
@@ -87,7 +88,10 @@ public final class ObjectContext: @unchecked Sendable {
     /// Enqueues a block on the context's queue and returns at once. Blocks run one at a time, in the order
     /// they were enqueued; one enqueued from inside a block runs after the current block finishes.
     public func perform(_ block: @escaping @Sendable () -> Void) {
-        queue.async(execute: block)
+        queue.async {
+            self.settleFinishedSaves()
+            block()
+        }
     }
 
     /// Runs a block on the context's queue and waits for its result, rethrowing its error. Called from inside a
@@ -98,7 +102,10 @@ public final class ObjectContext: @unchecked Sendable {
         if isOnQueue { return try block() }
         let waiter = try WaitGraph.enter(waitingFor: identity)
         defer { WaitGraph.leave(waiter) }
-        return try queue.sync(execute: block)
+        return try queue.sync {
+            settleFinishedSaves()
+            return try block()
+        }
     }
 
     /// Runs a block on the context's queue, in FIFO order with every other block, and resumes with its result.
@@ -113,6 +120,7 @@ public final class ObjectContext: @unchecked Sendable {
                     if cancelled.withLock({ $0 }) {
                         continuation.resume(throwing: CancellationError())
                     } else {
+                        self.settleFinishedSaves()
                         continuation.resume(with: Result { try block(self) })
                     }
                 }
