@@ -120,6 +120,9 @@ public final class RootStore: Sendable {
 
     deinit { checkpointer?.stop() }
 
+    /// Stops the background checkpointer now, for a test of what the writer's own checkpoints do alone.
+    func testsOnly_stopCheckpointer() { checkpointer?.stop() }
+
     /// Finalizes the writer's statements and closes the file: the WAL is checkpointed into it and removed, so
     /// the file alone holds the store (a copy of it made after a stop is whole).
     public func close() throws {
