@@ -73,11 +73,11 @@ class Fake:
         self.next_report_added = now + REPORT_EVERY * 1.5
         jobs = list(self.jobs.values())
         for job in jobs[:10]:
-            job["state"], job["done"], job["attempt"] = "done", ROWS_PER_JOB, 1
+            job["state"], job["done"], job["attempt"], job["attemptsCounted"] = "done", ROWS_PER_JOB, 1, 1
         jobs[10]["state"] = "cancelled"
         for job in jobs[11:14]:
-            job["state"], job["attempt"], job["worker"] = "running", 1, "w-1"
-        jobs[20]["runAt"], jobs[20]["attempt"] = now + 45, 1
+            job["state"], job["attempt"], job["attemptsCounted"], job["worker"] = "running", 1, 1, "w-1"
+        jobs[20]["runAt"], jobs[20]["attempt"], jobs[20]["attemptsCounted"] = now + 45, 1, 1
         self.dead(dead_job, "demo-1", "default", now, [
             "row 17: <b>title</b> is not text (\"null\") & <script>alert(1)</script>",
             "row 17: the value of `title` is null, but the model says it is text; "
@@ -90,7 +90,7 @@ class Fake:
         job_id = self.next_id
         self.next_id += 1
         self.jobs[job_id] = {"id": job_id, "kind": "import", "queue": queue, "batch": batch, "state": "queued",
-                             "attempt": 0, "maxAttempts": 3, "createdAt": created, "updatedAt": created,
+                             "attempt": 0, "attemptsCounted": 0, "maxAttempts": 3, "createdAt": created, "updatedAt": created,
                              "runAt": None, "done": 0, "total": ROWS_PER_JOB, "worker": None, "errors": []}
         return self.jobs[job_id]
 
@@ -130,7 +130,8 @@ class Fake:
                                   key=lambda job: (due_since(job), job["id"])):
                     if running >= RUNNING_AT_MOST:
                         break
-                    job.update(state="running", attempt=job["attempt"] + 1, worker=workers[job["id"] % 2],
+                    job.update(state="running", attempt=job["attempt"] + 1, attemptsCounted=job["attemptsCounted"] + 1,
+                               worker=workers[job["id"] % 2],
                                updatedAt=now, runAt=None)
                     running += 1
                     if name == "reports":
@@ -206,11 +207,11 @@ class Fake:
                 "recent": self.recent(),
                 "batches": sorted(batches.values(), key=lambda batch: batch["batch"]),
                 "workers": workers,
-                "running": [{key: job[key] for key in ("id", "kind", "queue", "batch", "worker", "attempt", "done",
-                                                       "total")}
+                "running": [{key: job[key] for key in ("id", "kind", "queue", "batch", "worker", "attempt",
+                                                       "attemptsCounted", "maxAttempts", "done", "total")}
                             for job in sorted(by_state["running"], key=lambda job: job["id"])][:50],
                 "dead": [{key: job[key] for key in ("id", "kind", "queue", "batch", "attempt", "maxAttempts",
-                                                    "updatedAt", "errors")}
+                                                    "attemptsCounted", "updatedAt", "errors")}
                          for job in sorted(by_state["dead"], key=lambda job: -job["updatedAt"])][:50],
                 "queued": [{key: job[key] for key in ("id", "kind", "queue", "batch", "createdAt", "runAt")}
                            for job in self.queue()][:50],
@@ -240,7 +241,7 @@ class Fake:
             elif action == "retry":
                 if job["state"] != "dead":
                     return 409, error("JOB_NOT_DEAD", f"job {job_id} is {job['state']}: only a dead job is retried")
-                job.update(state="queued", attempt=0, runAt=None, done=0, updatedAt=time.time())
+                job.update(state="queued", attemptsCounted=0, runAt=None, done=0, updatedAt=time.time())
             elif action == "cancel":
                 if job["state"] not in ("queued", "running"):
                     return 409, error("JOB_NOT_ACTIVE", f"job {job_id} is {job['state']}: only a queued or running "

@@ -107,7 +107,8 @@ struct CoordinatorView: Sendable {
             running: status.running.map {
                 .init(
                     id: UInt64($0.id), kind: $0.kind, queue: $0.queue, batch: $0.batch, worker: $0.worker ?? "",
-                    attempt: UInt32(clamping: $0.attempt), done: $0.done, total: $0.total)
+                    attempt: UInt32(clamping: $0.attempt), attemptsCounted: UInt32(clamping: $0.attemptsCounted),
+                    maxAttempts: UInt32(clamping: $0.maxAttempts), done: $0.done, total: $0.total)
             },
             dead: try await deadJobs.map { job in
                 .init(

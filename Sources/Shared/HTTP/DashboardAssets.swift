@@ -111,7 +111,7 @@ enum DashboardAssets {
             <div class="panel-head"><h2>Running jobs</h2><span class="count" id="running-count"></span></div>
             <table id="running-jobs" class="grid">
               <thead>
-                <tr><th>ID</th><th>Kind</th><th class="queue-col">Queue</th><th>Batch</th><th>Worker</th><th>Attempt</th>
+                <tr><th>ID</th><th>Kind</th><th class="queue-col">Queue</th><th>Batch</th><th>Worker</th><th>Attempts</th>
                 <th class="wide">Progress</th><th></th></tr>
               </thead>
               <tbody></tbody>
@@ -1272,7 +1272,8 @@ enum DashboardAssets {
               setText(row.cells[3], job.batch);
               setText(row.cells[4], workerNames.get(text(job.worker)) || job.worker);
               setTitle(row.cells[4], job.worker ? 'worker ' + text(job.worker) : '');
-              setText(row.cells[5], job.attempt);
+              setText(row.cells[5], text(job.attemptsCounted) + ' / ' + text(job.maxAttempts));
+              setTitle(row.cells[5], job.attempt === job.attemptsCounted ? '' : 'attempt #' + text(job.attempt));
               const known = isNumber(job.total) && job.total > 0;
               setWidth(row._bar.fill, known ? job.done / job.total : 0);
               setText(row._bar.figures, known ? progressText(job.done, job.total, 'rows') : formatInteger(job.done) + ' rows');

@@ -54,7 +54,11 @@ struct DashboardSnapshot: Encodable, Sendable {
         var queue: String
         var batch: String
         var worker: String
+        /// The running attempt's number (never given twice for one job).
         var attempt: UInt32
+        /// The attempts counted against its retry policy, this one included, and the most it allows.
+        var attemptsCounted: UInt32
+        var maxAttempts: UInt32
         var done: UInt64
         var total: UInt64
     }

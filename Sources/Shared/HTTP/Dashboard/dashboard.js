@@ -817,7 +817,8 @@
       setText(row.cells[3], job.batch);
       setText(row.cells[4], workerNames.get(text(job.worker)) || job.worker);
       setTitle(row.cells[4], job.worker ? 'worker ' + text(job.worker) : '');
-      setText(row.cells[5], job.attempt);
+      setText(row.cells[5], text(job.attemptsCounted) + ' / ' + text(job.maxAttempts));
+      setTitle(row.cells[5], job.attempt === job.attemptsCounted ? '' : 'attempt #' + text(job.attempt));
       const known = isNumber(job.total) && job.total > 0;
       setWidth(row._bar.fill, known ? job.done / job.total : 0);
       setText(row._bar.figures, known ? progressText(job.done, job.total, 'rows') : formatInteger(job.done) + ' rows');
