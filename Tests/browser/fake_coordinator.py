@@ -90,8 +90,8 @@ class Fake:
         job_id = self.next_id
         self.next_id += 1
         self.jobs[job_id] = {"id": job_id, "kind": "import", "queue": queue, "batch": batch, "state": "queued",
-                             "attempt": 0, "attemptsCounted": 0, "maxAttempts": 3, "createdAt": created, "updatedAt": created,
-                             "runAt": None, "done": 0, "total": ROWS_PER_JOB, "worker": None, "errors": []}
+                             "attempt": 0, "attemptsCounted": 0, "maxAttempts": 3, "createdAt": created,
+                             "updatedAt": created, "runAt": None, "done": 0, "total": ROWS_PER_JOB, "worker": None, "errors": []}
         return self.jobs[job_id]
 
     def dead(self, job_id, batch, queue, now, messages):
