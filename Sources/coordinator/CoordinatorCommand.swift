@@ -162,7 +162,10 @@ struct CoordinatorCommand: AsyncParsableCommand {
             valueName: "target=M/PERIOD"))
     var rateLimits: [String] = []
 
-    @Option(help: "On SIGTERM, seconds running jobs may go on saving before they are handed back to the queue.")
+    @Option(
+        help:
+            "On SIGTERM, seconds running jobs may go on saving before they are handed back to the queue (the local pool's workers get it as their --shutdown-seconds)."
+    )
     var drainSeconds: Double = 10
 
     @OptionGroup var logging: LoggingOptions

@@ -13,7 +13,7 @@ struct WorkerCommand: AsyncParsableCommand {
         commandName: "tributary-worker",
         abstract: "Run Tributary jobs (the built-in 'import' kind) for a coordinator.",
         discussion:
-            "SIGTERM or SIGINT: take no new job, finish the running ones, then exit 0 (at once when not registered yet)."
+            "SIGTERM or SIGINT: take no new job, give the running ones --shutdown-seconds to finish, interrupt those still running (the coordinator hands them back to the queue without counting an attempt), then exit 0 (at once when not registered yet)."
     )
 
     @Option(
@@ -49,6 +49,12 @@ struct WorkerCommand: AsyncParsableCommand {
 
     @Option(
         help:
+            "Seconds the running jobs get to finish after SIGTERM or SIGINT; then they are interrupted at their next save and handed back to the queue without counting an attempt, and saves still unanswered are given up (0 to 3600)."
+    )
+    var shutdownSeconds: Double = Double(WorkerConfiguration.defaultShutdownTimeout.components.seconds)
+
+    @Option(
+        help:
             "The CPU priority jobs run at: background (nice 10), utility (nice 2) or default (a coordinator's pool runs at its --worker-priority, background unless told otherwise, so the store's writer never waits for a core)."
     )
     var priority: ProcessPriority = .default
@@ -71,6 +77,9 @@ struct WorkerCommand: AsyncParsableCommand {
             throw ValidationError(
                 "--concurrency must be between 1 and 1024 (the most jobs the coordinator leases one worker)")
         }
+        guard (0...3600).contains(shutdownSeconds) else {
+            throw ValidationError("--shutdown-seconds must be between 0 and 3600")
+        }
         guard (50...60_000).contains(heartbeatMs) else {
             throw ValidationError("--heartbeat-ms must be between 50 and 60000")
         }
@@ -89,6 +98,7 @@ struct WorkerCommand: AsyncParsableCommand {
         if let name { configuration.name = name }
         configuration.heartbeatInterval = .milliseconds(heartbeatMs)
         configuration.concurrency = concurrency
+        configuration.shutdownTimeout = .milliseconds(Int64((shutdownSeconds * 1000).rounded()))
         (configuration.queues, configuration.queueWeights) = try JobQueue.weightedList(queues)
         let group = ServiceGroup(
             configuration: .init(

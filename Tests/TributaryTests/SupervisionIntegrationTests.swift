@@ -3,6 +3,7 @@ import GRDB
 import Testing
 
 @testable import TributaryClient
+@testable import TributaryCoordinator
 @testable import TributaryDemo
 
 @Suite("Integration: local worker pool supervision", .serialized)
@@ -138,5 +139,29 @@ extension SupervisionIntegrationTests {
         kill(coordinator.process.pid, SIGKILL)
         // Its save now goes unanswered: the worker must not wait out the save's timeout (a minute).
         try await waitUntil("the orphaned worker to exit", timeout: .seconds(15)) { !Self.isAlive(worker) }
+    }
+
+    @Test(
+        "SIGTERM to the coordinator: a pool worker's job still running after --drain-seconds is interrupted and handed back by the worker, without counting an attempt, its committed rows kept once"
+    )
+    func poolWorkerHandsBackAtDrainEnd() async throws {
+        let directory = try TemporaryDirectory()
+        let coordinator = try await TestCoordinator.start(
+            in: directory, workers: 1, arguments: ["--drain-seconds", "0"])
+        let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+        try await waitUntil("the pool worker to register") { try await client.status().workers.count == 1 }
+        // One job of many batches, far from done when the stop comes: with no drain time, the pool worker
+        // interrupts it as soon as it is told to stop.
+        let pushed = try await client.pushImport(DemoData.pullRequests(count: 60_000, users: 500), rowsPerJob: 60_000)
+        try await waitUntil("the job's first batch") { try await client.batchStatus(pushed.batch).doneRows > 0 }
+        await client.close()
+        #expect(await coordinator.process.stop() == 0)
+
+        let store = try RootStore.open(path: coordinator.storePath, model: DemoData.model)
+        let job = try #require(try await store.jobs.job(id: pushed.ids[0]))
+        #expect(job.state == .queued, "interrupted at the end of the drain rather than run on to its end")
+        #expect(job.attemptsCounted == 0 && job.errors.isEmpty, "a stop costs the job no attempt")
+        let rows = try await store.pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM PullRequest") }
+        #expect(rows == Int(job.done) && job.done > 0 && job.done < 60_000, "each committed batch is in the store once")
     }
 }

@@ -1,4 +1,5 @@
 import Logging
+import ServiceLifecycle
 
 @testable import TributaryClient
 @testable import TributaryMessaging
@@ -18,6 +19,31 @@ enum InProcessWorker {
         endpoint: String, handlers: [any JobHandler], curve: CurveClientKeys? = nil, heartbeat: Duration = .seconds(10),
         concurrency: Int? = nil
     ) -> Task<Void, any Error> {
+        let (configuration, logger) = setUp(
+            endpoint: endpoint, handlers: handlers, curve: curve, heartbeat: heartbeat, concurrency: concurrency)
+        return Task { [configuration, logger] in
+            try await WorkerService(configuration: configuration, logger: logger).run()
+        }
+    }
+
+    /// Starts the worker in a service group of its own, as its executable runs it: trigger the group's graceful
+    /// shutdown to stop it as SIGTERM does, and await the task for its end.
+    static func startStoppable(
+        endpoint: String, handlers: [any JobHandler], shutdownTimeout: Duration
+    ) -> (group: ServiceGroup, task: Task<Void, any Error>) {
+        var (configuration, logger) = setUp(
+            endpoint: endpoint, handlers: handlers, curve: nil, heartbeat: .seconds(10), concurrency: nil)
+        configuration.shutdownTimeout = shutdownTimeout
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: WorkerService(configuration: configuration, logger: logger))],
+                logger: logger))
+        return (group, Task { try await group.run() })
+    }
+
+    private static func setUp(
+        endpoint: String, handlers: [any JobHandler], curve: CurveClientKeys?, heartbeat: Duration, concurrency: Int?
+    ) -> (WorkerConfiguration, Logger) {
         var configuration = WorkerConfiguration()
         configuration.endpoint = endpoint
         configuration.curve = curve
@@ -26,8 +52,6 @@ enum InProcessWorker {
         for handler in handlers { configuration.register(handler) }
         var logger = Logger(label: "test.worker")
         logger.logLevel = .critical
-        return Task { [configuration, logger] in
-            try await WorkerService(configuration: configuration, logger: logger).run()
-        }
+        return (configuration, logger)
     }
 }

@@ -33,7 +33,12 @@ public final class JobRun: ChangeSetParent {
     let connection: CoordinatorConnection
     private let logger: Logger
     private let progress: Mutex<Progress>
-    private let cancelled = Atomic<Bool>(false)
+    /// ``running``, ``cancelledState`` or ``interruptedState``: one atomic, so that a handler that sees its job
+    /// stopped also sees why.
+    private let stopped = Atomic<UInt8>(JobRun.running)
+    private static let running: UInt8 = 0
+    private static let cancelledState: UInt8 = 1
+    private static let interruptedState: UInt8 = 2
     /// Whether the worker may ask for another job when this one completes (not while it drains or stops).
     private let asksForNextJob: @Sendable () -> Bool
     private let askedForNextJob = Atomic<Bool>(false)
@@ -43,16 +48,25 @@ public final class JobRun: ChangeSetParent {
     var completionAskedForNextJob: Bool { askedForNextJob.load(ordering: .relaxed) }
 
     /// Whether the job was cancelled; handlers stop at their next batch boundary (``checkCancellation()``).
-    public var isCancelled: Bool { cancelled.load(ordering: .relaxed) }
+    public var isCancelled: Bool { stopped.load(ordering: .relaxed) != Self.running }
 
     /// Throws ``JobCancelled`` when the job was cancelled. Saves check it too.
     public func checkCancellation() throws {
         if isCancelled { throw JobCancelled(jobID: jobID) }
     }
 
-    /// Marks the job cancelled (the coordinator said so).
+    /// Marks the job cancelled (the coordinator said so), unless it was interrupted already.
     func cancel() {
-        cancelled.store(true, ordering: .relaxed)
+        _ = stopped.compareExchange(expected: Self.running, desired: Self.cancelledState, ordering: .relaxed)
+    }
+
+    /// Whether the worker's shutdown timeout passed while the job ran: it is stopped as a cancelled one is, and the
+    /// worker does not report it failed (its goodbye has the coordinator hand it back uncounted).
+    var isInterrupted: Bool { stopped.load(ordering: .relaxed) == Self.interruptedState }
+
+    /// Marks the job interrupted by the worker's stop, which stops its handler as a cancellation does.
+    func interrupt() {
+        stopped.store(Self.interruptedState, ordering: .relaxed)
     }
 
     /// - Parameters:
@@ -180,6 +194,9 @@ public final class JobRun: ChangeSetParent {
         let reply: Tributary_V1_Envelope
         do {
             reply = try await requestWaitingForStore(message)
+        } catch let error as ProtocolError where error.code == .shuttingDown && isInterrupted {
+            // Given up at the worker's shutdown timeout: the job stops as a cancelled one does.
+            throw JobCancelled(jobID: jobID)
         } catch let error as ProtocolError where error.code == .jobCancelled {
             cancel()
             throw JobCancelled(jobID: jobID)

@@ -22,6 +22,13 @@ public struct WorkerConfiguration: Sendable {
     public static let defaultConcurrency = 32
     /// The job handlers, by kind. The built-in `import` and `noop` handlers are always there.
     public var handlers: [any JobHandler] = [ImportJobHandler(), NoopJobHandler()]
+    /// How long the running jobs get to finish once the worker is told to stop (SIGTERM, SIGINT). Then they are
+    /// interrupted: cancelled at their next save or ``JobRun/checkCancellation()``, their unanswered saves given up
+    /// (the coordinator may have died with them), and handed back to the queue by the worker's goodbye without an
+    /// attempt counted. The default leaves room inside the systemd unit's `TimeoutStopSec` of 60 s.
+    public var shutdownTimeout: Duration = WorkerConfiguration.defaultShutdownTimeout
+    /// The default of ``shutdownTimeout``, Sidekiq's.
+    public static let defaultShutdownTimeout: Duration = .seconds(25)
     /// The named queues it serves, in order: a job of the first that has one due, then of the next.
     public var queues: [String] = [JobQueue.defaultName]
     /// Weights of ``queues`` (one each), or empty for their strict order

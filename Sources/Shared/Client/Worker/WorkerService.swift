@@ -8,8 +8,9 @@ import TributaryProtocol
 /// A worker process's main loop as a `Service`: registers with the coordinator, asks for jobs, runs each one in
 /// its own slave context through the matching ``JobHandler`` (up to `concurrency` at once), and sends heartbeats.
 ///
-/// On graceful shutdown (SIGTERM/SIGINT) it takes no new job, finishes the ones it runs, says goodbye so the
-/// coordinator re-queues the jobs it was given but did not start, and returns.
+/// On graceful shutdown (SIGTERM/SIGINT) it takes no new job, gives the ones it runs its shutdown timeout to
+/// finish, interrupts those still running then, says goodbye so the coordinator hands back, uncounted, the jobs it
+/// did not finish, and returns.
 public struct WorkerService: Service {
     private let configuration: WorkerConfiguration
     private let logger: Logger
@@ -53,6 +54,9 @@ public struct WorkerService: Service {
                         connection.send(.heartbeat(.init()))
                     }
                 }
+                heartbeats.addTask {
+                    await interruptAtShutdownTimeout(running: running, connection: connection)
+                }
                 try await withGracefulShutdownHandler {
                     try await runJobs(connection: connection, model: model, running: running)
                 } onGracefulShutdown: {
@@ -67,6 +71,25 @@ public struct WorkerService: Service {
         connection.send(.workerBye(.init()))
         await connection.close()
         logger.info("worker stopped")
+    }
+
+    /// Once the worker is told to stop and its shutdown timeout has passed (returning early when the jobs ended
+    /// first: the task is cancelled), interrupts the jobs still running and gives up their unanswered requests: a
+    /// coordinator that died holding a save would otherwise keep the stop waiting for the save's timeout.
+    private func interruptAtShutdownTimeout(running: RunningJobs, connection: CoordinatorConnection) async {
+        do {
+            try await gracefulShutdown()
+            try await Task.sleep(for: configuration.shutdownTimeout)
+        } catch {
+            return
+        }
+        let interrupted = running.interruptAll()
+        if interrupted > 0 {
+            logger.warning(
+                "shutdown timeout passed: interrupting the running jobs; the coordinator hands them back",
+                metadata: ["jobs": "\(interrupted)", "timeout": "\(configuration.shutdownTimeout)"])
+        }
+        connection.abandonRequests("the worker's shutdown timeout of \(configuration.shutdownTimeout) passed")
     }
 
     /// Runs the jobs the coordinator assigns until the message stream ends, then waits for the running ones.
@@ -195,6 +218,8 @@ public struct WorkerService: Service {
             try await handler.run(job)
             if job.isCompleted {
                 logger.debug("job done", metadata: metadata)
+            } else if job.isInterrupted {
+                logger.notice("job interrupted by the worker's stop", metadata: metadata)
             } else {
                 fail(
                     assignment, "the '\(assignment.spec.kind)' handler returned without completing the job", connection)
@@ -202,7 +227,12 @@ public struct WorkerService: Service {
         } catch let error as ProtocolError where error.code == .staleLease {
             logger.notice("job lease lost", metadata: metadata)
         } catch is JobCancelled {
-            logger.notice("job cancelled", metadata: metadata)
+            logger.notice(
+                job.isInterrupted ? "job interrupted by the worker's stop" : "job cancelled", metadata: metadata)
+        } catch let error as ProtocolError where error.code == .shuttingDown && job.isInterrupted {
+            // A request of its own (a fetch) given up at the shutdown timeout: not the job's failure.
+            logger.notice(
+                "job interrupted by the worker's stop", metadata: metadata.merging(["error": "\(error)"]) { $1 })
         } catch {
             logger.warning("job failed", metadata: metadata.merging(["error": "\(error)"]) { $1 })
             fail(assignment, "\(error)", connection, permanent: JobErrors.isPermanent(error))
@@ -234,7 +264,8 @@ private final class RunningJobs: Sendable {
     /// Counts this worker's registrations: credit offered to an earlier one (it may have been lost with it) is
     /// offered again.
     let registration = Atomic<UInt64>(0)
-    private let runs = Mutex<[UInt64: JobRun]>([:])
+    /// The runs by job id, and whether the shutdown timeout has interrupted them (a run added later is too).
+    private let runs = Mutex<(byJob: [UInt64: JobRun], interrupted: Bool)>(([:], false))
 
     /// Whether `registration` is still this worker's registration with the coordinator.
     func isCurrent(_ registration: UInt64) -> Bool { self.registration.load(ordering: .relaxed) == registration }
@@ -259,13 +290,29 @@ private final class RunningJobs: Sendable {
         }
     }
 
-    func add(_ run: JobRun) { runs.withLock { $0[run.jobID] = run } }
-    func remove(_ run: JobRun) { runs.withLock { _ = $0.removeValue(forKey: run.jobID) } }
+    func add(_ run: JobRun) {
+        runs.withLock { runs in
+            runs.byJob[run.jobID] = run
+            if runs.interrupted { run.interrupt() }
+        }
+    }
+
+    func remove(_ run: JobRun) { runs.withLock { _ = $0.byJob.removeValue(forKey: run.jobID) } }
+
+    /// Interrupts every running job, and any that starts from now on (the worker's shutdown timeout passed).
+    /// - Returns: how many were running.
+    func interruptAll() -> Int {
+        runs.withLock { runs in
+            runs.interrupted = true
+            for run in runs.byJob.values { run.interrupt() }
+            return runs.byJob.count
+        }
+    }
 
     /// Cancels the job if this worker runs that attempt of it.
     func cancel(jobID: UInt64, attempt: UInt32) {
         runs.withLock { runs in
-            if let run = runs[jobID], run.attempt == attempt { run.cancel() }
+            if let run = runs.byJob[jobID], run.attempt == attempt { run.cancel() }
         }
     }
 }

@@ -454,8 +454,9 @@ extension JobStore {
         return (requeued, failed)
     }
 
-    /// Hands a worker's running jobs back to the queue without counting their attempts: for jobs the worker
-    /// never started (it said goodbye after finishing the ones it ran, or left while they were being claimed).
+    /// Hands a worker's running jobs back to the queue without counting their attempts: for jobs a stopping worker
+    /// did not finish (it said goodbye after the ones it ran ended or were interrupted at its shutdown timeout, or
+    /// left while they were being claimed).
     /// - Returns: the jobs that went back.
     func releaseJobsNamingThem(of worker: String, in db: Database) throws -> [Int64] {
         try Int64.fetchAll(

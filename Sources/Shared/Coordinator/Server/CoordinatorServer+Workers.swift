@@ -166,8 +166,9 @@ extension CoordinatorServer {
     }
 
     /// Forgets a worker and returns its jobs to the queue.
-    /// - Parameter handsBack: the worker gave its unstarted jobs back (a goodbye): they go back without counting
-    ///   an attempt. Otherwise each running job's attempt counts as failed.
+    /// - Parameter handsBack: the worker gave back the jobs it did not finish (a goodbye, after its running jobs
+    ///   ended or were interrupted at its shutdown timeout), or its process exited during the pool's graceful stop:
+    ///   they go back without counting an attempt. Otherwise each running job's attempt counts as failed.
     func workerLeft(_ peer: Data, reason: String, handsBack: Bool = false) async throws {
         guard let worker = workers[peer] else { return }
         // No new jobs for it from here on, even from a dispatch or a commit answered while this one awaits.
@@ -207,11 +208,14 @@ extension CoordinatorServer {
     }
 
     /// A local pool process exited: its jobs go back at once rather than after its heartbeats lapse.
-    /// Matched by pid and pool name, so a remote worker that happens to have the same pid is left alone.
+    /// Matched by pid and pool name, so a remote worker that happens to have the same pid is left alone. During the
+    /// pool's graceful stop, its jobs go back without counting an attempt, as its goodbye would have had them (the
+    /// exit may be handled before the goodbye arrives, and a worker killed at the stop's end sent none).
     func workerProcessExited(pid: Int32, name: String) async {
         guard let peer = workers.routingID(ofPID: pid, name: name) else { return }
         do {
-            try await workerLeft(peer, reason: "process \(pid) exited")
+            try await workerLeft(
+                peer, reason: "process \(pid) exited", handsBack: snapshot.poolStopBegan != nil)
         } catch {
             logger.error("cannot re-queue the jobs of an exited worker", metadata: ["error": "\(error)"])
         }

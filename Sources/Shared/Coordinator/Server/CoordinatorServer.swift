@@ -181,10 +181,12 @@ public actor CoordinatorServer: Service {
     }
 
     /// Tells every worker to drain, then lets their running jobs save until they finish or the grace period ends.
+    /// The grace period counts from the start of the stop: the local pool, stopped first, spent part of it, so that
+    /// a stop takes about `--drain-seconds`, not twice that.
     private func drainWorkers() async {
         guard !workers.workers.isEmpty else { return }
         for peer in workers.workers.keys { reply(to: peer, requestID: 0, .drain(.init())) }
-        let deadline = ContinuousClock.now + configuration.drainGracePeriod
+        let deadline = (snapshot.poolStopBegan ?? .now) + configuration.drainGracePeriod
         while ContinuousClock.now < deadline, workers.workers.values.contains(where: { !$0.jobs.isEmpty }) {
             // Saves keep arriving and are handled meanwhile: the actor runs them during this sleep.
             try? await Task.sleep(for: .milliseconds(20))

@@ -128,9 +128,15 @@ public struct CoordinatorService: Service {
 
     private func makeSupervisor(for server: CoordinatorServer, executable: URL?) throws -> WorkerSupervisor? {
         guard let executable else { return nil }
+        // A pool worker gets the drain's grace period to finish its jobs, as other workers do, then hands back those
+        // still running itself; it is killed only if it is still there 3 s later (its goodbye lingers up to 2 s).
+        let grace = configuration.drainGracePeriod
+        let graceSeconds = Double(grace.components.seconds) + Double(grace.components.attoseconds) / 1e18
         let pool = WorkerSupervisor(
             count: configuration.localWorkers, executable: executable,
-            arguments: ["--connect", server.listenEndpoint] + configuration.workerArguments, logger: logger,
+            arguments: ["--connect", server.listenEndpoint, "--shutdown-seconds", "\(graceSeconds)"]
+                + configuration.workerArguments,
+            logger: logger, stopTimeout: grace + .seconds(3),
             onExit: { pid, name in server.workerExited(pid: pid, name: name) })
         try pool.start()
         return pool

@@ -23,6 +23,9 @@ final class RouterSnapshot: Sendable {
         state.withLock { $0.supervisor = supervisor }
     }
 
+    /// When the local pool's stop began, if there is a pool and it has.
+    var poolStopBegan: ContinuousClock.Instant? { state.withLock { $0.supervisor }?.stopBegan }
+
     /// The state the router published last.
     var current: State { state.withLock { $0 } }
 }

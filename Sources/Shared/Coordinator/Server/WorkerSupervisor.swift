@@ -27,25 +27,30 @@ public final class WorkerSupervisor: Service, Sendable {
     private struct State {
         var slots: [Slot]
         var stopping = false
+        var stopBegan: ContinuousClock.Instant?
     }
 
     private let executable: URL
     private let arguments: [String]
     private let logger: Logger
     private let onExit: @Sendable (_ pid: Int32, _ name: String) async -> Void
+    private let stopTimeout: Duration
     private let state: Mutex<State>
 
     /// - Parameters:
     ///   - count: how many workers to keep running.
     ///   - executable: the `tributary-worker` binary.
     ///   - arguments: its arguments (at least `--connect`).
+    ///   - stopTimeout: how long a graceful shutdown waits for the workers to exit after SIGTERM before it SIGKILLs
+    ///     them: longer than their own `--shutdown-seconds`, so that they hand their unfinished jobs back themselves.
     ///   - onExit: told the pid and pool name of each worker that exits.
     public init(
-        count: Int, executable: URL, arguments: [String], logger: Logger,
+        count: Int, executable: URL, arguments: [String], logger: Logger, stopTimeout: Duration = .seconds(10),
         onExit: @escaping @Sendable (_ pid: Int32, _ name: String) async -> Void
     ) {
         self.executable = executable
         self.arguments = arguments
+        self.stopTimeout = stopTimeout
         self.logger = logger
         self.onExit = onExit
         self.state = Mutex(State(slots: Array(repeating: Slot(), count: count)))
@@ -59,13 +64,14 @@ public final class WorkerSupervisor: Service, Sendable {
 
     public func run() async {
         try? await gracefulShutdown()
-        await stop()
+        await stop(timeout: stopTimeout)
     }
 
     /// Sends SIGTERM to every worker and waits up to `timeout` for them to exit, then SIGKILLs the rest.
     public func stop(timeout: Duration = .seconds(10)) async {
         let processes = state.withLock { state -> [Process] in
             state.stopping = true
+            if state.stopBegan == nil { state.stopBegan = .now }
             return state.slots.compactMap(\.process)
         }
         for process in processes where process.isRunning { process.terminate() }
@@ -75,6 +81,10 @@ public final class WorkerSupervisor: Service, Sendable {
         }
         for process in processes where process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
+
+    /// When the pool's stop began (its SIGTERMs went out), once it has: the coordinator's graceful stop counts its
+    /// drain from then, and hands back the jobs of a pool worker that exits meanwhile.
+    public var stopBegan: ContinuousClock.Instant? { state.withLock { $0.stopBegan } }
 
     /// Each pool process as `tributary status` shows it: crash looping when its last 3 runs were all short.
     public var processes: [PoolProcess] {
