@@ -10,7 +10,8 @@ struct TributaryCommand: AsyncParsableCommand {
         subcommands: [
             PushCommand.self, SubscribeCommand.self, SubscribersCommand.self, FetchCommand.self, CountCommand.self,
             UpdateCommand.self, DeleteCommand.self, WatchCommand.self,
-            StatusCommand.self, JobsCommand.self, SchedulesCommand.self, BackupCommand.self, RelayCommand.self,
+            StatusCommand.self, JobsCommand.self, QueuesCommand.self, SchedulesCommand.self, BackupCommand.self,
+            RelayCommand.self,
             KeysCommand.self, GenerateCommand.self,
             DemoCommand.self,
         ])

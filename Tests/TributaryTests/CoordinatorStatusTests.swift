@@ -31,7 +31,7 @@ struct CoordinatorStatusTests {
             .init(target: .queue("mail"), limit: 10, running: 0, periodSeconds: 1),
             .init(target: .kind("export"), argument: "customer", limit: 2, running: 2, periodSeconds: nil),
         ]
-        status.queues = [.init(name: "imports", queued: 3, latencySeconds: 4.5)]
+        status.queues = [.init(name: "imports", queued: 3, latencySeconds: 4.5, paused: true)]
         return status
     }()
 

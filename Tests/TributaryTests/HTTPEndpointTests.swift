@@ -150,5 +150,19 @@ struct HTTPEndpointTests {
         let allowed = try await HTTPRequests.send(
             url + "api/jobs/1/cancel", method: "POST", token: token, headers: action)
         #expect(allowed.status == 404 && allowed.body.contains("UNKNOWN_JOB"), "\(allowed)")
+        // A queue's pause is an action too.
+        let refusedPause = try await HTTPRequests.send(
+            url + "api/queues/imports/pause", method: "POST", headers: action)
+        #expect(refusedPause.status == 401, "\(refusedPause)")
+        let paused = try await HTTPRequests.send(
+            url + "api/queues/imports/pause", method: "POST", token: token, headers: action)
+        #expect(paused.status == 200 && paused.body.contains(#""name":"imports","paused":true"#), "\(paused)")
+        let status = try await HTTPRequests.send(url + "api/status")
+        #expect(status.body.contains(#""name":"imports","paused":true"#), "\(status)")
+        let badName = try await HTTPRequests.send(
+            url + "api/queues/no%20spaces/resume", method: "POST", token: token, headers: action)
+        #expect(
+            badName.status == 400 && badName.body.contains("INVALID_REQUEST") && badName.body.contains("may hold only"),
+            "\(badName)")
     }
 }

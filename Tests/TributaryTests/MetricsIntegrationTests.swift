@@ -150,6 +150,8 @@ struct MetricsIntegrationTests {
         let (refusal, _) = try await HTTPRequests.send(
             url + "api/jobs/999999/retry", method: "POST", headers: ["X-Tributary-Action": "1"])
         #expect(refusal == 404)
+        // A paused queue: the queue gauges are set at the scrape for the queues listed.
+        _ = try await client.queue("imports", action: .pause)
 
         let (status, body) = try await HTTPRequests.send(url + "metrics")
         try #require(status == 200, "GET /metrics answered \(status): \(body)")
@@ -158,6 +160,7 @@ struct MetricsIntegrationTests {
         for name in [
             "tributary_jobs_done_total", "tributary_rows_committed_total", "tributary_job_run_seconds",
             "tributary_group_commit_rows", "tributary_messages_refused_total", "tributary_jobs",
+            "tributary_queue_paused", "tributary_queue_jobs",
         ] {
             #expect(families.typed.contains(name), "\(name) is not in the scrape")
         }

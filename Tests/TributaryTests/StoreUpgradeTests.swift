@@ -424,8 +424,73 @@ struct UncountedAttemptsUpgradeTests {
             try db.execute(
                 sql: """
                     ALTER TABLE tributary_jobs DROP COLUMN uncounted;
+                    DROP TABLE tributary_paused_queues;
                     UPDATE tributary_meta SET value = 11 WHERE key = 'format';
                     UPDATE tributary_jobs SET run_at = 0;
+                    """)
+        }
+        try queue.close()
+        return id
+    }
+}
+
+/// A store of format 12 had no paused queues; format 13 keeps them in `tributary_paused_queues`.
+@Suite("Store upgrade: format 12 → 13")
+struct PausedQueuesUpgradeTests {
+    @Test("a format-12 store gains the paused-queues table, empty: its queued job is claimed as before")
+    func upgradeAddsTheTable() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("store.sqlite")
+        let id = try await Self.makeFormat12Store(at: path)
+
+        let store = try RootStore.open(path: path, model: DemoData.model)
+        defer { try? store.close() }
+        #expect(store.upgrade?.fromFormat == 12)
+        let (format, paused) = try await store.pool.read { db in
+            (
+                try Int.fetchOne(db, sql: "SELECT value FROM tributary_meta WHERE key = 'format'"),
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM tributary_paused_queues")
+            )
+        }
+        #expect(format == Schema.format && paused == 0)
+        let claims = [ClaimRequest(worker: "w1", kinds: ["noop"], limit: 8)]
+        #expect(try await store.saves.queueGroupCommit([], thenClaim: claims).value.claims[0].get().map(\.id) == [id])
+    }
+
+    @Test("a format-12 store refused on open (its model changed a type) stays of format 12, without the table")
+    func refusedOpenLeavesTheFormat() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("store.sqlite")
+        _ = try await Self.makeFormat12Store(at: path)
+        let changed = try Model.decode(
+            Data(
+                DemoData.modelJSON.replacingOccurrences(
+                    of: #"{"name": "additions", "type": "int"}"#, with: #"{"name": "additions", "type": "string"}"#
+                ).utf8))
+
+        #expect(throws: (any Error).self) { try RootStore.open(path: path, model: changed).close() }
+        let queue = try DatabaseQueue(path: path)
+        defer { try? queue.close() }
+        let (format, table) = try await queue.read { db in
+            (
+                try Int.fetchOne(db, sql: "SELECT value FROM tributary_meta WHERE key = 'format'"),
+                try db.tableExists("tributary_paused_queues")
+            )
+        }
+        #expect(format == 12 && !table)
+    }
+
+    /// A store as format 12 left it (no paused-queues table) holding one queued job; returns the job's id.
+    static func makeFormat12Store(at path: String) async throws -> Int64 {
+        let store = try RootStore.open(path: path, model: DemoData.model)
+        let id = try await store.jobs.pushJobs([JobSpec(kind: "noop")], batch: "b").ids[0]
+        try store.close()
+        let queue = try DatabaseQueue(path: path)
+        try await queue.write { db in
+            try db.execute(
+                sql: """
+                    DROP TABLE tributary_paused_queues;
+                    UPDATE tributary_meta SET value = 12 WHERE key = 'format';
                     """)
         }
         try queue.close()

@@ -130,6 +130,8 @@ struct CoordinatorView: Sendable {
                     name: $0.name, position: $0.position,
                     lag: status.lastSeq > $0.position ? status.lastSeq - $0.position : 0)
             },
-            queues: status.queues.map { .init(name: $0.name, queued: $0.queued, latencySeconds: $0.latencySeconds) })
+            queues: status.queues.map {
+                .init(name: $0.name, queued: $0.queued, latencySeconds: $0.latencySeconds, paused: $0.paused)
+            })
     }
 }

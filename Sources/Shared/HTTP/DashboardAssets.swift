@@ -1217,7 +1217,9 @@ enum DashboardAssets {
               latency.appendChild(row._latency);
               return row;
             }, (row, queue) => {
-              setText(row.cells[0], queue.name);
+              // A paused queue (`tributary queues pause`) is marked: its latency grows while none of its jobs is claimed.
+              setText(row.cells[0], queue.paused === true ? queue.name + ' (paused)' : queue.name);
+              setTitle(row.cells[0], queue.paused === true ? 'paused: none of its jobs is claimed until it is resumed' : '');
               setText(row.cells[1], formatInteger(queue.queued));
               const seconds = queue.latencySeconds;
               let level = 'latency';

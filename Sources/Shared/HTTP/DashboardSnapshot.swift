@@ -94,6 +94,7 @@ struct DashboardSnapshot: Encodable, Sendable {
         var name: String
         var queued: UInt64
         var latencySeconds: Double
+        var paused: Bool
     }
 
     struct Subscriber: Encodable, Sendable {

@@ -68,12 +68,14 @@ public final class MetricsExporter: Sendable {
                 gauge(MetricNames.queueJobs, [("queue", queue.name)]).set(Double(queue.queued))
                 gauge(MetricNames.queueLatencySeconds, [("queue", queue.name)])
                     .set(Double(queue.latencySeconds))
+                gauge(MetricNames.queuePaused, [("queue", queue.name)]).set(queue.paused ? 1.0 : 0.0)
             }
             // A queue emptied since the last scrape reads 0 rather than disappearing: alerts keep their series.
             let names = Set(status.queues.map(\.name))
             for name in known.subtracting(names) {
                 gauge(MetricNames.queueJobs, [("queue", name)]).set(Double(0))
                 gauge(MetricNames.queueLatencySeconds, [("queue", name)]).set(Double(0))
+                gauge(MetricNames.queuePaused, [("queue", name)]).set(Double(0))
             }
         }
         // Set and retired under one lock, so two scrapes at once cannot bring back a deleted subscriber's gauge.

@@ -73,6 +73,18 @@ struct Routes: Sendable {
             try access.check(.change, request, context)
             return try await answer(.deleteJobRequest(.with { $0.jobID = try Self.jobID(context) }))
         }
+        for action in QueueAction.allCases {
+            router.post(RouterPath("/api/queues/{queue}/\(action.rawValue)")) { request, context in
+                try access.check(.change, request, context)
+                let queue = try context.parameters.require("queue")
+                return try await answer(
+                    .queueActionRequest(
+                        .with {
+                            $0.name = queue
+                            $0.action = action.rawValue
+                        }))
+            }
+        }
         router.get("/api/batches/{batch}") { request, context in
             try access.check(.read, request, context)
             let batch = try context.parameters.require("batch")
@@ -158,6 +170,7 @@ struct Routes: Sendable {
             case .jobInfo(let message): try JobJSON.text(JobInfo(message))
             case .batchStatusReply(let message): try JobJSON.text(BatchStatus(message))
             case .subscribersReply(let message): try JobJSON.text(message.subscribers.map(DurableSubscriber.init))
+            case .queueInfo(let message): try JobJSON.text(CoordinatorStatus.Queue(message))
             default: #"{}"#
             }
         return Self.json(text)

@@ -723,6 +723,14 @@ public nonisolated struct Tributary_V1_Envelope: @unchecked Sendable {
     set {_uniqueStorage()._body = .backupRequest(newValue)}
   }
 
+  public var queueActionRequest: Tributary_V1_QueueActionRequest {
+    get {
+      if case .queueActionRequest(let v)? = _storage._body {return v}
+      return Tributary_V1_QueueActionRequest()
+    }
+    set {_uniqueStorage()._body = .queueActionRequest(newValue)}
+  }
+
   /// worker, client or subscriber -> coordinator
   public var versionRequest: Tributary_V1_VersionRequest {
     get {
@@ -863,6 +871,14 @@ public nonisolated struct Tributary_V1_Envelope: @unchecked Sendable {
     set {_uniqueStorage()._body = .versionReply(newValue)}
   }
 
+  public var queueInfo: Tributary_V1_QueueInfo {
+    get {
+      if case .queueInfo(let v)? = _storage._body {return v}
+      return Tributary_V1_QueueInfo()
+    }
+    set {_uniqueStorage()._body = .queueInfo(newValue)}
+  }
+
   /// coordinator -> subscriber
   public var historyReply: Tributary_V1_HistoryReply {
     get {
@@ -951,6 +967,7 @@ public nonisolated struct Tributary_V1_Envelope: @unchecked Sendable {
     case schedulesRequest(Tributary_V1_SchedulesRequest)
     case scheduleActionRequest(Tributary_V1_ScheduleActionRequest)
     case backupRequest(Tributary_V1_BackupRequest)
+    case queueActionRequest(Tributary_V1_QueueActionRequest)
     /// worker, client or subscriber -> coordinator
     case versionRequest(Tributary_V1_VersionRequest)
     /// subscriber -> coordinator (the feed's requests; see docs/feed.md)
@@ -972,6 +989,7 @@ public nonisolated struct Tributary_V1_Envelope: @unchecked Sendable {
     case schedulesReply(Tributary_V1_SchedulesReply)
     case backupReply(Tributary_V1_BackupReply)
     case versionReply(Tributary_V1_VersionReply)
+    case queueInfo(Tributary_V1_QueueInfo)
     /// coordinator -> subscriber
     case historyReply(Tributary_V1_HistoryReply)
     case snapshotPage(Tributary_V1_SnapshotPage)
@@ -1681,7 +1699,7 @@ public nonisolated struct Tributary_V1_StatusReply: Sendable {
   /// the oldest commit the history keeps (commits before it were pruned)
   public var oldestHistorySeq: UInt64 = 0
 
-  /// each queue with queued jobs, by name
+  /// each queue with queued jobs or paused, by name
   public var queues: [Tributary_V1_QueueInfo] = []
 
   /// the coordinator's concurrency limits (--limit), with what runs under each
@@ -1734,6 +1752,27 @@ public nonisolated struct Tributary_V1_QueueInfo: Sendable {
 
   /// how long the job at the head of the queue has waited; 0 when none is due
   public var latencySeconds: Double = 0
+
+  /// no job of it is claimed until it is resumed (QueueActionRequest)
+  public var paused: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// "pause" or "resume" a named queue (a name as JobSpec.queue takes; it need not have jobs). A paused queue's jobs
+/// are not claimed: pushes, retries and the jobs already running go on. The pause is kept in the store (across
+/// restarts) until resumed; pausing a paused queue, or resuming one that is not paused, changes nothing. Answered
+/// with the queue's QueueInfo once the change is on disk.
+public nonisolated struct Tributary_V1_QueueActionRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var name: String = String()
+
+  public var action: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2959,7 +2998,7 @@ nonisolated extension Tributary_V1_FetchResultType: SwiftProtobuf._ProtoNameProv
 
 nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Envelope"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{3}protocol_version\0\u{1}requires\0\u{4}\u{7}worker_hello\0\u{3}worker_ready\0\u{1}heartbeat\0\u{3}save_changes\0\u{3}job_failed\0\u{3}worker_bye\0\u{2}\u{5}welcome\0\u{3}job_assignment\0\u{3}save_ack\0\u{3}cancel_job\0\u{1}drain\0\u{4}\u{6}push_jobs\0\u{3}status_request\0\u{3}batch_status_request\0\u{3}jobs_request\0\u{3}job_request\0\u{3}retry_job_request\0\u{3}cancel_job_request\0\u{3}delete_job_request\0\u{3}put_schedule_request\0\u{3}schedules_request\0\u{3}push_reply\0\u{3}status_reply\0\u{3}batch_status_reply\0\u{3}jobs_reply\0\u{3}job_info\0\u{3}schedule_info\0\u{3}schedules_reply\0\u{3}backup_reply\0\u{3}version_reply\0\u{2}\u{2}error\0\u{4}\u{5}schedule_action_request\0\u{3}backup_request\0\u{3}version_request\0\u{4}\u{3}history_request\0\u{3}history_reply\0\u{3}snapshot_request\0\u{3}snapshot_page\0\u{3}subscriber_update\0\u{3}subscriber_info\0\u{3}subscribers_request\0\u{3}subscribers_reply\0\u{3}delete_subscriber_request\0\u{4}\u{2}fetch_request\0\u{3}fetch_reply\0\u{3}model_request\0\u{3}model_reply\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{3}protocol_version\0\u{1}requires\0\u{4}\u{7}worker_hello\0\u{3}worker_ready\0\u{1}heartbeat\0\u{3}save_changes\0\u{3}job_failed\0\u{3}worker_bye\0\u{2}\u{5}welcome\0\u{3}job_assignment\0\u{3}save_ack\0\u{3}cancel_job\0\u{1}drain\0\u{4}\u{6}push_jobs\0\u{3}status_request\0\u{3}batch_status_request\0\u{3}jobs_request\0\u{3}job_request\0\u{3}retry_job_request\0\u{3}cancel_job_request\0\u{3}delete_job_request\0\u{3}put_schedule_request\0\u{3}schedules_request\0\u{3}push_reply\0\u{3}status_reply\0\u{3}batch_status_reply\0\u{3}jobs_reply\0\u{3}job_info\0\u{3}schedule_info\0\u{3}schedules_reply\0\u{3}backup_reply\0\u{3}version_reply\0\u{3}queue_info\0\u{1}error\0\u{4}\u{5}schedule_action_request\0\u{3}backup_request\0\u{3}version_request\0\u{3}queue_action_request\0\u{4}\u{2}history_request\0\u{3}history_reply\0\u{3}snapshot_request\0\u{3}snapshot_page\0\u{3}subscriber_update\0\u{3}subscriber_info\0\u{3}subscribers_request\0\u{3}subscribers_reply\0\u{3}delete_subscriber_request\0\u{4}\u{2}fetch_request\0\u{3}fetch_reply\0\u{3}model_request\0\u{3}model_reply\0")
 
   fileprivate class _StorageClass {
     var _requestID: UInt64 = 0
@@ -3391,6 +3430,19 @@ nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobu
             _storage._body = .versionReply(v)
           }
         }()
+        case 49: try {
+          var v: Tributary_V1_QueueInfo?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .queueInfo(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .queueInfo(v)
+          }
+        }()
         case 50: try {
           var v: Tributary_V1_Error?
           var hadOneofValue = false
@@ -3441,6 +3493,19 @@ nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobu
           if let v = v {
             if hadOneofValue {try decoder.handleConflictingOneOf()}
             _storage._body = .versionRequest(v)
+          }
+        }()
+        case 58: try {
+          var v: Tributary_V1_QueueActionRequest?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .queueActionRequest(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .queueActionRequest(v)
           }
         }()
         case 60: try {
@@ -3754,6 +3819,10 @@ nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobu
         guard case .versionReply(let v)? = _storage._body else { preconditionFailure() }
         try visitor.visitSingularMessageField(value: v, fieldNumber: 48)
       }()
+      case .queueInfo?: try {
+        guard case .queueInfo(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 49)
+      }()
       case .error?: try {
         guard case .error(let v)? = _storage._body else { preconditionFailure() }
         try visitor.visitSingularMessageField(value: v, fieldNumber: 50)
@@ -3769,6 +3838,10 @@ nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobu
       case .versionRequest?: try {
         guard case .versionRequest(let v)? = _storage._body else { preconditionFailure() }
         try visitor.visitSingularMessageField(value: v, fieldNumber: 57)
+      }()
+      case .queueActionRequest?: try {
+        guard case .queueActionRequest(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 58)
       }()
       case .historyRequest?: try {
         guard case .historyRequest(let v)? = _storage._body else { preconditionFailure() }
@@ -5240,7 +5313,7 @@ nonisolated extension Tributary_V1_RunLimitInfo: SwiftProtobuf.Message, SwiftPro
 
 nonisolated extension Tributary_V1_QueueInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".QueueInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}queued\0\u{3}latency_seconds\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}queued\0\u{3}latency_seconds\0\u{1}paused\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5251,6 +5324,7 @@ nonisolated extension Tributary_V1_QueueInfo: SwiftProtobuf.Message, SwiftProtob
       case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
       case 2: try { try decoder.decodeSingularUInt64Field(value: &self.queued) }()
       case 3: try { try decoder.decodeSingularDoubleField(value: &self.latencySeconds) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.paused) }()
       default: break
       }
     }
@@ -5266,6 +5340,9 @@ nonisolated extension Tributary_V1_QueueInfo: SwiftProtobuf.Message, SwiftProtob
     if self.latencySeconds.bitPattern != 0 {
       try visitor.visitSingularDoubleField(value: self.latencySeconds, fieldNumber: 3)
     }
+    if self.paused != false {
+      try visitor.visitSingularBoolField(value: self.paused, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -5273,6 +5350,42 @@ nonisolated extension Tributary_V1_QueueInfo: SwiftProtobuf.Message, SwiftProtob
     if lhs.name != rhs.name {return false}
     if lhs.queued != rhs.queued {return false}
     if lhs.latencySeconds != rhs.latencySeconds {return false}
+    if lhs.paused != rhs.paused {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_QueueActionRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".QueueActionRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}action\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.action) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
+    }
+    if !self.action.isEmpty {
+      try visitor.visitSingularStringField(value: self.action, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_QueueActionRequest, rhs: Tributary_V1_QueueActionRequest) -> Bool {
+    if lhs.name != rhs.name {return false}
+    if lhs.action != rhs.action {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -39,11 +39,7 @@ struct StatusCommand: AsyncParsableCommand {
                 Terminal.line("limit     \(limit.name)  \(limit.running) running of \(limit.limit)\(per)")
             }
         }
-        for queue in status.queues {
-            Terminal.line(
-                "queue     \(queue.name)  \(queue.queued) queued  latency \(String(format: "%.1f", queue.latencySeconds))s"
-            )
-        }
+        for queue in status.queues { Terminal.line("queue     " + QueuesCommand.line(queue)) }
         for process in status.pool {
             let state = process.crashLooping ? "CRASH LOOP" : process.pid == 0 ? "restarting" : "running"
             Terminal.line(

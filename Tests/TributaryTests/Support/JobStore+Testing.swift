@@ -103,6 +103,12 @@ extension JobStore {
         try await transaction { db in try self.fireDueSchedules(now: now, catchingUp: catchingUp, in: db) }
     }
 
+    /// Pauses or resumes a named queue; whether that changed anything.
+    @discardableResult
+    func setQueue(_ name: String, paused: Bool) async throws -> Bool {
+        try await transaction { db in try self.setQueue(name, paused: paused, in: db) }
+    }
+
     /// Runs `body` in a write transaction of its own on the writer connection.
     private func transaction<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await pool.writeWithoutTransaction { db in try self.writer.statements.transaction(db) { try body(db) } }

@@ -81,6 +81,13 @@ public struct ClaimRequest: Sendable {
         self.limit = limit
         self.runLimits = runLimits
     }
+
+    /// The same claim without the queues of `excluded` (those paused).
+    func leavingOut(_ excluded: Set<String>) -> ClaimRequest {
+        ClaimRequest(
+            worker: worker, kinds: kinds, queues: queues.filter { !excluded.contains($0) }, limit: limit,
+            runLimits: runLimits)
+    }
 }
 
 extension JobStore {
@@ -174,7 +181,7 @@ extension JobStore {
         for worker: String, kinds: [String], queues: [String], limit: Int, runLimits: RunLimits = RunLimits(),
         in db: Database
     ) throws -> [ClaimedJob] {
-        guard !kinds.isEmpty, limit > 0 else { return [] }
+        guard !kinds.isEmpty, !queues.isEmpty, limit > 0 else { return [] }
         let now = Date().timeIntervalSince1970
         if runLimits.concern(kinds: kinds, queues: queues) {
             return try claimJobsWithinLimits(

@@ -9,7 +9,7 @@ extension JobStore {
         public var counts: [JobState: UInt64]
         /// The feed's last sequence number.
         public var lastSeq: UInt64
-        /// Each queue that has queued jobs, by name.
+        /// Each queue that has queued jobs or is paused, by name.
         public var queues: [QueueDepth]
     }
 
@@ -23,6 +23,8 @@ extension JobStore {
         /// their waits; 0 when none is due. A job's wait starts when it became claimable (pushed, due, retried or
         /// put back).
         public let latency: Double
+        /// Whether it is paused: its jobs are not claimed.
+        public var paused = false
     }
 
     /// How many of a queue's priorities, highest first, its latency looks at.
@@ -55,9 +57,46 @@ extension JobStore {
         }
     }
 
-    /// Each queue that has queued jobs: its count from the queued jobs' index, and its latency from the heads of
-    /// its priorities (see ``QueueDepth/latency``).
-    private static func queueDepths(_ db: Database, now: Double) throws -> [QueueDepth] {
+    /// Each queue that has queued jobs or is paused: its count from the queued jobs' index, and its latency from the
+    /// heads of its priorities (see ``QueueDepth/latency``).
+    static func queueDepths(_ db: Database, now: Double) throws -> [QueueDepth] {
+        let paused = try String.fetchSet(db, sql: "SELECT name FROM tributary_paused_queues")
+        var depths = try Row.fetchAll(
+            db,
+            sql:
+                "SELECT queue, COUNT(*) AS queued FROM tributary_jobs WHERE state = \(JobState.queued.sql) GROUP BY queue ORDER BY queue"
+        ).map { row in
+            let name: String = row["queue"]
+            return QueueDepth(
+                name: name, queued: count(row, "queued"), latency: try latency(of: name, now: now, in: db),
+                paused: paused.contains(name))
+        }
+        let listed = Set(depths.map(\.name))
+        depths += paused.subtracting(listed).map { QueueDepth(name: $0, queued: 0, latency: 0, paused: true) }
+        return depths.sorted { $0.name < $1.name }
+    }
+
+    /// One queue's depth, latency and pause, read from its own rows (``queueDepths(_:now:)`` for one).
+    static func queueDepth(named name: String, _ db: Database, now: Double) throws -> QueueDepth {
+        let queued =
+            try UInt64.fetchOne(
+                db.cachedStatement(
+                    sql: "SELECT COUNT(*) FROM tributary_jobs WHERE state = \(JobState.queued.sql) AND queue = ?"),
+                arguments: [name]) ?? 0
+        return QueueDepth(
+            name: name, queued: queued, latency: queued == 0 ? 0 : try latency(of: name, now: now, in: db),
+            paused: try isPaused(name, in: db))
+    }
+
+    /// Whether the queue `name` is paused.
+    static func isPaused(_ name: String, in db: Database) throws -> Bool {
+        try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT 1 FROM tributary_paused_queues WHERE name = ?"), arguments: [name])
+            ?? false
+    }
+
+    /// A queue's latency (``QueueDepth/latency``): a few index lookups per priority, the highest first.
+    private static func latency(of name: String, now: Double, in db: Database) throws -> Double {
         let queued = "FROM tributary_jobs WHERE state = \(JobState.queued.sql) AND queue = ?1"
         let highest = try db.cachedStatement(sql: "SELECT priority \(queued) ORDER BY priority DESC LIMIT 1")
         let next = try db.cachedStatement(
@@ -66,25 +105,17 @@ extension JobStore {
             sql:
                 "SELECT MAX(created_at, run_at, updated_at) \(queued) AND priority = ?2 AND run_at <= ?3 ORDER BY id LIMIT 1"
         )
-        return try Row.fetchAll(
-            db,
-            sql:
-                "SELECT queue, COUNT(*) AS queued FROM tributary_jobs WHERE state = \(JobState.queued.sql) GROUP BY queue ORDER BY queue"
-        ).map { row in
-            let name: String = row["queue"]
-            var oldest: Double?
-            var priority = try Int64.fetchOne(highest, arguments: [name])
-            var looked = 0
-            while let current = priority, looked < latencyPriorities {
-                if let due = try Double.fetchOne(head, arguments: [name, current, now]) {
-                    oldest = min(oldest ?? due, due)
-                }
-                looked += 1
-                priority = try Int64.fetchOne(next, arguments: [name, current])
+        var oldest: Double?
+        var priority = try Int64.fetchOne(highest, arguments: [name])
+        var looked = 0
+        while let current = priority, looked < latencyPriorities {
+            if let due = try Double.fetchOne(head, arguments: [name, current, now]) {
+                oldest = min(oldest ?? due, due)
             }
-            return QueueDepth(
-                name: name, queued: count(row, "queued"), latency: oldest.map { max(0, now - $0) } ?? 0)
+            looked += 1
+            priority = try Int64.fetchOne(next, arguments: [name, current])
         }
+        return oldest.map { max(0, now - $0) } ?? 0
     }
 
     /// Running jobs per kind and queue: `kind, queue, COUNT(*)` (for status, and for limited claims on the writer).

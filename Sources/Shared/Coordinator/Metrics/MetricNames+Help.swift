@@ -22,6 +22,7 @@ extension MetricNames {
         commitPublishSeconds: "From the end of a group commit to the save's didSave being handed to the feed.",
         queueJobs: "Jobs queued in a named queue (retries and delayed jobs included), by queue.",
         queueLatencySeconds: "How long the job at the head of a queue has waited (0 when none is due), by queue.",
+        queuePaused: "1 while a queue is paused (tributary queues pause), else 0, by queue.",
         workersConnected: "Workers registered now.",
         subscriberLagCommits: "Commits a durable subscriber is behind the last one, by subscriber.",
         storeBytes: "Size of the store's main file.",

@@ -37,6 +37,8 @@ public enum MetricNames {
     public static let queueJobs = "tributary_queue_jobs"
     /// Gauge, by `queue`, read from the store at each scrape.
     public static let queueLatencySeconds = "tributary_queue_latency_seconds"
+    /// Gauge, by `queue`: 1 while the queue is paused, read from the store at each scrape.
+    public static let queuePaused = "tributary_queue_paused"
     /// Gauge, read at each scrape.
     public static let workersConnected = "tributary_workers_connected"
     /// Gauge, by `subscriber`, read from the store at each scrape.

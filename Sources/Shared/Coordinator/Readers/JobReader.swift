@@ -3,8 +3,8 @@ import TributaryCore
 import TributaryProtocol
 
 /// A job as `JobRequest` (`tributary jobs show`, `/api/jobs/{id}`) shows it, read off the router: the store's row,
-/// and for a job that has not gone out, why (its parents not done; its run-at time, no worker serving it, a limit
-/// reached, every serving worker busy, from the router's state as of its last step).
+/// and for a job that has not gone out, why (its parents not done; its queue paused, its run-at time, no worker
+/// serving it, a limit reached, every serving worker busy, from the router's state as of its last step).
 struct JobReader: Sendable {
     let store: RootStore
     let limits: RunLimits
@@ -21,10 +21,14 @@ struct JobReader: Sendable {
         return job
     }
 
-    /// Why a queued job has not gone out yet, from the router's last step: its run-at time, the workers that serve
-    /// its queue and kind, the concurrency limits; empty when nothing holds it (it goes with the next claim).
+    /// Why a queued job has not gone out yet, from the router's last step: its queue paused, its run-at time, the
+    /// workers that serve its queue and kind, the concurrency limits; empty when nothing holds it (it goes with the
+    /// next claim).
     func waitingReason(of job: JobInfo) async throws -> String {
         var reasons: [String] = []
+        if try await store.jobs.isPaused(queue: job.queue) {
+            reasons.append("queue '\(job.queue)' is paused (tributary queues resume \(job.queue))")
+        }
         if let runAt = job.runAt, runAt > Date() {
             reasons.append("not before \(runAt.formatted(.iso8601)) (a delay or a retry's backoff)")
         }

@@ -64,6 +64,7 @@ struct StatusReader: Sendable {
                     $0.name = queue.name
                     $0.queued = queue.queued
                     $0.latencySeconds = queue.latency
+                    $0.paused = queue.paused
                 }
             }
             reply.jobs = overview.counts.wire

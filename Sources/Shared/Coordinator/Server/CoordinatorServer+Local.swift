@@ -36,7 +36,7 @@ extension CoordinatorServer {
     private static func answersLocally(_ body: Tributary_V1_Envelope.OneOf_Body) -> Bool {
         switch body {
         case .pushJobs, .statusRequest, .batchStatusRequest, .jobsRequest, .jobRequest, .retryJobRequest,
-            .cancelJobRequest, .deleteJobRequest, .subscribersRequest, .deleteSubscriberRequest:
+            .cancelJobRequest, .deleteJobRequest, .subscribersRequest, .deleteSubscriberRequest, .queueActionRequest:
             true
         default: false
         }

@@ -138,6 +138,7 @@ extension CoordinatorServer {
         case .putScheduleRequest(let request): try await putSchedule(request, from: peer, requestID: requestID)
         case .schedulesRequest: try listSchedules(from: peer, requestID: requestID)
         case .scheduleActionRequest(let request): try await scheduleAction(request, from: peer, requestID: requestID)
+        case .queueActionRequest(let request): try await queueAction(request, from: peer, requestID: requestID)
         case .backupRequest(let request): try backup(request, from: peer, requestID: requestID)
         case .versionRequest: version(from: peer, requestID: requestID)
         case .historyRequest(let request): try history(request, from: peer, requestID: requestID)
@@ -153,7 +154,7 @@ extension CoordinatorServer {
             reply(to: peer, requestID: requestID, .modelReply(.with { $0.modelJson = modelJSON }))
         case .welcome, .jobAssignment, .saveAck, .cancelJob, .drain, .pushReply, .statusReply, .batchStatusReply,
             .jobsReply, .jobInfo, .historyReply, .snapshotPage, .subscriberInfo, .subscribersReply, .fetchReply,
-            .scheduleInfo, .schedulesReply, .backupReply, .versionReply, .modelReply,
+            .scheduleInfo, .schedulesReply, .backupReply, .versionReply, .modelReply, .queueInfo,
             .error:
             throw ProtocolError(
                 .unknownMessage, "the coordinator sends \(Self.name(of: body)) messages; it does not take them")

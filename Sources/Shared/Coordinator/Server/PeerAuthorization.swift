@@ -57,14 +57,14 @@ final class PeerAuthorization: Sendable {
         case .saveChanges: [.worker, .client]
         case .pushJobs, .batchStatusRequest, .jobsRequest, .jobRequest, .retryJobRequest, .cancelJobRequest,
             .deleteJobRequest, .deleteSubscriberRequest, .putScheduleRequest, .schedulesRequest, .scheduleActionRequest,
-            .backupRequest:
+            .backupRequest, .queueActionRequest:
             [.client]
         case .statusRequest, .historyRequest, .snapshotRequest, .subscriberUpdate, .subscribersRequest:
             [.client, .subscriber]
         case .fetchRequest, .versionRequest, .modelRequest: [.worker, .client, .subscriber]
         case .welcome, .jobAssignment, .saveAck, .cancelJob, .drain, .pushReply, .statusReply, .batchStatusReply,
             .jobsReply, .jobInfo, .historyReply, .snapshotPage, .subscriberInfo, .subscribersReply, .fetchReply,
-            .scheduleInfo, .schedulesReply, .backupReply, .versionReply, .modelReply,
+            .scheduleInfo, .schedulesReply, .backupReply, .versionReply, .modelReply, .queueInfo,
             .error:
             nil
         }

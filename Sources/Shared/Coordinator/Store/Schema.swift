@@ -13,9 +13,10 @@ import TributaryCore
 enum Schema {
     /// The layout of Tributary's own tables, kept in `tributary_meta` under `format`. A store of format 5 (16-byte
     /// keys in relationships), 6 (no named queues), 7 (no dependencies or schedules) or 8 (relationship indexes as
-    /// SQLite indexes), 9 (no store epochs), 10 (save ids by id alone) or 11 (attempt numbers given again) is upgraded on
-    /// open (``StoreUpgrade``); another format is refused with a message rather than misread.
-    static let format = 12
+    /// SQLite indexes), 9 (no store epochs), 10 (save ids by id alone), 11 (attempt numbers given again) or 12 (no
+    /// paused queues) is upgraded on open (``StoreUpgrade``); another format is refused with a message rather than
+    /// misread.
+    static let format = 13
 
     static func createSystemTables(_ db: Database) throws {
         try db.execute(
@@ -156,6 +157,10 @@ enum Schema {
                 -- One job per (schedule, tick), ever: the backstop of a schedule's exactly-once firing.
                 CREATE UNIQUE INDEX IF NOT EXISTS tributary_jobs_schedule_tick ON tributary_jobs(schedule, tick)
                     WHERE schedule IS NOT NULL;
+                -- Named queues paused (format 13): their jobs are not claimed until they are resumed.
+                CREATE TABLE IF NOT EXISTS tributary_paused_queues (
+                    name TEXT PRIMARY KEY NOT NULL,
+                    paused_at REAL NOT NULL) WITHOUT ROWID;
                 CREATE TABLE IF NOT EXISTS tributary_schedules (
                     name TEXT PRIMARY KEY NOT NULL,
                     cron TEXT NOT NULL,

@@ -31,9 +31,12 @@ import TributaryCore
 /// Format 11 → 12: the job table gains `uncounted`, the attempts that do not count against `max_attempts`: a hand-back
 /// or a dead job's retry no longer lowers `attempt`, so that no attempt number is given twice. Each job keeps its
 /// number and count (none uncounted); also done by the system tables' set-up.
+///
+/// Format 12 → 13: the table of paused queues (`tributary_paused_queues`) appears, empty, from the system tables'
+/// set-up: every queue is served as before.
 public enum StoreUpgrade {
     /// The formats this Tributary upgrades on open.
-    static let upgradable: Set<Int> = [5, 6, 7, 8, 9, 10, 11]
+    static let upgradable: Set<Int> = [5, 6, 7, 8, 9, 10, 11, 12]
 
     /// What an upgrade did, for the coordinator's log.
     public struct Report: Sendable {
@@ -52,7 +55,7 @@ public enum StoreUpgrade {
     static func run(from format: Int, model: Model, in db: Database) throws -> Report {
         guard upgradable.contains(format) else {
             throw StoreError(
-                .incompatibleStore, "store format \(format) cannot be upgraded (only formats 5 to 11 can)")
+                .incompatibleStore, "store format \(format) cannot be upgraded (only formats 5 to 12 can)")
         }
         let started = ContinuousClock.now
         guard format < 9 else {

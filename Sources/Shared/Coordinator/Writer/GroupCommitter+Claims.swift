@@ -9,8 +9,16 @@ extension GroupCommitter {
     /// not 12 to the first.
     ///
     /// Each claim runs in a savepoint: one that fails after its UPDATE (reading payloads, say) leases nothing, and
-    /// leaves the others standing.
+    /// leaves the others standing. Paused queues are left out of every claim, read once per group commit.
     func claimSpread(_ claims: [ClaimRequest], in db: Database) -> [Result<[ClaimedJob], any Error>] {
+        guard !claims.isEmpty else { return [] }
+        let paused: Set<String>
+        do {
+            paused = try jobs.pausedQueues(in: db)
+        } catch {
+            return claims.map { _ in .failure(error) }
+        }
+        let claims = paused.isEmpty ? claims : claims.map { $0.leavingOut(paused) }
         func claim(_ request: ClaimRequest, limit: Int) -> Result<[ClaimedJob], any Error> {
             Result {
                 try writer.statements.savepoint(db) {

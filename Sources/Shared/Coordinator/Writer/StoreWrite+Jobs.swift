@@ -73,6 +73,13 @@ extension StoreWrite {
         }
     }
 
+    /// A named queue paused or resumed; whether that changed anything.
+    static func setQueue(_ name: String, paused: Bool) -> StoreWrite<Bool> {
+        .init(name: paused ? "pause queue" : "resume queue", synced: true) { store, db in
+            try store.jobs.setQueue(name, paused: paused, in: db)
+        }
+    }
+
     /// A schedule deleted.
     static func deleteSchedule(_ name: String) -> StoreWrite<ScheduleInfo?> {
         .init(name: "delete schedule", synced: true) { store, db in try store.jobs.deleteSchedule(name, in: db) }

@@ -63,6 +63,16 @@ public enum JobJSON {
         String(decoding: try encoder.encode(["schedules": schedules]), as: UTF8.self)
     }
 
+    /// One queue: `{"name": …, "queued": …, "latencySeconds": …, "paused": …}`.
+    public static func text(_ queue: CoordinatorStatus.Queue) throws -> String {
+        String(decoding: try encoder.encode(queue), as: UTF8.self)
+    }
+
+    /// Queues: `{"queues": [{"name": …, "queued": …, "latencySeconds": …, "paused": …}, …]}`, as a status has them.
+    public static func text(_ queues: [CoordinatorStatus.Queue]) throws -> String {
+        String(decoding: try encoder.encode(["queues": queues]), as: UTF8.self)
+    }
+
     /// Sorted keys, slashes as they are.
     static var encoder: JSONEncoder {
         let encoder = JSONEncoder()

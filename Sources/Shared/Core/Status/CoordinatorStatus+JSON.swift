@@ -80,7 +80,7 @@ extension CoordinatorStatus.Limit: Encodable {
 
 extension CoordinatorStatus.Queue: Encodable {
     enum CodingKeys: String, CodingKey {
-        case name, queued, latencySeconds
+        case name, queued, latencySeconds, paused
     }
 
     /// Writes every field under its key.
@@ -89,6 +89,7 @@ extension CoordinatorStatus.Queue: Encodable {
         try container.encode(name, forKey: .name)
         try container.encode(queued, forKey: .queued)
         try container.encode(latencySeconds, forKey: .latencySeconds)
+        try container.encode(paused, forKey: .paused)
     }
 }
 

@@ -126,7 +126,7 @@ extension CoordinatorStatus.Limit {
 extension CoordinatorStatus.Queue {
     /// The queue a `QueueInfo` carries.
     public init(_ wire: Tributary_V1_QueueInfo) {
-        self.init(name: wire.name, queued: wire.queued, latencySeconds: wire.latencySeconds)
+        self.init(name: wire.name, queued: wire.queued, latencySeconds: wire.latencySeconds, paused: wire.paused)
     }
 
     /// As `QueueInfo` carries it.
@@ -135,6 +135,7 @@ extension CoordinatorStatus.Queue {
             $0.name = name
             $0.queued = queued
             $0.latencySeconds = latencySeconds
+            $0.paused = paused
         }
     }
 }

@@ -84,7 +84,7 @@ public struct CoordinatorStatus: Sendable, Equatable {
         public var name: String { target.description + (argument.map { "/\($0)" } ?? "") }
     }
 
-    /// A named queue with jobs waiting in it.
+    /// A named queue with jobs waiting in it, or paused.
     public struct Queue: Sendable, Equatable {
         /// The queue's name.
         public var name: String
@@ -92,12 +92,15 @@ public struct CoordinatorStatus: Sendable, Equatable {
         public var queued: UInt64
         /// How long the job at the head of the queue has waited, in seconds (see docs/jobs.md); 0 when none is due.
         public var latencySeconds: Double
+        /// Whether it is paused: none of its jobs is claimed until it is resumed.
+        public var paused: Bool
 
-        /// A queue and how long it is.
-        public init(name: String, queued: UInt64, latencySeconds: Double) {
+        /// A queue, how long it is, and whether it is paused.
+        public init(name: String, queued: UInt64, latencySeconds: Double, paused: Bool = false) {
             self.name = name
             self.queued = queued
             self.latencySeconds = latencySeconds
+            self.paused = paused
         }
     }
 
