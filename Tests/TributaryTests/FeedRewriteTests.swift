@@ -48,13 +48,29 @@ struct FeedRewriteTests {
         let python: SubscriberProcess
         let view: ViewFollower
 
+        /// Starts every follower; one that fails to start (the Python example not generated, say) stops those
+        /// started before it rather than leaving them running.
         static func start(listen: String, feed: String) async throws -> Followers {
+            let started = Locked<[StartedProcess]>([])
+            do {
+                return try await start(listen: listen, feed: feed) { process in started.withLock { $0.append(process) }
+                }
+            } catch {
+                for process in started.value { process.kill() }
+                throw error
+            }
+        }
+
+        private static func start(
+            listen: String, feed: String, started: (StartedProcess) -> Void
+        ) async throws -> Followers {
             let relay = try StartedProcess.start(
                 "tributary",
                 [
                     "relay", "--upstream-feed", feed, "--upstream-listen", listen, "--feed", "tcp://127.0.0.1:*",
                     "--listen", "tcp://127.0.0.1:*",
                 ])
+            started(relay)
             let banner = try await relay.waitForOutput { $0.hasPrefix("tributary relay feed=") }
             let fields = Dictionary(
                 uniqueKeysWithValues: banner.split(separator: " ").compactMap { field -> (String, String)? in
@@ -62,15 +78,18 @@ struct FeedRewriteTests {
                     return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
                 })
             let durable = try SubscriberProcess(["--durable", "audit", "--feed", feed, "--listen", listen])
+            started(durable.process)
             let behindRelay = try SubscriberProcess([
                 "--since", "0", "--feed", try #require(fields["feed"]), "--listen", try #require(fields["listen"]),
             ])
+            started(behindRelay.process)
             for subscriber in [durable, behindRelay] {
                 _ = try await subscriber.process.waitForError(containing: "subscribed")
             }
             let python = try SubscriberProcess(
                 process: try PythonExampleTests.start(
                     "subscriber.py", ["--since", "0", "--feed", feed, "--listen", listen]))
+            started(python.process)
             _ = try await python.process.waitForError(containing: "caught up")
             let view = try await ViewFollower(feed: feed, jobs: listen)
             return Followers(relay: relay, durable: durable, behindRelay: behindRelay, python: python, view: view)
