@@ -15,7 +15,9 @@ struct DashboardBrowserTests {
     static let model = DemoData.modelJSON.replacingOccurrences(
         of: #"{"name": "name", "type": "string", "optional": true}"#, with: #"{"name": "name", "type": "string"}"#)
 
-    @Test("the counters change during an import; Retry on a dead job runs it again, and it is done")
+    @Test(
+        "the counters change during an import; Retry on a dead job runs it again, and it is done; Resume on a paused queue resumes it"
+    )
     func watchAndRetry() async throws {
         try #require(Self.model != DemoData.modelJSON, "the demo model changed: this test's model no longer differs")
         let directory = try TemporaryDirectory()
@@ -38,11 +40,15 @@ struct DashboardBrowserTests {
             )
             .batch)
 
+        // A queue paused with no jobs: listed as paused, for the page to resume.
+        #expect(try await client.queue("reports", action: .pause).paused)
+
         let check = try StartedProcess.start(
             executable: URL(fileURLWithPath: "/usr/bin/env"),
             [
                 "python3", "-u", Repository.root.appendingPathComponent("Tests/browser/dashboard_check.py").path,
-                "--url", url, "--dead-job", String(deadJob), "--screenshot", directory.path("dashboard.png"),
+                "--url", url, "--dead-job", String(deadJob), "--paused-queue", "reports", "--screenshot",
+                directory.path("dashboard.png"),
             ])
         defer { check.kill() }
         // Once the page shows its first count, an import starts for it to watch.
@@ -57,6 +63,8 @@ struct DashboardBrowserTests {
             "the browser check failed:\n\(output.joined(separator: "\n"))\n\(error.joined(separator: "\n"))")
         #expect(output.contains { $0.contains("-> ") && $0.contains("rows committed") }, "\(output)")
         #expect(output.contains { $0.contains("clicked Retry on job \(deadJob)") }, "\(output)")
+        #expect(output.contains { $0.contains("clicked Resume on queue reports") }, "\(output)")
+        #expect(try await client.status().queues.allSatisfy { !$0.paused }, "the queue resumed from the page is not")
         _ = try await client.finish(imported.batch)
 
         let database = try DatabaseQueue(path: coordinator.storePath)

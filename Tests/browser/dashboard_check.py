@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Drives the coordinator's dashboard in headless Chromium, as a person would, and checks what it shows.
 
-    dashboard_check.py --url http://127.0.0.1:PORT/ --dead-job ID [--screenshot PATH] [--timeout 60]
-                       [--chromium /usr/bin/chromium] [--chromedriver /usr/bin/chromedriver]
+    dashboard_check.py --url http://127.0.0.1:PORT/ --dead-job ID [--paused-queue NAME] [--screenshot PATH]
+                       [--timeout 60] [--chromium /usr/bin/chromium] [--chromedriver /usr/bin/chromedriver]
 
 Steps, each printed as it passes: open the page; wait until it says it is live (#connection); read the rows
 committed (#rows-committed) and wait until the number changes (an import runs meanwhile); find the dead job ID
 in #dead-jobs, open its error history and check every attempt's message is shown; wait for the next snapshot and
-check the history stayed open; click its Retry button and wait until the job has left #dead-jobs.
+check the history stayed open; click its Retry button and wait until the job has left #dead-jobs. With
+--paused-queue (a queue paused and empty), find it in #queues marked paused, click its Resume button and wait until
+it has left the table.
 
 Exit 0 when every step passed; 1 naming the step that failed, with the page's text and the browser's console
 (and the screenshot, if asked for, of the page as it was); 2 when the browser cannot be started. --timeout is
@@ -74,7 +76,32 @@ def error_message(check):
     return check.text("#messages .message.error .text")
 
 
-def run(check, url, job_id):
+def resume_queue(check, name):
+    """The paused, empty queue `name` is listed as paused; its Resume button resumes it, and it leaves #queues."""
+    driver = check.driver
+    row_css = f'#queues tr[data-queue="{name}"]'
+    check.wait(f"queue {name} in the queues table marked paused, with a Resume button ({row_css})",
+               lambda d: d.find_elements(By.CSS_SELECTOR, f"{row_css} button.resume")
+               and "(paused)" in d.find_element(By.CSS_SELECTOR, f"{row_css} td").text)
+    stale_error = error_message(check)
+    driver.find_element(By.CSS_SELECTOR, f"{row_css} button.resume").click()
+    print(f"clicked Resume on queue {name}")
+
+    def gone_or_refused(d):
+        if not d.find_elements(By.CSS_SELECTOR, row_css):
+            return "gone"
+        message = error_message(check)
+        if message and message != stale_error:
+            return "error: " + message
+        return None
+
+    outcome = check.wait(f"queue {name} leaving the queues table after Resume (served and empty)", gone_or_refused)
+    if outcome.startswith("error: "):
+        raise Failure(f"resuming queue {name} failed; the page says: {outcome[7:]}")
+    print(f"queue {name} resumed: no longer listed")
+
+
+def run(check, url, job_id, paused_queue=None):
     driver = check.driver
     driver.get(url)
     print(f"opened {url}")
@@ -144,6 +171,9 @@ def run(check, url, job_id):
              else "neither queued nor running (done)")
     print(f"job {job_id} left the dead jobs {time.monotonic() - clicked:.1f} s after Retry; it is now {where}")
 
+    if paused_queue:
+        resume_queue(check, paused_queue)
+
     errors = [entry["message"] for entry in browser_log(driver) if "Uncaught" in entry.get("message", "")]
     if errors:
         raise Failure("the page's script threw: " + "; ".join(errors))
@@ -183,6 +213,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", required=True, help="the dashboard, e.g. http://127.0.0.1:8080/")
     parser.add_argument("--dead-job", required=True, type=int, help="the id of a dead job to retry")
+    parser.add_argument("--paused-queue", help="a paused queue with no jobs, to resume from the page")
     parser.add_argument("--screenshot", help="save a PNG of the page here at the end (also on failure)")
     parser.add_argument("--timeout", type=float, default=60, help="seconds for the whole check (default 60)")
     parser.add_argument("--chromium", default=os.environ.get("CHROMIUM", "/usr/bin/chromium"))
@@ -203,7 +234,7 @@ def main():
               f"{error.msg}\n(apt-get install -y chromium chromium-driver)", file=sys.stderr)
         return 2
     try:
-        run(Check(driver, arguments.timeout), arguments.url, arguments.dead_job)
+        run(Check(driver, arguments.timeout), arguments.url, arguments.dead_job, arguments.paused_queue)
         if arguments.screenshot:
             screenshot(driver, arguments.screenshot)
         print("dashboard check passed")

@@ -82,7 +82,7 @@ enum DashboardAssets {
               <div class="panel-head"><h2>Queues</h2><span class="count" id="queues-count"></span></div>
               <div class="scroll">
                 <table id="queues" class="grid">
-                  <thead><tr><th class="wide">Queue</th><th class="num">Queued</th><th class="num">Latency</th></tr></thead>
+                  <thead><tr><th class="wide">Queue</th><th class="num">Queued</th><th class="num">Latency</th><th></th></tr></thead>
                   <tbody></tbody>
                 </table>
               </div>
@@ -1207,16 +1207,33 @@ enum DashboardAssets {
             if (!known) return;
             const queues = snapshot.queues.map(object);
             setText($('queues-count'), formatInteger(queues.length));
-            reconcile($('queues'), queues, (queue) => queue.name, () => {
+            reconcile($('queues'), queues, (queue) => queue.name, (queue) => {
               const row = el('tr');
-              const [name, queued, latency] = cells(row, 3);
+              const [name, queued, latency, actions] = cells(row, 4);
+              row.dataset.queue = text(queue.name);
               name.className = 'wide queue-name';
               queued.className = 'num';
               latency.className = 'num';
               row._latency = el('span', 'latency');
               latency.appendChild(row._latency);
+              actions.className = 'actions';
+              // Pause or Resume, as the queue is now: `tributary queues pause|resume` from the page.
+              row._toggle = button('pause', 'Pause', () => {
+                const resume = row._paused === true;
+                const path = '/api/queues/' + encodeURIComponent(text(queue.name)) + (resume ? '/resume' : '/pause');
+                act('POST', path, (resume ? 'Resume queue ' : 'Pause queue ') + text(queue.name),
+                  'Queue ' + text(queue.name) + (resume ? ' resumed.' : ' paused: none of its jobs is claimed until it is resumed.'),
+                  [row._toggle]);
+              });
+              actions.appendChild(row._toggle);
               return row;
             }, (row, queue) => {
+              row._paused = queue.paused === true;
+              const toggle = row._paused ? 'resume' : 'pause';
+              if (row._toggle.className !== toggle) {
+                row._toggle.className = toggle;
+                setText(row._toggle, row._paused ? 'Resume' : 'Pause');
+              }
               // A paused queue (`tributary queues pause`) is marked: its latency grows while none of its jobs is claimed.
               setText(row.cells[0], queue.paused === true ? queue.name + ' (paused)' : queue.name);
               setTitle(row.cells[0], queue.paused === true ? 'paused: none of its jobs is claimed until it is resumed' : '');

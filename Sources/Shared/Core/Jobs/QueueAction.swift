@@ -1,4 +1,4 @@
-/// What `tributary queues pause|resume` (``/TributaryClient/JobClient/queue(_:action:)``) does to a named queue.
+/// What `tributary queues pause|resume` (`JobClient.queue(_:action:)`) does to a named queue.
 public enum QueueAction: String, Sendable, CaseIterable {
     /// No job of the queue is claimed until it is resumed: pushes, retries and running jobs go on; kept in the
     /// store, so across restarts.
