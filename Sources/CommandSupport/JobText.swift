@@ -24,7 +24,8 @@ public enum JobText {
             "queue     \(job.queue)", "batch     \(job.batch)",
             "attempt   \(job.attemptsCounted) of \(job.maxAttempts)"
                 + (job.attempt == job.attemptsCounted
-                    ? "" : " (its number: \(job.attempt); the others were handed back or retried)"),
+                    ? ""
+                    : " counted (\(job.attempt) run, \(job.attempt - job.attemptsCounted) not counted: handed back, or before a retry)"),
             "progress  \(job.done) / \(job.total)",
         ]
         if let worker = job.worker { lines.append("worker    \(worker)") }

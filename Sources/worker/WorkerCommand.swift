@@ -13,7 +13,7 @@ struct WorkerCommand: AsyncParsableCommand {
         commandName: "tributary-worker",
         abstract: "Run Tributary jobs (the built-in 'import' kind) for a coordinator.",
         discussion:
-            "SIGTERM or SIGINT: take no new job, give the running ones --shutdown-seconds to finish, interrupt those still running (the coordinator hands them back to the queue without counting an attempt), then exit 0 (at once when not registered yet)."
+            "SIGTERM or SIGINT: take no new job, give the running ones --shutdown-seconds to finish, interrupt those still running (the coordinator hands them back to the queue without counting an attempt), then exit 0 (within about 2 s when not registered yet)."
     )
 
     @Option(
@@ -48,6 +48,7 @@ struct WorkerCommand: AsyncParsableCommand {
     var queues: String = JobQueue.defaultName
 
     @Option(
+        parsing: .unconditional,
         help:
             "Seconds the running jobs get to finish after SIGTERM or SIGINT; then they are interrupted at their next save and handed back to the queue without counting an attempt, and saves still unanswered are given up (0 to 3600)."
     )

@@ -157,6 +157,9 @@ struct HTTPEndpointTests {
         let paused = try await HTTPRequests.send(
             url + "api/queues/imports/pause", method: "POST", token: token, headers: action)
         #expect(paused.status == 200 && paused.body.contains(#""name":"imports","paused":true"#), "\(paused)")
+        let escaped = try await HTTPRequests.send(
+            url + "api/queues/a%2Db/pause", method: "POST", token: token, headers: action)
+        #expect(escaped.status == 200 && escaped.body.contains(#""name":"a-b","paused":true"#), "\(escaped)")
         let status = try await HTTPRequests.send(url + "api/status")
         #expect(status.body.contains(#""name":"imports","paused":true"#), "\(status)")
         let badName = try await HTTPRequests.send(

@@ -145,7 +145,7 @@ struct QueuePauseIntegrationTests {
             let endpoint = ["--listen", coordinator.process.listenEndpoint]
             let badName = try await Binaries.run("tributary", ["queues", "pause", "no spaces"] + endpoint)
             #expect(badName.status != 0)
-            #expect(badName.error.contains("queue 'no spaces' may hold only letters, digits"), "\(badName.error)")
+            #expect(badName.error.contains("queue 'no spaces' may hold only ASCII letters, digits"), "\(badName.error)")
             let noName = try await Binaries.run("tributary", ["queues", "resume"] + endpoint)
             #expect(noName.status != 0 && noName.error.contains("<name>"), "\(noName.error)")
             let client = try JobClient(endpoint: coordinator.process.listenEndpoint)

@@ -43,6 +43,18 @@ struct WorkerLifecycleTests {
         #expect(try await worker.waitForExit(timeout: .seconds(15)) == 0)
     }
 
+    @Test("--shutdown-seconds out of 0 to 3600, a negative number included, is refused naming the range")
+    func badShutdownSeconds() async throws {
+        for value in ["-1", "3601", "abc"] {
+            let refused = try await Binaries.run("tributary-worker", ["--shutdown-seconds", value])
+            #expect(refused.status != 0)
+            #expect(
+                refused.error.contains(
+                    value == "abc" ? "--shutdown-seconds" : "--shutdown-seconds must be between 0 and 3600"),
+                "\(value): \(refused.error)")
+        }
+    }
+
     @Test(
         "a job still running at the worker's shutdown timeout is interrupted: the worker stops, the job is queued again with no attempt counted, its committed batches kept once"
     )

@@ -76,7 +76,9 @@ struct Routes: Sendable {
         for action in QueueAction.allCases {
             router.post(RouterPath("/api/queues/{queue}/\(action.rawValue)")) { request, context in
                 try access.check(.change, request, context)
-                let queue = try context.parameters.require("queue")
+                // As the page sends it (encodeURIComponent) or a client escapes it: `a%2Db` is the queue `a-b`.
+                let raw = try context.parameters.require("queue")
+                let queue = raw.removingPercentEncoding ?? raw
                 return try await answer(
                     .queueActionRequest(
                         .with {

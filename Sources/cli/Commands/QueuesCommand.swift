@@ -70,7 +70,7 @@ struct QueuesActionCommand<Action: QueueActionCommand>: AsyncParsableCommand {
         CommandConfiguration(commandName: Action.action.rawValue, abstract: Action.abstract)
     }
 
-    @Argument(help: "The queue's name: letters, digits, '_', '-' or '.' (it need not have jobs).")
+    @Argument(help: "The queue's name: ASCII letters, digits, '_', '-' or '.' (it need not have jobs).")
     var name: String
 
     @OptionGroup var jobs: JobsEndpointOption

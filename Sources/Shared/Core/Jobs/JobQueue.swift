@@ -20,7 +20,7 @@ public enum JobQueue {
             (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
                 || byte == 0x5F || byte == 0x2D || byte == 0x2E
         }
-        return allowed ? nil : "queue '\(name)' may hold only letters, digits, '_', '-' and '.'"
+        return allowed ? nil : "queue '\(name)' may hold only ASCII letters, digits, '_', '-' and '.'"
     }
 
     /// `a,b,c` (a worker's queues, in order) as a list, spaces around names dropped; weights (`a:3,b:1`) are
