@@ -391,11 +391,7 @@ struct UncountedAttemptsUpgradeTests {
         let directory = try TemporaryDirectory()
         let path = directory.path("store.sqlite")
         _ = try await Self.makeFormat11Store(at: path)
-        let changed = try Model.decode(
-            Data(
-                DemoData.modelJSON.replacingOccurrences(
-                    of: #"{"name": "additions", "type": "int"}"#, with: #"{"name": "additions", "type": "string"}"#
-                ).utf8))
+        let changed = try UncountedAttemptsUpgradeTests.modelWithChangedType()
 
         #expect(throws: (any Error).self) { try RootStore.open(path: path, model: changed).close() }
         let queue = try DatabaseQueue(path: path)
@@ -408,6 +404,15 @@ struct UncountedAttemptsUpgradeTests {
         }
         #expect(format == 11)
         #expect(!columns.contains("uncounted") && columns.contains("attempt"), "\(columns)")
+    }
+
+    /// The demo model with an attribute's type changed (`additions`: int → string): a store refuses to open with it.
+    static func modelWithChangedType() throws -> Model {
+        try Model.decode(
+            Data(
+                DemoData.modelJSON.replacingOccurrences(
+                    of: #"{"name": "additions", "type": "int"}"#, with: #"{"name": "additions", "type": "string"}"#
+                ).utf8))
     }
 
     /// A store as format 11 left it (no `uncounted`) holding one job of two attempts, the first failed and due
@@ -462,11 +467,7 @@ struct PausedQueuesUpgradeTests {
         let directory = try TemporaryDirectory()
         let path = directory.path("store.sqlite")
         _ = try await Self.makeFormat12Store(at: path)
-        let changed = try Model.decode(
-            Data(
-                DemoData.modelJSON.replacingOccurrences(
-                    of: #"{"name": "additions", "type": "int"}"#, with: #"{"name": "additions", "type": "string"}"#
-                ).utf8))
+        let changed = try UncountedAttemptsUpgradeTests.modelWithChangedType()
 
         #expect(throws: (any Error).self) { try RootStore.open(path: path, model: changed).close() }
         let queue = try DatabaseQueue(path: path)

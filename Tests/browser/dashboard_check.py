@@ -78,14 +78,23 @@ def error_message(check):
 
 def resume_queue(check, name):
     """The paused, empty queue `name` is listed as paused; its Resume button resumes it, and it leaves #queues."""
-    driver = check.driver
     row_css = f'#queues tr[data-queue="{name}"]'
     check.wait(f"queue {name} in the queues table marked paused, with a Resume button ({row_css})",
                lambda d: d.find_elements(By.CSS_SELECTOR, f"{row_css} button.resume")
                and "(paused)" in d.find_element(By.CSS_SELECTOR, f"{row_css} td").text)
+    click_until_gone(check, row_css, "button.resume", f"Resume on queue {name}",
+                     f"queue {name} leaving the queues table (served and empty)", f"resuming queue {name}")
+    print(f"queue {name} resumed: no longer listed")
+
+
+def click_until_gone(check, row_css, button_css, clicked, gone, action):
+    """Clicks the row's button and waits until the row has left its table; a Failure naming `action` when the page
+    shows an error or asks for a token instead. Returns when it clicked (time.monotonic())."""
+    driver = check.driver
     stale_error = error_message(check)
-    driver.find_element(By.CSS_SELECTOR, f"{row_css} button.resume").click()
-    print(f"clicked Resume on queue {name}")
+    driver.find_element(By.CSS_SELECTOR, f"{row_css} {button_css}").click()
+    at = time.monotonic()
+    print(f"clicked {clicked}")
 
     def gone_or_refused(d):
         if not d.find_elements(By.CSS_SELECTOR, row_css):
@@ -93,12 +102,16 @@ def resume_queue(check, name):
         message = error_message(check)
         if message and message != stale_error:
             return "error: " + message
+        if d.find_element(By.ID, "token-form").is_displayed():
+            return "token"
         return None
 
-    outcome = check.wait(f"queue {name} leaving the queues table after Resume (served and empty)", gone_or_refused)
+    outcome = check.wait(f"{gone} after the click", gone_or_refused)
+    if outcome == "token":
+        raise Failure(f"{action} needs a token: the page asks for one (pass ?token=... in --url)")
     if outcome.startswith("error: "):
-        raise Failure(f"resuming queue {name} failed; the page says: {outcome[7:]}")
-    print(f"queue {name} resumed: no longer listed")
+        raise Failure(f"{action} failed; the page says: {outcome[7:]}")
+    return at
 
 
 def run(check, url, job_id, paused_queue=None):
@@ -146,26 +159,8 @@ def run(check, url, job_id, paused_queue=None):
                is not None and d.find_element(By.CSS_SELECTOR, attempts_css).is_displayed())
     print(f"error history still open after the next snapshot (updated {updated} -> {check.text('#updated')})")
 
-    stale_error = error_message(check)
-    driver.find_element(By.CSS_SELECTOR, f"{row_css} button.retry").click()
-    clicked = time.monotonic()
-    print(f"clicked Retry on job {job_id}")
-
-    def gone_or_refused(d):
-        if not d.find_elements(By.CSS_SELECTOR, row_css):
-            return "gone"
-        message = error_message(check)
-        if message and message != stale_error:
-            return "error: " + message
-        if d.find_element(By.ID, "token-form").is_displayed():
-            return "token"
-        return None
-
-    outcome = check.wait(f"dead job {job_id} leaving the dead jobs table after Retry", gone_or_refused)
-    if outcome == "token":
-        raise Failure(f"retrying job {job_id} needs a token: the page asks for one (pass ?token=... in --url)")
-    if outcome.startswith("error: "):
-        raise Failure(f"retrying job {job_id} failed; the page says: {outcome[7:]}")
+    clicked = click_until_gone(check, row_css, "button.retry", f"Retry on job {job_id}",
+                               f"dead job {job_id} leaving the dead jobs table", f"retrying job {job_id}")
     where = ("queued" if driver.find_elements(By.CSS_SELECTOR, f'#queued-jobs tr[data-job-id="{job_id}"]')
              else "running" if driver.find_elements(By.CSS_SELECTOR, f'#running-jobs tr[data-job-id="{job_id}"]')
              else "neither queued nor running (done)")

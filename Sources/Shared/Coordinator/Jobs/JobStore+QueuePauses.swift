@@ -6,8 +6,9 @@ import TributaryCore
 /// resumed (Oban's `pause_queue`, Sidekiq Pro's `Queue#pause!`). A pause is the store's, so it holds across restarts
 /// and for every worker.
 extension JobStore {
-    /// The paused queues, read in the writer's open transaction: the group commit's claims leave them out.
-    func pausedQueues(in db: Database) throws -> Set<String> {
+    /// The paused queues, read in the writer's open transaction (the group commit's claims leave them out) or on a
+    /// reader (a status lists them).
+    static func pausedQueues(in db: Database) throws -> Set<String> {
         try String.fetchSet(db.cachedStatement(sql: "SELECT name FROM tributary_paused_queues"))
     }
 

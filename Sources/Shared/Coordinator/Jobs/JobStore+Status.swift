@@ -25,6 +25,11 @@ extension JobStore {
         public let latency: Double
         /// Whether it is paused: its jobs are not claimed.
         public var paused = false
+
+        /// As a status shows it (and the wire carries it: `.status.wire`).
+        public var status: CoordinatorStatus.Queue {
+            CoordinatorStatus.Queue(name: name, queued: queued, latencySeconds: latency, paused: paused)
+        }
     }
 
     /// How many of a queue's priorities, highest first, its latency looks at.
@@ -60,7 +65,7 @@ extension JobStore {
     /// Each queue that has queued jobs or is paused: its count from the queued jobs' index, and its latency from the
     /// heads of its priorities (see ``QueueDepth/latency``).
     static func queueDepths(_ db: Database, now: Double) throws -> [QueueDepth] {
-        let paused = try String.fetchSet(db, sql: "SELECT name FROM tributary_paused_queues")
+        let paused = try pausedQueues(in: db)
         var depths = try Row.fetchAll(
             db,
             sql:

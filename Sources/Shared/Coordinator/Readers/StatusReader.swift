@@ -59,14 +59,7 @@ struct StatusReader: Sendable {
                         $0.periodSeconds = rate.seconds
                     }
                 } + perArgument
-            reply.queues = overview.queues.map { queue in
-                Tributary_V1_QueueInfo.with {
-                    $0.name = queue.name
-                    $0.queued = queue.queued
-                    $0.latencySeconds = queue.latency
-                    $0.paused = queue.paused
-                }
-            }
+            reply.queues = overview.queues.map(\.status.wire)
             reply.jobs = overview.counts.wire
             reply.lastSeq = overview.lastSeq
             reply.oldestHistorySeq = oldestHistorySeq

@@ -21,14 +21,7 @@ extension CoordinatorServer {
         let store = store
         let name = request.name
         try readers.submit(peer: peer, requestID: requestID) {
-            let queue = try await store.jobs.queue(named: name)
-            return .queueInfo(
-                .with {
-                    $0.name = queue.name
-                    $0.queued = queue.queued
-                    $0.latencySeconds = queue.latency
-                    $0.paused = queue.paused
-                })
+            .queueInfo(try await store.jobs.queue(named: name).status.wire)
         }
     }
 }

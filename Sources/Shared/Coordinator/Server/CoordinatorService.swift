@@ -131,10 +131,9 @@ public struct CoordinatorService: Service {
         // A pool worker gets the drain's grace period to finish its jobs, as other workers do, then hands back those
         // still running itself; it is killed only if it is still there 3 s later (its goodbye lingers up to 2 s).
         let grace = configuration.drainGracePeriod
-        let graceSeconds = Double(grace.components.seconds) + Double(grace.components.attoseconds) / 1e18
         let pool = WorkerSupervisor(
             count: configuration.localWorkers, executable: executable,
-            arguments: ["--connect", server.listenEndpoint, "--shutdown-seconds", "\(graceSeconds)"]
+            arguments: ["--connect", server.listenEndpoint, "--shutdown-seconds", "\(grace.seconds)"]
                 + configuration.workerArguments,
             logger: logger, stopTimeout: grace + .seconds(3),
             onExit: { pid, name in server.workerExited(pid: pid, name: name) })

@@ -14,7 +14,7 @@ extension GroupCommitter {
         guard !claims.isEmpty else { return [] }
         let paused: Set<String>
         do {
-            paused = try jobs.pausedQueues(in: db)
+            paused = try JobStore.pausedQueues(in: db)
         } catch {
             return claims.map { _ in .failure(error) }
         }
