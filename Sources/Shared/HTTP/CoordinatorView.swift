@@ -9,36 +9,22 @@ import TributaryProtocol
 /// here.
 struct CoordinatorView: Sendable {
     let server: CoordinatorServer
-    /// The status the dashboard's snapshot and the `/metrics` scrape read, made at most once per 900 ms for both.
-    private let recentStatus: RecentValue<CoordinatorStatus>
-
-    init(server: CoordinatorServer) {
-        self.server = server
-        recentStatus = RecentValue(maximumAge: .milliseconds(900)) {
-            guard case .statusReply(let status) = try await Self.request(.statusRequest(.init()), of: server) else {
-                throw ProtocolError(.internal, "the coordinator answered a status request with something else")
-            }
-            return try CoordinatorStatus(status)
-        }
-    }
 
     /// A request answered by the router like a client's; a refusal is thrown as the ``ProtocolError`` it names.
     func request(_ body: Tributary_V1_Envelope.OneOf_Body) async throws -> Tributary_V1_Envelope.OneOf_Body {
-        try await Self.request(body, of: server)
-    }
-
-    private static func request(_ body: Tributary_V1_Envelope.OneOf_Body, of server: CoordinatorServer) async throws
-        -> Tributary_V1_Envelope.OneOf_Body
-    {
         let reply = try await server.request(body)
         if case .error(let error) = reply { throw ProtocolError(error) }
         return reply
     }
 
-    /// The coordinator's status as a status request answers it, at most 900 ms old (the dashboard and the scrape
-    /// share it; `GET /api/status` asks afresh).
+    /// The coordinator's status as a status request answers it now: asked afresh by each caller, so a scrape that
+    /// follows a command's end sees what it did (the dashboard's snapshot, made at most once a second whoever asks,
+    /// is where sharing happens).
     func status() async throws -> CoordinatorStatus {
-        try await recentStatus.value()
+        guard case .statusReply(let status) = try await request(.statusRequest(.init())) else {
+            throw ProtocolError(.internal, "the coordinator answered a status request with something else")
+        }
+        return try CoordinatorStatus(status)
     }
 
     /// The newest 50 jobs in `state`, as `GET /api/jobs?state=` lists them.

@@ -2,8 +2,8 @@ import Synchronization
 
 /// A value made at most once per `maximumAge` whoever asks: callers that come while one is being made wait for it,
 /// and those that come within `maximumAge` of its start share it. The dashboard's snapshot (each open page's event
-/// stream and the JSON API) and the status the snapshot and the `/metrics` scrape both read go through one, so the
-/// coordinator's load does not grow with the pages open and the scrapers.
+/// stream and `/api/dashboard`) goes through one, so the coordinator's load does not grow with the pages open. What
+/// must show a command's effect as soon as it returns (`/metrics`, `/api/status`) is not shared this way.
 final class RecentValue<Value: Sendable>: Sendable {
     private let maximumAge: Duration
     private let make: @Sendable () async throws -> Value
