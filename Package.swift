@@ -125,7 +125,7 @@ let package = Package(
         .target(
             name: "TributaryHTTP",
             dependencies: [
-                "TributaryCoordinator", "TributaryCore", "TributaryProtocol",
+                "TributaryCoordinator", "TributaryCore", "TributaryProtocol", "TributaryMessaging",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -65,26 +65,6 @@ struct HTTPEndpointTests {
         #expect(withToken.decide(.change, Asked(fromLoopback: true, bearer: token)) == .allowed)
     }
 
-    @Test("web pages of other sites: a rebound host name, an action without its header or from another origin")
-    func otherSites() {
-        let access = HTTPAccess(token: nil)
-        typealias Asked = HTTPAccess.Asked
-        // DNS rebinding: the browser connects to 127.0.0.1 but names the attacker's host.
-        #expect(access.decide(.read, Asked(fromLoopback: true, host: "evil.example")) != .allowed)
-        #expect(access.decide(.read, Asked(fromLoopback: true, host: "localhost")) == .allowed)
-        #expect(access.decide(.read, Asked(fromLoopback: true, host: "::1")) == .allowed)
-        // A form or no-cors fetch from another site cannot add the header.
-        #expect(access.decide(.change, Asked(fromLoopback: true, actionHeader: false)) != .allowed)
-        #expect(
-            access.decide(.change, Asked(fromLoopback: true, host: "127.0.0.1", originHost: "evil.example")) != .allowed
-        )
-        #expect(
-            access.decide(.change, Asked(fromLoopback: true, host: "127.0.0.1", originHost: "127.0.0.1")) == .allowed)
-        #expect(HTTPAccess.hostWithoutPort("[::1]:7402") == "::1")
-        #expect(HTTPAccess.hostWithoutPort("localhost:7402") == "localhost")
-        #expect(HTTPAccess.hostWithoutPort("127.0.0.1") == "127.0.0.1")
-    }
-
     @Test("a port another process listens on refuses the start before the store is opened")
     func takenPort() async throws {
         let directory = try TemporaryDirectory()

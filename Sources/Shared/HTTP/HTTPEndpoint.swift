@@ -1,4 +1,5 @@
 import Foundation
+import TributaryMessaging
 
 /// Where the coordinator's HTTP endpoint listens and who may use it: `--http HOST:PORT` (port `*` or 0 picks a
 /// free one; `off` disables it), `--http-token FILE`, `--insecure`.
@@ -50,7 +51,7 @@ public struct HTTPEndpoint: Sendable, Equatable {
 
     /// Whether `host` (a name or an address) is loopback.
     public static func isLoopback(host: String) -> Bool {
-        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+        LoopbackHost.contains(host)
     }
 
     /// Why the endpoint may not be used as configured, or nil: beyond loopback it needs a token or `insecure`.

@@ -19,19 +19,17 @@ struct Routes: Sendable {
 
     func add(to router: Router<TributaryRequestContext>) {
         router.add(middleware: ErrorJSONMiddleware())
+        router.add(middleware: AccessMiddleware(access: access))
         router.get("/healthz") { request, context in
-            try access.check(.probe, request, context)
             return Self.json(#"{"status":"ok"}"#)
         }
         router.get("/readyz") { request, context in
-            try access.check(.probe, request, context)
             guard view.server.isServing else {
                 return Self.json(#"{"status":"not ready"}"#, status: .serviceUnavailable)
             }
             return Self.json(#"{"status":"ready"}"#)
         }
         router.get("/metrics") { request, context in
-            try access.check(.read, request, context)
             let body = try await exporter.scrape(view)
             return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
@@ -43,11 +41,9 @@ struct Routes: Sendable {
 
     private func addAPI(to router: Router<TributaryRequestContext>) {
         router.get("/api/status") { request, context in
-            try access.check(.read, request, context)
             return try await answer(.statusRequest(.init()))
         }
         router.get("/api/jobs") { request, context in
-            try access.check(.read, request, context)
             let query = request.uri.queryParameters
             let jobs = try Tributary_V1_JobsRequest.with {
                 $0.state = query.get("state") ?? ""
@@ -58,24 +54,19 @@ struct Routes: Sendable {
             return try await answer(.jobsRequest(jobs))
         }
         router.get("/api/jobs/{id}") { request, context in
-            try access.check(.read, request, context)
             return try await answer(.jobRequest(.with { $0.jobID = try Self.jobID(context) }))
         }
         router.post("/api/jobs/{id}/retry") { request, context in
-            try access.check(.change, request, context)
             return try await answer(.retryJobRequest(.with { $0.jobID = try Self.jobID(context) }))
         }
         router.post("/api/jobs/{id}/cancel") { request, context in
-            try access.check(.change, request, context)
             return try await answer(.cancelJobRequest(.with { $0.jobID = try Self.jobID(context) }))
         }
         router.delete("/api/jobs/{id}") { request, context in
-            try access.check(.change, request, context)
             return try await answer(.deleteJobRequest(.with { $0.jobID = try Self.jobID(context) }))
         }
         for action in QueueAction.allCases {
             router.post(RouterPath("/api/queues/{queue}/\(action.rawValue)")) { request, context in
-                try access.check(.change, request, context)
                 // As the page sends it (encodeURIComponent) or a client escapes it: `a%2Db` is the queue `a-b`.
                 let raw = try context.parameters.require("queue")
                 let queue = raw.removingPercentEncoding ?? raw
@@ -88,20 +79,16 @@ struct Routes: Sendable {
             }
         }
         router.get("/api/batches/{batch}") { request, context in
-            try access.check(.read, request, context)
             let batch = try context.parameters.require("batch")
             return try await answer(.batchStatusRequest(.with { $0.batch = batch }))
         }
         router.get("/api/subscribers") { request, context in
-            try access.check(.read, request, context)
             return try await answer(.subscribersRequest(.init()))
         }
         router.get("/api/dashboard") { request, context in
-            try access.check(.read, request, context)
             return try Self.json(Self.encode(try await snapshots.value()))
         }
         router.get("/api/events") { request, context in
-            try access.check(.read, request, context)
             return events()
         }
     }
@@ -113,8 +100,6 @@ struct Routes: Sendable {
             ("/dashboard.js", "text/javascript; charset=utf-8", DashboardAssets.javaScript),
         ] {
             router.get(RouterPath(path)) { request, context in
-                // The page's own files hold no data, and a browser cannot send a token for them.
-                try access.check(.probe, request, context)
                 return Response(
                     status: .ok, headers: Self.pageHeaders(type: type),
                     body: .init(byteBuffer: ByteBuffer(string: text)))

@@ -15,6 +15,6 @@ struct TributaryRequestContext: RequestContext, RemoteAddressRequestContext {
     /// Whether the request came over loopback.
     var isFromLoopback: Bool {
         guard let address = remoteAddress?.ipAddress else { return false }
-        return HTTPEndpoint.isLoopback(host: address) || address.hasPrefix("::ffff:127.")
+        return HTTPEndpoint.isLoopback(host: address)
     }
 }

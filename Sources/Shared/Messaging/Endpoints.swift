@@ -23,9 +23,7 @@ public enum Endpoints {
         guard let colon = address.lastIndex(of: ":") else { return false }
         var host = address[..<colon]
         if host.hasPrefix("[") && host.hasSuffix("]") { host = host.dropFirst().dropLast() }
-        if host == "localhost" || host == "::1" || host == "lo" { return true }
-        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
-        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
+        return host == "lo" || LoopbackHost.contains(host)
     }
 
     /// Why the coordinator will not bind `endpoint` (named by `flag`) without `--insecure`, or nil when it may.
