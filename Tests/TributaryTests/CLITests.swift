@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TributaryCommandSupport
+import TributaryCore
 import ZeroMQ
 
 @testable import TributaryDemo
@@ -39,6 +40,35 @@ struct CLITests {
         let result = try await Binaries.run("tributary", arguments)
         #expect(result.status != 0)
         #expect(result.error.contains(message), "\(result.error)")
+    }
+
+    @Test("generate swift writes, for a model of every type and both relationship kinds, the files tests compile")
+    func generateSwift() async throws {
+        let modelPath = "Tests/Fixtures/every-type-model.json"
+        let modelURL = Repository.root.appendingPathComponent(modelPath)
+        let model = try Model.load(contentsOf: modelURL)
+        let types = Set(model.entities.flatMap { $0.attributes.map(\.type) })
+        #expect(
+            types == Set(AttributeType.allCases), "the fixture lacks \(Set(AttributeType.allCases).subtracting(types))")
+        let relationships = model.entities.flatMap(\.relationships)
+        #expect(relationships.contains { $0.isToMany } && relationships.contains { !$0.isToMany })
+
+        let directory = try TemporaryDirectory()
+        let output = directory.path("Generated")
+        let result = try await Binaries.run(
+            "tributary", ["generate", "swift", "--model", modelURL.path, "--output", output])
+        try #require(result.status == 0, "\(result.error)")
+        let committed = Repository.root.appendingPathComponent("Tests/GeneratedEntities/EveryType")
+        let names = try FileManager.default.contentsOfDirectory(atPath: committed.path).sorted()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: output).sorted() == names)
+        for name in names {
+            // The header names the model as given; the committed files were made from the repository's root.
+            let written = try String(contentsOfFile: output + "/" + name, encoding: .utf8)
+                .replacingOccurrences(of: modelURL.path, with: modelPath)
+            let compiled = try String(contentsOf: committed.appendingPathComponent(name), encoding: .utf8)
+            #expect(written == compiled, "\(name) differs from the file the GeneratedEntities target compiles")
+        }
+        #expect(result.output.split(separator: "\n").count == names.count, "one line per file written")
     }
 
     @Test("the coordinator refuses an invalid model or a bad log level, naming the problem")

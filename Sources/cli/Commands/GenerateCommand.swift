@@ -3,43 +3,30 @@ import Foundation
 import TributaryCommandSupport
 import TributaryCore
 
-/// `tributary generate`: code from a model file.
+/// `tributary generate swift --model FILE --output DIR`: code from a model file.
+///
+/// The language is an argument rather than a subcommand: a parent command with an argument of its own (needed to
+/// refuse an unknown language by name, rather than report its flags as unknown options) takes the word a
+/// subcommand would have been chosen by.
 struct GenerateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "generate", abstract: "Generate code from a model file.",
-        subcommands: [GenerateSwiftCommand.self])
-
-    /// A language no subcommand names, kept so that it is refused by name (rather than its flags being reported
-    /// as unknown options of `generate`).
-    @Argument(help: ArgumentHelp("The language: swift.", visibility: .hidden))
-    var language: String?
-
-    @Argument(parsing: .allUnrecognized, help: ArgumentHelp(visibility: .hidden))
-    var rest: [String] = []
-
-    func validate() throws {
-        if let language {
-            let known = Self.configuration.subcommands.map { $0._commandName }
-            throw ValidationError(
-                "unknown language '\(language)': tributary generate writes \(known.joined(separator: ", ")) "
-                    + "(tributary generate swift --model FILE --output DIR)")
-        }
-    }
-}
-
-/// `tributary generate swift --model FILE --output DIR`.
-struct GenerateSwiftCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "swift",
-        abstract: "Write a typed Swift type per entity (properties, relationships, typed keys, findOrCreate).",
+        commandName: "generate",
+        abstract: "Generate code from a model file: a typed Swift type per entity.",
+        usage: "tributary generate swift --model <path> --output <path> [--access <access>]",
         discussion: """
-            Writes DIR/<Entity>.swift for each entity of the model, replacing those files: a struct conforming to \
-            TypedEntity that wraps a ManagedObject (a view, not a copy), with a property of the attribute's Swift \
-            type per attribute (optional where the model says so), the destination's type for a to-one \
-            relationship and an array of it for a to-many, a static TypedKey per attribute and to-one relationship \
-            for predicates and sorts (PullRequest.additions >= 500, PullRequest.number.ascending), and \
+            swift: writes DIR/<Entity>.swift for each entity of the model, replacing those files: a struct \
+            conforming to TypedEntity that wraps a ManagedObject (a view, not a copy), with a property of the \
+            attribute's Swift type per attribute (optional where the model says so), the destination's type for a \
+            to-one relationship and an array of it for a to-many, a static TypedKey per attribute and to-one \
+            relationship for predicates and sorts (PullRequest.additions >= 500, PullRequest.number.ascending), and \
             findOrCreate by the first uniqueness constraint. The files import TributaryCore. See docs/contexts.md.
             """)
+
+    /// The languages this command writes.
+    static let languages = ["swift"]
+
+    @Argument(help: ArgumentHelp("The language to write: swift.", valueName: "language"))
+    var language: String
 
     @Option(help: ArgumentHelp("The model file (JSON); see docs/model.md.", valueName: "path"))
     var model: String
@@ -51,6 +38,11 @@ struct GenerateSwiftCommand: AsyncParsableCommand {
     var access = "public"
 
     func validate() throws {
+        guard Self.languages.contains(language) else {
+            throw ValidationError(
+                "unknown language '\(language)': tributary generate writes \(Self.languages.joined(separator: ", ")) "
+                    + "(tributary generate swift --model FILE --output DIR)")
+        }
         guard ["public", "internal"].contains(access) else {
             throw ValidationError("--access must be public or internal")
         }
