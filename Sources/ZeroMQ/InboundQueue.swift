@@ -7,6 +7,11 @@ import Synchronization
 /// coordinator commit many saves in one transaction and answer them with one wake-up of the loop.
 /// One task iterates a queue; iteration ends when the loop stops (after the messages it received) or when the
 /// iterating task is cancelled.
+///
+/// With a byte limit, the loop stops reading the sockets that feed the queue once the messages not yet taken hold
+/// that many bytes (``hasRoom``), and is woken to read again when the consumer takes them: a consumer slower than
+/// its peers leaves their messages in libzmq's queues (bounded by each socket's receive high-water mark, then by
+/// TCP), rather than in an in-process backlog that grows without bound. Nothing is dropped.
 public final class InboundQueue: AsyncSequence, Sendable {
     public typealias Element = [SocketLoop.Inbound]
 
@@ -17,14 +22,39 @@ public final class InboundQueue: AsyncSequence, Sendable {
         var dropped = 0
         /// ``wake()`` was called while the consumer was not waiting: its next wait returns at once.
         var woken = false
+        /// The bytes of the frames of `messages`.
+        var bytes = 0
+        /// `bytes` reached the byte limit: the loop stopped reading, and waits for ``onRoom``.
+        var full = false
     }
 
     private let state = Mutex(State())
     /// The most messages held for a slow consumer; later ones are dropped until it takes what is held.
     private let limit: Int?
 
-    init(limit: Int?) {
+    /// The most bytes held for a slow consumer before the loop stops reading (see above); nil for no limit.
+    private let byteLimit: Int?
+    /// Called (on the consumer's thread) when it takes what filled the queue: wakes the loop to read again.
+    private let onRoom: @Sendable () -> Void
+
+    init(limit: Int?, byteLimit: Int? = nil, onRoom: @escaping @Sendable () -> Void = {}) {
         self.limit = limit
+        self.byteLimit = byteLimit
+        self.onRoom = onRoom
+    }
+
+    /// Whether the sockets feeding the queue may be read: the messages not yet taken hold less than the byte limit.
+    var hasRoom: Bool { room > 0 }
+
+    /// How many more bytes may be queued before the loop stops reading (`Int.max` without a byte limit).
+    var room: Int {
+        guard let byteLimit else { return .max }
+        return state.withLock { Swift.max(0, byteLimit - $0.bytes) }
+    }
+
+    /// The bytes of a message's frames, as counted against the byte limit.
+    static func size(_ message: SocketLoop.Inbound) -> Int {
+        message.frames.reduce(0) { $0 + $1.count }
     }
 
     /// How many messages were dropped because the consumer held `limit` untaken.
@@ -40,8 +70,15 @@ public final class InboundQueue: AsyncSequence, Sendable {
             } else {
                 state.messages.append(contentsOf: batch)
             }
+            if let byteLimit {
+                state.bytes += batch.reduce(0) { $0 + Self.size($1) }
+                state.full = state.bytes >= byteLimit
+            }
             guard let waiter = state.waiter, !state.messages.isEmpty else { return nil }
             state.waiter = nil
+            // Handed over at once: the loop never stops reading for messages a waiting consumer takes.
+            state.bytes = 0
+            state.full = false
             defer { state.messages = [] }
             return (waiter, state.messages)
         }
@@ -77,12 +114,16 @@ public final class InboundQueue: AsyncSequence, Sendable {
     nonisolated(nonsending) func next() async -> Element? {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (waiter: CheckedContinuation<Element?, Never>) in
+                var madeRoom = false
                 let ready = state.withLock { state -> Element?? in
                     // Checked under the lock that the cancellation handler takes: either it sees this waiter, or
                     // this sees the cancellation. A cancelled consumer takes nothing more.
                     if state.finished && state.messages.isEmpty || Task.isCancelled { return .some(nil) }
                     if !state.messages.isEmpty || state.woken {
                         state.woken = false
+                        madeRoom = state.full
+                        state.bytes = 0
+                        state.full = false
                         defer { state.messages = [] }
                         return .some(state.messages)
                     }
@@ -91,6 +132,7 @@ public final class InboundQueue: AsyncSequence, Sendable {
                     state.waiter = waiter
                     return .none
                 }
+                if madeRoom { onRoom() }
                 if let ready { waiter.resume(returning: ready) }
             }
         } onCancel: {

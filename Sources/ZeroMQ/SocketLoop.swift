@@ -114,8 +114,11 @@ public final class SocketLoop: @unchecked Sendable {
     ///     (for bookkeeping that must not wait behind the consumer, such as when a peer was last heard from).
     ///   - inboundLimit: the most messages ``inbound`` holds for a slow consumer; later ones are dropped until it
     ///     takes them. Nil holds them all.
+    ///   - inboundByteLimit: the most bytes ``inbound`` holds for a slow consumer before the loop stops reading the
+    ///     sockets that feed it (the message that crosses the limit is kept), until the consumer takes them; their
+    ///     messages wait in libzmq meanwhile. Nil reads whatever arrives.
     public init(
-        name: String, sockets: [Member], inboundLimit: Int? = nil,
+        name: String, sockets: [Member], inboundLimit: Int? = nil, inboundByteLimit: Int? = nil,
         onSendFailure: @escaping @Sendable (ZMQError, SocketIndex) -> Void = { _, _ in },
         onReceive: @escaping @Sendable (SocketIndex, [Data]) -> Void = { _, _ in }
     ) throws {
@@ -124,7 +127,8 @@ public final class SocketLoop: @unchecked Sendable {
         self.wakeup = try WakeupSignal()
         self.onSendFailure = onSendFailure
         self.onReceive = onReceive
-        inbound = InboundQueue(limit: inboundLimit)
+        let wakeup = self.wakeup
+        inbound = InboundQueue(limit: inboundLimit, byteLimit: inboundByteLimit) { wakeup.raise() }
         fallback = DispatchQueue(label: name + ".jobs")
         created = .now
     }
@@ -236,6 +240,11 @@ public final class SocketLoop: @unchecked Sendable {
             send(outgoing)
             if stopping { break }
 
+            // A socket whose messages go to ``inbound`` is not read while the consumer has not taken what fills it.
+            let hasRoom = inbound.hasRoom
+            for (index, member) in members.enumerated() where member.receives && member.consume == nil {
+                items[index].events = hasRoom ? Int16(ZMQ_POLLIN) : 0
+            }
             do {
                 try items.withUnsafeMutableBufferPointer { items in
                     // Until started, only the wake-up (jobs, the start itself) is polled.
@@ -281,8 +290,9 @@ public final class SocketLoop: @unchecked Sendable {
         let socket = members[index].socket
         let readsUserID = members[index].readsUserID
         let consume = members[index].consume
-        // Bounded so one busy socket cannot starve the others or the outbox.
-        for _ in 0..<256 {
+        // Bounded so one busy socket cannot starve the others or the outbox, nor fill ``inbound`` past its room.
+        var room = consume == nil ? inbound.room - batch.reduce(0) { $0 + InboundQueue.size($1) } : .max
+        for _ in 0..<256 where room > 0 {
             guard let (frames, userID) = try? socket.receiveMessage(dontWait: true, readingUserID: readsUserID) else {
                 return
             }
@@ -291,7 +301,9 @@ public final class SocketLoop: @unchecked Sendable {
                 continue
             }
             onReceive(index, frames)
-            batch.append(Inbound(socket: index, frames: frames, userID: userID))
+            let message = Inbound(socket: index, frames: frames, userID: userID)
+            room -= InboundQueue.size(message)
+            batch.append(message)
         }
     }
 

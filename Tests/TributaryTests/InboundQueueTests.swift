@@ -25,6 +25,25 @@ struct InboundQueueTests {
         #expect(Self.names(await iterator.next()) == ["m9"])
     }
 
+    @Test("with a byte limit: no room once the untaken messages hold it, room and one wake-up when they are taken")
+    func byteLimit() async {
+        let roomMade = Locked(0)
+        let queue = InboundQueue(limit: nil, byteLimit: 10) { roomMade.withLock { $0 += 1 } }
+        #expect(queue.hasRoom && queue.room == 10)
+        queue.append(Self.messages(0..<2))  // "m0", "m1": 4 bytes
+        #expect(queue.room == 6)
+        queue.append(Self.messages(2..<6))  // 8 bytes more: past the limit, all kept
+        #expect(!queue.hasRoom && queue.room == 0)
+        var iterator = queue.makeAsyncIterator()
+        #expect(Self.names(await iterator.next()) == (0..<6).map { "m\($0)" })
+        #expect(queue.hasRoom && queue.room == 10)
+        #expect(roomMade.withLock { $0 } == 1, "the loop is woken once to read again")
+        // Taken while it had room: no wake-up needed.
+        queue.append(Self.messages(6..<7))
+        #expect(Self.names(await iterator.next()) == ["m6"])
+        #expect(roomMade.withLock { $0 } == 1)
+    }
+
     @Test("a waiting consumer is woken by the next batch")
     func wakesWaiter() async {
         let queue = InboundQueue(limit: nil)

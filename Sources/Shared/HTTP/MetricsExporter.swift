@@ -60,6 +60,7 @@ public final class MetricsExporter: Sendable {
         gauge(MetricNames.storeWritable).set(status.storeUnwritable == nil ? 1.0 : 0.0)
         gauge(MetricNames.historyOldestSeq).set(Double(status.oldestHistorySeq))
         gauge(MetricNames.historyNewestSeq).set(Double(status.lastSeq))
+        if let resident = Self.residentMemoryBytes() { gauge(MetricNames.processResidentMemory).set(Double(resident)) }
         queueGauges.withLock { known in
             // Queue names come from clients: at most 64 of them get series (the deepest first), like job kinds.
             for queue in status.queues.sorted(by: { $0.queued > $1.queued })
@@ -99,6 +100,15 @@ public final class MetricsExporter: Sendable {
     }
 
     private static let maximumQueueSeries = 64
+
+    /// The process's resident memory: the second number of `/proc/self/statm` (pages), in bytes; nil where there is
+    /// no such file. A read of the kernel's memory, not of a disk.
+    static func residentMemoryBytes() -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return nil }
+        let fields = text.split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return nil }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
 
     /// The gauge `name` with `labels`, registered with its HELP text from the same table as the other families.
     private func gauge(_ name: String, _ labels: [(String, String)] = []) -> Prometheus.Gauge {

@@ -38,8 +38,13 @@ public enum Wire {
     /// Decodes the frames a DEALER sent (without the routing id): one envelope or a batch of them, in order.
     /// - Returns: each envelope with its size in bytes, or the `MALFORMED_FRAME` error naming what is wrong
     ///   with that one (the others stand).
+    /// - Parameter discardingUnknownFields: skip fields this build does not know instead of keeping them for
+    ///   re-encoding: for a receiver that never forwards what it decodes (the coordinator), so that a frame of
+    ///   countless unknown fields costs a scan, not an allocation per field.
     /// - Throws: ``ProtocolError`` `MALFORMED_FRAME` when the message is not in the protocol's layout at all.
-    public static func decodeEach(_ frames: ArraySlice<Data>) throws -> [Result<SizedEnvelope, ProtocolError>] {
+    public static func decodeEach(
+        _ frames: ArraySlice<Data>, discardingUnknownFields: Bool = false
+    ) throws -> [Result<SizedEnvelope, ProtocolError>] {
         guard frames.count >= 2 else {
             throw ProtocolError(
                 .malformedFrame, "expected the frames (\"TRB1\", Envelope, …), got \(frames.count)")
@@ -53,10 +58,14 @@ public enum Wire {
                 .malformedFrame,
                 "a message carries at most \(WireBatches.maximumEnvelopes) envelopes, got \(frames.count - 1)")
         }
+        var options = BinaryDecodingOptions()
+        options.discardUnknownFields = discardingUnknownFields
         return frames.dropFirst().enumerated().map { offset, frame in
             do {
                 return .success(
-                    SizedEnvelope(envelope: try Tributary_V1_Envelope(serializedBytes: frame), bytes: frame.count))
+                    SizedEnvelope(
+                        envelope: try Tributary_V1_Envelope(serializedBytes: frame, options: options),
+                        bytes: frame.count))
             } catch {
                 return .failure(
                     ProtocolError(.malformedFrame, "frame \(offset + 1) is not a valid Envelope (\(error))"))

@@ -33,5 +33,6 @@ extension MetricNames {
         historyNewestSeq: "The last sequence number committed.",
         peersRefused: "Connections refused at the CURVE handshake, by reason.",
         messagesRefused: "Errors sent to peers and API callers, by protocol error code.",
+        processResidentMemory: "Resident memory size of the coordinator's process, in bytes.",
     ]
 }

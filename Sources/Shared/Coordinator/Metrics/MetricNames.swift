@@ -58,4 +58,7 @@ public enum MetricNames {
     public static let peersRefused = "tributary_peers_refused_total"
     /// Counter, by protocol error `code`.
     public static let messagesRefused = "tributary_messages_refused_total"
+    /// Gauge, read at each scrape: the process's resident memory (`/proc/self/statm`), under the name Prometheus'
+    /// own process collectors give it.
+    public static let processResidentMemory = "process_resident_memory_bytes"
 }

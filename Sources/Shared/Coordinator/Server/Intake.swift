@@ -34,7 +34,7 @@ struct Intake {
         // A ROUTER always gives the sender's routing id first.
         guard let routingID = frames.first, !LocalPeers.isLocal(routingID) else { return .dropped }
         do {
-            return .envelopes(peer: routingID, try Wire.decodeEach(frames.dropFirst()))
+            return .envelopes(peer: routingID, try Wire.decodeEach(frames.dropFirst(), discardingUnknownFields: true))
         } catch {
             return .malformed(peer: routingID, error)
         }

@@ -13,6 +13,12 @@ final class RouterIO: Sendable {
     static let routerSocket = 0
     /// The index of the feed's XPUB among the loop's sockets (``FeedPublisher`` sends on it).
     static let feedSocket = 1
+    /// Messages libzmq holds for each peer (`ZMQ_RCVHWM`) while the router does not read: beside the loop's own
+    /// bound (``inboundByteLimit``), what a peer can make the coordinator hold is this many of its messages.
+    static let receiveHighWaterMark: Int32 = 1_000
+    /// The bytes of messages received and not yet taken by the router past which the loop stops reading them (the
+    /// message that crosses it is kept, so a message of the largest size still passes).
+    static let inboundByteLimit = 16 << 20
 
     /// The endpoint actually bound (a `*` port resolved).
     let listenEndpoint: String
@@ -42,7 +48,9 @@ final class RouterIO: Sendable {
         try router.setRouterMandatory(true)
         try router.setRouterHandover(true)
         try router.setSendHighWaterMark(100_000)
-        try router.setReceiveHighWaterMark(100_000)
+        // What waits in libzmq for each peer while the router is behind (the loop stops reading at
+        // ``inboundByteLimit``): a peer past it is held back by TCP, and its own client queues what it sends.
+        try router.setReceiveHighWaterMark(Self.receiveHighWaterMark)
         listenEndpoint = try router.bind(configuration.listen)
         let batchingPeers = self.batchingPeers
         loop = try SocketLoop(
@@ -53,6 +61,7 @@ final class RouterIO: Sendable {
                     coalesce: { batchingPeers.coalesce($0) }),
                 feed.member,
             ],
+            inboundByteLimit: Self.inboundByteLimit,
             onSendFailure: { error, socket in
                 if socket == Self.feedSocket {
                     logger.debug("feed message not sent: \(error)")

@@ -53,6 +53,7 @@ struct WorkerRegistry {
         nextNumber += 1
         workers[routingID] = record
         order.append(routingID)
+        activity.track(routingID, heardAt: now)
         return record
     }
 
@@ -111,19 +112,34 @@ struct WorkerRegistry {
     }
 }
 
-/// When each peer was last heard from, stamped by the socket loop's thread as messages arrive, so that a worker
-/// whose heartbeats wait in the coordinator's queue behind a long save is not taken for dead.
+/// When each registered worker was last heard from, stamped by the socket loop's thread as messages arrive, so that
+/// a worker whose heartbeats wait in the coordinator's queue behind a long save is not taken for dead.
+///
+/// Only the peers ``track(_:heardAt:)`` names (registered workers) are kept, until ``forget(_:)``: clients,
+/// subscribers and peers that only ever send bad frames connect anew for every command, and their ids would
+/// otherwise pile up.
 final class PeerActivity: Sendable {
     private let lastHeard = Mutex<[Data: ContinuousClock.Instant]>([:])
 
+    /// Starts keeping when `peer` is heard from.
+    func track(_ peer: Data, heardAt instant: ContinuousClock.Instant) {
+        lastHeard.withLock { $0[peer] = instant }
+    }
+
+    /// Notes a message from `peer`, when it is tracked.
     func heard(_ peer: Data) {
         let now = ContinuousClock.now
-        lastHeard.withLock { $0[peer] = now }
+        lastHeard.withLock { heard in
+            if heard[peer] != nil { heard[peer] = now }
+        }
     }
 
     func lastHeard(_ peer: Data) -> ContinuousClock.Instant? {
         lastHeard.withLock { $0[peer] }
     }
+
+    /// How many peers are tracked.
+    var count: Int { lastHeard.withLock { $0.count } }
 
     func forget(_ peer: Data) {
         lastHeard.withLock { _ = $0.removeValue(forKey: peer) }
