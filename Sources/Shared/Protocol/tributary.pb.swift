@@ -65,7 +65,7 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
   /// the store refused the change set (missing required value, update of a missing
   case constraintViolation // = 10
 
-  /// object); references are not checked
+  /// object, a relationship pointing to an object the store does not have)
   case invalidRequest // = 11
 
   /// the coordinator is stopping and takes no new work
@@ -502,7 +502,10 @@ public nonisolated enum Tributary_V1_FetchResultType: SwiftProtobuf.Enum, Swift.
 ///   "dependencies"       JobSpec.after_jobs, after_batches, after_pushed (and on_parent_failure with them)
 ///   "batch-callbacks"    PushJobs.on_complete
 ///   "predicate-options"  Comparison.case_insensitive and diacritic_insensitive ([c], [d], [cd])
-/// Version 2 has all four. A sender lists in `requires` the capabilities its message uses; a coordinator lacking one
+///   "context-saves"      SaveChanges.save_id
+///   "batch-changes"      SaveChanges.batch_change
+///   "feed-epochs"        HistoryRequest.after_epoch, SubscriberUpdate.epoch
+/// Version 2 has all seven. A sender lists in `requires` the capabilities its message uses; a coordinator lacking one
 /// refuses the message with UNSUPPORTED. A coordinator of version 1 announces no version and reads no `requires`: a
 /// peer that needs a capability treats it as having none (docs/scale-out.md: upgrade the coordinator first).
 public nonisolated struct Tributary_V1_Envelope: @unchecked Sendable {

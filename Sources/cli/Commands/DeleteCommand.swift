@@ -16,10 +16,16 @@ struct DeleteCommand: AsyncParsableCommand {
             one didSave per commit lists every object it deleted, cascades included. When a commit fails, those \
             before it stay.
 
-            --dry-run prints how many objects match and deletes nothing (cascades are not counted). Without \
-            --where every object of the entity is deleted.
+            --dry-run counts the objects --where selects and prints `N <Entity> object(s) match; nothing was \
+            deleted (--dry-run)` (with --json {"entity", "count", "dry_run": true}); it deletes nothing, and \
+            cascades are not counted. Without --where every object of the entity is deleted.
 
-            Prints `deleted N <Entity> object(s) in K commit(s) (seq …)`, or with --json one object with the ids.
+            Prints `deleted N <Entity> object(s) in K commit(s) (seq A–B)`: N counts the objects --where selected \
+            (not those a cascade deleted), K the commits that changed something, A and B are the sequence numbers \
+            of the first and the last of them (other saves may commit in between, so not every seq from A to B is \
+            this command's); one commit prints `(seq A)`, and when nothing matched the line ends after \
+            `0 commit(s)`. With --json it prints one object instead: {"entity", "count", "commits": [the seq of \
+            each commit], "ids": [the objects deleted, in id order, not the cascaded ones]}.
             """)
 
     @OptionGroup var options: BatchChangeOptions

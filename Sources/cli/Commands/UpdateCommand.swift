@@ -16,11 +16,21 @@ struct UpdateCommand: AsyncParsableCommand {
             command again goes on with what --where still selects.
 
             --set key=value is typed by the store's model: strings as written, ints and doubles as numbers, bools \
-            as true/false, dates as ISO 8601 (2024-05-01T12:00:00Z), uuids and to-one relationships as a uuid, \
-            data as base64. --clear key sets an optional attribute or a to-one relationship to null. To-many \
+            as true/false (or 1/0), dates as ISO 8601 (2024-05-01T12:00:00Z), uuids and to-one relationships as a \
+            uuid, data as base64. --clear key sets an optional attribute or a to-one relationship to null. To-many \
             relationships cannot be set.
 
-            Prints `updated N <Entity> object(s) in K commit(s) (seq …)`, or with --json one object with the ids.
+            Prints `updated N <Entity> object(s) in K commit(s) (seq A–B)`: K counts the commits that changed \
+            something, A and B are the sequence numbers of the first and the last of them (other saves may commit \
+            in between, so not every seq from A to B is this command's); one commit prints `(seq A)`, and when \
+            nothing matched the line ends after `0 commit(s)`. With --json it prints one object instead: \
+            {"entity", "count", "commits": [the seq of each commit], "ids": [the objects updated, in id order]}.
+
+            --dry-run counts the objects --where selects and prints `N <Entity> object(s) match; nothing was \
+            updated (--dry-run)` (with --json {"entity", "count", "dry_run": true}); it updates nothing and does \
+            not check the --set and --clear values (only that one is given): a key the entity lacks or a value of \
+            the wrong type is found only by a run without --dry-run. That run checks every value against the \
+            store's model before its first commit, so a bad one changes nothing.
             """)
 
     @OptionGroup var options: BatchChangeOptions
