@@ -137,7 +137,8 @@ struct CLITests {
 
             let pushed = try await Binaries.run(
                 "tributary",
-                ["push", "import", "--entity", "PullRequest", "--file", input, "--chunk", "100", "--wait"] + jobs)
+                ["push", "import", "--entity", "PullRequest", "--file", input, "--chunk", "100", "--wait"] + jobs + feed
+            )
             #expect(pushed.status == 0, "\(pushed.error)")
             #expect(pushed.output.contains("done: 3 jobs, 300 rows"))
 
@@ -173,7 +174,7 @@ struct CLITests {
                 "{\"number\": 1, \"title\": \"ok\", \"merged\": true, \"additions\": \"many\", \"createdAt\": \"2024-01-01T00:00:00Z\"}\n"
             )
             let failing = try await Binaries.run(
-                "tributary", ["push", "import", "--entity", "PullRequest", "--file", bad, "--wait"] + jobs)
+                "tributary", ["push", "import", "--entity", "PullRequest", "--file", bad, "--wait"] + jobs + feed)
             #expect(failing.status == 1)
             #expect(
                 failing.error.contains(
