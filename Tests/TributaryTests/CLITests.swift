@@ -29,6 +29,8 @@ struct CLITests {
             (["status", "--bogus"], "Unknown option '--bogus'"),
             (["jobs", "list", "--state", "nope"], "--state must be one of cancelled, dead, done, queued, running"),
             (["push", "job", "--kind", "x", "--after", "-3"], "--after '-3' is not a job id"),
+            (["push", "jobs", "--file", "/nonexistent.ndjson"], "cannot read --file /nonexistent.ndjson"),
+            (["push", "jobs", "--file", "-", "--jobs-per-message", "0"], "--jobs-per-message must be a positive"),
             (["push", "job", "--kind", "x", "--batch", "schedule/nightly"], "names starting with 'schedule/'"),
             (
                 ["generate", "kotlin", "--model", "m.json", "--output", "out"],

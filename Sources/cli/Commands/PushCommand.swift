@@ -7,7 +7,8 @@ import TributaryCore
 /// `tributary push`: enqueue jobs.
 struct PushCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "push", abstract: "Enqueue jobs.", subcommands: [PushImportCommand.self, PushJobCommand.self])
+        commandName: "push", abstract: "Enqueue jobs.",
+        subcommands: [PushImportCommand.self, PushJobCommand.self, PushJobsCommand.self])
 }
 
 /// `tributary push job`: one job of any kind, for workers with handlers of their own.
@@ -194,7 +195,7 @@ struct PushImportCommand: AsyncParsableCommand {
         let waiter = wait ? try waiting.subscribe(curve: try jobs.curveKeys()) : nil
         let pushed: PushedBatch
         do {
-            pushed = try await ImportPusher(client: client).push(
+            pushed = try await JobPusher(client: client).push(
                 specs, batch: batch.batch ?? "", onComplete: callback.spec(queue: queue))
         } catch {
             await waiter?.close()
