@@ -16,7 +16,10 @@ struct PushJobCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "job",
         abstract: "Enqueue one job of a kind a worker registered (e.g. the sample triage-worker's 'triage').",
-        discussion: "Prints the job id. With --wait, waits until it is done, and exits 1 if it died, naming why.")
+        discussion: """
+            Prints the job id. With --wait, waits until it is done (learning of its end on the coordinator's feed, \
+            --feed), and exits 1 if it died, naming why.
+            """)
 
     @Option(help: "The job kind, as the worker's handler names it.")
     var kind: String
@@ -113,7 +116,8 @@ struct PushImportCommand: AsyncParsableCommand {
             Prints the batch, then the job ids in order, one per line (with --json: {"batch", "jobIds", \
             "duplicates"} on one line: the ids of jobs not enqueued are those of the jobs that hold their unique \
             keys, and "duplicates" gives their positions). With --wait, shows progress until every job is done or \
-            dead, and exits non-zero if any job failed, naming it.
+            dead (learning of their ends on the coordinator's feed, --feed), and exits non-zero if any job failed, \
+            naming it.
             """)
 
     @Option(help: "The entity the rows belong to.")

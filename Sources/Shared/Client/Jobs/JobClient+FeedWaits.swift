@@ -8,6 +8,8 @@ import TributaryCore
 extension JobClient {
     /// Waits until job `id` is done, dead or cancelled, following `feed` (made before the job was pushed).
     /// - Parameters:
+    ///   - id: the job.
+    ///   - feed: the `$jobs` subscription, made before the job was pushed.
     ///   - interval: how often the job is checked when the feed says nothing (a dropped message); until the feed's
     ///     first message, every 100 ms.
     ///   - logger: told at debug level of each check and why it was made.
@@ -30,9 +32,12 @@ extension JobClient {
     /// pushed), reporting each status read to `progress`: when a job of the batch ends, and at most every 200 ms as
     /// their progress is published.
     /// - Parameters:
+    ///   - batch: the batch.
+    ///   - feed: the `$jobs` subscription, made before the jobs were pushed.
     ///   - interval: how often the batch is checked when the feed says nothing (a dropped message); until the
     ///     feed's first message, every 100 ms.
     ///   - logger: told at debug level of each check and why it was made.
+    ///   - progress: given each status read.
     /// - Returns: the batch's last status.
     /// - Throws: ``/TributaryProtocol/ProtocolError`` `UNKNOWN_JOB` when no job was pushed as `batch`.
     public func waitForBatch(
