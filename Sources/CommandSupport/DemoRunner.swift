@@ -89,7 +89,7 @@ public struct DemoRunner: Sendable {
         let started = ContinuousClock.now
         let chunks = NDJSONChunker.chunks(of: rowsData, rowsPerJob: chunk)
         let specs = chunks.map { ImportJob.spec(entity: "PullRequest", payload: $0.payload, rows: $0.rows) }
-        let pushed = try await ImportPusher(client: client).push(specs)
+        let pushed = try await JobPusher(client: client).push(specs)
 
         // The feed is read by its own task, so a stalled feed can never hang the demo's loop below.
         let seen = FeedTally()

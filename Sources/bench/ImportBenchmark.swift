@@ -49,7 +49,7 @@ struct ImportBenchmark {
                 ImportJob.spec(entity: "PullRequest", payload: $0.payload, rows: $0.rows, batchSize: batchSize)
             }
             let started = ContinuousClock.now
-            let pushed = try await ImportPusher(client: client).push(specs)
+            let pushed = try await JobPusher(client: client).push(specs)
             let status = try await client.waitForBatch(pushed.batch, every: .milliseconds(20))
             let elapsed = ContinuousClock.now - started
             guard status.deadJobs == 0, status.doneRows == UInt64(rows) else {

@@ -62,7 +62,7 @@ struct SpreadBenchmark {
             let specs = NDJSONChunker.chunks(of: input, rowsPerJob: rowsPerJob).map {
                 ImportJob.spec(entity: "PullRequest", payload: $0.payload, rows: $0.rows)
             }
-            let pushed = try await ImportPusher(client: client).push(specs)
+            let pushed = try await JobPusher(client: client).push(specs)
             let status = try await client.waitForBatch(pushed.batch, every: .milliseconds(20))
             guard status.deadJobs == 0 else { throw BaselineError("spread: an import job failed") }
             await client.close()

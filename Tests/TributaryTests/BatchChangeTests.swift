@@ -319,9 +319,10 @@ struct BatchChangeTests {
             in: directory, workers: 1, modelJSON: FetchCommandTests.modelJSON
         ) { coordinator in
             let jobs = ["--listen", coordinator.process.listenEndpoint]
+            let feed = ["--feed", coordinator.process.feedEndpoint]
             for (entity, file) in [("User", users), ("PullRequest", rows)] {
                 let pushed = try await Binaries.run(
-                    "tributary", ["push", "import", "--entity", entity, "--file", file, "--wait"] + jobs)
+                    "tributary", ["push", "import", "--entity", entity, "--file", file, "--wait"] + jobs + feed)
                 #expect(pushed.status == 0, "\(pushed.error)")
             }
             let store = coordinator.storePath

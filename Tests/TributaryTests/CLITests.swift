@@ -30,6 +30,8 @@ struct CLITests {
             (["status", "--bogus"], "Unknown option '--bogus'"),
             (["jobs", "list", "--state", "nope"], "--state must be one of cancelled, dead, done, queued, running"),
             (["push", "job", "--kind", "x", "--after", "-3"], "--after '-3' is not a job id"),
+            (["push", "jobs", "--file", "/nonexistent.ndjson"], "cannot read --file /nonexistent.ndjson"),
+            (["push", "jobs", "--file", "-", "--jobs-per-message", "0"], "--jobs-per-message must be a positive"),
             (["push", "job", "--kind", "x", "--batch", "schedule/nightly"], "names starting with 'schedule/'"),
             (
                 ["generate", "kotlin", "--model", "m.json", "--output", "out"],
@@ -167,7 +169,8 @@ struct CLITests {
 
             let pushed = try await Binaries.run(
                 "tributary",
-                ["push", "import", "--entity", "PullRequest", "--file", input, "--chunk", "100", "--wait"] + jobs)
+                ["push", "import", "--entity", "PullRequest", "--file", input, "--chunk", "100", "--wait"] + jobs + feed
+            )
             #expect(pushed.status == 0, "\(pushed.error)")
             #expect(pushed.output.contains("done: 3 jobs, 300 rows"))
 
@@ -203,7 +206,7 @@ struct CLITests {
                 "{\"number\": 1, \"title\": \"ok\", \"merged\": true, \"additions\": \"many\", \"createdAt\": \"2024-01-01T00:00:00Z\"}\n"
             )
             let failing = try await Binaries.run(
-                "tributary", ["push", "import", "--entity", "PullRequest", "--file", bad, "--wait"] + jobs)
+                "tributary", ["push", "import", "--entity", "PullRequest", "--file", bad, "--wait"] + jobs + feed)
             #expect(failing.status == 1)
             #expect(
                 failing.error.contains(

@@ -86,9 +86,10 @@ struct FetchCommandTests {
         let (_, exitStatus) = try await TestCoordinator.with(in: directory, workers: 1, modelJSON: Self.modelJSON) {
             coordinator in
             let jobs = ["--listen", coordinator.process.listenEndpoint]
+            let feed = ["--feed", coordinator.process.feedEndpoint]
             for (entity, file) in [("User", users), ("PullRequest", rows)] {
                 let pushed = try await Binaries.run(
-                    "tributary", ["push", "import", "--entity", entity, "--file", file, "--wait"] + jobs)
+                    "tributary", ["push", "import", "--entity", entity, "--file", file, "--wait"] + jobs + feed)
                 #expect(pushed.status == 0, "\(pushed.error)")
             }
             let store = try DatabaseQueue(path: coordinator.storePath)

@@ -393,7 +393,8 @@ extension LiveResultsTests {
         }
         let file = try directory.write("import.ndjson", rows.joined(separator: "\n"))
         let pushed = try await Binaries.run(
-            "tributary", ["push", "import", "--entity", "PullRequest", "--file", file, "--wait", "--listen", listen])
+            "tributary",
+            ["push", "import", "--entity", "PullRequest", "--file", file, "--wait", "--listen", listen, "--feed", feed])
         #expect(pushed.status == 0, "\(pushed.error)")
         let imported = try BatchChangeTests.count(coordinator.storePath, "SELECT MAX(seq) FROM tributary_history")
         let afterImport = try await follow(to: UInt64(imported))

@@ -7,7 +7,8 @@ import TributaryCore
 /// `tributary push`: enqueue jobs.
 struct PushCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "push", abstract: "Enqueue jobs.", subcommands: [PushImportCommand.self, PushJobCommand.self])
+        commandName: "push", abstract: "Enqueue jobs.",
+        subcommands: [PushImportCommand.self, PushJobCommand.self, PushJobsCommand.self])
 }
 
 /// `tributary push job`: one job of any kind, for workers with handlers of their own.
@@ -15,7 +16,10 @@ struct PushJobCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "job",
         abstract: "Enqueue one job of a kind a worker registered (e.g. the sample triage-worker's 'triage').",
-        discussion: "Prints the job id. With --wait, waits until it is done, and exits 1 if it died, naming why.")
+        discussion: """
+            Prints the job id. With --wait, waits until it is done (learning of its end on the coordinator's feed, \
+            --feed), and exits 1 if it died, naming why.
+            """)
 
     @Option(help: "The job kind, as the worker's handler names it.")
     var kind: String
@@ -51,6 +55,8 @@ struct PushJobCommand: AsyncParsableCommand {
 
     @OptionGroup var jobs: JobsEndpointOption
 
+    @OptionGroup var waiting: WaitOptions
+
     func validate() throws {
         guard !kind.isEmpty else { throw ValidationError("--kind must name a job kind") }
         if let refusal = JobQueue.refusal(of: queue) { throw ValidationError("--queue: \(refusal)") }
@@ -73,37 +79,31 @@ struct PushJobCommand: AsyncParsableCommand {
         parents.apply(to: &spec)
         let client = try JobClient(endpoint: jobs.endpoint, curve: try jobs.curveKeys())
         try await batch.checkOpen(with: client)
-        let pushed = try await client.push(
-            [spec], batch: batch.batch ?? "",
-            onComplete: callback.spec(queue: queue))
+        let waiter = wait ? try waiting.subscribe(curve: try jobs.curveKeys()) : nil
+        let pushed: PushedBatch
+        do {
+            pushed = try await client.push([spec], batch: batch.batch ?? "", onComplete: callback.spec(queue: queue))
+        } catch {
+            await waiter?.close()
+            throw error
+        }
         let id = pushed.ids.first ?? 0
-        let duplicate = !pushed.duplicates.isEmpty
-        if duplicate { Terminal.error("not enqueued: job \(id) has the unique key '\(uniqueKey ?? "")'") }
-        guard wait else {
+        if !pushed.duplicates.isEmpty {
+            Terminal.error("not enqueued: job \(id) has the unique key '\(uniqueKey ?? "")'")
+        }
+        guard let waiter else {
             Terminal.line(String(id))
             await client.close()
             return
         }
         // A duplicate's batch is empty: wait for the job that holds the key instead.
-        let job = try await Self.waitForJob(id, client: client)
+        do {
+            try await waiter.job(id, client: client)
+        } catch {
+            await client.close()
+            throw error
+        }
         await client.close()
-        switch job.state {
-        case .dead:
-            let reason = job.errors.last?.message ?? "no error recorded"
-            Terminal.error("job \(id) failed (dead after \(job.attemptsCounted) attempt(s)): \(reason)")
-            throw ExitCode(1)
-        case .cancelled: Terminal.line("job \(id) was cancelled")
-        default: Terminal.line("job \(id) done")
-        }
-    }
-
-    /// Polls the job until it is done, dead or cancelled.
-    static func waitForJob(_ id: Int64, client: JobClient) async throws -> JobInfo {
-        while true {
-            let job = try await client.job(id)
-            if [.done, .dead, .cancelled].contains(job.state) { return job }
-            try await Task.sleep(for: .milliseconds(100))
-        }
     }
 }
 
@@ -116,7 +116,8 @@ struct PushImportCommand: AsyncParsableCommand {
             Prints the batch, then the job ids in order, one per line (with --json: {"batch", "jobIds", \
             "duplicates"} on one line: the ids of jobs not enqueued are those of the jobs that hold their unique \
             keys, and "duplicates" gives their positions). With --wait, shows progress until every job is done or \
-            dead, and exits non-zero if any job failed, naming it.
+            dead (learning of their ends on the coordinator's feed, --feed), and exits non-zero if any job failed, \
+            naming it.
             """)
 
     @Option(help: "The entity the rows belong to.")
@@ -163,6 +164,8 @@ struct PushImportCommand: AsyncParsableCommand {
 
     @OptionGroup var jobs: JobsEndpointOption
 
+    @OptionGroup var waiting: WaitOptions
+
     func validate() throws {
         guard chunk > 0 else { throw ValidationError("--chunk must be a positive number of rows") }
         if let batchSize, batchSize <= 0 {
@@ -193,8 +196,15 @@ struct PushImportCommand: AsyncParsableCommand {
             return spec
         }
         try await batch.checkOpen(with: client)
-        let pushed = try await ImportPusher(client: client).push(
-            specs, batch: batch.batch ?? "", onComplete: callback.spec(queue: queue))
+        let waiter = wait ? try waiting.subscribe(curve: try jobs.curveKeys()) : nil
+        let pushed: PushedBatch
+        do {
+            pushed = try await JobPusher(client: client).push(
+                specs, batch: batch.batch ?? "", onComplete: callback.spec(queue: queue))
+        } catch {
+            await waiter?.close()
+            throw error
+        }
         let rows = chunks.reduce(0) { $0 + $1.rows }
         Terminal.error("pushed \(specs.count) jobs (\(rows) rows) as batch \(pushed.batch)")
         if !pushed.duplicates.isEmpty {
@@ -208,23 +218,16 @@ struct PushImportCommand: AsyncParsableCommand {
             Terminal.line(pushed.batch)
             for id in pushed.ids { Terminal.line(String(id)) }
         }
-        guard wait else {
+        guard let waiter else {
             await client.close()
             return
         }
-        let final = try await client.waitForBatch(pushed.batch) { status in
-            Terminal.progress(Terminal.progressBar(done: status.doneRows, total: status.totalRows, unit: "rows"))
+        do {
+            try await waiter.batch(pushed.batch, client: client, unit: .rows)
+        } catch {
+            await client.close()
+            throw error
         }
-        Terminal.endProgress(Terminal.progressBar(done: final.doneRows, total: final.totalRows, unit: "rows"))
         await client.close()
-        if final.deadJobs > 0 {
-            for job in final.dead {
-                let attempts = job.attempts == 1 ? "1 attempt" : "\(job.attempts) attempts"
-                Terminal.error("job \(job.id) failed (dead after \(attempts)): \(job.message)")
-            }
-            throw ExitCode(1)
-        }
-        let cancelled = final.cancelledJobs == 0 ? "" : " (\(final.cancelledJobs) jobs cancelled)"
-        Terminal.line("done: \(final.doneJobs) jobs, \(final.doneRows) rows\(cancelled)")
     }
 }

@@ -14,6 +14,9 @@ public enum JobState: String, Sendable, Hashable, CaseIterable {
     /// Cancelled before it finished; the batches it committed stay.
     case cancelled
 
+    /// Whether the job has finished: done, dead or cancelled (a dead job may still be retried).
+    public var isFinished: Bool { self == .done || self == .dead || self == .cancelled }
+
     /// Every state's name, sorted, for messages that list them.
     public static let names = allCases.map(\.rawValue).sorted()
 }
