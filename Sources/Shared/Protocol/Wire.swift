@@ -38,9 +38,11 @@ public enum Wire {
     /// Decodes the frames a DEALER sent (without the routing id): one envelope or a batch of them, in order.
     /// - Returns: each envelope with its size in bytes, or the `MALFORMED_FRAME` error naming what is wrong
     ///   with that one (the others stand).
-    /// - Parameter discardingUnknownFields: skip fields this build does not know instead of keeping them for
-    ///   re-encoding: for a receiver that never forwards what it decodes (the coordinator), so that a frame of
-    ///   countless unknown fields costs a scan, not an allocation per field.
+    /// - Parameters:
+    ///   - frames: the message's frames after the routing id: the signature, then one envelope or several.
+    ///   - discardingUnknownFields: skip fields this build does not know instead of keeping them for re-encoding:
+    ///     for a receiver that never forwards what it decodes (the coordinator), so that a frame of countless
+    ///     unknown fields costs a scan, not an allocation per field.
     /// - Throws: ``ProtocolError`` `MALFORMED_FRAME` when the message is not in the protocol's layout at all.
     public static func decodeEach(
         _ frames: ArraySlice<Data>, discardingUnknownFields: Bool = false
