@@ -207,27 +207,7 @@ struct PushImportCommand: AsyncParsableCommand {
         }
         let rows = chunks.reduce(0) { $0 + $1.rows }
         Terminal.error("pushed \(specs.count) jobs (\(rows) rows) as batch \(pushed.batch)")
-        if !pushed.duplicates.isEmpty {
-            Terminal.error(
-                "not enqueued: \(pushed.duplicates.count) of them, whose unique keys waiting, queued or running jobs hold"
-            )
-        }
-        if json {
-            Terminal.line(try JSONOutput.pushed(pushed))
-        } else {
-            Terminal.line(pushed.batch)
-            for id in pushed.ids { Terminal.line(String(id)) }
-        }
-        guard let waiter else {
-            await client.close()
-            return
-        }
-        do {
-            try await waiter.batch(pushed.batch, client: client, unit: .rows)
-        } catch {
-            await client.close()
-            throw error
-        }
-        await client.close()
+        try await PushWait.report(
+            pushed, json: json, namingBatch: true, waiter: waiter, unit: .rows, client: client)
     }
 }

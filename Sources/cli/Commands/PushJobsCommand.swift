@@ -82,27 +82,8 @@ struct PushJobsCommand: AsyncParsableCommand {
             throw error
         }
         Terminal.error("pushed \(specs.count) jobs as batch \(pushed.batch)")
-        if !pushed.duplicates.isEmpty {
-            Terminal.error(
-                "not enqueued: \(pushed.duplicates.count) of them, whose unique keys waiting, queued or running jobs hold"
-            )
-        }
-        if json {
-            Terminal.line(try JSONOutput.pushed(pushed))
-        } else {
-            for id in pushed.ids { Terminal.line(String(id)) }
-        }
-        guard let waiter else {
-            await client.close()
-            return
-        }
-        do {
-            try await waiter.batch(pushed.batch, client: client, unit: .jobs)
-        } catch {
-            await client.close()
-            throw error
-        }
-        await client.close()
+        try await PushWait.report(
+            pushed, json: json, namingBatch: false, waiter: waiter, unit: .jobs, client: client)
     }
 
     /// The file's lines, or standard input's (read on a thread of its own).
