@@ -285,6 +285,8 @@ enum DashboardAssets {
         button.close { background: none; border: none; color: inherit; padding: 0 2px; font-size: 15px; line-height: 1; }
 
         /* Summary cards */
+        /* Each card as wide as its content (so the eleven fit one row of a 1,400 px window), sharing what is left; a
+           card that wraps onto a row of its own grows to 240 px at most rather than across the row. */
         .cards { display: flex; flex-wrap: wrap; gap: 10px; margin-bottom: 14px; }
         .card {
           background: var(--panel);
@@ -292,7 +294,9 @@ enum DashboardAssets {
           border-radius: 6px;
           padding: 8px 12px;
           border-top: 3px solid var(--border);
-          flex: 1 1 110px;
+          flex: 1 1 auto;
+          min-width: 96px;
+          max-width: 240px;
         }
         .card .label {
           color: var(--muted);
