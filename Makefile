@@ -93,11 +93,12 @@ entities:
 	.build/debug/tributary generate swift --model Tests/Fixtures/demo-model.json --output Tests/GeneratedEntities/Demo
 	.build/debug/tributary generate swift --model Tests/Fixtures/every-type-model.json --output Tests/GeneratedEntities/EveryType
 
-## docs: the Tributary library's DocC documentation, its three modules and the articles of
-## Sources/Shared/Client/Tributary.docc, combined in .build/docs/Tributary.doccarchive (warnings are errors: every
-## symbol link resolves); then scripts/check-doc-coverage.py fails on a public declaration without a doc comment.
+## docs: the DocC documentation of the library products Tributary (three modules and the articles of
+## Sources/Shared/Client/Tributary.docc) and TributaryCoordinator (its catalog in Sources/Shared/Coordinator), combined
+## in .build/docs/Tributary.doccarchive (warnings are errors: every symbol link resolves); then
+## scripts/check-doc-coverage.py fails on a public declaration of either product without a doc comment.
 ## `docc process-archive transform-for-static-hosting` turns the archive into a site a static file server shows
-DOCS_TARGETS = TributaryCore TributaryProtocol TributaryClient
+DOCS_TARGETS = TributaryCore TributaryProtocol TributaryClient TributaryCoordinator
 DOCS_ARCHIVE = .build/docs/Tributary.doccarchive
 docs: deps
 	mkdir -p $(dir $(DOCS_ARCHIVE))
@@ -106,7 +107,7 @@ docs: deps
 		--output-path $(DOCS_ARCHIVE) --warnings-as-errors
 	@# The plugin reports success even when merging the modules' archives fails: check the archive is there.
 	@test -d $(DOCS_ARCHIVE)/data || { echo "docs: no combined archive at $(DOCS_ARCHIVE)" >&2; exit 1; }
-	python3 scripts/check-doc-coverage.py --product Tributary $(DOCS_TARGETS)
+	python3 scripts/check-doc-coverage.py --product Tributary --product TributaryCoordinator $(DOCS_TARGETS)
 
 ## lint: check formatting against .swift-format (generated protobuf code and entity types excluded)
 lint:

@@ -8,9 +8,9 @@ with a summary sentence rather than only `- Parameter`, `- Returns` or `- Throws
 compiler synthesizes, extension blocks (their members are checked), and declarations in generated protobuf code
 (`*.pb.swift`), whose comments come from `tributary.proto`.
 
-Usage: check-doc-coverage.py [--build-dir .build] [--product Tributary] MODULE...
-With --product, the modules must be exactly that library product's targets (read from `swift package describe`),
-so the check follows Package.swift.
+Usage: check-doc-coverage.py [--build-dir .build] [--product Tributary ...] MODULE...
+With --product (once per library product), the modules must be exactly those products' targets (read from
+`swift package describe`), so the check follows Package.swift.
 """
 import argparse
 import glob
@@ -75,14 +75,17 @@ def check(build_dir, module):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build-dir", default=".build")
-    parser.add_argument("--product")
+    parser.add_argument("--product", action="append", default=[])
     parser.add_argument("modules", nargs="+")
     arguments = parser.parse_args()
     if arguments.product:
-        targets = product_targets(arguments.product)
+        targets = set()
+        for product in arguments.product:
+            targets.update(product_targets(product))
         if sorted(targets) != sorted(arguments.modules):
-            sys.exit(f"doc coverage: the {arguments.product} product's targets are {', '.join(sorted(targets))}, "
-                     f"not {', '.join(sorted(arguments.modules))}: update DOCS_TARGETS in the Makefile")
+            sys.exit(f"doc coverage: the {', '.join(arguments.product)} products' targets are "
+                     f"{', '.join(sorted(targets))}, not {', '.join(sorted(arguments.modules))}: update DOCS_TARGETS "
+                     "in the Makefile")
     total, generated, missing = 0, 0, []
     for module in arguments.modules:
         checked, skipped, lacking = check(arguments.build_dir, module)

@@ -7,10 +7,10 @@ import TributaryProtocol
 import ZeroMQ
 
 /// The change feed as a `Service`: the owner of the topics its subscribers follow and of the last sequence number
-/// published. Its XPUB socket (``FeedSocket``) runs on the router's socket loop, so a commit answered on the router's
+/// published. Its XPUB socket (`FeedSocket`) runs on the router's socket loop, so a commit answered on the router's
 /// thread is published from it at once, without waking a thread of the feed's own.
 ///
-/// The server hands it each commit's didSave parts (``publish(_:)``) and jobs' progress; it publishes a
+/// The server hands it each commit's didSave parts (`publish(_:)`) and jobs' progress; it publishes a
 /// heartbeat carrying the last sequence number every ``CoordinatorConfiguration/feedHeartbeatInterval``. A
 /// commit's messages and its update of the last sequence number go into the loop's outbox under one lock, which
 /// heartbeats take too, so a heartbeat never overtakes a commit it counts.

@@ -14,20 +14,22 @@ extension FeedStore {
         public var afterEpoch: UInt64 = 0
         /// ... up to this one; 0 = the last commit.
         public var until: UInt64 = 0
+        /// The entities and objects the history is read for; everything by default.
         public var filter = FeedFilter()
         /// At most this many commits per page.
         public var maxCommits = 1_000
         /// A page ends once its stored records reach this many bytes (after at least one commit).
         public var maxBytes = 4 << 20
 
+        /// A query for the commits after `after`, with the defaults above.
         public init(after: UInt64) {
             self.after = after
         }
     }
 
     /// A page of history, read on a reader connection (it never waits on the writer).
-    /// - Throws: ``StoreError`` `feedRewritten` when the store's commit `query.after` is not the one the subscriber
-    ///   saw; `historyPruned` when commits after it are no longer kept.
+    /// - Throws: ``/TributaryCore/StoreError`` `feedRewritten` when the store's commit `query.after` is not the one the
+    ///   subscriber saw; `historyPruned` when commits after it are no longer kept.
     public func history(_ query: HistoryQuery) async throws -> Tributary_V1_HistoryReply {
         try await pool.read { db in try Self.history(query, in: db) }
     }
@@ -119,7 +121,7 @@ extension FeedStore {
     }
 
     /// Opens a consistent read of the current objects of `entities` (every entity when empty).
-    /// - Throws: ``StoreError`` `unknownEntity` naming an entity the model does not have.
+    /// - Throws: ``/TributaryCore/StoreError`` `unknownEntity` naming an entity the model does not have.
     public func makeSnapshot(entities: Set<String>) throws -> StoreSnapshot {
         try StoreSnapshot(pool: pool, model: model, entities: entities)
     }

@@ -36,7 +36,7 @@ public final class StoreSnapshot: Sendable {
 
     /// The next page: at most `maxRows` objects, of one entity per batch; `seq` is the last commit the snapshot
     /// shows (of `epoch`), `done` tells that it is the last page.
-    /// - Throws: ``StoreError`` when a page of this snapshot is being read already.
+    /// - Throws: ``/TributaryCore/StoreError`` when a page of this snapshot is being read already.
     public func nextPage(maxRows: Int) async throws
         -> (objects: [Tributary_V1_EntityBatch], seq: UInt64, epoch: UInt64, done: Bool)
     {

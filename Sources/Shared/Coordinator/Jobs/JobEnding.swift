@@ -11,12 +11,15 @@ public struct JobEnding: Sendable, Equatable {
     /// Whether an attempt of it was running when it ended (a settled child, a queued job cancelled: no).
     public let ranAttempt: Bool
 
+    /// An ending of the job whose `progress` it is.
     public init(kind: String, progress: JobProgress, ranAttempt: Bool) {
         self.kind = kind
         self.progress = progress
         self.ranAttempt = ranAttempt
     }
 
+    /// The job's id.
     public var id: Int64 { progress.id }
+    /// How it ended: `.done`, `.dead` or `.cancelled`.
     public var state: JobState { progress.state }
 }

@@ -13,9 +13,13 @@ public enum JobFailureOutcome: Sendable, Equatable {
 
 /// A failed attempt as the store recorded it: what became of its job, and every job that ended of it.
 public struct FailedAttempt: Sendable, Equatable {
+    /// The job's id.
     public let id: Int64
+    /// The job's kind.
     public let kind: String
+    /// The attempt that failed.
     public let attempt: Int
+    /// What became of the job: queued again after a delay, or dead.
     public let outcome: JobFailureOutcome
     /// When it died: the job itself, then the jobs waiting for it that its death settled (dead or cancelled).
     public let endings: [JobEnding]
@@ -44,7 +48,9 @@ public struct JobsLeftRunning: Sendable, Equatable {
 /// What a push did: an id per pushed job (for a duplicate, the id of the job that has its unique key), and the
 /// indexes of the jobs that were not enqueued because of that job.
 public struct PushedJobs: Sendable, Equatable {
+    /// An id per pushed job, in the order pushed (a duplicate's is that of the job holding its unique key).
     public var ids: [Int64] = []
+    /// The indexes, in the push, of the jobs not enqueued because another job holds their unique key.
     public var duplicates: [Int] = []
     /// Pushed jobs that a failed parent settled at once (dead or cancelled).
     public var settled: [JobEnding] = []
@@ -52,9 +58,13 @@ public struct PushedJobs: Sendable, Equatable {
 
 /// A job the queue handed to a worker.
 public struct ClaimedJob: Sendable {
+    /// The job's id.
     public let id: Int64
+    /// The attempt the worker runs (its saves name it, so a late save of an earlier attempt is refused).
     public let attempt: Int
+    /// What to run: the job's spec, payload included.
     public var spec: JobSpec
+    /// How many of its batches earlier attempts committed: the worker resumes after them.
     public let committedBatches: Int
     /// When it was last due (pushed, queued again, or its `run_at`), in seconds since 1970: its wait in the queue
     /// ends now.
@@ -64,13 +74,18 @@ public struct ClaimedJob: Sendable {
 /// Jobs to lease to a worker: up to `limit` queued jobs of `kinds`, from the first of `queues` that has any due,
 /// then the next; in each queue by priority, then oldest first.
 public struct ClaimRequest: Sendable {
+    /// The id of the worker the jobs are leased to.
     public let worker: String
+    /// The job kinds the worker runs.
     public let kinds: [String]
+    /// The queues the worker takes from, in order.
     public let queues: [String]
+    /// The most jobs to lease.
     public var limit: Int
     /// The concurrency limits the claim keeps to.
     public var runLimits: RunLimits
 
+    /// A claim of up to `limit` jobs of `kinds` for `worker`, from `queues` in order, within `runLimits`.
     public init(
         worker: String, kinds: [String], queues: [String] = [JobQueue.defaultName], limit: Int,
         runLimits: RunLimits = RunLimits()
@@ -527,9 +542,13 @@ extension JobStore {
 
     /// A running attempt that outlived its job's timeout.
     public struct TimedOutAttempt: Sendable, Equatable {
+        /// The id of the worker that ran the attempt.
         public let worker: String
+        /// The attempt's failure as the store recorded it.
         public let failure: FailedAttempt
+        /// The job's id.
         public var jobID: Int64 { failure.id }
+        /// The attempt that timed out.
         public var attempt: Int { failure.attempt }
     }
 

@@ -15,11 +15,12 @@ extension JobStore {
 
     /// A named queue's depth and latency.
     public struct QueueDepth: Sendable, Equatable {
+        /// The queue's name.
         public let name: String
         /// Jobs waiting in it (retries and delayed jobs included).
         public let queued: UInt64
         /// How long the job at the head of the queue has waited, in seconds: for each priority (the highest
-        /// ``JobStore/latencyPriorities``), the due job a claim would take next at that priority; the longest of
+        /// `latencyPriorities`), the due job a claim would take next at that priority; the longest of
         /// their waits; 0 when none is due. A job's wait starts when it became claimable (pushed, due, retried or
         /// put back).
         public let latency: Double

@@ -11,7 +11,8 @@ import GRDB
 ///
 /// ```swift
 /// let store = try RootStore.open(path: "store.sqlite", model: model)
-/// let pushed = try await store.jobs.pushJobs([JobSpec(kind: "report")], batch: "nightly")
+/// let nightly = try await store.jobs.batchStatus("nightly")
+/// print("\(nightly.doneJobs) of \(nightly.totalJobs) jobs done")
 /// ```
 public struct JobStore: Sendable {
     package let pool: DatabasePool

@@ -17,6 +17,7 @@ public struct RetryPolicy: Sendable, Equatable {
     /// 20 attempts, 1 s doubling to 10 minutes (about 2 hours from the first failure to the last attempt).
     public static let `default` = RetryPolicy(maxAttempts: 20, base: .seconds(1), cap: .seconds(600))
 
+    /// A policy of `maxAttempts` attempts, retried after `base`, doubling per attempt up to `cap` (with jitter).
     public init(maxAttempts: Int, base: Duration, cap: Duration) {
         self.maxAttempts = maxAttempts
         self.base = base

@@ -28,6 +28,7 @@ public enum MetricNames {
     public static let groupCommitRows = "tributary_group_commit_rows"
     /// Histogram.
     public static let groupCommitSeconds = "tributary_group_commit_seconds"
+    /// Histogram, by `write`: a write other than a group commit or a push (pruning, a failure, a schedule).
     public static let writeSeconds = "tributary_writer_write_seconds"
     /// Histogram.
     public static let saveCommitSeconds = "tributary_save_commit_seconds"

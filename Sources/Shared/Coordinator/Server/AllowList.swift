@@ -9,18 +9,20 @@ public struct AllowList: Sendable {
     public struct Entry: Sendable, Hashable {
         /// The file's name without `.pub`: how logs and errors name the peer.
         public let name: String
+        /// What the key may send (docs/security.md).
         public let role: CurveKeyFile.Role
     }
 
     /// Entries by public key (Z85).
     public let entries: [String: Entry]
 
+    /// An allow-list of `entries`, by public key (Z85).
     public init(entries: [String: Entry] = [:]) {
         self.entries = entries
     }
 
     /// Reads every `*.pub` file of `directory`.
-    /// - Throws: ``KeyFileError`` naming the folder, or a file without a valid public key or role.
+    /// - Throws: `KeyFileError` naming the folder, or a file without a valid public key or role.
     public static func load(directory: String) throws -> AllowList {
         let names: [String]
         do {

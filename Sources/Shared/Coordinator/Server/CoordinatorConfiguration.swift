@@ -61,6 +61,7 @@ public struct CoordinatorConfiguration: Sendable {
     /// How often the feed publishes a heartbeat carrying the last sequence number.
     public var feedHeartbeatInterval: Duration = .milliseconds(500)
 
+    /// A configuration for the store at `storePath` with `model`, everything else as its defaults above.
     public init(storePath: String, model: Model) {
         self.storePath = storePath
         self.model = model
@@ -69,8 +70,10 @@ public struct CoordinatorConfiguration: Sendable {
 
 /// A coordinator configuration that cannot work, with a message saying what to change.
 public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
+    /// What is wrong, and what to change.
     public let message: String
 
+    /// An error saying `message`.
     public init(message: String) {
         self.message = message
     }

@@ -18,5 +18,6 @@ public struct CoordinatorLimits: Sendable, Hashable {
     /// (`--max-pending-requests`): `TOO_MANY_REQUESTS`.
     public var maximumPendingRequestsPerPeer: Int = 16
 
+    /// The default limits, as above.
     public init() {}
 }

@@ -12,8 +12,8 @@ import ZeroMQ
 /// loop's thread (the loop is its executor): a message reaches it and its replies leave without another thread
 /// woken. Store writes run on GRDB's writer queue and reads on the reader pool's threads, so nothing here blocks
 /// the socket or the cooperative pool.
-/// A malformed or invalid message is answered with an ``ProtocolError`` to its sender, and the coordinator goes
-/// on serving everyone else.
+/// A malformed or invalid message is answered with an ``/TributaryProtocol/ProtocolError`` to its sender, and the
+/// coordinator goes on serving everyone else.
 public actor CoordinatorServer: Service {
     let configuration: CoordinatorConfiguration
     nonisolated let logger: Logger
@@ -69,7 +69,7 @@ public actor CoordinatorServer: Service {
         intake = Intake(authorization: authorization, limits: configuration.limits)
     }
 
-    /// Serves until graceful shutdown (or ``stop()``): then drains the workers, has the writer commit and answer
+    /// Serves until graceful shutdown (or `stop()`): then drains the workers, has the writer commit and answer
     /// what came, hands back running jobs and closes the socket; returns once it is closed. Cancelled, it stops
     /// the same way without waiting for workers (nothing reads their saves any more).
     public func run() async throws {
@@ -155,7 +155,7 @@ public actor CoordinatorServer: Service {
         post(.jobsQueued)
     }
 
-    /// Reads the allow-list again (on SIGHUP): see ``reloadAllowListNow()``.
+    /// Reads the allow-list again (on SIGHUP): see `reloadAllowListNow()`.
     public nonisolated func reloadAllowList() {
         post(.reloadAllowList)
     }

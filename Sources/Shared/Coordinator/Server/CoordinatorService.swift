@@ -12,7 +12,11 @@ public struct CoordinatorService: Service {
     private let ready: @Sendable (CoordinatorServer) -> Void
     private let services: @Sendable (CoordinatorServer) -> [any Service]
 
+    /// A coordinator as `configuration` says, serving once its service group runs it.
+    ///
     /// - Parameters:
+    ///   - configuration: the store, the model, the endpoints, the local pool and the limits.
+    ///   - logger: where the coordinator logs.
     ///   - services: more services that serve beside the router (the HTTP endpoint), made once it exists; they
     ///     start before the router and stop after it, so they still answer while it drains.
     ///   - ready: called once the sockets are bound and the pool is started, with the server (its

@@ -71,7 +71,7 @@ public enum LocalRequestError: Error, CustomStringConvertible {
     case stopped
     /// The request is not one the coordinator answers for a local caller.
     case notLocal(String)
-    /// Too many requests are waiting for the router (``LocalPeers/maximumWaiting``).
+    /// Too many requests are waiting for the router (`LocalPeers.maximumWaiting`).
     case busy
 
     public var description: String {

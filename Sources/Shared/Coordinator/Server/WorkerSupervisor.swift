@@ -37,10 +37,13 @@ public final class WorkerSupervisor: Service, Sendable {
     private let stopTimeout: Duration
     private let state: Mutex<State>
 
+    /// A pool of `count` workers, started when the supervisor runs.
+    ///
     /// - Parameters:
     ///   - count: how many workers to keep running.
     ///   - executable: the `tributary-worker` binary.
     ///   - arguments: its arguments (at least `--connect`).
+    ///   - logger: where the pool's starts, exits and restarts are logged.
     ///   - stopTimeout: how long a graceful shutdown waits for the workers to exit after SIGTERM before it SIGKILLs
     ///     them: longer than their own `--shutdown-seconds`, so that they hand their unfinished jobs back themselves.
     ///   - onExit: told the pid and pool name of each worker that exits.
@@ -154,7 +157,9 @@ public struct PoolProcess: Sendable, Equatable {
     public let name: String
     /// 0 while it waits to be started again.
     public let pid: Int32
+    /// How many times it was started again after exiting.
     public let restarts: Int
+    /// The exit status of its last run (0 while it has not exited).
     public let lastExitStatus: Int32
     /// Its last 3 runs each ended within 10 s.
     public let crashLooping: Bool

@@ -4,10 +4,12 @@ import TributaryProtocol
 
 /// A parent that is a ``RootStore`` in the same process: for tests and embedded use.
 public struct LocalRootParent: ChangeSetParent {
+    /// The store the saves go to.
     public let store: RootStore
     /// How long a save inside a context's block waits for the store (through a task) before it is left in doubt.
     public let blockedSaveLimit: Duration
 
+    /// A parent saving into `store`, leaving a blocked save in doubt after `blockedSaveLimit`.
     public init(store: RootStore, blockedSaveLimit: Duration = .seconds(60)) {
         self.store = store
         self.blockedSaveLimit = blockedSaveLimit

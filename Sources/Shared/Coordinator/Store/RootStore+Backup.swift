@@ -6,9 +6,11 @@ import TributaryCore
 public struct StoreBackup: Sendable, Equatable {
     /// Where it is (absolute).
     public var path: String
+    /// Its size.
     public var bytes: UInt64
     /// The last commit it holds.
     public var lastSeq: UInt64
+    /// How long it took to make, in seconds.
     public var seconds: Double
 }
 
@@ -18,8 +20,8 @@ extension RootStore {
     /// connection (one read transaction: commits go on meanwhile, and the copy holds none of them half). The copy is
     /// written beside `path` under a temporary name, synced, and then linked to `path`, so `path` appears only
     /// complete and an existing file is never replaced.
-    /// - Throws: ``StoreError`` (`invalidRequest`) naming the path when it exists or its directory does not;
-    ///   nothing is left behind then.
+    /// - Throws: ``/TributaryCore/StoreError`` (`invalidRequest`) naming the path when it exists or its directory does
+    ///   not; nothing is left behind then.
     public func backup(to path: String) async throws -> StoreBackup {
         let started = ContinuousClock.now
         let url = URL(fileURLWithPath: path)

@@ -15,8 +15,8 @@ extension RootStore {
 
     /// Answers a fetch from a reader connection (never waiting for the writer): the matching objects, ids or count,
     /// leaving out `exclude_ids`, at one consistent point whose commit is `seq`.
-    /// - Throws: ``StoreError``: `unknownEntity`; `invalidPredicate` naming what the predicate or sort got wrong;
-    ///   `invalidRequest` for too many excluded ids or more than ``maximumFetchRows`` results without a limit.
+    /// - Throws: ``/TributaryCore/StoreError``: `unknownEntity`; `invalidPredicate` naming what the predicate or sort
+    ///   got wrong; `invalidRequest` for too many excluded ids or more than `maximumFetchRows` results without a limit.
     public func fetch(_ request: Tributary_V1_FetchRequest) throws -> Tributary_V1_FetchReply {
         let query = try query(for: request)
         return try pool.read { db in try query.run(in: db) }

@@ -11,11 +11,12 @@ import TributaryCore
 ///
 /// It opens, creates, upgrades and closes the file; what is stored in it is read and written through the stores
 /// by capability it holds: ``jobs`` (the job engine), ``feed`` (history, snapshots, durable subscribers) and
-/// ``saves`` (group commits, for ``StoreWriter``).
+/// ``saves`` (group commits, for `StoreWriter`).
 ///
 /// ```swift
 /// let store = try RootStore.open(path: "store.sqlite", model: model)
-/// let pushed = try await store.jobs.pushJobs([spec], batch: "b1")
+/// let overview = try await store.jobs.overview()
+/// try store.close()
 /// ```
 public final class RootStore: Sendable {
     /// The SQLite file.
@@ -67,9 +68,9 @@ public final class RootStore: Sendable {
     }
 
     /// Opens (creating if needed) the store at `path` for `model`, its commits synced as `durability` says.
-    /// - Throws: ``ModelError`` when the model is incompatible with the store; ``StoreError`` when the file
-    ///   cannot be opened, belongs to another program, or another coordinator has it open.
-    ///   A refused store is left byte for byte as it was.
+    /// - Throws: ``/TributaryCore/ModelError`` when the model is incompatible with the store;
+    ///   ``/TributaryCore/StoreError`` when the file cannot be opened, belongs to another program, or another
+    ///   coordinator has it open. A refused store is left byte for byte as it was.
     public static func open(path: String, model: Model, durability: Durability = .full) throws -> RootStore {
         SQLiteProcessSettings.apply()
         ProcessMemorySettings.apply()
@@ -114,7 +115,7 @@ public final class RootStore: Sendable {
 
     /// The `cache_size` pragma of the writer connection: -32768 is 32 MiB. The pages the writer misses come from the
     /// OS's page cache, so a larger cache buys it no speed, small store or large; the memory it would take pays
-    /// instead for more saves in flight, which make larger commits (see ``WorkerConfiguration/concurrency``, and
+    /// instead for more saves in flight, which make larger commits (see `WorkerConfiguration.concurrency`, and
     /// docs/benchmarks.md, 'Import').
     public static let cacheSizePragma = -32_768
 

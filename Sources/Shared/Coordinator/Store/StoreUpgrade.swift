@@ -7,18 +7,18 @@ import TributaryCore
 ///
 /// Format 5 → 6: entity tables keyed by their 16-byte id (`WITHOUT ROWID`), with to-one columns and join tables of
 /// 16-byte ids, become tables with an integer row key beside the unique id, whose relationships hold row keys
-/// (see ``Schema``). Each table is renamed aside, created anew, filled in id order, and the old one dropped.
+/// (see `Schema`). Each table is renamed aside, created anew, filled in id order, and the old one dropped.
 /// A reference to an object the old store no longer had (format 5 did not refuse one) cannot be kept as a row
 /// key: it is cleared, and counted in the report.
 ///
 /// Format 6 → 7: the job table gains its `queue` column (every job in `default`) and the index claims read by
-/// queue; ``Schema/createSystemTables(_:)`` adds them, as for a format-5 store on its way.
+/// queue; `Schema.createSystemTables(_:)` adds them, as for a format-5 store on its way.
 ///
 /// Format 7 → 8: the job table gains `on_parent_failure`, `schedule` and `tick`, the unique-key index also covers
 /// waiting jobs, and the dependency and schedule tables appear; also done by the system tables' set-up.
 ///
 /// Format 8 → 9: each relationship's SQLite index (`<Entity>_by_<relationship>` on a to-one column,
-/// `<join>_by_destination` on a join table) is dropped and replaced by its ``InverseIndex`` (filled from the
+/// `<join>_by_destination` on a join table) is dropped and replaced by its `InverseIndex` (filled from the
 /// relationship's values) and the triggers that keep it. A store of format 6 or 7 takes this step too; one of
 /// format 5 gets the inverse index as its tables are rebuilt.
 ///
@@ -48,6 +48,7 @@ public enum StoreUpgrade {
         public let references: Int
         /// References to objects the store did not have, cleared.
         public let danglingReferencesCleared: Int
+        /// How long the upgrade took.
         public let duration: Duration
     }
 

@@ -2,7 +2,7 @@
     import Glibc
 #endif
 
-/// The coordinator's malloc settings, made once per process (by ``RootStore/open(path:model:)``): a fixed mmap
+/// The coordinator's malloc settings, made once per process (by `open(path:model:)`): a fixed mmap
 /// threshold of 1 MiB, and a trim threshold of 8 MiB.
 ///
 /// glibc starts with a 128 KiB threshold and raises it (up to 32 MiB) each time a block above it is freed, so after

@@ -14,7 +14,7 @@ public enum SaveOutcome: Sendable {
     case committedEmpty(remaps: [Tributary_V1_IDRemap], resolved: [Tributary_V1_EntityBatch])
     /// This (job, batch) had been applied before; nothing was applied again.
     case duplicate(seq: UInt64)
-    /// A context's save whose id (``SaveRequest/saveID``) the store committed before: nothing was applied again,
+    /// A context's save whose id (`SaveRequest.saveID`) the store committed before: nothing was applied again,
     /// and this is the first answer it was given.
     case answeredBefore(seq: UInt64, remaps: [Tributary_V1_IDRemap], resolved: [Tributary_V1_EntityBatch])
 
@@ -30,7 +30,9 @@ public enum SaveOutcome: Sendable {
 /// A save applied by a group commit: what became of it, and its job's progress afterwards (for the `$jobs`
 /// topic; nil for a save outside a job or one applied before).
 public struct AppliedSave: Sendable {
+    /// What became of the save.
     public let outcome: SaveOutcome
+    /// Its job's progress after it, for the `$jobs` topic; nil outside a job or for a save applied before.
     public let progress: JobProgress?
     /// A batch change's selection: the objects it changed. Nil for other saves, and for a job's batch change
     /// answered as a duplicate (its job's history keeps no ids).
@@ -47,11 +49,14 @@ public struct BatchSelection: Sendable {
     public let more: Bool
 }
 
-/// Saves and claims that join a group commit while it is applied (``RootStore/queueGroupCommit(_:thenClaim:joining:)``).
+/// Saves and claims that join a group commit while it is applied (`queueGroupCommit(_:thenClaim:joining:)`).
 public struct GroupCommitAddition: Sendable {
+    /// Saves to apply after the commit's own, each with the id of the worker that sent it.
     public var saves: [(save: SaveRequest, worker: String)]
+    /// Claims to answer after the commit's own.
     public var claims: [ClaimRequest]
 
+    /// An addition of `saves` and `claims`; none by default (nothing more joins).
     public init(saves: [(save: SaveRequest, worker: String)] = [], claims: [ClaimRequest] = []) {
         self.saves = saves
         self.claims = claims
@@ -62,7 +67,9 @@ public struct GroupCommitAddition: Sendable {
 
 /// What a group commit with claims did: one result per save and one per claim, in the order given.
 public struct GroupCommitResult: Sendable {
+    /// A result per save, in the order given (the joined ones after).
     public let saves: [Result<AppliedSave, any Error>]
+    /// The jobs leased per claim, in the order given (the joined ones after).
     public let claims: [Result<[ClaimedJob], any Error>]
     /// When the writer began the commit: its time on the store runs from here to its answer, whatever ran on the
     /// writer before it (a fold of the inverse index, say).
@@ -92,8 +99,11 @@ struct BatchProgress: Sendable {
 
 /// A save the root refused because the sender's job attempt no longer holds the job.
 public struct LeaseError: Error, CustomStringConvertible, Sendable {
+    /// The job the save was for.
     public let jobID: Int64
+    /// Why the save was refused.
     public let message: String
+    /// The store has no such job (it was deleted, or never existed).
     public let isUnknownJob: Bool
     /// The batch index skipped ahead of the job's committed batches.
     public var isOutOfOrder = false
@@ -194,12 +204,16 @@ extension GroupCommitter {
     /// that fails leaves the others standing, and a failure of the whole transaction (the commit itself, say) comes
     /// back as every save's and claim's error.
     ///
-    /// - Parameter joining: asked on the writer's thread, once the saves are applied and before the claims, for work
-    ///   that gathered meanwhile; what it returns joins this transaction (its saves applied after the others, its
-    ///   claims after the others), and it is asked again until it returns nothing, up to
-    ///   ``maximumJoiningRounds`` times. The result then holds the joined saves after the given ones, and the
-    ///   joined claims after the given ones, in the order joined. A save that arrives while a commit is applied
-    ///   rides in it rather than making a commit of its own, which costs the store twice as much per row.
+    /// - Parameters:
+    ///   - saves: the saves to apply, in order, each with the id of the worker that sent it ("" for a context's
+    ///     save outside any job).
+    ///   - claims: the claims to answer once the saves are applied.
+    ///   - joining: asked on the writer's thread, once the saves are applied and before the claims, for work that
+    ///     gathered meanwhile; what it returns joins this transaction (its saves applied after the others, its
+    ///     claims after the others), and it is asked again until it returns nothing, up to
+    ///     ``maximumJoiningRounds`` times. The result then holds the joined saves after the given ones, and the
+    ///     joined claims after the given ones, in the order joined. A save that arrives while a commit is applied
+    ///     rides in it rather than making a commit of its own, which costs the store twice as much per row.
     public func queueGroupCommit(
         _ saves: [(save: SaveRequest, worker: String)], thenClaim claims: [ClaimRequest],
         joining: (@Sendable () -> GroupCommitAddition)? = nil
