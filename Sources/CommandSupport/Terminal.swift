@@ -12,6 +12,14 @@ public enum Terminal {
         FileHandle.standardOutput.write(Data((text + "\n").utf8))
     }
 
+    /// The width a table on standard output is cut to: the terminal's, else `COLUMNS` from the environment, else
+    /// none (nil).
+    public static var width: Int? {
+        var size = winsize()
+        if isatty(1) != 0, ioctl(1, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+        return ProcessInfo.processInfo.environment["COLUMNS"].flatMap { Int($0) }.flatMap { $0 > 0 ? $0 : nil }
+    }
+
     /// Whether standard error is a terminal.
     public static var isInteractive: Bool { isatty(2) != 0 }
 

@@ -14,8 +14,13 @@ struct FetchCommand: AsyncParsableCommand {
             strings, numbers, TRUE/FALSE, nil, {a, b} lists); a format that does not parse is refused with the \
             parser's message, an unknown entity or key with the coordinator's.
 
-            Text: one line per object, `Entity/<id>  version N  attribute=value ... relationship=<id>`, strings \
-            quoted.
+            Text on a terminal, or with --columns or --format table: a table, a column per key path under a header, \
+            cut to the terminal's width (else to COLUMNS); NULL shows as an empty cell, a to-many relationship as \
+            its count. By default the columns are the attributes, then each to-one relationship by its \
+            destination's single unique key (author.login) or else its id, then each to-many relationship's count.
+
+            Into a pipe, or with --format lines: one line per object, `Entity/<id>  version N  attribute=value ... \
+            relationship=<id>`, strings quoted.
 
             --json: one JSON object per line, {"id": "<uuid>", "entity": "...", "version": N, "attributes": {...}, \
             "relationships": {...}, "prefetched": false}, with every attribute and relationship of the entity. \
@@ -50,6 +55,8 @@ struct FetchCommand: AsyncParsableCommand {
             valueName: "path"))
     var prefetch: [String] = []
 
+    @OptionGroup var output: ObjectFormatOptions
+
     @Flag(help: "Print one JSON object per line instead of text.")
     var json = false
 
@@ -59,21 +66,38 @@ struct FetchCommand: AsyncParsableCommand {
         guard (1...100_000).contains(limit) else { throw ValidationError("--limit must be between 1 and 100000") }
         guard offset >= 0 else { throw ValidationError("--offset must not be negative") }
         if let sort { _ = try FetchSortList.parse(sort) }
+        _ = try output.style(json: json, prefetching: prefetch)
     }
 
     func run() async throws {
-        let request = FetchRequest(
+        let style = try output.style(json: json, prefetching: prefetch)
+        var request = FetchRequest(
             entity: selection.entity, predicate: try selection.predicate(),
             sortedBy: try sort.map(FetchSortList.parse) ?? [], limit: limit, offset: offset, prefetching: prefetch)
-        let result = try await JobClient.with(endpoint: jobs.endpoint, curve: try jobs.curveKeys()) {
-            try await $0.fetch(request)
+        let (result, columns) = try await JobClient.with(endpoint: jobs.endpoint, curve: try jobs.curveKeys()) {
+            client -> (FetchResult, [ObjectColumn]) in
+            guard case .table(let list) = style else { return (try await client.fetch(request), []) }
+            let model = try await client.model()
+            guard let entity = model.entity(named: request.entity) else {
+                throw ValidationError("no entity named '\(request.entity)' in the coordinator's model")
+            }
+            let columns = try ObjectColumn.columns(list, entity: entity, model: model)
+            request.relationshipKeyPathsForPrefetching = Array(Set(columns.flatMap(\.prefetchPaths))).sorted()
+            return (try await client.fetch(request), columns)
         }
-        for object in result.objects {
-            Terminal.line(json ? try JSONOutput.object(object) : ObjectText.line(object))
-        }
-        for object in result.prefetched {
-            Terminal.line(
-                json ? try JSONOutput.object(object, prefetched: true) : ObjectText.line(object, prefetched: true))
+        switch style {
+        case .table:
+            let reached = Dictionary(result.prefetched.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+            let rows = result.objects.map { object in columns.map { $0.cell(FetchedRow(object, reached: reached)) } }
+            for line in ObjectTable.lines(columns: columns, rows: rows, width: Terminal.width) { Terminal.line(line) }
+        case .lines, .json:
+            for object in result.objects {
+                Terminal.line(json ? try JSONOutput.object(object) : ObjectText.line(object))
+            }
+            for object in result.prefetched {
+                Terminal.line(
+                    json ? try JSONOutput.object(object, prefetched: true) : ObjectText.line(object, prefetched: true))
+            }
         }
     }
 }

@@ -16,9 +16,11 @@ struct WatchCommand: AsyncParsableCommand {
             again only for a change it cannot judge from the commit's values (docs/contexts.md#live-results). \
             --where and --sort take the grammar of `tributary fetch`.
 
-            Text: the rows, one per line as `tributary fetch` prints them, under a header with the commit (and with \
-            --section, under a line per section: its value and row count); on a terminal the table is redrawn in \
-            place, otherwise each state follows the last.
+            Text: under a header with the commit, the rows as `tributary fetch` prints them: a table on a terminal \
+            or with --columns or --format table (its columns as fetch's, cut to the terminal's width), a line per \
+            object into a pipe or with --format lines; with --section, a line per section before its rows (its \
+            value and row count). On a terminal the table is redrawn in place, otherwise each state follows the \
+            last. The objects a column's key path reaches are fetched with the rows and kept current.
 
             --json: one line per state, its difference from the line before: {"seq", "count", "removed": \
             [{"offset", "id"}], "inserted": [{"offset", "id"}], "moved": [{"from", "to", "id"}], "updated": \
@@ -47,6 +49,8 @@ struct WatchCommand: AsyncParsableCommand {
             valueName: "key"))
     var section: String?
 
+    @OptionGroup var output: ObjectFormatOptions
+
     @Flag(help: "Print one JSON line of differences per state instead of the table.")
     var json = false
 
@@ -56,34 +60,51 @@ struct WatchCommand: AsyncParsableCommand {
     func validate() throws {
         guard (1...10_000).contains(limit) else { throw ValidationError("--limit must be between 1 and 10000") }
         if let sort { _ = try FetchSortList.parse(sort) }
+        _ = try output.style(json: json)
     }
 
     func run() async throws {
-        let request = FetchRequest(
+        let style = try output.style(json: json)
+        var request = FetchRequest(
             entity: selection.entity, predicate: try selection.predicate(),
             sortedBy: try sort.map(FetchSortList.parse) ?? [], limit: limit)
         let curve = try jobs.curveKeys()
         let model = try await JobClient.with(endpoint: jobs.endpoint, curve: curve) { try await $0.model() }
+        var columns: [ObjectColumn] = []
+        if case .table(let list) = style {
+            guard let entity = model.entity(named: request.entity) else {
+                throw ValidationError("no entity named '\(request.entity)' in the coordinator's model")
+            }
+            columns = try ObjectColumn.columns(list, entity: entity, model: model)
+            request.relationshipKeyPathsForPrefetching = Array(Set(columns.flatMap(\.prefetchPaths))).sorted()
+        }
         let view = try await ViewContext.start(
             feed: source.endpoint, jobs: jobs.endpoint, model: model, contents: .fetched, name: "watch", curve: curve)
         let results = try await view.results(for: request, sectionedBy: section)
-        let json = json
         let sectioned = section != nil
         let redraw = isatty(1) != 0
+        let entity = request.entity
+        let table = columns
         _ = try await StopSignals.run {
             for try await snapshot in results {
-                if json {
+                if style == .json {
                     Terminal.line(try JSONOutput.liveResults(snapshot, sectioned: sectioned))
-                } else {
-                    var lines = try await view.context.perform { context in
-                        try snapshot.ids.map { ObjectText.line(try Self.fetched(context.object(with: $0))) }
-                    }
-                    for section in snapshot.sections.reversed() {
-                        lines.insert("-- \(section.name) (\(section.count))", at: section.range.lowerBound)
-                    }
-                    let header = "\(request.entity): \(snapshot.ids.count) shown, at seq \(snapshot.seq)"
-                    Terminal.line((redraw ? "\u{1B}[H\u{1B}[2J" : "") + ([header] + lines).joined(separator: "\n"))
+                    continue
                 }
+                var lines = try await view.context.perform { context in
+                    let objects = try snapshot.ids.map { try context.object(with: $0) }
+                    guard style != .lines else { return objects.map { ObjectText.line(Self.fetched($0)) } }
+                    let rows = objects.map { object in table.map { $0.cell(HeldRow(object, in: context)) } }
+                    return ObjectTable.lines(columns: table, rows: rows, width: Terminal.width)
+                }
+                let top = style == .lines ? 0 : 2
+                for section in snapshot.sections.reversed() {
+                    let line = "-- \(section.name) (\(section.count))"
+                    lines.insert(
+                        Terminal.width.map { ObjectTable.fit(line, $0) } ?? line, at: top + section.range.lowerBound)
+                }
+                let header = "\(entity): \(snapshot.ids.count) shown, at seq \(snapshot.seq)"
+                Terminal.line((redraw ? "\u{1B}[H\u{1B}[2J" : "") + ([header] + lines).joined(separator: "\n"))
             }
         }
         results.cancel()

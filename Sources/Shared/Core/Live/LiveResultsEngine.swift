@@ -15,7 +15,7 @@ package final class LiveResultsEngine: @unchecked Sendable {
     let entity: Entity
     let predicate: CompiledPredicate?
     let sort: CompiledSort
-    /// The request's key paths through relationships, as prefetch paths (`author`, `reviewers.team`).
+    /// The request's key paths through relationships and its prefetch paths (`author`, `reviewers.team`).
     let prefetch: [String]
     /// The entities its key paths reach.
     package let related: Set<String>
@@ -52,11 +52,17 @@ package final class LiveResultsEngine: @unchecked Sendable {
         }
         self.request = request
         sectioned = sectionKey != nil
-        entity = try context.requireEntity(request.entity)
+        let entity = try context.requireEntity(request.entity)
+        self.entity = entity
         predicate = try request.predicate?.compile(for: entity, in: context.model)
         sort = try request.sortDescriptors.compile(for: entity, in: context.model)
         let paths = (predicate?.relationshipPaths ?? []) + sort.relationshipPaths
-        prefetch = Array(Set(paths.map { $0.map(\.name).joined(separator: ".") })).sorted()
+        // The request's own prefetch paths are fetched with the window too, so what they reach is held when rows
+        // are read; only the predicate's and the sort's paths decide whether a commit needs a fetch.
+        let prefetched = try request.relationshipKeyPathsForPrefetching.map {
+            try context.model.prefetchPath($0, from: entity)
+        }
+        prefetch = Array(Set((paths + prefetched).map { $0.map(\.name).joined(separator: ".") })).sorted()
         related = Set(paths.flatMap { $0.map(\.destination) })
         keys = Self.keys(of: request)
         window = LiveResultsWindow(fetched: [], needed: 0, capacity: 0, predicate: predicate, sort: sort)
