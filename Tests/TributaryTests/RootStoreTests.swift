@@ -533,10 +533,10 @@ struct JobFencingTests {
 
     @Test("the batched write of job progress looks each job up by id, at every chunk size")
     func batchedProgressUsesRowid() async throws {
-        for size in GroupCommitter.chunkSizes {
+        for size in JobStore.chunkSizes {
             let plan = try await store.pool.read { db in
                 try Row.fetchAll(
-                    db, sql: "EXPLAIN QUERY PLAN \(GroupCommitter.progressUpdateSQL[size]!)",
+                    db, sql: "EXPLAIN QUERY PLAN \(JobStore.progressUpdateSQL[size]!)",
                     arguments: StatementArguments(Array(repeating: -1, count: 1 + 5 * size))
                 ).map { $0["detail"] as String }
             }
@@ -546,7 +546,7 @@ struct JobFencingTests {
 
     @Test("completions are written in full chunks, then the smallest chunk that holds the rest")
     func completionChunks() {
-        let chunks = { (count: Int) in GroupCommitter.chunks(of: count).map { [$0.start, $0.size] } }
+        let chunks = { (count: Int) in JobStore.chunks(of: count).map { [$0.start, $0.size] } }
         #expect(chunks(0) == [])
         #expect(chunks(1) == [[0, 1]])
         #expect(chunks(3) == [[0, 4]])

@@ -109,6 +109,11 @@ extension JobStore {
         try await transaction { db in try self.setQueue(name, paused: paused, in: db) }
     }
 
+    /// What a restarted coordinator does with the jobs its predecessor left running.
+    func requeueAfterRestart() async throws -> [JobsLeftRunning] {
+        try await transaction { db in try Self.requeueAfterRestart(db) }
+    }
+
     /// Runs `body` in a write transaction of its own on the writer connection.
     private func transaction<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await pool.writeWithoutTransaction { db in try self.writer.statements.transaction(db) { try body(db) } }

@@ -107,8 +107,11 @@ extension JobStore {
                 continue
             case .ready:
                 try db.execute(
-                    sql: "UPDATE tributary_jobs SET state = \(JobState.queued.sql), updated_at = ? WHERE id = ?",
-                    arguments: [now, child])
+                    sql: """
+                        UPDATE tributary_jobs SET state = \(JobTransition.release.sql(entering: .queued)), updated_at = ?
+                        WHERE id = ? AND \(JobTransition.release.whereSQL)
+                        """, arguments: [now, child])
+                try JobTransition.release.requireChange(of: child, in: db)
             case .parentFailed(let message):
                 let cancel = policy == .cancel
                 var errors =
@@ -116,8 +119,15 @@ extension JobStore {
                 errors.append(JobError(attempt: 0, at: now, message: message))
                 let history = String(decoding: (try? JSONEncoder().encode(errors)) ?? Data("[]".utf8), as: UTF8.self)
                 try db.execute(
-                    sql: "UPDATE tributary_jobs SET state = ?, error = ?, errors = ?, updated_at = ? WHERE id = ?",
-                    arguments: [(cancel ? JobState.cancelled : .dead).rawValue, message, history, now, child])
+                    sql: """
+                        UPDATE tributary_jobs SET state = ?, error = ?, errors = ?, updated_at = ?
+                        WHERE id = ? AND \(JobTransition.settleByParent.whereSQL)
+                        """,
+                    arguments: [
+                        JobTransition.settleByParent.name(entering: cancel ? .cancelled : .dead), message, history, now,
+                        child,
+                    ])
+                try JobTransition.settleByParent.requireChange(of: child, in: db)
                 let counter = cancel ? "cancelled_jobs" : "dead_jobs"
                 try db.execute(
                     sql: "UPDATE tributary_batches SET \(counter) = \(counter) + 1 WHERE batch = ?", arguments: [batch])

@@ -83,16 +83,16 @@ extension JobStore {
                 db, sql: "SELECT state, batch FROM tributary_jobs WHERE id = ?", arguments: [id])
         else { return nil }
         let state = try Self.state(row)
-        guard state == .dead else {
-            throw StoreError(.constraint, "job \(id) is \(state.rawValue); only dead jobs can be retried")
-        }
+        guard JobTransition.retryDead.allows(state) else { throw JobTransition.retryDead.refusal(of: id, in: state) }
         // A job with parents waits for them again (and is settled at once by how they stand).
         let parents = try Self.parents(of: id, in: db)
         let hasParents = !parents.jobs.isEmpty || !parents.batches.isEmpty
         try db.execute(
             sql: """
-                UPDATE tributary_jobs SET state = ?, uncounted = attempt, run_at = 0, updated_at = ? WHERE id = ?
-                """, arguments: [(hasParents ? JobState.waiting : .queued).rawValue, now, id])
+                UPDATE tributary_jobs SET state = ?, uncounted = attempt, run_at = 0, updated_at = ?
+                WHERE id = ? AND \(JobTransition.retryDead.whereSQL)
+                """, arguments: [JobTransition.retryDead.name(entering: hasParents ? .waiting : .queued), now, id])
+        try JobTransition.retryDead.requireChange(of: id, in: db)
         try db.execute(
             sql: "UPDATE tributary_batches SET dead_jobs = dead_jobs - 1 WHERE batch = ?",
             arguments: [row["batch"] as String])
@@ -127,15 +127,14 @@ extension JobStore {
         guard let row = try Row.fetchOne(db, sql: "SELECT * FROM tributary_jobs WHERE id = ?", arguments: [id])
         else { return nil }
         let job = try Self.jobInfo(row)
-        guard [.waiting, .queued, .running].contains(job.state) else {
-            throw StoreError(
-                .constraint,
-                "job \(id) is \(job.state.rawValue); only waiting, queued or running jobs can be cancelled")
-        }
+        guard JobTransition.cancel.allows(job.state) else { throw JobTransition.cancel.refusal(of: id, in: job.state) }
         try db.execute(
-            sql:
-                "UPDATE tributary_jobs SET state = \(JobState.cancelled.sql), worker = NULL, updated_at = ? WHERE id = ?",
-            arguments: [now, id])
+            sql: """
+                UPDATE tributary_jobs SET state = \(JobTransition.cancel.sql(entering: .cancelled)), worker = NULL,
+                    updated_at = ?
+                WHERE id = ? AND \(JobTransition.cancel.whereSQL)
+                """, arguments: [now, id])
+        try JobTransition.cancel.requireChange(of: id, in: db)
         try db.execute(
             sql: "UPDATE tributary_batches SET cancelled_jobs = cancelled_jobs + 1 WHERE batch = ?",
             arguments: [job.batch])

@@ -228,8 +228,9 @@ extension JobStore {
         let lease = try writer.statements.statement(
             db,
             """
-            UPDATE tributary_jobs SET state = \(JobState.running.sql), attempt = attempt + 1, worker = ?1, leased_at = ?2
-            WHERE id = ?3 AND state = \(JobState.queued.sql)
+            UPDATE tributary_jobs SET state = \(JobTransition.claim.sql(entering: .running)), attempt = attempt + 1,
+                worker = ?1, leased_at = ?2
+            WHERE id = ?3 AND \(JobTransition.claim.whereSQL)
             """)
         return try jobs.filter { job in
             lease.bind(1, worker)
@@ -461,10 +462,11 @@ extension JobStore {
                 // Claimed for the worker but never sent to it: back without counting the attempt.
                 try db.execute(
                     sql: """
-                        UPDATE tributary_jobs SET state = \(JobState.queued.sql), worker = NULL, uncounted = uncounted + 1,
-                            updated_at = (julianday('now') - 2440587.5) * 86400.0
-                        WHERE id = ?
+                        UPDATE tributary_jobs SET state = \(JobTransition.handBack.sql(entering: .queued)), worker = NULL,
+                            uncounted = uncounted + 1, updated_at = (julianday('now') - 2440587.5) * 86400.0
+                        WHERE id = ? AND \(JobTransition.handBack.whereSQL)
                         """, arguments: [id])
+                try JobTransition.handBack.requireChange(of: id, in: db)
                 requeued += 1
                 continue
             }
@@ -484,9 +486,9 @@ extension JobStore {
         try Int64.fetchAll(
             db,
             sql: """
-                UPDATE tributary_jobs SET state = \(JobState.queued.sql), worker = NULL, uncounted = uncounted + 1,
-                    updated_at = (julianday('now') - 2440587.5) * 86400.0
-                WHERE state = \(JobState.running.sql) AND worker = ?
+                UPDATE tributary_jobs SET state = \(JobTransition.handBack.sql(entering: .queued)), worker = NULL,
+                    uncounted = uncounted + 1, updated_at = (julianday('now') - 2440587.5) * 86400.0
+                WHERE \(JobTransition.handBack.whereSQL) AND worker = ?
                 RETURNING id
                 """, arguments: [worker])
     }
@@ -578,9 +580,9 @@ extension JobStore {
     func releaseAllRunningJobs(in db: Database) throws -> Int {
         try db.execute(
             sql: """
-                UPDATE tributary_jobs SET state = \(JobState.queued.sql), worker = NULL, uncounted = uncounted + 1,
-                    updated_at = (julianday('now') - 2440587.5) * 86400.0
-                WHERE state = \(JobState.running.sql)
+                UPDATE tributary_jobs SET state = \(JobTransition.handBack.sql(entering: .queued)), worker = NULL,
+                    uncounted = uncounted + 1, updated_at = (julianday('now') - 2440587.5) * 86400.0
+                WHERE \(JobTransition.handBack.whereSQL)
                 """)
         return db.changesCount
     }
@@ -606,9 +608,11 @@ extension JobStore {
         if permanent || counted >= policy.maxAttempts {
             try db.execute(
                 sql: """
-                    UPDATE tributary_jobs SET state = \(JobState.dead.sql), error = ?, errors = ?, worker = NULL, updated_at = ?
-                    WHERE id = ?
+                    UPDATE tributary_jobs SET state = \(JobTransition.fail.sql(entering: .dead)), error = ?, errors = ?,
+                        worker = NULL, updated_at = ?
+                    WHERE id = ? AND \(JobTransition.fail.whereSQL)
                     """, arguments: [message, history, now, id])
+            try JobTransition.fail.requireChange(of: id, in: db)
             try db.execute(
                 sql: "UPDATE tributary_batches SET dead_jobs = dead_jobs + 1 WHERE batch = ?",
                 arguments: [job["batch"] as String])
@@ -624,10 +628,11 @@ extension JobStore {
         let runAt = retryAt ?? now + policy.delay(afterAttempt: counted, using: &random).seconds
         try db.execute(
             sql: """
-                UPDATE tributary_jobs SET state = \(JobState.queued.sql), error = ?, errors = ?, worker = NULL, run_at = ?,
-                    updated_at = ?
-                WHERE id = ?
+                UPDATE tributary_jobs SET state = \(JobTransition.retry.sql(entering: .queued)), error = ?, errors = ?,
+                    worker = NULL, run_at = ?, updated_at = ?
+                WHERE id = ? AND \(JobTransition.retry.whereSQL)
                 """, arguments: [message, history, runAt, now, id])
+        try JobTransition.retry.requireChange(of: id, in: db)
         return FailedAttempt(
             id: id, kind: job["kind"], attempt: attempt, outcome: .retrying(at: Date(timeIntervalSince1970: runAt)),
             endings: [])

@@ -294,7 +294,7 @@ extension GroupCommitter {
         results.reserveCapacity(saves.count)
         var batches: [BatchProgress] = []
         let batchable = Self.batchable(saves)
-        let leases = try leaseRows(
+        let leases = try jobs.leaseRows(
             ofJobs: saves.indices.filter { batchable[$0] }.map { Int64(saves[$0].save.jobID) }, in: db)
         var held: [SaveRequest] = []
         // Without savepoints, the join rows of all the group's change sets are written together, sorted, after the
@@ -345,10 +345,10 @@ extension GroupCommitter {
             }
         }
         // Their jobs are named by no other save of the group: writing them last changes nothing the others see.
-        try Self.writeProgress(of: held, now: Date().timeIntervalSince1970, in: db, statements: writer.statements)
+        try JobStore.writeProgress(of: held, now: Date().timeIntervalSince1970, in: db, statements: writer.statements)
         if !batches.isEmpty {
             try writer.statements.requireTransaction(db)
-            try Self.record(batches, in: db, statements: writer.statements)
+            try JobStore.record(batches, in: db, statements: writer.statements)
             // A batch whose last job this finished pushes its callback, and the jobs waiting for what finished
             // are settled, in the same transaction.
             let completed = zip(saves, results).compactMap { pair, result -> Int64? in
@@ -362,26 +362,12 @@ extension GroupCommitter {
         return results
     }
 
-    /// Adds saves' progress to their batches' counters.
-    static func record(_ batches: [BatchProgress], in db: Database, statements: WriterStatements) throws {
-        let update = try statements.statement(
-            db,
-            "UPDATE tributary_batches SET done_rows = \(SQLText.clampedAdd("done_rows", "?1")), done_jobs = done_jobs + ?2 WHERE batch = ?3"
-        )
-        for progress in batches {
-            update.bind(1, progress.rows)
-            update.bind(2, progress.jobs)
-            update.bind(3, progress.batch)
-            try update.execute()
-        }
-    }
-
     package static func apply(
         _ save: SaveRequest, from worker: String, in db: Database, writer: WriterState, model: Model
     ) throws -> AppliedSave {
         let jobID = Int64(save.jobID)
         let statements = writer.statements
-        var lease: HeldLease?
+        var lease: JobStore.HeldLease?
         if jobID != 0 {
             switch try checkLease(db, statements, save: save, jobID: jobID, worker: worker) {
             case .applied(let outcome): return AppliedSave(outcome: outcome, progress: nil)
@@ -464,7 +450,7 @@ extension GroupCommitter {
             try ContextSaveLog.record(saveID, outcome, selection: selection, at: now, in: db, statements: statements)
         }
         guard jobID != 0, let lease else { return AppliedSave(outcome: outcome, progress: nil, selection: selection) }
-        try writeProgress(of: [save], now: now, in: db, statements: statements)
+        try JobStore.writeProgress(of: [save], now: now, in: db, statements: statements)
         var applied = applied(save, outcome, lease: lease)
         applied.selection = selection
         return applied
@@ -478,102 +464,19 @@ extension GroupCommitter {
         return try select.step() ? UInt64(max(0, select.int64(column: 0))) : 0
     }
 
-    /// A job held by the save's attempt, as it was before the save.
-    struct HeldLease {
-        let batch: String
-        let done: Int64
-        let total: UInt64
-    }
-
     private enum LeaseCheck {
         /// The batch was applied before: answer with this.
         case applied(SaveOutcome)
         /// The save's attempt holds the job, of this batch.
-        case held(HeldLease)
-    }
-
-    /// A job row as a lease check reads it.
-    struct LeaseRow {
-        /// The columns read, in the order the initializer takes them.
-        static let columns = "state, attempt, worker, committed_batches, batch, done, total"
-
-        /// Nil for a state this version does not know (refused like any state that holds no lease).
-        let state: JobState?
-        let attempt: Int64
-        let worker: String?
-        let committedBatches: Int64
-        let batch: String
-        let done: Int64
-        let total: Int64
-
-        /// Reads ``columns`` from the statement's row, starting at column `first`.
-        init(_ row: SQLiteStatement, from first: Int32 = 0) {
-            state = row.text(column: first).flatMap(JobState.init(rawValue:))
-            attempt = row.int64(column: first + 1)
-            worker = row.text(column: first + 2)
-            committedBatches = row.int64(column: first + 3)
-            batch = row.text(column: first + 4) ?? ""
-            done = row.int64(column: first + 5)
-            total = row.int64(column: first + 6)
-        }
-    }
-
-    /// What a job row says of a save's lease.
-    enum LeaseVerdict {
-        /// The save's attempt holds the job, and the save is its next batch.
-        case held(HeldLease)
-        /// The batch was applied before (its sequence number is in the history).
-        case appliedBefore
-        /// The save may not apply.
-        case refused(LeaseError)
-    }
-
-    /// Judges a save's lease from its job's row, or from its absence.
-    static func leaseVerdict(_ row: LeaseRow?, save: SaveRequest, jobID: Int64, worker: String)
-        -> LeaseVerdict
-    {
-        guard let row else {
-            return .refused(LeaseError(jobID: jobID, message: "job \(jobID) does not exist", isUnknownJob: true))
-        }
-        let state = row.state
-        let committed = row.committedBatches
-        if state == .done || Int64(save.batchIndex) < committed {
-            // Applied before (`committed_batches` moves in the commit that records a batch's history).
-            return .appliedBefore
-        }
-        if state == .cancelled {
-            return .refused(
-                LeaseError(jobID: jobID, message: "job \(jobID) was cancelled", isUnknownJob: false, isCancelled: true))
-        }
-        guard state == .running, row.attempt == Int64(save.attempt), row.worker == worker else {
-            return .refused(
-                LeaseError(
-                    jobID: jobID,
-                    message:
-                        "job \(jobID) attempt \(save.attempt) no longer holds its lease (job is \(state?.rawValue ?? "in an unknown state"), attempt \(row.attempt))",
-                    isUnknownJob: false))
-        }
-        // Batches commit in order, so `committed_batches` is always where a retry resumes.
-        guard Int64(save.batchIndex) == committed else {
-            return .refused(
-                LeaseError(
-                    jobID: jobID,
-                    message:
-                        "job \(jobID) sent batch \(save.batchIndex) before batch \(committed); a job's saves go in order",
-                    isUnknownJob: false, isOutOfOrder: true))
-        }
-        return .held(HeldLease(batch: row.batch, done: row.done, total: UInt64(max(0, row.total))))
+        case held(JobStore.HeldLease)
     }
 
     /// Checks that the save's attempt holds the job, or finds that the batch was applied before.
     private static func checkLease(
         _ db: Database, _ statements: WriterStatements, save: SaveRequest, jobID: Int64, worker: String
     ) throws -> LeaseCheck {
-        let select = try statements.statement(db, "SELECT \(LeaseRow.columns) FROM tributary_jobs WHERE id = ?")
-        select.bind(1, jobID)
-        let row = try select.step() ? LeaseRow(select) : nil
-        select.reset()
-        let verdict = leaseVerdict(row, save: save, jobID: jobID, worker: worker)
+        let row = try JobStore.leaseRow(ofJob: jobID, in: db, statements: statements)
+        let verdict = JobStore.leaseVerdict(row, save: save, jobID: jobID, worker: worker)
         switch verdict {
         case .held(let held): return .held(held)
         case .refused(let error): throw error
@@ -589,7 +492,7 @@ extension GroupCommitter {
     }
 
     /// The job's progress and counters after a save its attempt held: what ``AppliedSave`` carries for it.
-    static func applied(_ save: SaveRequest, _ outcome: SaveOutcome, lease: HeldLease) -> AppliedSave {
+    static func applied(_ save: SaveRequest, _ outcome: SaveOutcome, lease: JobStore.HeldLease) -> AppliedSave {
         let progress = JobProgress(
             id: Int64(save.jobID), batch: lease.batch, state: save.completesJob ? .done : .running,
             done: save.progressDone, total: lease.total, attempt: Int(save.attempt))
