@@ -22,6 +22,7 @@ test: deps python-example test-tools lint
 	scripts/check-comments.sh
 	scripts/check-write-path.sh
 	scripts/check-shape.sh
+	scripts/check-doc-paths.py
 	$(SWIFT) test --skip-build --skip '$(HEAVY_TESTS)'
 	$(SWIFT) test --skip-build --filter '$(HEAVY_TESTS)' --no-parallel
 
