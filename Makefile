@@ -1,7 +1,7 @@
 # Tributary: the two commands a newcomer runs are `make demo` and `make test`.
 SWIFT ?= swift
 
-.PHONY: demo test crash-test deps python-example test-tools dashboard build release bench fuzz fuzz-seeds proto entities lint docs \
+.PHONY: demo test crash-test deps python-example test-tools build release bench fuzz fuzz-seeds proto entities lint docs \
 	clean
 
 ## demo: build, then import 100,000 generated pull requests through a local coordinator and 2 workers
@@ -47,9 +47,6 @@ python-example:
 test-tools:
 	@scripts/install-test-tools.sh
 
-## dashboard: regenerate Sources/Shared/HTTP/DashboardAssets.swift from Sources/Shared/HTTP/Dashboard/
-dashboard:
-	python3 scripts/embed-dashboard.py
 
 build: deps
 	$(SWIFT) build

@@ -135,7 +135,12 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Sources/Shared/HTTP",
-            exclude: ["Dashboard"],
+            // The dashboard's plain files, compiled into the binary as bytes (`PackageResources`), so an installed
+            // coordinator serves them with no files beside it.
+            resources: [
+                .embedInCode("Dashboard/index.html"), .embedInCode("Dashboard/dashboard.css"),
+                .embedInCode("Dashboard/dashboard.js"),
+            ],
             swiftSettings: swiftSettings
         ),
         // Generated demo data (the model and pull requests): for `tributary demo`, the bench, fuzzing and tests.

@@ -32,8 +32,7 @@ checks=(
 files=()
 while IFS= read -r -d '' file; do
   files+=("$file")
-done < <(cd "$root" && find Sources -name '*.swift' ! -name 'tributary.pb.swift' \
-  ! -path 'Sources/Shared/HTTP/DashboardAssets.swift' -print0 | sort -z)
+done < <(cd "$root" && find Sources -name '*.swift' ! -name 'tributary.pb.swift' -print0 | sort -z)
 
 found=0
 for ((index = 0; index < ${#checks[@]}; index += 2)); do

@@ -85,6 +85,25 @@ struct HTTPEndpointTests {
         #expect(!FileManager.default.fileExists(atPath: other.path("s.sqlite")), "a refused start created the store")
     }
 
+    @Test(
+        "the dashboard's pages are the files of Sources/Shared/HTTP/Dashboard, byte for byte, compiled into the binary")
+    func dashboardFiles() async throws {
+        let directory = try TemporaryDirectory()
+        let (_, exitStatus) = try await TestCoordinator.with(in: directory, workers: 0) { coordinator in
+            let url = try #require(coordinator.process.httpURL)
+            for (path, file) in [
+                ("", "index.html"), ("dashboard.css", "dashboard.css"), ("dashboard.js", "dashboard.js"),
+            ] {
+                let served = try await HTTPRequests.send(url + path)
+                let source = try String(
+                    contentsOf: Repository.root.appendingPathComponent("Sources/Shared/HTTP/Dashboard/\(file)"),
+                    encoding: .utf8)
+                #expect(served.status == 200 && served.body == source, "/\(path) is not \(file)")
+            }
+        }
+        #expect(exitStatus == 0)
+    }
+
     @Test("/readyz answers 200 while serving and 503 while the coordinator drains; /healthz stays 200")
     func readinessWhileDraining() async throws {
         let directory = try TemporaryDirectory()

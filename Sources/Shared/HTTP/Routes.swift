@@ -94,15 +94,15 @@ struct Routes: Sendable {
     }
 
     private func addDashboard(to router: Router<TributaryRequestContext>) {
-        for (path, type, text) in [
-            ("/", "text/html; charset=utf-8", DashboardAssets.indexHTML),
-            ("/dashboard.css", "text/css; charset=utf-8", DashboardAssets.css),
-            ("/dashboard.js", "text/javascript; charset=utf-8", DashboardAssets.javaScript),
+        // The files of Sources/Shared/HTTP/Dashboard/, embedded by SwiftPM (`.embedInCode` in Package.swift).
+        for (path, type, bytes) in [
+            ("/", "text/html; charset=utf-8", PackageResources.index_html),
+            ("/dashboard.css", "text/css; charset=utf-8", PackageResources.dashboard_css),
+            ("/dashboard.js", "text/javascript; charset=utf-8", PackageResources.dashboard_js),
         ] {
+            let body = ByteBuffer(bytes: bytes)
             router.get(RouterPath(path)) { request, context in
-                return Response(
-                    status: .ok, headers: Self.pageHeaders(type: type),
-                    body: .init(byteBuffer: ByteBuffer(string: text)))
+                return Response(status: .ok, headers: Self.pageHeaders(type: type), body: .init(byteBuffer: body))
             }
         }
     }
