@@ -79,4 +79,3 @@ struct DashboardBrowserTests {
         #expect(author == "ghost", "the retried job's pull request is not in the store with its author")
     }
 }
-
