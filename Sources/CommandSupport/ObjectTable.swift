@@ -64,17 +64,6 @@ public enum ObjectTable {
     /// give them.
     static func text(_ value: AttributeValue) -> String {
         guard case .string(let string) = value else { return ObjectText.text(value) }
-        guard string.unicodeScalars.contains(where: { $0.value < 0x20 }) else { return string }
-        var result = ""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case _ where scalar.value < 0x20: result += String(format: "\\u%04x", scalar.value)
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
+        return ObjectText.escaped(string, quotes: false)
     }
 }

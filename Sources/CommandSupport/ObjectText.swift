@@ -59,11 +59,17 @@ public enum ObjectText {
 
     /// `"…"` with `"`, `\` and control characters escaped, so a value stays on its line.
     static func quoted(_ string: String) -> String {
-        var result = "\""
+        "\"" + escaped(string, quotes: true) + "\""
+    }
+
+    /// `string` with its control characters escaped as JSON escapes them (`\n`, `\t`, `\u0001`), and with
+    /// `quotes`, `"` and `\` too.
+    static func escaped(_ string: String, quotes: Bool) -> String {
+        var result = ""
         for scalar in string.unicodeScalars {
             switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
+            case "\"" where quotes: result += "\\\""
+            case "\\" where quotes: result += "\\\\"
             case "\n": result += "\\n"
             case "\r": result += "\\r"
             case "\t": result += "\\t"
@@ -71,6 +77,6 @@ public enum ObjectText {
             default: result.unicodeScalars.append(scalar)
             }
         }
-        return result + "\""
+        return result
     }
 }

@@ -25,6 +25,10 @@ struct BenchCommand: AsyncParsableCommand {
               dashboard snapshots (/api/dashboard) and a /metrics scrape are asked of the coordinator's HTTP
               endpoint, against the plain jobs figure (`jobs (dashboards)`). The two run --rounds times, alternated;
               their medians compare. Then `jobs @16`: the same jobs with 16 in flight per worker.
+            job-latency: one empty job at a time through a coordinator with one local worker, from its push to its \
+              end seen on the feed's `$jobs` topic (p50, p99), against what such a job needs at least: three ZeroMQ \
+              round trips and three one-row commits through SQLite's C API, synced (the push, the lease with the \
+              job's assignment, the completing save).
             latency: from a worker's save() call to a subscriber receiving its didSave, at 1,000 saves/s and at 80%
               of the maximum rate, against ZeroMQ round trips over loopback on this machine.
             saves: the save round trip: one view context saving one small edit at a time, from save() to its answer
@@ -54,11 +58,12 @@ struct BenchCommand: AsyncParsableCommand {
 
     enum Benchmark: String, ExpressibleByArgument, CaseIterable {
         case `import`, memory, scaling, jobs, latency, saves, live, spread, restart, fanout, merge
+        case jobLatency = "job-latency"
 
         /// What a run without --only measures (fanout needs root and takes its own run; merge is for comparing
         /// builds).
         static let byDefault: [Benchmark] = [
-            .import, .memory, .scaling, .jobs, .latency, .saves, .live, .spread, .restart,
+            .import, .memory, .scaling, .jobs, .jobLatency, .latency, .saves, .live, .spread, .restart,
         ]
     }
 
@@ -116,8 +121,8 @@ struct BenchCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Run only these benchmarks (repeatable): import, memory, scaling, jobs, latency, saves, live, spread, "
-                + "restart, fanout, merge."))
+            "Run only these benchmarks (repeatable): import, memory, scaling, jobs, job-latency, latency, saves, live, "
+                + "spread, restart, fanout, merge."))
     var only: [Benchmark] = []
 
     /// Set when the bench runs itself as the live benchmark's view probe: `fetched` or `entity`.
@@ -191,6 +196,9 @@ struct BenchCommand: AsyncParsableCommand {
         }
         if selected.contains(.latency) {
             try await runLatency(saves: quick ? 1_000 : saves, directory: directory)
+        }
+        if selected.contains(.jobLatency) {
+            try await runJobLatency(jobs: quick ? 200 : 2_000, directory: directory)
         }
         if selected.contains(.saves) {
             try await runSaves(saves: quick ? 1_000 : saves, directory: directory)
@@ -341,6 +349,33 @@ struct BenchCommand: AsyncParsableCommand {
         }
     }
 
+    private func runJobLatency(jobs: Int, directory: URL) async throws {
+        let roundTrips = Percentiles(try LatencyBenchmark.zeroMQRoundTrips(10_000))
+        let commits = Percentiles(try SaveRoundTripBenchmark.oneRowCommits(jobs, synchronous: "FULL", in: directory))
+        // Three of each: the push, the lease and assignment, the completing save (its end published on the feed).
+        let limit = (p50: (roundTrips.p50 + commits.p50) * 3, p99: (roundTrips.p99 + commits.p99) * 3)
+        let measured = Percentiles(try await JobLatencyBenchmark(jobs: jobs, directory: directory).run())
+        let parts =
+            "3 × (round trip \(Figure.format(roundTrips.p50.seconds * 1000)) + commit "
+            + "\(Figure.format(commits.p50.seconds * 1000)) ms)"
+        Self.printPercentiles(
+            "job latency", measured, limit: limit,
+            note: "push → done on $jobs, one job at a time; baseline (the limit): \(parts)")
+    }
+
+    /// Prints `name p50` and `name p99` in milliseconds against the limit's.
+    private static func printPercentiles(
+        _ name: String, _ measured: Percentiles, limit: (p50: Duration, p99: Duration), note: String
+    ) {
+        for (suffix, value, base) in [("p50", measured.p50, limit.p50), ("p99", measured.p99, limit.p99)] {
+            Terminal.line(
+                Figure(
+                    name: "\(name) \(suffix)", tributary: value.seconds * 1000, baseline: base.seconds * 1000,
+                    unit: "ms", smallerIsBetter: true, note: note
+                ).line)
+        }
+    }
+
     private func runSaves(saves: Int, directory: URL) async throws {
         let baseline = Percentiles(try LatencyBenchmark.zeroMQRoundTrips(10_000))
         // The limit for one saver: a ZeroMQ round trip and a one-row commit through SQLite's C API, back to back,
@@ -352,14 +387,9 @@ struct BenchCommand: AsyncParsableCommand {
         let measured = Percentiles(alone.latencies)
         let parts =
             "round trip \(Figure.format(baseline.p50.seconds * 1000)) + commit \(Figure.format(commits.p50.seconds * 1000)) ms"
-        for (name, value, base) in [("p50", measured.p50, limit.p50), ("p99", measured.p99, limit.p99)] {
-            Terminal.line(
-                Figure(
-                    name: "save round trip \(name)", tributary: value.seconds * 1000, baseline: base.seconds * 1000,
-                    unit: "ms", smallerIsBetter: true,
-                    note: "one view context, one edit a save; baseline: a ZeroMQ round trip + a one-row C-API commit"
-                ).line)
-        }
+        Self.printPercentiles(
+            "save round trip", measured, limit: limit,
+            note: "one view context, one edit a save; baseline: a ZeroMQ round trip + a one-row C-API commit")
         Terminal.line(
             Figure(
                 name: "save round trip", tributary: alone.savesPerSecond, baseline: 1 / limit.p50.seconds,

@@ -64,6 +64,29 @@ struct FetchCommandTests {
 
     static let pullRequests = (1...12).map(PullRequest.init)
 
+    /// A coordinator holding these users and pull requests, imported with `tributary push import --wait`; `body`
+    /// gets it and its `--listen` and `--feed` options.
+    static func withPullRequests(_ body: (TestCoordinator, [String]) async throws -> Void) async throws {
+        let directory = try TemporaryDirectory()
+        let users = try directory.write("users.ndjson", FetchCommandTests.users)
+        let rows = try directory.write(
+            "prs.ndjson", FetchCommandTests.pullRequests.map(\.row).joined(separator: "\n"))
+        let (_, exitStatus) = try await TestCoordinator.with(
+            in: directory, workers: 1, modelJSON: FetchCommandTests.modelJSON
+        ) { coordinator in
+            let endpoints = [
+                "--listen", coordinator.process.listenEndpoint, "--feed", coordinator.process.feedEndpoint,
+            ]
+            for (entity, file) in [("User", users), ("PullRequest", rows)] {
+                let pushed = try await Binaries.run(
+                    "tributary", ["push", "import", "--entity", entity, "--file", file, "--wait"] + endpoints)
+                #expect(pushed.status == 0, "\(pushed.error)")
+            }
+            try await body(coordinator, endpoints)
+        }
+        #expect(exitStatus == 0)
+    }
+
     /// The objects of a `--json` output, one per line.
     static func objects(_ output: String) throws -> [[String: Any]] {
         try output.split(separator: "\n").map {

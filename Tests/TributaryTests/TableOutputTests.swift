@@ -122,28 +122,6 @@ struct TableOutputTests {
 }
 
 extension TableOutputTests {
-    /// A coordinator holding `FetchCommandTests`' users and pull requests, imported with `tributary push import`.
-    static func withPullRequests(_ body: (TestCoordinator, [String]) async throws -> Void) async throws {
-        let directory = try TemporaryDirectory()
-        let users = try directory.write("users.ndjson", FetchCommandTests.users)
-        let rows = try directory.write(
-            "prs.ndjson", FetchCommandTests.pullRequests.map(\.row).joined(separator: "\n"))
-        let (_, exitStatus) = try await TestCoordinator.with(
-            in: directory, workers: 1, modelJSON: FetchCommandTests.modelJSON
-        ) { coordinator in
-            let endpoints = [
-                "--listen", coordinator.process.listenEndpoint, "--feed", coordinator.process.feedEndpoint,
-            ]
-            for (entity, file) in [("User", users), ("PullRequest", rows)] {
-                let pushed = try await Binaries.run(
-                    "tributary", ["push", "import", "--entity", entity, "--file", file, "--wait"] + endpoints)
-                #expect(pushed.status == 0, "\(pushed.error)")
-            }
-            try await body(coordinator, endpoints)
-        }
-        #expect(exitStatus == 0)
-    }
-
     /// The lines a command run to its end on a terminal `columns` wide printed.
     static func printed(_ arguments: [String], columns: Int) async throws -> [String] {
         let terminal = try TerminalProcess("tributary", arguments, columns: columns)
@@ -177,7 +155,7 @@ extension TableOutputTests {
 
     @Test("fetch on a terminal prints a table that fits 80 and 140 columns, with the store's values")
     func fetchOnATerminal() async throws {
-        try await Self.withPullRequests { coordinator, endpoints in
+        try await FetchCommandTests.withPullRequests { coordinator, endpoints in
             let stored = try Self.stored(coordinator.storePath)
             let fetch = ["fetch", "--entity", "PullRequest", "--sort", "number", "--limit", "12"] + endpoints.prefix(2)
             for width in [80, 140] {
@@ -217,7 +195,7 @@ extension TableOutputTests {
 
     @Test("watch on an 80-column terminal redraws a table that fits, with sections, as commits change it")
     func watchOnATerminal() async throws {
-        try await Self.withPullRequests { coordinator, endpoints in
+        try await FetchCommandTests.withPullRequests { coordinator, endpoints in
             let watch = try TerminalProcess(
                 "tributary",
                 [
@@ -278,7 +256,7 @@ extension TableOutputTests {
 
     @Test("a --columns key path the coordinator's model lacks is refused, naming it, before anything is fetched")
     func unknownColumn() async throws {
-        try await Self.withPullRequests { _, endpoints in
+        try await FetchCommandTests.withPullRequests { _, endpoints in
             for command in ["fetch", "watch"] {
                 let result = try await Binaries.run(
                     "tributary",
