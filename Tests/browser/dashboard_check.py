@@ -92,7 +92,11 @@ def click_until_gone(check, row_css, button_css, clicked, gone, action):
     shows an error or asks for a token instead. Returns when it clicked (time.monotonic())."""
     driver = check.driver
     stale_error = error_message(check)
-    driver.find_element(By.CSS_SELECTOR, f"{row_css} {button_css}").click()
+    button = driver.find_element(By.CSS_SELECTOR, f"{row_css} {button_css}")
+    # Into the middle of the window, as a user scrolls to it: WebDriver's own scrolling can leave it under the
+    # page's sticky header, which would take the click.
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", button)
+    button.click()
     at = time.monotonic()
     print(f"clicked {clicked}")
 
