@@ -4,7 +4,7 @@ import TributaryProtocol
 
 /// Handing saves and claims to the writer, and answering what it wrote.
 ///
-/// A message's saves gather in ``dispatch`` and go to the writer (``StoreWriter``) together once the message is
+/// A message's saves gather in ``handOver`` and go to the writer (``StoreWriter``) together once the message is
 /// handled, with a claim for each worker that has credit when a dispatch is due; the writer folds them into its
 /// next group commit. Its finished writes come back as ``WriterAnswer``s, answered here in the order written:
 /// acks and didSave events, then the assignments of the jobs claimed in the same transaction.
@@ -15,7 +15,7 @@ extension CoordinatorServer {
     ///   (see ``StoreWriter/enqueue(_:claims:moreToCome:committingHere:)``). Without it, what gathered is committed when the store
     ///   is idle, even if this hands over nothing.
     func submit(moreToCome: Bool = false) async {
-        let (saves, claims) = dispatch.take(
+        let (saves, claims) = handOver.take(
             from: &workers, claiming: !stopping, runLimits: configuration.runLimits,
             writable: store.writer.writability.fault() == nil)
         guard !saves.isEmpty || !claims.isEmpty || !moreToCome else { return }
@@ -65,7 +65,7 @@ extension CoordinatorServer {
                         "after_seconds": "\(Int(fault.since.duration(to: .now).seconds))",
                         "writes_refused": "\(fault.refused)",
                     ])
-                if workers.anyHasCredit { dispatch.isDue = true }
+                if workers.anyHasCredit { handOver.isDue = true }
             }
         }
     }
@@ -81,7 +81,7 @@ extension CoordinatorServer {
                 if !send(jobs, to: claim.peer, claimedFor: claim.worker, wanted: claim.request.limit) {
                     releaseLater(jobsOf: claim.worker)
                 }
-                if jobs.count == claim.request.limit, (workers[claim.peer]?.credit ?? 0) > 0 { dispatch.isDue = true }
+                if jobs.count == claim.request.limit, (workers[claim.peer]?.credit ?? 0) > 0 { handOver.isDue = true }
             case .failure(let error):
                 // The worker asked for these jobs; it must not lose the credit because the store refused once.
                 workers.giveBack(claim.request.limit, to: claim.peer, of: claim.worker)
@@ -92,7 +92,7 @@ extension CoordinatorServer {
             }
         }
         // A claim that found a rate limit full: a dispatch is due when its window next has room.
-        if !commit.claims.isEmpty { dispatch.wake(at: store.writer.recentStarts.nextRoom.take(), through: io) }
+        if !commit.claims.isEmpty { handOver.wake(at: store.writer.recentStarts.nextRoom.take(), through: io) }
     }
 
     /// Answers a push once its jobs are enqueued; they may go out at once.
@@ -111,7 +111,7 @@ extension CoordinatorServer {
                         $0.jobIds = pushed.ids.map(UInt64.init)
                         $0.duplicates = pushed.duplicates.map(UInt32.init)
                     }))
-            dispatch.isDue = true
+            handOver.isDue = true
         case .failure(let error):
             refuse(push.requestID, from: push.peer, error)
         }

@@ -49,7 +49,7 @@ extension CoordinatorServer {
         // A child retried while a parent is still failed is settled again at once.
         jobsEnded(retried.settled)
         reply(to: peer, requestID: requestID, .jobInfo(retried.job.wire))
-        dispatch.isDue = true
+        handOver.isDue = true
     }
 
     func cancelJob(_ id: UInt64, from peer: Data, requestID: UInt64) async throws {
@@ -75,7 +75,7 @@ extension CoordinatorServer {
         }
         jobsEnded(endings)
         // Cancelling may have finished a batch whose callback job is now queued.
-        dispatch.isDue = true
+        handOver.isDue = true
         logger.info("job cancelled", metadata: ["job": "\(id)", "was": "\(before.state.rawValue)"])
         var after = before
         after.state = .cancelled

@@ -17,7 +17,7 @@ extension CoordinatorServer {
         if changed {
             logger.info(action == .pause ? "queue paused" : "queue resumed", metadata: ["queue": "\(request.name)"])
         }
-        if action == .resume, workers.anyHasCredit { dispatch.isDue = true }
+        if action == .resume, workers.anyHasCredit { handOver.isDue = true }
         let store = store
         let name = request.name
         try readers.submit(peer: peer, requestID: requestID) {

@@ -54,7 +54,7 @@ extension CoordinatorServer {
                     if save.credit > 0 { addCredit(save.credit, to: peer) }
                 }
                 let request = try intake.checkSave(save, messageBytes: sized.bytes)
-                dispatch.gather(.init(save: request, peer: peer, worker: worker, requestID: envelope.requestID))
+                handOver.gather(.init(save: request, peer: peer, worker: worker, requestID: envelope.requestID))
             } catch let error as ProtocolError {
                 reply(to: peer, requestID: envelope.requestID, .error(error.wire))
             } catch {

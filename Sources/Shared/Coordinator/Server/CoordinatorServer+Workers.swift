@@ -56,7 +56,7 @@ extension CoordinatorServer {
     /// Credit from a `WorkerReady` or a save: the worker may be sent that many more jobs, from the next dispatch.
     func addCredit(_ credit: UInt32, to peer: Data) {
         workers.addCredit(credit, to: peer)
-        dispatch.isDue = true
+        handOver.isDue = true
     }
 
     /// The model as JSON, as `Welcome` and `ModelReply` carry it.
@@ -204,7 +204,7 @@ extension CoordinatorServer {
         _ = try await writer.write(.releaseJobs(of: worker.id))
         logger.info(
             "worker left", metadata: ["worker": "\(worker.id)", "reason": "\(reason)", "requeued": "\(requeued)"])
-        dispatch.isDue = true
+        handOver.isDue = true
     }
 
     /// A local pool process exited: its jobs go back at once rather than after its heartbeats lapse.
@@ -232,7 +232,7 @@ extension CoordinatorServer {
     /// Tells the workers of attempts that timed out (maintenance failed them in the store) to stop them.
     func stopAttempts(_ attempts: [JobStore.TimedOutAttempt]) {
         // A retry, or a batch callback (a death may finish a batch), may be waiting.
-        if !attempts.isEmpty { dispatch.isDue = true }
+        if !attempts.isEmpty { handOver.isDue = true }
         attemptsFailed(attempts.map(\.failure))
         for expired in attempts {
             // Only the attempt that timed out: by now the job may have been retried and leased again.

@@ -28,7 +28,7 @@ public actor CoordinatorServer: Service {
     /// The connected workers, their credit and the jobs each holds.
     var workers: WorkerRegistry
     /// The saves and claims for the writer's next group commit (``submit(moreToCome:)``).
-    var dispatch = Dispatch()
+    var handOver = WriterHandOver()
     /// Decoding, authorization and bounds of what peers send.
     var intake: Intake
     /// Replies gathered while a group commit is answered, sent together once it is (``answering(_:)``).
@@ -131,8 +131,8 @@ public actor CoordinatorServer: Service {
         switch event {
         case .written: answer(writer.takeAnswers())
         case .tick: await tick()
-        case .jobsQueued: if workers.anyHasCredit { dispatch.isDue = true }
-        case .rateLimitRoom: dispatch.roomCame(workers: workers)
+        case .jobsQueued: if workers.anyHasCredit { handOver.isDue = true }
+        case .rateLimitRoom: handOver.roomCame(workers: workers)
         case .attemptsExpired(let attempts): stopAttempts(attempts)
         case .workerExited(let pid, let name): await workerProcessExited(pid: pid, name: name)
         case .reloadAllowList: await reloadAllowListNow()
@@ -177,7 +177,7 @@ public actor CoordinatorServer: Service {
         guard !stopping else { return }
         await reapSilentWorkers()
         // Retries and delayed jobs become due with time, not with a message: look for them each tick.
-        if workers.anyHasCredit { dispatch.isDue = true }
+        if workers.anyHasCredit { handOver.isDue = true }
     }
 
     /// Tells every worker to drain, then lets their running jobs save until they finish or the grace period ends.

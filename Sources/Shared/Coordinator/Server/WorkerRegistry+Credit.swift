@@ -1,7 +1,7 @@
 import Foundation
 import TributaryCore
 
-/// Workers' credit: how many more jobs each may be sent. Claims take it (``Dispatch``), and what a claim leaves
+/// Workers' credit: how many more jobs each may be sent. Claims take it (``WriterHandOver``), and what a claim leaves
 /// unused comes back.
 extension WorkerRegistry {
     /// The most jobs leased to one worker by one claim.

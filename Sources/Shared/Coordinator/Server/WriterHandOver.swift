@@ -7,7 +7,7 @@ import TributaryCore
 /// A dispatch becomes due with whatever may let jobs go out: credit offered, jobs pushed or queued, a worker gone,
 /// a retry's time come, a full rate limit with room again. The claims then go with the next saves, so many jobs are
 /// claimed in one transaction.
-struct Dispatch {
+struct WriterHandOver {
     /// Whether workers' credit is to be claimed at the next hand-over.
     var isDue = false
     /// When a dispatch is due because a full rate limit has room again (seconds since 1970), if one is scheduled.
