@@ -42,29 +42,14 @@ public struct ObjectColumn: Sendable, Equatable {
     /// - Throws: `ObjectColumnError` naming the step that is not a property, or a to-many relationship gone through.
     public init(_ key: String, entity: Entity, model: Model) throws {
         var steps = key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        if steps.count > 1, steps.last == "@count" { steps.removeLast() }
-        let countRequested = steps.count < key.split(separator: ".", omittingEmptySubsequences: false).count
+        let counted = steps.count > 1 && steps.last == "@count"
+        if counted { steps.removeLast() }
+        let last = steps.removeLast()
         var current = entity
-        var hops: [String] = []
         for (index, step) in steps.enumerated() {
-            let isLast = index == steps.count - 1
-            if let attribute = current.attribute(named: step), isLast, !countRequested {
-                self.init(key: key, hops: hops, property: step, ending: .attribute(attribute.type))
-                return
-            }
             guard let relationship = current.relationship(named: step) else {
                 throw ObjectColumnError(
-                    "--columns: entity '\(current.name)' has no \(isLast ? "attribute or relationship" : "relationship") "
-                        + "named '\(step)' (in '\(key)')")
-            }
-            if isLast {
-                guard relationship.isToMany || !countRequested else {
-                    throw ObjectColumnError(
-                        "--columns: '\(key)': @count follows a to-many relationship; '\(step)' is to-one")
-                }
-                self.init(
-                    key: key, hops: hops, property: step, ending: relationship.isToMany ? .count : .destination)
-                return
+                    "--columns: entity '\(current.name)' has no relationship named '\(step)' (in '\(key)')")
             }
             guard !relationship.isToMany else {
                 throw ObjectColumnError(
@@ -74,10 +59,26 @@ public struct ObjectColumn: Sendable, Equatable {
             guard let destination = model.entity(named: relationship.destination) else {
                 throw ObjectColumnError("--columns: no entity '\(relationship.destination)' in the model")
             }
-            hops.append(step)
             current = destination
         }
-        throw ObjectColumnError("--columns: '\(key)' is an empty key path")
+        let ending: Ending
+        if let attribute = current.attribute(named: last) {
+            guard !counted else {
+                throw ObjectColumnError(
+                    "--columns: '\(key)': @count follows a to-many relationship; '\(last)' is an attribute")
+            }
+            ending = .attribute(attribute.type)
+        } else if let relationship = current.relationship(named: last) {
+            guard relationship.isToMany || !counted else {
+                throw ObjectColumnError(
+                    "--columns: '\(key)': @count follows a to-many relationship; '\(last)' is to-one")
+            }
+            ending = relationship.isToMany ? .count : .destination
+        } else {
+            throw ObjectColumnError(
+                "--columns: entity '\(current.name)' has no attribute or relationship named '\(last)' (in '\(key)')")
+        }
+        self.init(key: key, hops: steps, property: last, ending: ending)
     }
 
     private init(key: String, hops: [String], property: String, ending: Ending) {

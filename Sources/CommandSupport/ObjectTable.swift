@@ -5,9 +5,9 @@ import TributaryCore
 /// per object, columns two spaces apart, numbers aligned right, cut to a width.
 public enum ObjectTable {
     /// The lines of a table of `rows` (each a cell per column) under `columns`' headers. With a width, a line never
-    /// exceeds it: the widest columns are narrowed first (a cut cell ends in `…`), down to 4 characters or their
-    /// header's width, whichever is less, then columns are left out from the right. Line breaks and tabs in a value
-    /// are shown as `\n` and `\t`, so each object keeps one line.
+    /// exceeds it: the widest column is narrowed to the next widest's width, then those narrow in turn (a cut cell
+    /// ends in `…`), each down to its header's width (at least 4 characters, at most 8); then columns are left out
+    /// from the right. Line breaks and tabs in a value are shown as `\n` and `\t`, so each object keeps one line.
     public static func lines(columns: [ObjectColumn], rows: [[String]], width: Int?) -> [String] {
         guard !columns.isEmpty else { return [] }
         var widths = columns.indices.map { index in

@@ -66,6 +66,7 @@ struct TableOutputTests {
             ("title.length", "entity 'PullRequest' has no relationship named 'title' (in 'title.length')"),
             ("reviewers.login", "goes through the to-many relationship 'reviewers'"),
             ("author.@count", "@count follows a to-many relationship; 'author' is to-one"),
+            ("number.@count", "@count follows a to-many relationship; 'number' is an attribute"),
             ("number,,title", "has an empty one"),
         ])
     func badColumns(list: String, message: String) {

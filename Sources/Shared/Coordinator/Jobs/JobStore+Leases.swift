@@ -91,7 +91,8 @@ extension JobStore {
             return .refused(
                 LeaseError(jobID: jobID, message: "job \(jobID) was cancelled", isUnknownJob: false, isCancelled: true))
         }
-        guard state == .running, row.attempt == Int64(save.attempt), row.worker == worker else {
+        guard let state, JobTransition.progress.allows(state), row.attempt == Int64(save.attempt), row.worker == worker
+        else {
             return .refused(
                 LeaseError(
                     jobID: jobID,

@@ -79,9 +79,14 @@ enum JobTransition: String, CaseIterable, Sendable {
     func allows(_ state: JobState) -> Bool { from.contains(state) }
 
     /// The condition a statement of this transition puts on the job's row: `state IN ('queued')`.
-    var whereSQL: String {
-        "state IN (\(JobState.allCases.filter(from.contains).map(\.sql).joined(separator: ", ")))"
-    }
+    var whereSQL: String { Self.whereClauses[self]! }
+
+    /// ``whereSQL`` of each transition, made once: claims and failures name it in every statement.
+    private static let whereClauses = Dictionary(
+        uniqueKeysWithValues: allCases.map { transition in
+            let states = JobState.allCases.filter(transition.from.contains).map(\.sql)
+            return (transition, "state IN (\(states.joined(separator: ", ")))")
+        })
 
     /// The state `state` as an SQL literal, for the statement's `SET state = …`; `state` is one this transition
     /// enters.
@@ -108,7 +113,8 @@ enum JobTransition: String, CaseIterable, Sendable {
 extension JobTransition {
     /// Checks that the statement just run for job `id` changed its row: the callers read the row in a state the
     /// transition leaves, in the same transaction, so no change means the code and this table disagree.
-    /// - Throws: ``StoreError`` (`sqlite`, as for a bug in generated SQL) naming the job and the transition, which rolls the transaction back.
+    /// - Throws: ``StoreError`` (`sqlite`, as for a bug in generated SQL) naming the job and the transition, which
+    ///   rolls the transaction back.
     func requireChange(of id: Int64, in db: Database) throws {
         guard db.changesCount == 1 else {
             throw StoreError(.sqlite, "job \(id): the \(rawValue) transition found the job in no state it leaves")
