@@ -15,7 +15,7 @@ demo: deps
 ## machine (the size limits', with a worker in the test process; the dashboard's, driving chromium) run after the
 ## rest, one after the other: on 2 cores, beside the others, the load pushed requests past their 10 s timeouts and
 ## the browser past its 60 s waits.
-HEAVY_TESTS = ChaosTests|MemorySoakTests|FeedRewriteTests|MultiHostTests|ReplicationTests|RelayTests|ScheduleIntegrationTests|DependencyIntegrationTests|LimitsTests|DashboardBrowserTests|StoreFilesystemTests
+HEAVY_TESTS = ChaosTests|MemorySoakTests|FeedRewriteTests|MultiHostTests|ReplicationTests|RelayTests|ScheduleIntegrationTests|DependencyIntegrationTests|LimitsTests|DashboardBrowserTests|StoreFilesystemTests|SyncStallTests
 test: deps python-example test-tools lint
 	$(SWIFT) build --build-tests
 	scripts/check-layers.sh .build/debug

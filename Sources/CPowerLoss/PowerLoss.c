@@ -38,6 +38,10 @@ static Tracked *tracked;
 static long long operations;
 static long long crash_at = -1;
 static int lost;
+/// While set, a sync of a watched file waits (without the lock) until it is cleared.
+static int syncs_held;
+static long long syncs_waiting;
+static pthread_cond_t syncs_released = PTHREAD_COND_INITIALIZER;
 
 typedef struct {
     sqlite3_file file;
@@ -154,6 +158,11 @@ static int shim_sync(sqlite3_file *file, int flags) {
     ShimFile *f = (ShimFile *)file;
     if (!f->tracked) return f->real->pMethods->xSync(f->real, flags);
     pthread_mutex_lock(&lock);
+    while (syncs_held) {
+        syncs_waiting += 1;
+        pthread_cond_wait(&syncs_released, &lock);
+        syncs_waiting -= 1;
+    }
     if (losing_power()) {
         pthread_mutex_unlock(&lock);
         return SQLITE_IOERR_FSYNC;
@@ -357,6 +366,20 @@ void power_loss_arm(long long operation) {
     pthread_mutex_lock(&lock);
     crash_at = operation < 0 ? -1 : operations + operation;
     pthread_mutex_unlock(&lock);
+}
+
+void power_loss_hold_syncs(int held) {
+    pthread_mutex_lock(&lock);
+    syncs_held = held;
+    if (!held) pthread_cond_broadcast(&syncs_released);
+    pthread_mutex_unlock(&lock);
+}
+
+long long power_loss_syncs_waiting(void) {
+    pthread_mutex_lock(&lock);
+    long long n = syncs_waiting;
+    pthread_mutex_unlock(&lock);
+    return n;
 }
 
 long long power_loss_operations(void) {

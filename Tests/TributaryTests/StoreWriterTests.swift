@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 import Testing
 
 @testable import TributaryCoordinator
@@ -58,18 +59,15 @@ struct StoreWriterTests {
     }
 
     @Test(
-        "on an idle store, a caller that may block commits a small group itself: the saves of one wake-up gather, the last commits them together before it returns; other callers have it queued"
+        "the saves of one wake-up gather while more of it is to come, then go to the store as one group commit, queued on its writer thread"
     )
-    func smallCommitsRunHere() async throws {
-        let normal = try TemporaryStore(modelJSON: DemoData.modelJSON, durability: .normal)
-        let writer = StoreWriter(store: normal.store, logger: Logger(label: "test"), answersWaiting: {})
-        #expect(await writer.enqueue(saves(1...1), claims: [], moreToCome: true, committingHere: true))
-        #expect(await writer.enqueue(saves(2...2), claims: [], moreToCome: true, committingHere: true))
+    func wakeUpMakesOneCommit() async throws {
+        let writer = makeWriter()
+        #expect(await writer.enqueue(saves(1...1), claims: [], moreToCome: true))
+        #expect(await writer.enqueue(saves(2...2), claims: [], moreToCome: true))
         #expect(writer.queuedWriteCount == 0, "more of the wake-up to come: gathered, nothing queued")
-        #expect(writer.takeAnswers().isEmpty)
-        #expect(await writer.enqueue(saves(3...3), claims: [], committingHere: true))
-        #expect(writer.queuedWriteCount == 0, "committed and collected before enqueue returned")
-        let answers = writer.takeAnswers()
+        #expect(await writer.enqueue(saves(3...3), claims: []))
+        let answers = await writer.flush()
         #expect(answers.count == 1)
         guard case .committed(let commit, let result, _)? = answers.first else {
             Issue.record("no group commit answered")
@@ -77,41 +75,51 @@ struct StoreWriterTests {
         }
         #expect(commit.members.map(\.requestID) == [1, 2, 3], "the wake-up's saves in one commit, in order")
         #expect(result.saves.allSatisfy { if case .success = $0 { true } else { false } })
+    }
 
-        // A caller that may not block (the default) has the same commit queued on the store.
-        let release = DispatchSemaphore(value: 0)
-        normal.store.pool.asyncWriteWithoutTransaction { _ in release.wait() }
-        var released = false
-        defer { if !released { release.signal() } }
-        #expect(await writer.enqueue(saves(4...4), claims: []))
-        #expect(writer.queuedWriteCount == 1)
-        release.signal()
-        released = true
-        let later = await writer.flush()
-        #expect(later.count == 1)
-
-        // At full durability (the suite's store) too, while small commits take less than the limit.
-        let full = makeWriter()
-        #expect(await full.enqueue(saves(5...5), claims: [], committingHere: true))
-        #expect(full.queuedWriteCount == 0, "committed on the caller's thread, sync included")
-        #expect(full.takeAnswers().count == 1)
+    /// A stage that holds every write until the test releases it, as a standby's confirmation would.
+    final class HeldStage: CommitStage, @unchecked Sendable {
+        let held = Mutex<(positions: [UInt64], release: (@Sendable (UInt64) -> Void)?)>(([], nil))
+        func committed(_ writes: [CommittedWrite], release: @escaping @Sendable (UInt64) -> Void) {
+            held.withLock { held in
+                held.positions += writes.map(\.position)
+                held.release = release
+            }
+        }
+        func releaseAll() {
+            let (last, release) = held.withLock { ($0.positions.last, $0.release) }
+            if let last, let release { release(last) }
+        }
+        func run() async throws {}
     }
 
     @Test(
-        "once a small commit took longer than the limit (a disk with slow syncs), the next is queued on the store even for a caller that may block"
+        "a stage between the commit and the answer holds every write: a group commit is not answered, a write's caller not returned to and a read after the saves not let go until the stage releases them, in order"
     )
-    func slowCommitsAreQueued() async throws {
-        // A limit of 0: any commit measured takes longer.
-        let writer = StoreWriter(
-            store: store.store, logger: Logger(label: "test"), atOnceSeconds: 0, answersWaiting: {})
-        #expect(await writer.enqueue(saves(1...1), claims: [], committingHere: true))
-        #expect(writer.queuedWriteCount == 0, "nothing measured yet: the first runs on the caller's thread")
-        #expect(writer.takeAnswers().count == 1)
-        let held = blockTheStore()
-        #expect(await writer.enqueue(saves(2...2), claims: [], committingHere: true))
-        #expect(writer.queuedWriteCount == 1, "queued, not committed on the caller's thread")
-        held.signal()
-        #expect(await writer.flush().count == 1)
+    func stageHoldsAnswers() async throws {
+        let stage = HeldStage()
+        let writer = StoreWriter(store: store.store, logger: Logger(label: "test"), stages: [stage], answersWaiting: {})
+        #expect(await writer.enqueue(saves(1...2), claims: []))
+        let queued = try #require(writer.queue(.setQueue("held", paused: true)))
+        let write = Task { try await queued.value }
+        let barrier = writer.barrier()
+        #expect(barrier == WriterBarrier(saves: 2, position: 2))
+        let read = Task { await writer.pipeline.waitUntilAnswered(barrier) }
+        try await waitUntil("the stage to hold both writes") {
+            stage.held.withLock { $0.positions } == [1, 2]
+        }
+        #expect(writer.queuedWriteCount == 0, "both committed on the store")
+        #expect(writer.takeAnswers().isEmpty, "nothing answered while the stage holds it")
+        #expect(writer.pipeline.heldCount == 2)
+        stage.releaseAll()
+        #expect(try await write.value, "the write's caller returned once released")
+        let answers = writer.takeAnswers()
+        guard case .committed(let commit, _, _)? = answers.first, answers.count == 1 else {
+            Issue.record("the group commit was not answered once: \(answers)")
+            return
+        }
+        #expect(commit.members.map(\.requestID) == [1, 2])
+        await read.value
     }
 
     @Test("a group commit takes the gathered saves up to its row budget; the rest go in the next, in order")
@@ -264,8 +272,8 @@ struct StoreWriterTests {
         let release = blockTheStore()
         #expect(await writer.enqueue(saves(1...3), claims: []))
         release.signal()
-        let last = await writer.stop()
-        let answered = last.flatMap { answer -> [UInt64] in
+        await writer.stop()
+        let answered = writer.takeAnswers().flatMap { answer -> [UInt64] in
             guard case .committed(let commit, _, _) = answer else { return [] }
             return commit.members.map(\.requestID)
         }

@@ -21,6 +21,13 @@ void power_loss_watch(const char *prefix);
 /// a negative value disarms.
 void power_loss_arm(long long operation);
 
+/// Holds (`held` non-zero) or lets go the syncs of watched files: while held, a sync waits before it reaches the
+/// disk, as on a disk that stalls; other I/O goes on. Letting go wakes every waiting sync.
+void power_loss_hold_syncs(int held);
+
+/// How many syncs of watched files wait now (see `power_loss_hold_syncs`).
+long long power_loss_syncs_waiting(void);
+
 /// Watched writes, truncations and syncs since the last `power_loss_watch`.
 long long power_loss_operations(void);
 

@@ -37,19 +37,23 @@ extension JobStore {
     /// The progress of some jobs, for the feed's `$jobs` topic.
     public func progress(ofJobs ids: [Int64]) async throws -> [JobProgress] {
         guard !ids.isEmpty else { return [] }
-        return try await pool.read { db in
-            try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT id, batch, state, done, total, attempt FROM tributary_jobs
-                    WHERE id IN (\(SQLText.placeholders(ids.count))) ORDER BY id
-                    """, arguments: StatementArguments(ids)
-            ).map { row in
-                JobProgress(
-                    id: row["id"], batch: row["batch"], state: try Self.state(row),
-                    done: UInt64(max(0, row["done"] as Int64)), total: UInt64(max(0, row["total"] as Int64)),
-                    attempt: Int(row["attempt"] as Int64))
-            }
+        return try await pool.read { db in try Self.progress(ofJobs: ids, in: db) }
+    }
+
+    /// The progress of some jobs as `db` sees them (a write's transaction, say).
+    static func progress(ofJobs ids: [Int64], in db: Database) throws -> [JobProgress] {
+        guard !ids.isEmpty else { return [] }
+        return try Row.fetchAll(
+            db,
+            sql: """
+                SELECT id, batch, state, done, total, attempt FROM tributary_jobs
+                WHERE id IN (\(SQLText.placeholders(ids.count))) ORDER BY id
+                """, arguments: StatementArguments(ids)
+        ).map { row in
+            JobProgress(
+                id: row["id"], batch: row["batch"], state: try Self.state(row),
+                done: UInt64(max(0, row["done"] as Int64)), total: UInt64(max(0, row["total"] as Int64)),
+                attempt: Int(row["attempt"] as Int64))
         }
     }
 

@@ -3,7 +3,7 @@ import Foundation
 extension CoordinatorServer {
     /// Reads the allow-list again (on SIGHUP): new keys are admitted from their next connection; workers whose key
     /// is gone are dropped, their running jobs released to the queue, and their further messages refused.
-    func reloadAllowListNow() async {
+    func reloadAllowListNow() {
         guard let curve = configuration.curve else { return }
         let revoked: [Data]
         do {
@@ -14,12 +14,6 @@ extension CoordinatorServer {
             logger.error("allow-list not reloaded; the previous one stays", metadata: ["error": "\(error)"])
             return
         }
-        for peer in revoked where workers[peer] != nil {
-            do {
-                try await workerLeft(peer, reason: "its key was revoked")
-            } catch {
-                logger.error("cannot release a revoked worker's jobs", metadata: ["error": "\(error)"])
-            }
-        }
+        for peer in revoked where workers[peer] != nil { workerLeft(peer, reason: "its key was revoked") }
     }
 }

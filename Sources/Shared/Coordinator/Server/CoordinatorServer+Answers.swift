@@ -2,25 +2,26 @@ import Foundation
 import TributaryCore
 import TributaryProtocol
 
-/// Handing saves and claims to the writer, and answering what it wrote.
+/// Handing saves, claims and the router's own writes to the writer, and answering what the commit pipeline released.
 ///
 /// A message's saves gather in ``handOver`` and go to the writer (``StoreWriter``) together once the message is
 /// handled, with a claim for each worker that has credit when a dispatch is due; the writer folds them into its
-/// next group commit. Its finished writes come back as ``WriterAnswer``s, answered here in the order written:
-/// acks and didSave events, then the assignments of the jobs claimed in the same transaction.
+/// next group commit. The router's other writes (a cancel, a failure, a worker's jobs handed back) are queued behind
+/// them with what to do once they are answered (``write(_:then:)``). Finished writes come back through the
+/// ``CommitPipeline`` and are answered here in the order written: acks and didSave events, then the assignments of
+/// the jobs claimed in the same transaction; a push's reply; a write's follow-up. The router never waits for one.
 extension CoordinatorServer {
     /// Hands the saves gathered so far to the writer, with claims for workers' credit when a dispatch is due.
     /// Saves the writer no longer takes (it stopped) are refused.
     /// - Parameter moreToCome: more messages of the same wake-up follow: the writer gathers rather than commits
-    ///   (see ``StoreWriter/enqueue(_:claims:moreToCome:committingHere:)``). Without it, what gathered is committed when the store
+    ///   (see ``StoreWriter/enqueue(_:claims:moreToCome:)``). Without it, what gathered is committed when the store
     ///   is idle, even if this hands over nothing.
     func submit(moreToCome: Bool = false) async {
         let (saves, claims) = handOver.take(
             from: &workers, claiming: !stopping, runLimits: configuration.runLimits,
             writable: store.writer.writability.fault() == nil)
         guard !saves.isEmpty || !claims.isEmpty || !moreToCome else { return }
-        // The router runs on its socket loop's thread (its executor), which may wait for a small commit.
-        guard await writer.enqueue(saves, claims: claims, moreToCome: moreToCome, committingHere: true) else {
+        guard await writer.enqueue(saves, claims: claims, moreToCome: moreToCome) else {
             for save in saves {
                 reply(
                     to: save.peer, requestID: save.requestID,
@@ -32,22 +33,55 @@ extension CoordinatorServer {
         }
     }
 
-    /// Commits and answers every save received so far: before a message that must see their effects.
-    func commitAll() async {
-        await submit()
-        answer(await writer.flush())
+    /// Queues `write` now, behind the saves handed over before it, and runs `then` with its result once the
+    /// pipeline released it and the router answers its place (after the answers of the writes before it). The router
+    /// goes on meanwhile.
+    func write<Output: Sendable>(
+        _ write: StoreWrite<Output>, then: @escaping (Result<Output, any Error>) -> Void
+    ) {
+        // The saves of the message being handled go first.
+        guard let queued = writer.queue(write) else {
+            return then(.failure(ProtocolError(.shuttingDown, "the coordinator is shutting down")))
+        }
+        answers.follow(queued.position) { then(Result { try queued.released() }) }
     }
 
-    /// Answers finished writes, in the order they were written.
-    func answer(_ answers: [WriterAnswer]) {
-        for answer in answers {
-            switch answer {
-            case .committed(let commit, let result, let writtenAt):
-                answering { self.answer(commit, result, writtenAt: writtenAt) }
-            case .pushed(let push, let result): self.answer(push, result)
+    /// Queues `write` for a client's request and answers it with what `reply` makes of the write's result once it is
+    /// answered, or with the error that refused it. A store's constraint refusing a job's write is the request's
+    /// fault (`INVALID_REQUEST` naming `jobID`).
+    func answer<Output: Sendable>(
+        after write: StoreWrite<Output>, to peer: Data, requestID: UInt64, jobID: UInt64? = nil,
+        _ reply: @escaping (Output) throws -> Tributary_V1_Envelope.OneOf_Body
+    ) {
+        self.write(write) { [self] result in
+            do {
+                let body: Tributary_V1_Envelope.OneOf_Body
+                do {
+                    body = try reply(try result.get())
+                } catch let error as StoreError where error.code == .constraint && jobID != nil {
+                    throw ProtocolError(.invalidRequest, error.message, jobID: jobID ?? 0)
+                }
+                self.reply(to: peer, requestID: requestID, body)
+            } catch {
+                refuse(requestID, from: peer, error)
             }
         }
-        if !answers.isEmpty { reportWritability() }
+    }
+
+    /// Answers the writes the pipeline released, in the order written, then lets the reads waiting for them go on.
+    func answerReleased() {
+        let released = writer.pipeline.takeAnswers()
+        guard !released.isEmpty else { return }
+        for write in released {
+            switch write.answer {
+            case .committed(let commit, let result, let writtenAt)?:
+                answering { self.answer(commit, result, writtenAt: writtenAt) }
+            case .pushed(let push, let result)?: answer(push, result)
+            case nil: answers.takeFollowUp(of: write.position)?()
+            }
+        }
+        writer.pipeline.answered(released)
+        reportWritability()
     }
 
     /// Logs a change of whether the store can be written (``StoreWritability``); once it can again, held claims go.
@@ -141,12 +175,8 @@ extension CoordinatorServer {
 
     /// Hands back the jobs of a worker that left while they were claimed for it.
     private func releaseLater(jobsOf worker: WorkerRecord) {
-        // Unstructured: called while a group commit is answered, which must not wait for a write; if a stop
-        // comes first, the next start re-queues what this missed.
-        Task {
-            do {
-                _ = try await writer.write(.releaseJobs(of: worker.id))
-            } catch {
+        write(.releaseJobs(of: worker.id)) { [logger] result in
+            if case .failure(let error) = result {
                 logger.error("cannot hand back the jobs of a worker that left", metadata: ["error": "\(error)"])
             }
         }

@@ -10,7 +10,7 @@ extension CoordinatorServer {
             configuration.backupDirectory ?? URL(fileURLWithPath: store.path).deletingLastPathComponent().path
         let path = try Self.backupPath(request.path, in: directory)
         let (store, logger) = (self.store, self.logger)
-        try readers.submit(peer: peer, requestID: requestID) {
+        try readAfterSaves(peer: peer, requestID: requestID) {
             let backup = try await store.backup(to: path)
             logger.notice(
                 "store backed up",

@@ -13,15 +13,4 @@ extension CoordinatorServer {
             if !published { publisher.publish(ending.progress) }
         }
     }
-
-    /// Publishes jobs' progress and states on the feed's `$jobs` topic (after the commits that changed them),
-    /// when some subscriber follows it.
-    func publishProgress(ofJobs ids: [Int64]) async {
-        guard !ids.isEmpty, publisher.wants(FeedPublisher.jobsTopic) else { return }
-        do {
-            for progress in try await store.jobs.progress(ofJobs: ids) { publisher.publish(progress) }
-        } catch {
-            logger.error("cannot read job progress", metadata: ["error": "\(error)"])
-        }
-    }
 }

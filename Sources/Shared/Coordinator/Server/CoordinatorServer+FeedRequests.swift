@@ -21,7 +21,7 @@ extension CoordinatorServer {
         query.filter = try feedFilter(entities: request.entities, attributes: request.attributes)
         if request.maxCommits > 0 { query.maxCommits = Int(request.maxCommits) }
         let store = self.store
-        try readers.submit(peer: peer, requestID: requestID) { [query] in
+        try readAfterSaves(peer: peer, requestID: requestID) { [query] in
             .historyReply(try await store.feed.history(query))
         }
     }
@@ -30,14 +30,13 @@ extension CoordinatorServer {
         try readers.snapshotPage(request, peer: peer, requestID: requestID)
     }
 
-    func subscriberUpdate(_ update: Tributary_V1_SubscriberUpdate, from peer: Data, requestID: UInt64) async throws {
+    func subscriberUpdate(_ update: Tributary_V1_SubscriberUpdate, from peer: Data, requestID: UInt64) throws {
         try Self.requireSubscriberName(update.name)
         try Intake.requireInt64(update.position, "position")
-        let info = try await writer.write(
-            .updateSubscriber(
-                name: update.name, position: FeedPosition(seq: update.position, epoch: update.epoch),
-                registerOnly: update.registerOnly))
-        reply(to: peer, requestID: requestID, .subscriberInfo(info.wire))
+        let write = StoreWrite<DurableSubscriber>.updateSubscriber(
+            name: update.name, position: FeedPosition(seq: update.position, epoch: update.epoch),
+            registerOnly: update.registerOnly)
+        answer(after: write, to: peer, requestID: requestID) { .subscriberInfo($0.wire) }
     }
 
     /// Answered by the reader pool from the store.
@@ -50,12 +49,12 @@ extension CoordinatorServer {
     }
 
     func deleteSubscriber(_ request: Tributary_V1_DeleteSubscriberRequest, from peer: Data, requestID: UInt64)
-        async throws
+        throws
     {
         try Self.requireSubscriberName(request.name)
-        reply(
-            to: peer, requestID: requestID,
-            .subscriberInfo(try await writer.write(.deleteSubscriber(name: request.name)).wire))
+        answer(after: .deleteSubscriber(name: request.name), to: peer, requestID: requestID) {
+            .subscriberInfo($0.wire)
+        }
     }
 
     private func feedFilter(entities: [String], attributes: [String]) throws -> FeedFilter {

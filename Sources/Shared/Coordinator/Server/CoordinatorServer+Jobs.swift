@@ -36,63 +36,51 @@ extension CoordinatorServer {
         StatusReader(store: store, limits: configuration.runLimits, snapshot: snapshot)
     }
 
-    func retryJob(_ id: UInt64, from peer: Data, requestID: UInt64) async throws {
+    func retryJob(_ id: UInt64, from peer: Data, requestID: UInt64) throws {
         try Intake.requireInt64(id, "job_id")
-        let retried: (job: JobInfo, settled: [JobEnding])?
-        do {
-            retried = try await writer.write(.retryJob(id: Int64(id)))
-        } catch let error as StoreError where error.code == .constraint {
-            throw ProtocolError(.invalidRequest, error.message, jobID: id)
+        answer(after: .retryJob(id: Int64(id)), to: peer, requestID: requestID, jobID: id) { [self] retried in
+            guard let retried else { throw ProtocolError(.unknownJob, "job \(id) does not exist", jobID: id) }
+            logger.info("dead job retried", metadata: ["job": "\(id)"])
+            // A child retried while a parent is still failed is settled again at once.
+            jobsEnded(retried.settled)
+            handOver.isDue = true
+            return .jobInfo(retried.job.wire)
         }
-        guard let retried else { throw ProtocolError(.unknownJob, "job \(id) does not exist", jobID: id) }
-        logger.info("dead job retried", metadata: ["job": "\(id)"])
-        // A child retried while a parent is still failed is settled again at once.
-        jobsEnded(retried.settled)
-        reply(to: peer, requestID: requestID, .jobInfo(retried.job.wire))
-        handOver.isDue = true
     }
 
-    func cancelJob(_ id: UInt64, from peer: Data, requestID: UInt64) async throws {
+    func cancelJob(_ id: UInt64, from peer: Data, requestID: UInt64) throws {
         try Intake.requireInt64(id, "job_id")
-        let cancelled: (before: JobInfo, endings: [JobEnding])?
-        do {
-            cancelled = try await writer.write(.cancelJob(id: Int64(id)))
-        } catch let error as StoreError where error.code == .constraint {
-            throw ProtocolError(.invalidRequest, error.message, jobID: id)
+        answer(after: .cancelJob(id: Int64(id)), to: peer, requestID: requestID, jobID: id) { [self] cancelled in
+            guard let (before, endings) = cancelled else {
+                throw ProtocolError(.unknownJob, "job \(id) does not exist", jobID: id)
+            }
+            if before.state == .running, let holder = workers.routingID(holding: Int64(id)) {
+                workers[holder]?.jobs[Int64(id)] = nil
+                reply(
+                    to: holder, requestID: 0,
+                    .cancelJob(
+                        .with {
+                            $0.jobID = id
+                            $0.attempt = UInt32(clamping: before.attempt)
+                        }))
+            }
+            jobsEnded(endings)
+            // Cancelling may have finished a batch whose callback job is now queued.
+            handOver.isDue = true
+            logger.info("job cancelled", metadata: ["job": "\(id)", "was": "\(before.state.rawValue)"])
+            var after = before
+            after.state = .cancelled
+            after.worker = nil
+            return .jobInfo(after.wire)
         }
-        guard let (before, endings) = cancelled else {
-            throw ProtocolError(.unknownJob, "job \(id) does not exist", jobID: id)
-        }
-        if before.state == .running, let holder = workers.routingID(holding: Int64(id)) {
-            workers[holder]?.jobs[Int64(id)] = nil
-            reply(
-                to: holder, requestID: 0,
-                .cancelJob(
-                    .with {
-                        $0.jobID = id
-                        $0.attempt = UInt32(clamping: before.attempt)
-                    }))
-        }
-        jobsEnded(endings)
-        // Cancelling may have finished a batch whose callback job is now queued.
-        handOver.isDue = true
-        logger.info("job cancelled", metadata: ["job": "\(id)", "was": "\(before.state.rawValue)"])
-        var after = before
-        after.state = .cancelled
-        after.worker = nil
-        reply(to: peer, requestID: requestID, .jobInfo(after.wire))
     }
 
-    func deleteJob(_ id: UInt64, from peer: Data, requestID: UInt64) async throws {
+    func deleteJob(_ id: UInt64, from peer: Data, requestID: UInt64) throws {
         try Intake.requireInt64(id, "job_id")
-        let job: JobInfo?
-        do {
-            job = try await writer.write(.deleteJob(id: Int64(id)))
-        } catch let error as StoreError where error.code == .constraint {
-            throw ProtocolError(.invalidRequest, error.message, jobID: id)
+        answer(after: .deleteJob(id: Int64(id)), to: peer, requestID: requestID, jobID: id) { [logger] job in
+            guard let job else { throw ProtocolError(.unknownJob, "job \(id) does not exist", jobID: id) }
+            logger.info("job deleted", metadata: ["job": "\(id)", "state": "\(job.state.rawValue)"])
+            return .jobInfo(job.wire)
         }
-        guard let job else { throw ProtocolError(.unknownJob, "job \(id) does not exist", jobID: id) }
-        logger.info("job deleted", metadata: ["job": "\(id)", "state": "\(job.state.rawValue)"])
-        reply(to: peer, requestID: requestID, .jobInfo(job.wire))
     }
 }

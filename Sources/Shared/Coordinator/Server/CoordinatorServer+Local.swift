@@ -42,19 +42,9 @@ extension CoordinatorServer {
         }
     }
 
-    /// Handles a local request in the router's turn, like a message from a peer; except that a read answers from
-    /// what is committed without first committing the saves gathered (a dashboard reading every second must not
-    /// cut the writer's group commits short).
+    /// Handles a local request in the router's turn, like a message from a peer.
     func handleLocal(_ envelope: Tributary_V1_Envelope, from peer: Data) async {
-        if !Self.needsNoCommitFirst(envelope.body) { await commitAll() }
+        if Self.writes(envelope.body) { await submit(moreToCome: true) }
         await respond(to: envelope, from: peer)
-    }
-
-    /// Reads, answered from what is committed; and a push, which queues behind the saves as a client's does.
-    private static func needsNoCommitFirst(_ body: Tributary_V1_Envelope.OneOf_Body?) -> Bool {
-        switch body {
-        case .pushJobs, .statusRequest, .batchStatusRequest, .jobsRequest, .jobRequest, .subscribersRequest: true
-        default: false
-        }
     }
 }

@@ -7,7 +7,8 @@ import ZeroMQ
 extension CoordinatorServer {
     /// Handles what one wake-up of the socket loop received, in order. A message's saves go to the writer together
     /// once it is handled (``submit(moreToCome:)``), to be committed together with the rest of the wake-up's;
-    /// any other message that touches the store first has every save before it committed and answered.
+    /// a write queues behind them, and a read that must see them waits for their answers on its own
+    /// (``readAfterSaves(peer:requestID:_:)``): the router goes on.
     func handle(_ batch: [SocketLoop.Inbound]) async {
         for (index, message) in batch.enumerated() {
             let peer: Data
@@ -33,8 +34,8 @@ extension CoordinatorServer {
         }
     }
 
-    /// Handles one envelope of a message: a save is gathered for the next group commit; anything else first has
-    /// the saves before it committed, unless it leaves the store alone.
+    /// Handles one envelope of a message: a save is gathered for the next group commit; anything else is routed to
+    /// its handler.
     func handle(_ sized: SizedEnvelope, of message: SocketLoop.Inbound, from peer: Data) async {
         let envelope = sized.envelope
         do {
@@ -62,22 +63,32 @@ extension CoordinatorServer {
             }
             return
         }
-        // Credit and heartbeats do not touch the store, and a push's write queues behind the group commits (new
-        // jobs are nothing a save touches): the saves before them need not be committed first.
-        if !Self.leavesStoreAlone(envelope) && !Self.queuesBehindSaves(envelope) { await commitAll() }
+        // A write queues behind the saves gathered so far: they go to the writer first.
+        if Self.writes(envelope.body) { await submit(moreToCome: true) }
         await respond(to: envelope, from: peer)
     }
 
-    private static func leavesStoreAlone(_ envelope: Tributary_V1_Envelope) -> Bool {
-        switch envelope.body {
-        case .workerReady, .heartbeat, .versionRequest: true
+    /// Whether a message's handler writes the store (``write(_:then:)``), behind the saves before it.
+    static func writes(_ body: Tributary_V1_Envelope.OneOf_Body?) -> Bool {
+        switch body {
+        case .jobFailed, .workerBye, .workerHello, .retryJobRequest, .cancelJobRequest, .deleteJobRequest,
+            .putScheduleRequest, .scheduleActionRequest, .queueActionRequest, .subscriberUpdate,
+            .deleteSubscriberRequest:
+            true
         default: false
         }
     }
 
-    private static func queuesBehindSaves(_ envelope: Tributary_V1_Envelope) -> Bool {
-        if case .pushJobs = envelope.body { return true }
-        return false
+    /// Has the reader pool answer `work` once every save and write handed to the writer before it was answered, so
+    /// that it sees them (a fetch after a save sent without waiting for its ack, say). The router does not wait.
+    func readAfterSaves(
+        peer: Data, requestID: UInt64, _ work: @escaping @Sendable () async throws -> ReaderPool.Body
+    ) throws {
+        let (barrier, pipeline) = (writer.barrier(), writer.pipeline)
+        try readers.submit(peer: peer, requestID: requestID) {
+            await pipeline.waitUntilAnswered(barrier)
+            return try await work()
+        }
     }
 
     /// Answers a message whose frames do not make one.
@@ -119,37 +130,37 @@ extension CoordinatorServer {
         }
         let requestID = envelope.requestID
         switch body {
-        case .workerHello(let hello): try await workerHello(hello, from: peer, requestID: requestID)
-        case .workerReady(let ready): try await workerReady(ready, from: peer)
+        case .workerHello(let hello): try workerHello(hello, from: peer, requestID: requestID)
+        case .workerReady(let ready): try workerReady(ready, from: peer)
         case .heartbeat: try requireWorker(peer)
         case .saveChanges:
             // Checked and gathered as they arrive (``handle(_:of:from:)``); a local caller cannot send one.
             throw ProtocolError(.internal, "a save reached the router's requests")
-        case .jobFailed(let failure): try await jobFailed(failure, from: peer)
-        case .workerBye: try await workerLeft(peer, reason: "said goodbye", handsBack: true)
+        case .jobFailed(let failure): try jobFailed(failure, from: peer, requestID: requestID)
+        case .workerBye: workerLeft(peer, reason: "said goodbye", handsBack: true)
         case .pushJobs(let push): try await pushJobs(push, from: peer, requestID: requestID)
         case .statusRequest: try status(from: peer, requestID: requestID)
         case .batchStatusRequest(let request): try batchStatus(request, from: peer, requestID: requestID)
         case .jobsRequest(let request): try listJobs(request, from: peer, requestID: requestID)
         case .jobRequest(let request): try showJob(request.jobID, from: peer, requestID: requestID)
-        case .retryJobRequest(let request): try await retryJob(request.jobID, from: peer, requestID: requestID)
-        case .cancelJobRequest(let request): try await cancelJob(request.jobID, from: peer, requestID: requestID)
-        case .deleteJobRequest(let request): try await deleteJob(request.jobID, from: peer, requestID: requestID)
-        case .putScheduleRequest(let request): try await putSchedule(request, from: peer, requestID: requestID)
+        case .retryJobRequest(let request): try retryJob(request.jobID, from: peer, requestID: requestID)
+        case .cancelJobRequest(let request): try cancelJob(request.jobID, from: peer, requestID: requestID)
+        case .deleteJobRequest(let request): try deleteJob(request.jobID, from: peer, requestID: requestID)
+        case .putScheduleRequest(let request): try putSchedule(request, from: peer, requestID: requestID)
         case .schedulesRequest: try listSchedules(from: peer, requestID: requestID)
-        case .scheduleActionRequest(let request): try await scheduleAction(request, from: peer, requestID: requestID)
-        case .queueActionRequest(let request): try await queueAction(request, from: peer, requestID: requestID)
+        case .scheduleActionRequest(let request): try scheduleAction(request, from: peer, requestID: requestID)
+        case .queueActionRequest(let request): try queueAction(request, from: peer, requestID: requestID)
         case .backupRequest(let request): try backup(request, from: peer, requestID: requestID)
         case .versionRequest: version(from: peer, requestID: requestID)
         case .historyRequest(let request): try history(request, from: peer, requestID: requestID)
         case .snapshotRequest(let request): try snapshot(request, from: peer, requestID: requestID)
-        case .subscriberUpdate(let update): try await subscriberUpdate(update, from: peer, requestID: requestID)
+        case .subscriberUpdate(let update): try subscriberUpdate(update, from: peer, requestID: requestID)
         case .subscribersRequest: try listSubscribers(from: peer, requestID: requestID)
         case .deleteSubscriberRequest(let request):
-            try await deleteSubscriber(request, from: peer, requestID: requestID)
+            try deleteSubscriber(request, from: peer, requestID: requestID)
         case .fetchRequest(let request):
             let store = self.store
-            try readers.submit(peer: peer, requestID: requestID) { .fetchReply(try await store.fetch(request)) }
+            try readAfterSaves(peer: peer, requestID: requestID) { .fetchReply(try await store.fetch(request)) }
         case .modelRequest:
             reply(to: peer, requestID: requestID, .modelReply(.with { $0.modelJson = modelJSON }))
         case .welcome, .jobAssignment, .saveAck, .cancelJob, .drain, .pushReply, .statusReply, .batchStatusReply,

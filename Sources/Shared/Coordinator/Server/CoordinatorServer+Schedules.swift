@@ -4,7 +4,7 @@ import TributaryProtocol
 
 /// Requests that add, list, pause, resume or delete schedules (periodic jobs).
 extension CoordinatorServer {
-    func putSchedule(_ request: Tributary_V1_PutScheduleRequest, from peer: Data, requestID: UInt64) async throws {
+    func putSchedule(_ request: Tributary_V1_PutScheduleRequest, from peer: Data, requestID: UInt64) throws {
         guard request.hasSchedule else { throw ProtocolError(.invalidRequest, "PutScheduleRequest has no schedule") }
         let spec = try ScheduleSpec(checking: request.schedule)
         guard spec.job.kind != ImportJob.kind else {
@@ -19,11 +19,12 @@ extension CoordinatorServer {
                 "a schedule's job may set kind, arguments, queue, priority, max_attempts, backoff and timeout_ms only")
         }
         if let refusal = JobQueue.refusal(of: spec.job.queue) { throw ProtocolError(.invalidRequest, refusal) }
-        let info = try await writer.write(.putSchedule(spec, replace: request.replace))
-        logger.info(
-            "schedule set",
-            metadata: ["schedule": "\(spec.name)", "cron": "\(spec.cron)", "next": "\(info.nextTick)"])
-        reply(to: peer, requestID: requestID, .scheduleInfo(info.wire))
+        answer(after: .putSchedule(spec, replace: request.replace), to: peer, requestID: requestID) { [logger] info in
+            logger.info(
+                "schedule set",
+                metadata: ["schedule": "\(spec.name)", "cron": "\(spec.cron)", "next": "\(info.nextTick)"])
+            return .scheduleInfo(info.wire)
+        }
     }
 
     /// Answered by the reader pool from the store.
@@ -35,22 +36,22 @@ extension CoordinatorServer {
         }
     }
 
-    func scheduleAction(_ request: Tributary_V1_ScheduleActionRequest, from peer: Data, requestID: UInt64)
-        async throws
-    {
-        let info: ScheduleInfo?
+    func scheduleAction(_ request: Tributary_V1_ScheduleActionRequest, from peer: Data, requestID: UInt64) throws {
+        let write: StoreWrite<ScheduleInfo?>
         switch request.action {
-        case "pause": info = try await writer.write(.setSchedule(request.name, paused: true))
-        case "resume": info = try await writer.write(.setSchedule(request.name, paused: false))
-        case "delete": info = try await writer.write(.deleteSchedule(request.name))
+        case "pause": write = .setSchedule(request.name, paused: true)
+        case "resume": write = .setSchedule(request.name, paused: false)
+        case "delete": write = .deleteSchedule(request.name)
         default:
             throw ProtocolError(
                 .invalidRequest, "unknown schedule action '\(request.action)' (one of pause, resume, delete)")
         }
-        guard let info else {
-            throw ProtocolError(.invalidRequest, "schedule '\(request.name)' does not exist")
+        answer(after: write, to: peer, requestID: requestID) { [logger] info in
+            guard let info else {
+                throw ProtocolError(.invalidRequest, "schedule '\(request.name)' does not exist")
+            }
+            logger.info("schedule \(request.action)", metadata: ["schedule": "\(request.name)"])
+            return .scheduleInfo(info.wire)
         }
-        logger.info("schedule \(request.action)", metadata: ["schedule": "\(request.name)"])
-        reply(to: peer, requestID: requestID, .scheduleInfo(info.wire))
     }
 }

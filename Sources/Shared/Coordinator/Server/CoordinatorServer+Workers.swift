@@ -3,7 +3,7 @@ import TributaryCore
 import TributaryProtocol
 
 extension CoordinatorServer {
-    func workerHello(_ hello: Tributary_V1_WorkerHello, from peer: Data, requestID: UInt64) async throws {
+    func workerHello(_ hello: Tributary_V1_WorkerHello, from peer: Data, requestID: UInt64) throws {
         if stopping { throw ProtocolError(.shuttingDown, "the coordinator is shutting down") }
         guard hello.queues.count <= JobQueue.maximumQueuesPerWorker else {
             throw ProtocolError(
@@ -29,7 +29,7 @@ extension CoordinatorServer {
         }
         if workers[peer] != nil {
             // The same peer said hello again (it restarted its session): its old leases are void.
-            try await workerLeft(peer, reason: "reconnected")
+            workerLeft(peer, reason: "reconnected")
         }
         let record = workers.register(routingID: peer, hello: hello, now: .now)
         if hello.acceptsBatches { io.batchingPeers.insert(peer) }
@@ -48,7 +48,7 @@ extension CoordinatorServer {
         reply(to: peer, requestID: requestID, .welcome(welcome))
     }
 
-    func workerReady(_ ready: Tributary_V1_WorkerReady, from peer: Data) async throws {
+    func workerReady(_ ready: Tributary_V1_WorkerReady, from peer: Data) throws {
         try requireWorker(peer)
         addCredit(ready.credit, to: peer)
     }
@@ -123,41 +123,46 @@ extension CoordinatorServer {
         }
     }
 
-    func jobFailed(_ failure: Tributary_V1_JobFailed, from peer: Data) async throws {
+    /// A worker's failed attempt, written behind the saves before it; the worker stops holding the job once it is.
+    /// While the store cannot be written, the failure is kept and written once it can (the worker does not send it
+    /// again).
+    func jobFailed(_ failure: Tributary_V1_JobFailed, from peer: Data, requestID: UInt64) throws {
         let worker = try requireWorker(peer)
         try Intake.requireInt64(failure.jobID, "job_id")
         logger.warning(
             "job failed",
             metadata: ["job": "\(failure.jobID)", "worker": "\(worker.id)", "error": "\(failure.message)"])
-        let failed: FailedAttempt?
-        do {
-            failed = try await writer.write(
-                .failAttempt(
-                    job: Int64(failure.jobID), attempt: Int(failure.attempt), worker: worker.id,
-                    message: failure.message, permanent: failure.permanent))
-        } catch let error as StoreError where error.code == .unwritable {
-            // The worker does not send it again: kept, and written once the store can be.
-            workers.pendingFailures.append((failure, peer))
-            return
+        let write = StoreWrite<FailedAttempt?>.failAttempt(
+            job: Int64(failure.jobID), attempt: Int(failure.attempt), worker: worker.id, message: failure.message,
+            permanent: failure.permanent)
+        self.write(write) { [self] result in
+            switch result {
+            case .failure(let error as StoreError) where error.code == .unwritable:
+                workers.pendingFailures.append((failure, peer))
+            case .failure(let error):
+                refuse(requestID, from: peer, error)
+            case .success(let failed):
+                if let (failed, requeued) = failed {
+                    logger.notice(
+                        "job attempt failed", metadata: ["job": "\(failure.jobID)", "outcome": "\(failed.outcome)"])
+                    attemptsFailed([failed])
+                    // A job going back to the queue did not end: its state goes on the feed all the same.
+                    if let requeued { publisher.publish(requeued) }
+                }
+                workers[peer]?.jobs[Int64(failure.jobID)] = nil
+            }
         }
-        if let failed {
-            logger.notice("job attempt failed", metadata: ["job": "\(failure.jobID)", "outcome": "\(failed.outcome)"])
-            attemptsFailed([failed])
-            // A job going back to the queue did not end: its state goes on the feed all the same.
-            if failed.outcome != .dead { await publishProgress(ofJobs: [failed.id]) }
-        }
-        workers[peer]?.jobs[Int64(failure.jobID)] = nil
     }
 
     /// Writes the failures reported while the store could not be written, once it can. A worker that left meanwhile
     /// had its jobs handed back as it left: its failures are dropped.
-    func retryPendingFailures() async {
+    func retryPendingFailures() {
         guard !workers.pendingFailures.isEmpty, store.writer.writability.fault() == nil else { return }
         let pending = workers.pendingFailures
         workers.pendingFailures = []
         for (failure, peer) in pending where workers[peer] != nil {
             do {
-                try await jobFailed(failure, from: peer)
+                try jobFailed(failure, from: peer, requestID: 0)
             } catch {
                 logger.error(
                     "cannot record a job's failure", metadata: ["job": "\(failure.jobID)", "error": "\(error)"])
@@ -165,43 +170,55 @@ extension CoordinatorServer {
         }
     }
 
-    /// Forgets a worker and returns its jobs to the queue.
+    /// Forgets a worker and returns its jobs to the queue, written behind the saves before it; the worker is
+    /// forgotten once the store has its jobs back (if the store refuses, it stays known and the next reap tries
+    /// again). From here on it is sent no new jobs.
     /// - Parameter handsBack: the worker gave back the jobs it did not finish (a goodbye, after its running jobs
     ///   ended or were interrupted at its shutdown timeout), or its process exited during the pool's graceful stop:
     ///   they go back without counting an attempt. Otherwise each running job's attempt counts as failed.
-    func workerLeft(_ peer: Data, reason: String, handsBack: Bool = false) async throws {
-        guard let worker = workers[peer] else { return }
-        // No new jobs for it from here on, even from a dispatch or a commit answered while this one awaits.
+    func workerLeft(_ peer: Data, reason: String, handsBack: Bool = false) {
+        guard let worker = workers[peer], !worker.leaving else { return }
         workers[peer]?.credit = 0
         workers[peer]?.leaving = true
-        // Re-queue first: if the store refuses, the worker stays known and the next reap tries again. Only the
-        // jobs it was given count as lost attempts; any claimed for it and not yet sent are handed back.
-        let requeued: Int
-        do {
-            // The metrics follow what the store did: a job whose completing save committed first stays done.
-            if handsBack {
-                let released = try await writer.write(.releaseJobs(of: worker.id))
-                requeued = released.count
-                for id in released { jobMetrics.handedBack(job: id) }
-            } else {
-                let lost = try await writer.write(
-                    .requeueJobs(
-                        of: worker.id, started: Set(worker.jobs.keys),
-                        reason: "attempt lost: worker \(worker.id) \(reason)"))
-                requeued = lost.requeued
-                attemptsFailed(lost.failed)
+        // The metrics follow what the store did: a job whose completing save committed first stays done.
+        let requeued: (Result<Int, any Error>) -> Void = { [self] result in
+            switch result {
+            case .success(let requeued): forget(worker, at: peer, reason: reason, requeued: requeued)
+            case .failure(let error):
+                if workers[peer]?.id == worker.id { workers[peer]?.leaving = false }
+                logger.error(
+                    "cannot re-queue the jobs of a worker that left",
+                    metadata: ["worker": "\(worker.id)", "reason": "\(reason)", "error": "\(error)"])
             }
-        } catch {
-            if workers[peer]?.id == worker.id { workers[peer]?.leaving = false }
-            throw error
         }
+        if handsBack {
+            write(.releaseJobs(of: worker.id)) { [self] result in
+                requeued(
+                    result.map { released in
+                        for id in released { jobMetrics.handedBack(job: id) }
+                        return released.count
+                    })
+            }
+        } else {
+            // Only the jobs it was given count as lost attempts; any claimed for it and not yet sent are handed back.
+            let write = StoreWrite<(requeued: Int, failed: [FailedAttempt])>.requeueJobs(
+                of: worker.id, started: Set(worker.jobs.keys), reason: "attempt lost: worker \(worker.id) \(reason)")
+            self.write(write) { [self] result in
+                requeued(
+                    result.map { lost in
+                        attemptsFailed(lost.failed)
+                        return lost.requeued
+                    })
+            }
+        }
+    }
+
+    /// Forgets a worker whose jobs went back to the queue.
+    private func forget(_ worker: WorkerRecord, at peer: Data, reason: String, requeued: Int) {
         if workers[peer]?.id == worker.id {
             workers.remove(peer)
             io.batchingPeers.remove(peer)
         }
-        // A claim for this worker that committed after the re-queue above finds it gone and hands its jobs back
-        // itself; this catches one whose result was applied here before the worker was removed.
-        _ = try await writer.write(.releaseJobs(of: worker.id))
         logger.info(
             "worker left", metadata: ["worker": "\(worker.id)", "reason": "\(reason)", "requeued": "\(requeued)"])
         handOver.isDue = true
@@ -211,14 +228,9 @@ extension CoordinatorServer {
     /// Matched by pid and pool name, so a remote worker that happens to have the same pid is left alone. During the
     /// pool's graceful stop, its jobs go back without counting an attempt, as its goodbye would have had them (the
     /// exit may be handled before the goodbye arrives, and a worker killed at the stop's end sent none).
-    func workerProcessExited(pid: Int32, name: String) async {
+    func workerProcessExited(pid: Int32, name: String) {
         guard let peer = workers.routingID(ofPID: pid, name: name) else { return }
-        do {
-            try await workerLeft(
-                peer, reason: "process \(pid) exited", handsBack: snapshot.poolStopBegan != nil)
-        } catch {
-            logger.error("cannot re-queue the jobs of an exited worker", metadata: ["error": "\(error)"])
-        }
+        workerLeft(peer, reason: "process \(pid) exited", handsBack: snapshot.poolStopBegan != nil)
     }
 
     /// Counts failed attempts, and the jobs that ended of them (``jobsEnded(_:published:)``).
@@ -250,18 +262,11 @@ extension CoordinatorServer {
         }
     }
 
-    func reapSilentWorkers() async {
-        // Silence is judged as of the socket's last read: a loop held up (a commit run on its thread) read nothing.
-        for candidate in workers.expired(now: io.loop.lastPolled, liveness: configuration.liveness) {
-            // Re-checked each time: the awaits below let other messages (a late heartbeat) in.
-            guard let worker = workers[candidate.routingID], worker.id == candidate.id,
-                workers.isExpired(worker, now: io.loop.lastPolled, liveness: configuration.liveness)
-            else { continue }
-            do {
-                try await workerLeft(worker.routingID, reason: "missed \(configuration.liveness) heartbeats")
-            } catch {
-                logger.error("cannot re-queue the jobs of a silent worker", metadata: ["error": "\(error)"])
-            }
+    /// Forgets the workers whose heartbeats lapsed, handing their jobs back with an attempt counted.
+    func reapSilentWorkers() {
+        // Silence is judged as of the socket's last read: a loop held up read nothing.
+        for worker in workers.expired(now: io.loop.lastPolled, liveness: configuration.liveness) {
+            workerLeft(worker.routingID, reason: "missed \(configuration.liveness) heartbeats")
         }
     }
 

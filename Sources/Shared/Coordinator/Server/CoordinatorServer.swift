@@ -10,8 +10,10 @@ import ZeroMQ
 ///
 /// Messages from every peer are handled one at a time, in arrival order, on this actor, which runs on its socket
 /// loop's thread (the loop is its executor): a message reaches it and its replies leave without another thread
-/// woken. Store writes run on GRDB's writer queue and reads on the reader pool's threads, so nothing here blocks
-/// the socket or the cooperative pool.
+/// woken. It is the intake of the commit pipeline: writes run on the store's writer thread (``StoreWriter``) and
+/// come back through the ``CommitPipeline`` to be answered; reads run on the reader pool's threads. The router never
+/// runs a commit nor waits for one, so a store that stalls holds up saves and writes, not heartbeats, versions or
+/// reads of what is committed.
 /// A malformed or invalid message is answered with an ``/TributaryProtocol/ProtocolError`` to its sender, and the
 /// coordinator goes on serving everyone else.
 public actor CoordinatorServer: Service {
@@ -31,8 +33,8 @@ public actor CoordinatorServer: Service {
     var handOver = WriterHandOver()
     /// Decoding, authorization and bounds of what peers send.
     var intake: Intake
-    /// Replies gathered while a group commit is answered, sent together once it is (``answering(_:)``).
-    var replyBatch: ReplyBatch?
+    /// Replies gathered while a group commit is answered, and what follows each of the router's own writes.
+    var answers = PipelineAnswers()
     /// Job counters by kind and attempts' times, recorded as the router sees jobs go out and end.
     let jobMetrics = JobMetrics()
     /// Repeated complaints about one peer, thinned out (a peer sending bad frames in a loop).
@@ -120,22 +122,19 @@ public actor CoordinatorServer: Service {
                 // What the event let go out (credit, a claim that came back full, a worker gone) is claimed now.
                 await submit()
             }
-            // A small commit on an idle store may have run during the step
-            // (``StoreWriter/enqueue(_:claims:moreToCome:committingHere:)``): answered now rather than at the next step.
-            answer(writer.takeAnswers())
             snapshot.publish(workers: workers.workers)
         }
     }
 
     private func handle(_ event: RouterEvent) async {
         switch event {
-        case .written: answer(writer.takeAnswers())
+        case .written: answerReleased()
         case .tick: await tick()
         case .jobsQueued: if workers.anyHasCredit { handOver.isDue = true }
         case .rateLimitRoom: handOver.roomCame(workers: workers)
         case .attemptsExpired(let attempts): stopAttempts(attempts)
-        case .workerExited(let pid, let name): await workerProcessExited(pid: pid, name: name)
-        case .reloadAllowList: await reloadAllowListNow()
+        case .workerExited(let pid, let name): workerProcessExited(pid: pid, name: name)
+        case .reloadAllowList: reloadAllowListNow()
         case .local(let envelope, let peer): await handleLocal(envelope, from: peer)
         }
     }
@@ -171,11 +170,11 @@ public actor CoordinatorServer: Service {
         peerLog.flush(to: logger)
         // Writes other than the router's (maintenance, schedules) find a fault too.
         reportWritability()
-        await retryPendingFailures()
+        retryPendingFailures()
         // While stopping, a worker gone quiet is not taken for dead: the stop hands its jobs back without counting
         // an attempt.
         guard !stopping else { return }
-        await reapSilentWorkers()
+        reapSilentWorkers()
         // Retries and delayed jobs become due with time, not with a message: look for them each tick.
         if workers.anyHasCredit { handOver.isDue = true }
     }
@@ -216,7 +215,9 @@ public actor CoordinatorServer: Service {
 
     private func closeEverything(drainingWorkers drain: Bool) async {
         if drain { await drainWorkers() }
-        await commitAll()
+        await submit()
+        await writer.commitAll()
+        answerReleased()
         do {
             let released = try await writer.write(.releaseAllRunningJobs())
             if released > 0 {
@@ -226,9 +227,11 @@ public actor CoordinatorServer: Service {
             logger.error("cannot hand back running jobs", metadata: ["error": "\(error)"])
         }
         // Saves that came meanwhile are answered too (their jobs were handed back: refused as stale); the writer
-        // takes nothing more.
+        // takes nothing more, and reads waiting for answers go on.
         await submit()
-        answer(await writer.stop())
+        await writer.stop()
+        answerReleased()
+        writer.pipeline.close()
         await io.loop.stop()
     }
 
@@ -238,17 +241,19 @@ public actor CoordinatorServer: Service {
 
     /// Replies, or gathers the reply while a group commit is answered (``answering(_:)``).
     func replyOrGather(to peer: Data, requestID: UInt64, _ body: Tributary_V1_Envelope.OneOf_Body) {
-        guard replyBatch != nil, !LocalPeers.isLocal(peer) else { return reply(to: peer, requestID: requestID, body) }
+        guard answers.replies != nil, !LocalPeers.isLocal(peer) else {
+            return reply(to: peer, requestID: requestID, body)
+        }
         if case .error(let error) = body { WriterMetrics.refused(ProtocolError.name(of: error.code)) }
-        replyBatch?.add(Wire.envelope(requestID, body), for: peer)
+        answers.replies?.add(Wire.envelope(requestID, body), for: peer)
     }
 
     /// Runs `body` with replies gathered, then sends them per peer.
     func answering(_ body: () -> Void) {
-        replyBatch = ReplyBatch()
+        answers.replies = ReplyBatch()
         body()
-        if let batch = replyBatch { io.send(batch) }
-        replyBatch = nil
+        if let batch = answers.replies { io.send(batch) }
+        answers.replies = nil
     }
 
     /// Logs what was refused to a peer, at most a few times per peer and kind of error in a window (the rest

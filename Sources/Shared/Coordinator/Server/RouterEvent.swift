@@ -7,7 +7,7 @@ import ZeroMQ
 /// the writer's finished writes, its own timer, and what other services tell it. Posted to its mailbox, which it
 /// takes at each step of its loop and handles after the messages received by then (``CoordinatorServer/post(_:)``).
 enum RouterEvent: Sendable {
-    /// The writer has finished writes to answer (``StoreWriter/takeAnswers()``).
+    /// The commit pipeline released writes to answer (``CommitPipeline/takeAnswers()``).
     case written
     /// Time to reap silent workers and look for jobs that became due.
     case tick

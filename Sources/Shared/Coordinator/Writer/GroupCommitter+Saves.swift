@@ -142,20 +142,6 @@ extension GroupCommitter {
         writer.walRestart.checkpointIfDue(db)
     }
 
-    /// Whether something is due after the commit just made (``afterCommit(_:)``).
-    func isAfterCommitDue(_ db: Database) -> Bool {
-        writer.inverseFold.isDue(db) || writer.walRestart.isDue
-    }
-
-    /// Queues ``afterCommit(_:)`` on the writer; `written` is fulfilled with its duration once it ran.
-    func queueAfterCommit(into written: PendingWrite<Duration>) {
-        pool.asyncWriteWithoutTransaction { db in
-            let started = ContinuousClock.now
-            afterCommit(db)
-            written.fulfil(started.duration(to: .now))
-        }
-    }
-
     /// Folds the inverse index's recent entries into its large half, in a transaction of its own, when its
     /// schedule says so (``InverseFoldSchedule``). A fold that fails (a full disk, say) changes nothing and is tried
     /// again after as many changes more: both halves stay exact meanwhile, and readers read both. On this path
@@ -225,28 +211,11 @@ extension GroupCommitter {
         return pending
     }
 
-    /// The same group commit as ``queueGroupCommit(_:thenClaim:joining:)``, run on the caller's thread, which waits
-    /// for it (and for the writes queued before it): for a small commit on an idle writer, which then costs no
-    /// thread a wake-up. The caller must not run on the writer's queue or hold anything `joining` takes.
-    /// - Parameter pending: fulfilled with the result before this returns (its callbacks run on this thread).
-    /// - Returns: whether something is due after the commit (a fold of the inverse index, the WAL's restart): not run
-    ///   here, since the caller answers the commit first; the caller queues it (``queueAfterCommit(into:)``).
-    func runGroupCommit(
-        _ saves: [(save: SaveRequest, worker: String)], thenClaim claims: [ClaimRequest],
-        joining: (@Sendable () -> GroupCommitAddition)? = nil, into pending: PendingWrite<GroupCommitResult>
-    ) -> Bool {
-        pool.writeWithoutTransaction { db in
-            groupCommit(saves, thenClaim: claims, joining: joining, in: db, into: pending, folding: false)
-            return isAfterCommitDue(db)
-        }
-    }
-
     /// The group commit's transaction, on the writer's connection; fulfils `pending` right after its COMMIT (or its
-    /// failure), then, when `folding`, runs what is due after it (``afterCommit(_:)``).
+    /// failure), then runs what is due after it (``afterCommit(_:)``).
     private func groupCommit(
         _ saves: [(save: SaveRequest, worker: String)], thenClaim claims: [ClaimRequest],
-        joining: (@Sendable () -> GroupCommitAddition)?, in db: Database, into pending: PendingWrite<GroupCommitResult>,
-        folding: Bool = true
+        joining: (@Sendable () -> GroupCommitAddition)?, in db: Database, into pending: PendingWrite<GroupCommitResult>
     ) {
         let started = ContinuousClock.now
         // Everything this transaction took so far: a retry with savepoints applies it all again.
@@ -273,7 +242,7 @@ extension GroupCommitter {
                     started: started))
         }
         // After the answer: the saves' acks do not wait for a fold or a checkpoint (the next write does).
-        if folding { afterCommit(db) }
+        afterCommit(db)
     }
 
     /// How many times a group commit asks for work that gathered while it was applied (each round's saves are

@@ -18,12 +18,17 @@ enum QueuedWrite: Sendable {
         }
     }
 
-    /// What the router answers, once the store has run it (at `writtenAt`); nil until then, and for an operation.
-    func answer(writtenAt: ContinuousClock.Instant) -> WriterAnswer? {
+    /// What goes on through the pipeline once the store has run it (at `writtenAt`), at `position` in the writer's
+    /// order: what the router answers for a group commit or a push; nothing for an operation.
+    func committed(at position: UInt64, writtenAt: ContinuousClock.Instant) -> CommittedWrite {
         switch self {
-        case .groupCommit(let commit): commit.write.result.map { .committed(commit, $0, writtenAt: writtenAt) }
-        case .push(let push): push.write.result.map { .pushed(push.request, $0) }
-        case .operation: nil
+        case .groupCommit(let commit):
+            CommittedWrite(
+                position: position, answer: commit.write.result.map { .committed(commit, $0, writtenAt: writtenAt) },
+                saves: commit.members.count)
+        case .push(let push):
+            CommittedWrite(position: position, answer: push.write.result.map { .pushed(push.request, $0) }, saves: 0)
+        case .operation: CommittedWrite(position: position, answer: nil, saves: 0)
         }
     }
 

@@ -3,13 +3,18 @@ import TributaryCore
 
 /// The job engine's writes (``JobStore``), as cases of the writer's queue.
 extension StoreWrite {
-    /// A worker's failed attempt, if it still holds its job: retried after its delay, or dead.
+    /// A worker's failed attempt, if it still holds its job: retried after its delay, or dead; with the job's
+    /// progress as the write left it, for the feed, when it goes back to the queue (a death's is in its endings).
     static func failAttempt(
         job id: Int64, attempt: Int, worker: String, message: String, permanent: Bool
-    ) -> StoreWrite<FailedAttempt?> {
+    ) -> StoreWrite<(failed: FailedAttempt, requeued: JobProgress?)?> {
         .init(name: "fail attempt") { store, db in
-            try store.jobs.failJob(
-                id: id, attempt: attempt, worker: worker, message: message, permanent: permanent, in: db)
+            guard
+                let failed = try store.jobs.failJob(
+                    id: id, attempt: attempt, worker: worker, message: message, permanent: permanent, in: db)
+            else { return nil }
+            let progress = failed.outcome == .dead ? nil : try JobStore.progress(ofJobs: [id], in: db).first
+            return (failed, progress)
         }
     }
 
