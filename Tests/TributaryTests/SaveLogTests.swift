@@ -87,6 +87,7 @@ struct SaveLogTests {
                     """, arguments: [Date().timeIntervalSince1970 - 3600])
         }
         try queue.close()
+        try await EarlierFormat.rewind(path, to: 10)
 
         store = try RootStore.open(path: path, model: model)
         defer { try? store.close() }

@@ -183,10 +183,9 @@ struct StoreEpochTests {
                     sql: "UPDATE tributary_history SET record = ? WHERE seq = ?",
                     arguments: [try record.serializedData(), row["seq"] as Int64])
             }
-            try db.execute(sql: "DROP TABLE tributary_epochs")
-            try db.execute(sql: "UPDATE tributary_meta SET value = 9 WHERE key = 'format'")
         }
         try queue.close()
+        try await EarlierFormat.rewind(path, to: 9)
 
         store = try RootStore.open(path: path, model: model)
         defer { try? store.close() }

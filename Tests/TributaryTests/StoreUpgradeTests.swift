@@ -425,16 +425,9 @@ struct UncountedAttemptsUpgradeTests {
             id: id, attempt: first.attempt, worker: "w1", message: "boom", permanent: false)
         try store.close()
         let queue = try DatabaseQueue(path: path)
-        try await queue.write { db in
-            try db.execute(
-                sql: """
-                    ALTER TABLE tributary_jobs DROP COLUMN uncounted;
-                    DROP TABLE tributary_paused_queues;
-                    UPDATE tributary_meta SET value = 11 WHERE key = 'format';
-                    UPDATE tributary_jobs SET run_at = 0;
-                    """)
-        }
+        try await queue.write { db in try db.execute(sql: "UPDATE tributary_jobs SET run_at = 0") }
         try queue.close()
+        try await EarlierFormat.rewind(path, to: 11)
         return id
     }
 }
@@ -486,15 +479,7 @@ struct PausedQueuesUpgradeTests {
         let store = try RootStore.open(path: path, model: DemoData.model)
         let id = try await store.jobs.pushJobs([JobSpec(kind: "noop")], batch: "b").ids[0]
         try store.close()
-        let queue = try DatabaseQueue(path: path)
-        try await queue.write { db in
-            try db.execute(
-                sql: """
-                    DROP TABLE tributary_paused_queues;
-                    UPDATE tributary_meta SET value = 12 WHERE key = 'format';
-                    """)
-        }
-        try queue.close()
+        try await EarlierFormat.rewind(path, to: 12)
         return id
     }
 }

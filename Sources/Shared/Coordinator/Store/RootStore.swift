@@ -156,9 +156,15 @@ public final class RootStore: Sendable {
     private static func prepareSchema(of pool: DatabasePool, path: String, model: Model) throws -> OpenedSchema {
         try pool.write { db in
             let plan = try StoreCompatibility.plan(for: model, in: db, path: path)
-            try Schema.createSystemTables(db)
-            var upgrade: StoreUpgrade.Report?
-            func add(_ additions: ModelAdditions) throws {
+            // Tributary's own tables created, or upgraded with the entity tables of the model the store was written
+            // with, by the migrations the store has not applied.
+            var stored: [Entity] = []
+            if case .upgrade(_, let written, _) = plan { stored = written.entities }
+            let upgrade = try StoreUpgrade.run(stored: stored, in: db, path: path)
+            switch plan {
+            case .create:
+                for entity in model.entities { try Schema.create(entity, in: db) }
+            case .migrate(let additions), .upgrade(_, _, let additions):
                 for entity in additions.entities { try Schema.create(entity, in: db) }
                 for (entity, attribute) in additions.attributes { try Schema.add(attribute, to: entity, in: db) }
                 for (entity, relationship) in additions.relationships {
@@ -166,15 +172,6 @@ public final class RootStore: Sendable {
                 }
                 let gained = Set(additions.relationships.map(\.0.name))
                 try Schema.addTriggers(for: model.entities.filter { gained.contains($0.name) }, in: db)
-            }
-            switch plan {
-            case .create:
-                for entity in model.entities { try Schema.create(entity, in: db) }
-            case .migrate(let additions):
-                try add(additions)
-            case .upgrade(let format, let stored, let additions):
-                upgrade = try StoreUpgrade.run(from: format, model: stored, in: db)
-                try add(additions)
             }
             try db.execute(
                 sql: "INSERT OR REPLACE INTO tributary_meta (key, value) VALUES ('model', ?), ('format', ?)",

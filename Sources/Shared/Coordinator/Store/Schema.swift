@@ -12,17 +12,29 @@ import TributaryCore
 /// is indexed by destination in two tables of its own (``InverseIndex``), kept by triggers.
 enum Schema {
     /// The layout of Tributary's own tables, kept in `tributary_meta` under `format`. A store of format 5 (16-byte
-    /// keys in relationships), 6 (no named queues), 7 (no dependencies or schedules) or 8 (relationship indexes as
+    /// keys in relationships), 6 (no named queues), 7 (no dependencies or schedules), 8 (relationship indexes as
     /// SQLite indexes), 9 (no store epochs), 10 (save ids by id alone), 11 (attempt numbers given again) or 12 (no
-    /// paused queues) is upgraded on open (``StoreUpgrade``); another format is refused with a message rather than
-    /// misread.
+    /// paused queues) is upgraded on open by the migrations of ``StoreUpgrade``, the last of which makes this format;
+    /// another format is refused with a message rather than misread.
     static let format = 13
 
+    /// Tributary's own tables in a new store, at ``format`` (a store of an earlier format gets them from the steps of
+    /// ``StoreUpgrade``).
+    ///
+    /// The change history is keyed by sequence number without `AUTOINCREMENT`: the writer numbers each commit (the
+    /// last commit's seq + 1, see ``FeedStore/lastSequenceNumber(_:)``), so a commit does not also rewrite
+    /// `sqlite_sequence`'s page. A store whose history was made with `AUTOINCREMENT` (formats 10 and before) keeps its
+    /// table (rebuilding it would copy the whole history in the opening transaction, and need as much free disk
+    /// again): SQLite keeps its `sqlite_sequence` row in step with the seqs written, so its commits cost that page
+    /// still.
     static func createSystemTables(_ db: Database) throws {
         try db.execute(
             sql: """
-                CREATE TABLE IF NOT EXISTS tributary_meta (key TEXT PRIMARY KEY NOT NULL, value BLOB NOT NULL);
-                CREATE TABLE IF NOT EXISTS tributary_jobs (
+                CREATE TABLE tributary_meta (key TEXT PRIMARY KEY NOT NULL, value BLOB NOT NULL);
+                -- The job queue. `uncounted`: the attempts not counted against `max_attempts` (handed back, or before
+                -- a dead job's retry), so that no attempt number is given twice. `on_parent_failure`: what a failed
+                -- parent does to the job (NULL: it dies); `schedule` and `tick`: the schedule firing that enqueued it.
+                CREATE TABLE tributary_jobs (
                     id INTEGER PRIMARY KEY AUTOINCREMENT,
                     batch TEXT NOT NULL,
                     kind TEXT NOT NULL,
@@ -46,122 +58,62 @@ enum Schema {
                     unique_key TEXT,
                     created_at REAL NOT NULL,
                     updated_at REAL NOT NULL,
-                    queue TEXT NOT NULL DEFAULT 'default');
+                    queue TEXT NOT NULL DEFAULT 'default',
+                    on_parent_failure TEXT,
+                    schedule TEXT,
+                    tick REAL);
                 -- Partial indexes, so that a job's state changes touch as few index entries as they can: a claim
                 -- moves the job from the queued index to the running one, a completion takes it out of the
                 -- running one (measured: the jobs benchmark's SQL per job drops by a third).
-                DROP INDEX IF EXISTS tributary_jobs_queue;
-                DROP INDEX IF EXISTS tributary_jobs_queued;
-                CREATE INDEX IF NOT EXISTS tributary_jobs_running ON tributary_jobs(worker) WHERE state = \(JobState.running.sql);
+                CREATE INDEX tributary_jobs_running ON tributary_jobs(worker) WHERE state = \(JobState.running.sql);
                 -- At most one waiting, queued or running job per unique key (pushes check first; this is the
-                -- backstop). Format 7's index left waiting jobs out.
-                DROP INDEX IF EXISTS tributary_jobs_unique_key;
-                CREATE UNIQUE INDEX IF NOT EXISTS tributary_jobs_unique_live ON tributary_jobs(unique_key)
+                -- backstop).
+                CREATE UNIQUE INDEX tributary_jobs_unique_live ON tributary_jobs(unique_key)
                     WHERE unique_key IS NOT NULL AND state IN (\(JobState.liveSQL));
-                DROP INDEX IF EXISTS tributary_jobs_by_batch;
-                DROP INDEX IF EXISTS tributary_jobs_by_batch_state;
-                CREATE INDEX IF NOT EXISTS tributary_jobs_of_batch ON tributary_jobs(batch);
+                CREATE INDEX tributary_jobs_of_batch ON tributary_jobs(batch);
                 -- A batch's dead jobs, for its status (polled while a client waits): without it, each poll read
                 -- every job of the batch.
-                CREATE INDEX IF NOT EXISTS tributary_jobs_dead ON tributary_jobs(batch, id) WHERE state = \(JobState.dead.sql);
+                CREATE INDEX tributary_jobs_dead ON tributary_jobs(batch, id) WHERE state = \(JobState.dead.sql);
                 -- With the running, dead and queued ones, every state but done has its partial index: a status counts
                 -- each from it, and done as the rest, rather than reading every job a store keeps. Jobs enter and
                 -- leave these two states rarely (dependencies, cancellations), so they cost the queue nothing.
-                CREATE INDEX IF NOT EXISTS tributary_jobs_waiting ON tributary_jobs(batch, id) WHERE state = \(JobState.waiting.sql);
-                CREATE INDEX IF NOT EXISTS tributary_jobs_cancelled ON tributary_jobs(batch, id) WHERE state = \(JobState.cancelled.sql);
-                -- Per-batch counters, kept in the same transactions as the jobs, so progress is one row to read.
-                CREATE TABLE IF NOT EXISTS tributary_batches (
+                CREATE INDEX tributary_jobs_waiting ON tributary_jobs(batch, id) WHERE state = \(JobState.waiting.sql);
+                CREATE INDEX tributary_jobs_cancelled ON tributary_jobs(batch, id) WHERE state = \(JobState.cancelled.sql);
+                -- A claim reads one queue at a time, in the worker's order, each by priority then age.
+                CREATE INDEX tributary_jobs_queued_in ON tributary_jobs(queue, priority DESC, id)
+                    WHERE state = \(JobState.queued.sql);
+                -- One job per (schedule, tick), ever: the backstop of a schedule's exactly-once firing.
+                CREATE UNIQUE INDEX tributary_jobs_schedule_tick ON tributary_jobs(schedule, tick)
+                    WHERE schedule IS NOT NULL;
+                -- Per-batch counters, kept in the same transactions as the jobs, so progress is one row to read, with
+                -- the batch's callback spec (JSON) and the callback job once pushed.
+                CREATE TABLE tributary_batches (
                     batch TEXT PRIMARY KEY NOT NULL,
                     total_jobs INTEGER NOT NULL DEFAULT 0,
                     done_jobs INTEGER NOT NULL DEFAULT 0,
                     dead_jobs INTEGER NOT NULL DEFAULT 0,
                     cancelled_jobs INTEGER NOT NULL DEFAULT 0,
                     total_rows INTEGER NOT NULL DEFAULT 0,
-                    done_rows INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
+                    done_rows INTEGER NOT NULL DEFAULT 0,
+                    on_complete TEXT,
+                    completed_job INTEGER) WITHOUT ROWID;
                 -- Payloads live apart from the hot job rows: a job row is updated on every claim and batch, and
                 -- a large blob in it would be rewritten, and read past, every time.
-                CREATE TABLE IF NOT EXISTS tributary_payloads (
+                CREATE TABLE tributary_payloads (
                     job_id INTEGER PRIMARY KEY,
                     payload BLOB NOT NULL);
-                """)
-        try createHistory(db)
-        try db.execute(
-            sql: """
-                -- A job's batches, for a batch sent again: saves outside any job (a view's) are not indexed, so a
-                -- lone save writes no page of it.
-                DROP INDEX IF EXISTS tributary_history_by_job;
-                CREATE UNIQUE INDEX IF NOT EXISTS tributary_history_of_job ON tributary_history(job_id, batch_index)
-                    WHERE job_id IS NOT NULL;
-                -- Contexts' saves outside any job, by the id their sender made, with their first answer: a retry
-                -- finds it (ContextSaveLog). In generations of 12 hours, pruned whole.
-                CREATE TABLE IF NOT EXISTS tributary_save_log (
-                    generation INTEGER NOT NULL,
-                    save_id BLOB NOT NULL,
-                    answer BLOB NOT NULL,
-                    PRIMARY KEY (generation, save_id)) WITHOUT ROWID;
-                -- The store's epochs: each coordinator run that committed, by its first commit (FeedStore+Epochs).
-                -- Never pruned: one row per run.
-                CREATE TABLE IF NOT EXISTS tributary_epochs (
-                    first_seq INTEGER PRIMARY KEY,
-                    epoch INTEGER NOT NULL UNIQUE);
-                -- Durable feed subscribers: history after the lowest position is kept for them.
-                CREATE TABLE IF NOT EXISTS tributary_subscribers (
-                    name TEXT PRIMARY KEY NOT NULL,
-                    position INTEGER NOT NULL,
-                    updated_at REAL NOT NULL) WITHOUT ROWID;
-                """)
-        // Formats 9 and before kept save ids by id alone, with an index of ages: moved into their generations.
-        if try db.tableExists("tributary_context_saves") {
-            try db.execute(
-                sql: """
-                    INSERT OR IGNORE INTO tributary_save_log (generation, save_id, answer)
-                        SELECT CAST(saved_at / ? AS INTEGER), save_id, answer FROM tributary_context_saves;
-                    DROP TABLE tributary_context_saves;
-                    """, arguments: [ContextSaveLog.generationSeconds])
-        }
-        // Format 7 added batch callbacks: the batch's callback spec (JSON) and the callback job once pushed.
-        let batchColumns = Set(
-            try Row.fetchAll(db, sql: "PRAGMA table_info(tributary_batches)").map { $0["name"] as String })
-        if !batchColumns.contains("on_complete") {
-            try db.execute(sql: "ALTER TABLE tributary_batches ADD COLUMN on_complete TEXT")
-            try db.execute(sql: "ALTER TABLE tributary_batches ADD COLUMN completed_job INTEGER")
-        }
-        // Format 7 added named queues: a store of format 6 gets the column here (every job in `default`).
-        let hasQueue = try Row.fetchAll(db, sql: "PRAGMA table_info(tributary_jobs)").contains { $0["name"] == "queue" }
-        if !hasQueue {
-            try db.execute(sql: "ALTER TABLE tributary_jobs ADD COLUMN queue TEXT NOT NULL DEFAULT 'default'")
-        }
-        // Format 8 added dependencies and schedules: what a failed parent does to a job (NULL: it dies), and the
-        // schedule and tick that enqueued it.
-        let jobColumns = Set(
-            try Row.fetchAll(db, sql: "PRAGMA table_info(tributary_jobs)").map { $0["name"] as String })
-        if !jobColumns.contains("on_parent_failure") {
-            try db.execute(sql: "ALTER TABLE tributary_jobs ADD COLUMN on_parent_failure TEXT")
-            try db.execute(sql: "ALTER TABLE tributary_jobs ADD COLUMN schedule TEXT")
-            try db.execute(sql: "ALTER TABLE tributary_jobs ADD COLUMN tick REAL")
-        }
-        // Format 12 numbers attempts without reuse: the attempts not counted against `max_attempts` (handed back,
-        // or before a dead job's retry) are kept apart.
-        if !jobColumns.contains("uncounted") {
-            try db.execute(sql: "ALTER TABLE tributary_jobs ADD COLUMN uncounted INTEGER NOT NULL DEFAULT 0")
-        }
-        try db.execute(
-            sql: """
                 -- A job's parents: jobs, and batches. Read by parent when one finishes, by child when it is shown.
-                CREATE TABLE IF NOT EXISTS tributary_job_parents (
+                CREATE TABLE tributary_job_parents (
                     parent INTEGER NOT NULL, child INTEGER NOT NULL, PRIMARY KEY (parent, child)) WITHOUT ROWID;
-                CREATE INDEX IF NOT EXISTS tributary_job_parents_by_child ON tributary_job_parents(child);
-                CREATE TABLE IF NOT EXISTS tributary_batch_parents (
+                CREATE INDEX tributary_job_parents_by_child ON tributary_job_parents(child);
+                CREATE TABLE tributary_batch_parents (
                     batch TEXT NOT NULL, child INTEGER NOT NULL, PRIMARY KEY (batch, child)) WITHOUT ROWID;
-                CREATE INDEX IF NOT EXISTS tributary_batch_parents_by_child ON tributary_batch_parents(child);
-                -- One job per (schedule, tick), ever: the backstop of a schedule's exactly-once firing.
-                CREATE UNIQUE INDEX IF NOT EXISTS tributary_jobs_schedule_tick ON tributary_jobs(schedule, tick)
-                    WHERE schedule IS NOT NULL;
-                -- Named queues paused (format 13): their jobs are not claimed until they are resumed.
-                CREATE TABLE IF NOT EXISTS tributary_paused_queues (
+                CREATE INDEX tributary_batch_parents_by_child ON tributary_batch_parents(child);
+                -- Named queues paused: their jobs are not claimed until they are resumed.
+                CREATE TABLE tributary_paused_queues (
                     name TEXT PRIMARY KEY NOT NULL,
                     paused_at REAL NOT NULL) WITHOUT ROWID;
-                CREATE TABLE IF NOT EXISTS tributary_schedules (
+                CREATE TABLE tributary_schedules (
                     name TEXT PRIMARY KEY NOT NULL,
                     cron TEXT NOT NULL,
                     timezone TEXT NOT NULL,
@@ -175,46 +127,37 @@ enum Schema {
                     skipped INTEGER NOT NULL DEFAULT 0,
                     created_at REAL NOT NULL,
                     updated_at REAL NOT NULL) WITHOUT ROWID;
-                """)
-        // A claim reads one queue at a time, in the worker's order, each by priority then age.
-        try db.execute(
-            sql: """
-                CREATE INDEX IF NOT EXISTS tributary_jobs_queued_in ON tributary_jobs(queue, priority DESC, id)
-                    WHERE state = \(JobState.queued.sql);
-                """)
-    }
-
-    /// The change history, by sequence number. Not `AUTOINCREMENT`: the writer numbers each commit (the last
-    /// commit's seq + 1, see ``FeedStore/lastSequenceNumber(_:)``), so a commit does not also rewrite
-    /// `sqlite_sequence`'s page. A store whose history was made with `AUTOINCREMENT` (formats 10 and before) keeps its
-    /// table (rebuilding it would copy the whole history in the opening transaction, and need as much free disk
-    /// again): SQLite keeps its `sqlite_sequence` row in step with the seqs written, so its commits cost that page
-    /// still. Should its history have been pruned to nothing without the pruned point recorded, the sequence it
-    /// reached is recorded as that point.
-    private static func createHistory(_ db: Database) throws {
-        try db.execute(
-            sql: """
-                CREATE TABLE IF NOT EXISTS tributary_history (
+                -- The change history, by sequence number (see above).
+                CREATE TABLE tributary_history (
                     seq INTEGER PRIMARY KEY,
                     job_id INTEGER,
                     attempt INTEGER NOT NULL DEFAULT 0,
                     batch_index INTEGER NOT NULL DEFAULT 0,
                     worker TEXT NOT NULL DEFAULT '',
                     committed_at REAL NOT NULL,
-                    record BLOB NOT NULL)
+                    record BLOB NOT NULL);
+                -- A job's batches, for a batch sent again: saves outside any job (a view's) are not indexed, so a
+                -- lone save writes no page of it.
+                CREATE UNIQUE INDEX tributary_history_of_job ON tributary_history(job_id, batch_index)
+                    WHERE job_id IS NOT NULL;
+                -- Contexts' saves outside any job, by the id their sender made, with their first answer: a retry
+                -- finds it (ContextSaveLog). In generations of 12 hours, pruned whole.
+                CREATE TABLE tributary_save_log (
+                    generation INTEGER NOT NULL,
+                    save_id BLOB NOT NULL,
+                    answer BLOB NOT NULL,
+                    PRIMARY KEY (generation, save_id)) WITHOUT ROWID;
+                -- The store's epochs: each coordinator run that committed, by its first commit (FeedStore+Epochs).
+                -- Never pruned: one row per run.
+                CREATE TABLE tributary_epochs (
+                    first_seq INTEGER PRIMARY KEY,
+                    epoch INTEGER NOT NULL UNIQUE);
+                -- Durable feed subscribers: history after the lowest position is kept for them.
+                CREATE TABLE tributary_subscribers (
+                    name TEXT PRIMARY KEY NOT NULL,
+                    position INTEGER NOT NULL,
+                    updated_at REAL NOT NULL) WITHOUT ROWID;
                 """)
-        guard
-            let reached = try Int64.fetchOne(
-                db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'tributary_history'")
-        else { return }
-        let kept = try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM tributary_history") ?? 0
-        let pruned =
-            try Int64.fetchOne(db, sql: "SELECT value FROM tributary_meta WHERE key = 'history_pruned_through'") ?? 0
-        if reached > max(kept, pruned) {
-            try db.execute(
-                sql: "INSERT OR REPLACE INTO tributary_meta (key, value) VALUES ('history_pruned_through', ?)",
-                arguments: [reached])
-        }
     }
 
     static func create(_ entity: Entity, in db: Database) throws {
@@ -240,16 +183,21 @@ enum Schema {
     /// The entity's uniqueness indexes and its relationships' inverse index (see ``InverseIndex``), filled with what
     /// the tables hold.
     static func createIndexes(_ entity: Entity, in db: Database) throws {
+        try createUniqueIndexes(entity, in: db)
+        for relationship in entity.relationships {
+            try InverseIndex.create(relationship, of: entity, in: db)
+        }
+        try InverseIndex.createTriggers(for: entity, in: db)
+    }
+
+    /// The entity's unique index per uniqueness constraint.
+    static func createUniqueIndexes(_ entity: Entity, in db: Database) throws {
         let table = SQLText.quote(entity.name)
         for (index, constraint) in entity.uniqueness.enumerated() {
             let names = constraint.map(SQLText.quote).joined(separator: ", ")
             try db.execute(
                 sql: "CREATE UNIQUE INDEX \(SQLText.quote("\(entity.name)_unique_\(index)")) ON \(table)(\(names))")
         }
-        for relationship in entity.relationships {
-            try InverseIndex.create(relationship, of: entity, in: db)
-        }
-        try InverseIndex.createTriggers(for: entity, in: db)
     }
 
     static func add(_ attribute: Attribute, to entity: Entity, in db: Database) throws {

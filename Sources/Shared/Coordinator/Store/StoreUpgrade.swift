@@ -1,42 +1,53 @@
 import Foundation
 import GRDB
+import Synchronization
 import TributaryCore
 
-/// Upgrades a store of an earlier format in place, inside the transaction that opens it: nothing is changed
-/// when any step fails, and the upgraded store keeps every object, version, relationship, job and history record.
+/// Upgrades a store of an earlier format in place: each format's step is a migration of a GRDB `DatabaseMigrator`,
+/// named by the format it makes (`format-6` … `format-13`), and `grdb_migrations` records the steps a store has taken.
+/// The upgraded store keeps every object, version, relationship, job and history record.
 ///
-/// Format 5 → 6: entity tables keyed by their 16-byte id (`WITHOUT ROWID`), with to-one columns and join tables of
-/// 16-byte ids, become tables with an integer row key beside the unique id, whose relationships hold row keys
-/// (see `Schema`). Each table is renamed aside, created anew, filled in id order, and the old one dropped.
-/// A reference to an object the old store no longer had (format 5 did not refuse one) cannot be kept as a row
-/// key: it is cleared, and counted in the report.
+/// The steps run inside the transaction that opens the store (`run(stored:in:path:)`), not through
+/// `DatabaseMigrator.migrate(_:)`, which commits each migration in a transaction of its own: a start refused partway
+/// (a step that fails, a model that does not match) thus changes nothing, and no store is left between two formats.
+/// The migrator names the steps, orders them and reads what a store has applied; each step taken is recorded as
+/// GRDB records it. A store of a build that kept no `grdb_migrations` has the steps its format says it took recorded
+/// the first time it opens. The format in `tributary_meta` (what
+/// `StoreCompatibility` reads before opening, and an older Tributary reads to refuse a newer store) and the
+/// migrations recorded must agree: a store where they do not is refused rather than upgraded from a guess.
 ///
-/// Format 6 → 7: the job table gains its `queue` column (every job in `default`) and the index claims read by
-/// queue; `Schema.createSystemTables(_:)` adds them, as for a format-5 store on its way.
+/// A new store is created at `Schema.format` (`Schema.createSystemTables(_:)`), every step recorded as applied. A
+/// step's SQL is that of its format, kept as it is when a later format changes the same table.
 ///
-/// Format 7 → 8: the job table gains `on_parent_failure`, `schedule` and `tick`, the unique-key index also covers
-/// waiting jobs, and the dependency and schedule tables appear; also done by the system tables' set-up.
-///
-/// Format 8 → 9: each relationship's SQLite index (`<Entity>_by_<relationship>` on a to-one column,
-/// `<join>_by_destination` on a join table) is dropped and replaced by its `InverseIndex` (filled from the
-/// relationship's values) and the triggers that keep it. A store of format 6 or 7 takes this step too; one of
-/// format 5 gets the inverse index as its tables are rebuilt.
-///
-/// Format 9 → 10: the table of store epochs (`tributary_epochs`) appears, empty, from the system tables'
-/// set-up; the commits already in the history belong to no epoch (epoch 0).
-///
-/// Format 10 → 11: the contexts' save ids move into the generations of `tributary_save_log`, and the history's index
-/// of jobs' batches leaves out saves outside any job; also done by the system tables' set-up.
-///
-/// Format 11 → 12: the job table gains `uncounted`, the attempts that do not count against `max_attempts`: a hand-back
-/// or a dead job's retry no longer lowers `attempt`, so that no attempt number is given twice. Each job keeps its
-/// number and count (none uncounted); also done by the system tables' set-up.
-///
-/// Format 12 → 13: the table of paused queues (`tributary_paused_queues`) appears, empty, from the system tables'
-/// set-up: every queue is served as before.
+/// The steps:
+/// - `format-6`: entity tables keyed by their 16-byte id (`WITHOUT ROWID`), with to-one columns and join tables of
+///   16-byte ids, become tables with an integer row key beside the unique id, whose relationships hold row keys (see
+///   `Schema`). Each table is renamed aside, created anew, filled in id order, and the old one dropped; each
+///   relationship gets format 6's SQLite index. A reference to an object the old store no longer had (format 5 did
+///   not refuse one) cannot be kept as a row key: it is cleared, and counted in the report. Tributary's own tables
+///   take format 6's layout, whichever build of format 5 wrote them.
+/// - `format-7`: the job table gains its `queue` column (every job in `default`) and the index claims read by queue;
+///   the batch table gains the batch callback's columns.
+/// - `format-8`: the job table gains `on_parent_failure`, `schedule` and `tick`, the unique-key index also covers
+///   waiting jobs, and the dependency and schedule tables appear.
+/// - `format-9`: each relationship's SQLite index (`<Entity>_by_<relationship>` on a to-one column,
+///   `<join>_by_destination` on a join table) is dropped and replaced by its `InverseIndex` (filled from the
+///   relationship's values) and the triggers that keep it.
+/// - `format-10`: the table of store epochs (`tributary_epochs`) appears, empty: the commits already in the history
+///   belong to no epoch (epoch 0).
+/// - `format-11`: the contexts' save ids move into the generations of `tributary_save_log`, and the history's index
+///   of jobs' batches leaves out saves outside any job. The history table stays as it was (see `Schema`).
+/// - `format-12`: the job table gains `uncounted`, the attempts that do not count against `max_attempts`: a hand-back
+///   or a dead job's retry no longer lowers `attempt`, so that no attempt number is given twice. Each job keeps its
+///   number and count (none uncounted).
+/// - `format-13`: the table of paused queues (`tributary_paused_queues`) appears, empty: every queue is served as
+///   before.
 public enum StoreUpgrade {
+    /// The oldest format upgraded: formats 1 to 4 came from development builds before the first release.
+    static let oldestFormat = 5
+
     /// The formats this Tributary upgrades on open.
-    static let upgradable: Set<Int> = [5, 6, 7, 8, 9, 10, 11, 12]
+    static let upgradable = Set(oldestFormat..<Schema.format)
 
     /// What an upgrade did, for the coordinator's log.
     public struct Report: Sendable {
@@ -52,119 +63,116 @@ public enum StoreUpgrade {
         public let duration: Duration
     }
 
-    /// Upgrades the tables of `model` (the model the store was written with) from `format` to ``Schema/format``.
-    static func run(from format: Int, model: Model, in db: Database) throws -> Report {
-        guard upgradable.contains(format) else {
-            throw StoreError(
-                .incompatibleStore, "store format \(format) cannot be upgraded (only formats 5 to 12 can)")
+    /// One step: the migration that makes format `format` of a store of the format before it.
+    struct Step: Sendable {
+        let format: Int
+        let migrate: @Sendable (Database) throws -> Void
+
+        /// The migration's identifier, as `grdb_migrations` records it.
+        var identifier: String { StoreUpgrade.identifier(of: format) }
+    }
+
+    /// What the steps on entity tables counted, for the report.
+    final class Tally: Sendable {
+        struct Counts {
+            var objects = 0
+            /// Set by `format-6`, which copies every relationship value.
+            var copied: Int?
+            var indexed = 0
+            var dangling = 0
         }
+
+        let counts = Mutex(Counts())
+    }
+
+    /// The identifier of the migration that makes `format`.
+    static func identifier(of format: Int) -> String { "format-\(format)" }
+
+    /// The steps, in order, for a store whose entity tables are those of `entities` (the entities of the model it
+    /// was written with); the steps on entity tables add what they do to `tally`.
+    static func steps(entities: [Entity] = [], tally: Tally = Tally()) -> [Step] {
+        [
+            Step(format: 6) { db in try rebuildWithRowKeys(entities, tally: tally, in: db) },
+            Step(format: 7, migrate: addNamedQueues),
+            Step(format: 8, migrate: addDependenciesAndSchedules),
+            Step(format: 9) { db in
+                let indexed = try replaceRelationshipIndexes(entities, in: db)
+                tally.counts.withLock { $0.indexed += indexed }
+            },
+            Step(format: 10, migrate: addEpochs),
+            Step(format: 11, migrate: moveSaveIDsIntoGenerations),
+            Step(format: 12, migrate: addUncountedAttempts),
+            Step(format: 13, migrate: addPausedQueues),
+        ]
+    }
+
+    /// A migrator of `steps`: what a store has applied, and in which order the rest come. Applying them goes through
+    /// ``run(stored:in:path:)``, inside the opening transaction.
+    static func migrator(_ steps: [Step] = steps()) -> DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        for step in steps {
+            // The store declares no foreign keys, and inside the opening transaction `foreign_keys` cannot be
+            // switched: each step runs as it is.
+            migrator.registerMigration(step.identifier, foreignKeyChecks: .immediate, migrate: step.migrate)
+        }
+        return migrator
+    }
+
+    /// Brings Tributary's tables to ``Schema/format`` inside the caller's transaction: a new file's are created at it,
+    /// an earlier format's upgraded by the steps the store has not taken; either way `grdb_migrations` then records
+    /// every step as applied.
+    /// - Parameter stored: the entities of the model the store was written with, whose tables the steps upgrade.
+    /// - Returns: what the upgrade did, or nil when the store was new or of the current format already.
+    /// - Throws: ``StoreError`` (`incompatibleStore`) when the migrations the store records are not the steps its
+    ///   format says it took; what a step throws.
+    static func run(stored: [Entity], in db: Database, path: String) throws -> Report? {
         let started = ContinuousClock.now
-        guard format < 9 else {
-            return Report(
-                fromFormat: format, objects: 0, references: 0, danglingReferencesCleared: 0,
-                duration: ContinuousClock.now - started)
+        let tally = Tally()
+        let steps = steps(entities: stored, tally: tally)
+        let migrator = migrator(steps)
+        guard try db.tableExists("tributary_meta") else {
+            try Schema.createSystemTables(db)
+            try record(migrator.migrations, in: db)
+            return nil
         }
-        // 6 → 7 and 7 → 8 are the job tables' alone, done by the system tables' set-up; 8 → 9 replaces the
-        // relationship indexes.
-        guard format == 5 else {
-            let indexed = try replaceRelationshipIndexes(model, in: db)
-            return Report(
-                fromFormat: format, objects: 0, references: indexed, danglingReferencesCleared: 0,
-                duration: ContinuousClock.now - started)
-        }
-        var objects = 0
-        var references = 0
-        var dangling = 0
-        // Aside: every old table renamed, and its indexes dropped (their names are the new tables').
-        for entity in model.entities {
-            try db.execute(sql: "ALTER TABLE \(SQLText.quote(entity.name)) RENAME TO \(old(entity.name))")
-            for (index, _) in entity.uniqueness.enumerated() {
-                try db.execute(sql: "DROP INDEX IF EXISTS \(SQLText.quote("\(entity.name)_unique_\(index)"))")
-            }
-            for relationship in entity.relationships {
-                if relationship.isToMany {
-                    let join = SQLText.joinTable(entity.name, relationship.name)
-                    try db.execute(sql: "ALTER TABLE \(SQLText.quote(join)) RENAME TO \(old(join))")
-                    try db.execute(sql: "DROP INDEX IF EXISTS \(SQLText.quote(join + "_by_destination"))")
-                } else {
-                    try db.execute(
-                        sql: "DROP INDEX IF EXISTS \(SQLText.quote("\(entity.name)_by_\(relationship.name)"))")
+        let format = try Int.fetchOne(db, sql: StoreCompatibility.formatSQL) ?? 0
+        let taken = steps.filter { $0.format <= format }.map(\.identifier)
+        if try db.tableExists("grdb_migrations") {
+            let applied = try migrator.appliedIdentifiers(db)
+            guard applied == Set(taken) else {
+                let listed =
+                    migrator.migrations.filter(applied.contains) + applied.subtracting(migrator.migrations).sorted()
+                func list(_ identifiers: [String]) -> String {
+                    identifiers.isEmpty ? "none" : identifiers.joined(separator: ", ")
                 }
+                throw StoreError(
+                    .incompatibleStore,
+                    "\(path) has store format \(format) but records the migrations \(list(listed)) in grdb_migrations "
+                        + "(format \(format) takes \(list(taken))); it is not upgraded from a guess")
             }
+        } else {
+            // A build that kept no `grdb_migrations` wrote it: its format says which steps it took.
+            try record(taken, in: db)
         }
-        // Objects first (row keys in id order), then the relationships, which need every destination's key.
-        for entity in model.entities {
-            try Schema.createTable(entity, in: db)
-            let columns = (["id", "_version"] + entity.attributes.map(\.name)).map(SQLText.quote)
-                .joined(separator: ", ")
-            try db.execute(
-                sql: """
-                    INSERT INTO \(SQLText.quote(entity.name)) (\(columns))
-                    SELECT \(columns) FROM \(old(entity.name)) ORDER BY "id"
-                    """)
-            objects += db.changesCount
+        let applied = try migrator.appliedIdentifiers(db)
+        let pending = migrator.migrations.filter { !applied.contains($0) }
+        guard !pending.isEmpty else { return nil }
+        let byIdentifier = Dictionary(uniqueKeysWithValues: steps.map { ($0.identifier, $0) })
+        for identifier in pending {
+            try byIdentifier[identifier]!.migrate(db)
+            try record([identifier], in: db)
         }
-        for entity in model.entities {
-            let table = SQLText.quote(entity.name)
-            for relationship in entity.relationships {
-                let destination = SQLText.quote(relationship.destination)
-                if relationship.isToMany {
-                    let join = SQLText.joinTable(entity.name, relationship.name)
-                    try db.execute(
-                        sql: """
-                            INSERT INTO \(SQLText.quote(join)) (source, destination)
-                            SELECT s.\(SQLText.rowKey), d.\(SQLText.rowKey) FROM \(old(join)) AS j
-                            JOIN \(table) AS s ON s."id" = j.source JOIN \(destination) AS d ON d."id" = j.destination
-                            """)
-                    references += db.changesCount
-                    dangling += try Int.fetchOne(db, sql: "SELECT count(*) FROM \(old(join))")! - db.changesCount
-                } else {
-                    let column = SQLText.quote(relationship.name)
-                    try db.execute(
-                        sql: """
-                            UPDATE \(table) SET \(column) = d.\(SQLText.rowKey)
-                            FROM \(old(entity.name)) AS o JOIN \(destination) AS d ON d."id" = o.\(column)
-                            WHERE o."id" = \(table)."id"
-                            """)
-                    references += db.changesCount
-                    let stored = try Int.fetchOne(
-                        db, sql: "SELECT count(*) FROM \(old(entity.name)) WHERE \(column) IS NOT NULL")!
-                    dangling += stored - db.changesCount
-                }
-            }
-        }
-        for entity in model.entities {
-            for relationship in entity.relationships where relationship.isToMany {
-                try db.execute(sql: "DROP TABLE \(old(SQLText.joinTable(entity.name, relationship.name)))")
-            }
-            try db.execute(sql: "DROP TABLE \(old(entity.name))")
-            try Schema.createIndexes(entity, in: db)
-        }
+        let counts = tally.counts.withLock { $0 }
         return Report(
-            fromFormat: format, objects: objects, references: references, danglingReferencesCleared: dangling,
-            duration: ContinuousClock.now - started)
+            fromFormat: format, objects: counts.objects, references: counts.copied ?? counts.indexed,
+            danglingReferencesCleared: counts.dangling, duration: ContinuousClock.now - started)
     }
 
-    /// Format 8 → 9: each relationship's SQLite index dropped, its inverse index created and filled.
-    /// - Returns: the relationship values indexed.
-    private static func replaceRelationshipIndexes(_ model: Model, in db: Database) throws -> Int {
-        var indexed = 0
-        for entity in model.entities {
-            for relationship in entity.relationships {
-                let index =
-                    relationship.isToMany
-                    ? SQLText.joinTable(entity.name, relationship.name) + "_by_destination"
-                    : "\(entity.name)_by_\(relationship.name)"
-                try db.execute(sql: "DROP INDEX IF EXISTS \(SQLText.quote(index))")
-                indexed += try InverseIndex.create(relationship, of: entity, in: db)
-            }
-            try InverseIndex.createTriggers(for: entity, in: db)
+    /// Records `identifiers` as applied, in the table GRDB's migrator keeps.
+    private static func record(_ identifiers: [String], in db: Database) throws {
+        try db.execute(sql: "CREATE TABLE IF NOT EXISTS grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY)")
+        for identifier in identifiers {
+            try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES (?)", arguments: [identifier])
         }
-        return indexed
-    }
-
-    /// The name a table has while it is upgraded.
-    private static func old(_ table: String) -> String {
-        SQLText.quote("tributary_upgrade_\(table)")
     }
 }
