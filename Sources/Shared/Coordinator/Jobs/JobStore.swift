@@ -7,7 +7,7 @@ import GRDB
 /// `tributary_paused_queues`).
 ///
 /// Reads run on the store's reader connections; writes on its writer connection, in transactions of their own or
-/// inside a group commit's (the `…(in: db)` functions, which ``GroupCommitter`` calls).
+/// inside a group commit's (the `…(in: db)` functions, which `GroupCommitter` calls).
 ///
 /// ```swift
 /// let store = try RootStore.open(path: "store.sqlite", model: model)

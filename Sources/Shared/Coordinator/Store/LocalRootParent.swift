@@ -2,10 +2,12 @@ import Foundation
 import TributaryCore
 import TributaryProtocol
 
-/// A parent that is a ``RootStore`` in the same process: for tests and embedded use.
+/// A parent that is a ``RootStore`` in the same process: for tests and embedded use. Its saves go through a store
+/// writer of their own, as a peer's go through the coordinator's: group commits, the only way the store is written.
 public struct LocalRootParent: ChangeSetParent {
     /// The store the saves go to.
     public let store: RootStore
+    private let saves: LocalSaves
     /// How long a save inside a context's block waits for the store (through a task) before it is left in doubt.
     public let blockedSaveLimit: Duration
 
@@ -13,6 +15,7 @@ public struct LocalRootParent: ChangeSetParent {
     public init(store: RootStore, blockedSaveLimit: Duration = .seconds(60)) {
         self.store = store
         self.blockedSaveLimit = blockedSaveLimit
+        saves = LocalSaves(store: store)
     }
 
     public func fetch(_ request: Tributary_V1_FetchRequest) throws -> Tributary_V1_FetchReply {
@@ -49,7 +52,7 @@ public struct LocalRootParent: ChangeSetParent {
     private func apply(_ save: SaveRequest) async throws -> SaveReceipt {
         let applied: AppliedSave
         do {
-            applied = try await store.saves.applySaves([(save, "local")])[0].get()
+            applied = try await saves.apply(save)
         } catch let error as StoreError where error.code == .mergeConflict {
             throw MergeConflictError(conflicts: error.conflicts)
         }

@@ -11,7 +11,7 @@ import TributaryCore
 ///
 /// It opens, creates, upgrades and closes the file; what is stored in it is read and written through the stores
 /// by capability it holds: ``jobs`` (the job engine), ``feed`` (history, snapshots, durable subscribers) and
-/// ``saves`` (group commits, for `StoreWriter`).
+/// `saves` (group commits, which only `StoreWriter` runs: no public API writes around it).
 ///
 /// ```swift
 /// let store = try RootStore.open(path: "store.sqlite", model: model)
@@ -31,8 +31,8 @@ public final class RootStore: Sendable {
     public let jobs: JobStore
     /// The change history, snapshots and durable subscribers.
     public let feed: FeedStore
-    /// Group commits of saves and claims.
-    public let saves: GroupCommitter
+    /// Group commits of saves and claims, run by `StoreWriter` (and, in this package, by tests and the bench).
+    package let saves: GroupCommitter
     private let lock: StoreLock
     /// Copies the WAL into the database off the writer's thread.
     private let checkpointer: WALCheckpointer?

@@ -200,7 +200,7 @@ extension GroupCommitter {
     ///     ``maximumJoiningRounds`` times. The result then holds the joined saves after the given ones, and the
     ///     joined claims after the given ones, in the order joined. A save that arrives while a commit is applied
     ///     rides in it rather than making a commit of its own, which costs the store twice as much per row.
-    public func queueGroupCommit(
+    package func queueGroupCommit(
         _ saves: [(save: SaveRequest, worker: String)], thenClaim claims: [ClaimRequest],
         joining: (@Sendable () -> GroupCommitAddition)? = nil
     ) -> PendingWrite<GroupCommitResult> {
@@ -247,7 +247,7 @@ extension GroupCommitter {
 
     /// How many times a group commit asks for work that gathered while it was applied (each round's saves are
     /// applied before it asks again); the row budget of the asker bounds it too.
-    public static let maximumJoiningRounds = 4
+    package static let maximumJoiningRounds = 4
 
     /// The group commit's work inside the writer's transaction. Each batch's counters are written once, after
     /// the saves, with what the saves that applied added to them.
