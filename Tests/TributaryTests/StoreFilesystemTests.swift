@@ -229,7 +229,11 @@ struct StoreFilesystemTests {
             }
             try filesystem.failReadOnly()
             try await waitUntil("a write refused for the read-only filesystem", timeout: .seconds(60)) {
-                try await client.status().storeUnwritable != nil
+                if try await client.status().storeUnwritable != nil { return true }
+                // The import may have ended before the filesystem failed: a push of a job no worker runs is a write
+                // of the test's own (refused, or written before the filesystem turned read-only).
+                _ = try? await client.push([JobSpec(kind: "read-only-probe")], batch: "read-only-probe")
+                return false
             }
             probes = try await Self.probe(client, coordinator)
             Self.checkRefused(probes.refusedPush?.error, "a push", reason: "read-only")

@@ -100,7 +100,7 @@ struct StoreWriterTests {
         let stage = HeldStage()
         let writer = StoreWriter(store: store.store, logger: Logger(label: "test"), stages: [stage], answersWaiting: {})
         #expect(await writer.enqueue(saves(1...2), claims: []))
-        let queued = try #require(writer.queue(.setQueue("held", paused: true)))
+        let queued = try writer.queue(.setQueue("held", paused: true))
         let write = Task { try await queued.value }
         let barrier = writer.barrier()
         #expect(barrier == WriterBarrier(saves: 2, position: 2))

@@ -39,9 +39,13 @@ extension CoordinatorServer {
     func write<Output: Sendable>(
         _ write: StoreWrite<Output>, then: @escaping (Result<Output, any Error>) -> Void
     ) {
-        // The saves of the message being handled go first.
-        guard let queued = writer.queue(write) else {
+        let queued: QueuedOperation<Output>
+        do {
+            queued = try writer.queue(write)
+        } catch is WriterStoppedError {
             return then(.failure(ProtocolError(.shuttingDown, "the coordinator is shutting down")))
+        } catch {
+            return then(.failure(ProtocolError(.tooManyRequests, "\(error)")))
         }
         answers.follow(queued.position) { then(Result { try queued.released() }) }
     }
@@ -157,7 +161,8 @@ extension CoordinatorServer {
     private func send(_ jobs: [ClaimedJob], to peer: Data, claimedFor worker: WorkerRecord, wanted: Int) -> Bool {
         workers.giveBack(wanted - jobs.count, to: peer, of: worker)
         guard !jobs.isEmpty else { return true }
-        guard workers[peer]?.id == worker.id else { return false }
+        // A worker leaving (its jobs' re-queue is written behind this commit) is sent nothing more.
+        guard let current = workers[peer], current.id == worker.id, !current.leaving else { return false }
         let now = Date().timeIntervalSince1970
         for job in jobs {
             workers[peer]?.jobs[job.id] = job.attempt

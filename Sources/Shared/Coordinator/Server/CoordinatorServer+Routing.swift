@@ -63,8 +63,9 @@ extension CoordinatorServer {
             }
             return
         }
-        // A write queues behind the saves gathered so far: they go to the writer first.
-        if Self.writes(envelope.body) { await submit(moreToCome: true) }
+        // A write queues behind the saves gathered so far, and a read after them waits for them: they go to the
+        // writer first (a message may carry a save and then a fetch).
+        if Self.writes(envelope.body) || Self.readsAfterSaves(envelope.body) { await submit(moreToCome: true) }
         await respond(to: envelope, from: peer)
     }
 
@@ -75,6 +76,14 @@ extension CoordinatorServer {
             .putScheduleRequest, .scheduleActionRequest, .queueActionRequest, .subscriberUpdate,
             .deleteSubscriberRequest:
             true
+        default: false
+        }
+    }
+
+    /// Whether a message's handler reads after the saves before it (``readAfterSaves(peer:requestID:_:)``).
+    static func readsAfterSaves(_ body: Tributary_V1_Envelope.OneOf_Body?) -> Bool {
+        switch body {
+        case .fetchRequest, .historyRequest, .backupRequest: true
         default: false
         }
     }

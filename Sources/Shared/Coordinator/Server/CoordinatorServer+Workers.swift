@@ -156,8 +156,16 @@ extension CoordinatorServer {
 
     /// Writes the failures reported while the store could not be written, once it can. A worker that left meanwhile
     /// had its jobs handed back as it left: its failures are dropped.
+    /// Also hands back the jobs of workers whose departure the store refused after their peer registered anew.
     func retryPendingFailures() {
-        guard !workers.pendingFailures.isEmpty, store.writer.writability.fault() == nil else { return }
+        guard store.writer.writability.fault() == nil else { return }
+        let departures = workers.pendingDepartures
+        workers.pendingDepartures = []
+        for departure in departures {
+            handBack(
+                departure.worker, at: departure.peer, reason: departure.reason, handsBack: departure.handsBack)
+        }
+        guard !workers.pendingFailures.isEmpty else { return }
         let pending = workers.pendingFailures
         workers.pendingFailures = []
         for (failure, peer) in pending where workers[peer] != nil {
@@ -180,12 +188,23 @@ extension CoordinatorServer {
         guard let worker = workers[peer], !worker.leaving else { return }
         workers[peer]?.credit = 0
         workers[peer]?.leaving = true
+        handBack(worker, at: peer, reason: reason, handsBack: handsBack)
+    }
+
+    /// Writes `worker`'s jobs back to the queue, then forgets it. If the store refuses, a worker still registered
+    /// stays known (the next reap tries again); one whose peer registered anew meanwhile is kept aside and tried
+    /// again once the store can be written.
+    private func handBack(_ worker: WorkerRecord, at peer: Data, reason: String, handsBack: Bool) {
         // The metrics follow what the store did: a job whose completing save committed first stays done.
         let requeued: (Result<Int, any Error>) -> Void = { [self] result in
             switch result {
             case .success(let requeued): forget(worker, at: peer, reason: reason, requeued: requeued)
             case .failure(let error):
-                if workers[peer]?.id == worker.id { workers[peer]?.leaving = false }
+                if workers[peer]?.id == worker.id {
+                    workers[peer]?.leaving = false
+                } else {
+                    workers.pendingDepartures.append((worker, peer, reason, handsBack))
+                }
                 logger.error(
                     "cannot re-queue the jobs of a worker that left",
                     metadata: ["worker": "\(worker.id)", "reason": "\(reason)", "error": "\(error)"])

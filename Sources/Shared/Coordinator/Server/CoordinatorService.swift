@@ -75,7 +75,7 @@ public struct CoordinatorService: Service {
         // needs it.
         var services: [any Service] = []
         if let admission { services.append(admission) }
-        services += [publisher, server.readers, server.writer] as [any Service]
+        services += [publisher, server.readers, server.writer.pipeline, server.writer] as [any Service]
         services += self.services(server)
         let schedules = ScheduleService(
             store: server.store, writer: server.writer, logger: logger, jobsQueued: { server.jobsQueued() })

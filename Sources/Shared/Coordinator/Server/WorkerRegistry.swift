@@ -38,6 +38,9 @@ struct WorkerRegistry {
     /// Failures of job attempts that workers reported while the store could not be written, to be written once it
     /// can (``CoordinatorServer/retryPendingFailures()``); their jobs stay the workers' meanwhile.
     var pendingFailures: [(failure: Tributary_V1_JobFailed, peer: Data)] = []
+    /// Workers gone from the registry (their peer registered anew) whose jobs the store refused to take back, to be
+    /// handed back once it can (``CoordinatorServer/retryPendingFailures()``).
+    var pendingDepartures: [(worker: WorkerRecord, peer: Data, reason: String, handsBack: Bool)] = []
 
     mutating func register(
         routingID: Data, hello: Tributary_V1_WorkerHello, now: ContinuousClock.Instant

@@ -17,6 +17,15 @@ struct StoreWrite<Output: Sendable>: Sendable {
     let body: @Sendable (RootStore, Database) throws -> Output
 }
 
+/// Why a write was not queued: the store's writer has too many queued (``StoreWriter/maximumRouterQueuedWrites``).
+struct WriterBusyError: Error, CustomStringConvertible {
+    let write: String
+    let queued: Int
+    var description: String {
+        "the store's writer has \(queued) writes queued: '\(write)' was refused; try again once the store catches up"
+    }
+}
+
 /// Why a write was not run.
 struct WriterStoppedError: Error, CustomStringConvertible {
     let write: String

@@ -86,16 +86,11 @@ final class StoreWriter: Service, Sendable {
     }
 
     /// Runs until graceful shutdown, which in the coordinator's group comes after the router stopped the writer
-    /// (``stop()``) and answered what was left; a writer still running is stopped then, and whoever waits on the
-    /// pipeline is let go.
+    /// (``stop()``) and answered what was left; a writer still running is stopped then. Its answers are left to the
+    /// router (cancelled, it may still be answering); the pipeline lets its waiters go when it stops.
     func run() async {
         try? await gracefulShutdown()
         await stop()
-        let left = pipeline.takeAnswers().filter { $0.answer != nil }
-        if !left.isEmpty {
-            logger.warning("writes answered to nobody at shutdown", metadata: ["writes": "\(left.count)"])
-        }
-        pipeline.close()
     }
 
     /// Gathers a message's saves and claims for the next group commit; when the store is idle, what gathered is
@@ -157,17 +152,25 @@ final class StoreWriter: Service, Sendable {
         return try await queued.value
     }
 
-    /// Queues `write` at once, behind the saves gathered before it and every write queued so far, however many
-    /// are queued: for the router, which never waits for the writer (its own writes are few, one per request).
-    /// - Returns: the write's position and its result to come; nil when the writer has stopped.
-    func queue<Output: Sendable>(_ write: StoreWrite<Output>) -> QueuedOperation<Output>? {
-        let taken = state.withLock { state -> (QueuedOperation<Output>, [QueuedWrite])? in
-            guard !state.stopped else { return nil }
+    /// The most writes queued on the store for ``queue(_:)`` to take another: past it (a stalled disk and a client
+    /// sending commands in a loop), the router's writes are refused rather than held without bound.
+    static let maximumRouterQueuedWrites = 1_024
+
+    /// Queues `write` at once, behind the saves gathered before it and every write queued so far: for the router,
+    /// which never waits for the writer.
+    /// - Returns: the write's position and its result to come.
+    /// - Throws: ``WriterStoppedError`` when the writer has stopped; ``WriterBusyError`` when
+    ///   ``maximumRouterQueuedWrites`` writes are queued.
+    func queue<Output: Sendable>(_ write: StoreWrite<Output>) throws -> QueuedOperation<Output> {
+        let taken = try state.withLock { state -> (QueuedOperation<Output>, [QueuedWrite]) in
+            guard !state.stopped else { throw WriterStoppedError(write: write.name) }
+            guard state.queued.count < Self.maximumRouterQueuedWrites else {
+                throw WriterBusyError(write: write.name, queued: state.queued.count)
+            }
             return queueOperation(write, in: &state)
         }
-        guard let (operation, written) = taken else { return nil }
-        follow(written)
-        return operation
+        follow(taken.1)
+        return taken.0
     }
 
     /// Queues `write` behind what gathered (under the lock); the caller has the writes returned followed.
