@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The coordinator's shape (docs/architecture.md): the router keeps about a dozen pieces of state, the rest owned by
-# the types it composes (RouterIO, Dispatch, Intake, WorkerRegistry, CoordinatorParts); RootStore keeps opening,
+# the types it composes (RouterIO, WriterHandOver, Intake, WorkerRegistry, PipelineAnswers, CoordinatorParts); RootStore keeps opening,
 # schema, upgrade and closing, the job and feed SQL living in their stores. Fails naming the count over its bound.
 # Usage: check-shape.sh [sources dir]
 set -euo pipefail
