@@ -10,8 +10,8 @@ import ZeroMQ
 ///
 /// Messages from every peer are handled one at a time, in arrival order, on this actor, which runs on its socket
 /// loop's thread (the loop is its executor): a message reaches it and its replies leave without another thread
-/// woken. It is the intake of the commit pipeline: writes run on the store's writer thread (``StoreWriter``) and
-/// come back through the ``CommitPipeline`` to be answered; reads run on the reader pool's threads. The router never
+/// woken. It is the intake of the commit pipeline: writes run on the store's writer thread (`StoreWriter`) and
+/// come back through the `CommitPipeline` to be answered; reads run on the reader pool's threads. The router never
 /// runs a commit nor waits for one, so a store that stalls holds up saves and writes, not heartbeats, versions or
 /// reads of what is committed.
 /// A malformed or invalid message is answered with an ``/TributaryProtocol/ProtocolError`` to its sender, and the
