@@ -46,20 +46,20 @@ struct WireTests {
     @Test("envelopes queued together for the coordinator travel packed, at most 256 a message, and arrive in order")
     func coalescedForCoordinator() throws {
         let messages = requests(300)
-        let packed = WireBatches.coalesce(messages)
+        let packed = EnvelopePacking.coalesce(messages)
         #expect(packed.map(\.count) == [257, 45], "the signature, then 256 and 44 envelopes")
         #expect(try decodeAll(packed) == messages.map { try Wire.decode($0[...]) })
-        #expect(WireBatches.coalesce(Array(messages.prefix(1))) == Array(messages.prefix(1)), "one goes as it was")
+        #expect(EnvelopePacking.coalesce(Array(messages.prefix(1))) == Array(messages.prefix(1)), "one goes as it was")
     }
 
     @Test("a batch stays within 64 KiB; a larger envelope travels alone, in its place")
     func coalescedBySize() throws {
         let messages = requests(3, padding: 30_000) + requests(1, padding: 100_000) + requests(2, padding: 10)
-        let packed = WireBatches.coalesce(messages)
+        let packed = EnvelopePacking.coalesce(messages)
         #expect(packed.map { $0.count - 1 } == [2, 1, 1, 2])
         #expect(
             packed.allSatisfy {
-                $0.dropFirst().reduce(0) { $0 + $1.count } <= WireBatches.maximumBytes || $0.count == 2
+                $0.dropFirst().reduce(0) { $0 + $1.count } <= EnvelopePacking.maximumBytes || $0.count == 2
             })
         #expect(try decodeAll(packed) == messages.map { try Wire.decode($0[...]) })
     }
@@ -73,7 +73,7 @@ struct WireTests {
             [a] + envelopes[0], [b] + envelopes[1], [c] + envelopes[2], [a] + envelopes[3], odd, [a] + envelopes[4],
             [b] + envelopes[5],
         ]
-        let packed = WireBatches.coalesce(messages, accepts: { $0 != c })
+        let packed = EnvelopePacking.coalesce(messages, accepts: { $0 != c })
         let byPeer = Dictionary(grouping: packed, by: { $0[0] })
         #expect(byPeer[c] == [[c] + envelopes[2]], "a peer that does not read batches gets each message as it was")
         #expect(byPeer[a]?.map(\.count) == [4, 2, 3], "two packed, the odd message, then the one after it")
@@ -84,7 +84,7 @@ struct WireTests {
     @Test("replies gathered while a commit is answered go packed per worker that reads batches, one by one to others")
     func replyBatchPerPeer() throws {
         let (a, b) = (Data("a".utf8), Data("b".utf8))
-        var batch = ReplyBatch()
+        var batch = ReplyPack()
         for id in 1...600 { batch.add(Wire.envelope(UInt64(id), .heartbeat(.init())), for: id % 3 == 0 ? b : a) }
         let messages = batch.messages(batching: { $0 == a })
         let toA = messages.filter { $0[0] == a }
@@ -107,7 +107,7 @@ struct WireTests {
             return
         }
         #expect(error.code == .malformedFrame && error.message.contains("frame 2"))
-        let tooMany = [Wire.signature] + Array(repeating: good, count: WireBatches.maximumEnvelopes + 1)
+        let tooMany = [Wire.signature] + Array(repeating: good, count: EnvelopePacking.maximumEnvelopes + 1)
         let refused = try #require(throws: ProtocolError.self) { try Wire.decodeEach(tooMany[...]) }
         #expect(refused.message.contains("at most 256 envelopes, got 257"))
     }

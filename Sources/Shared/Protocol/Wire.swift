@@ -2,7 +2,7 @@ import Foundation
 import SwiftProtobuf
 
 /// Frame layout of the jobs/control socket: `["TRB1", Envelope]`, behind the routing id on the ROUTER side, or
-/// several envelopes in one message, `["TRB1", Envelope, Envelope, …]` (see ``WireBatches``).
+/// several envelopes in one message, `["TRB1", Envelope, Envelope, …]` (see ``EnvelopePacking``).
 public enum Wire {
     /// The protocol signature, frame 0 of every message from a DEALER.
     public static let signature = Data("TRB1".utf8)
@@ -55,10 +55,10 @@ public enum Wire {
             throw ProtocolError(.malformedFrame, "frame 0 is not the protocol signature \"TRB1\"")
         }
         // One message is one turn's work for the coordinator: a peer may not make it arbitrarily large.
-        guard frames.count - 1 <= WireBatches.maximumEnvelopes else {
+        guard frames.count - 1 <= EnvelopePacking.maximumEnvelopes else {
             throw ProtocolError(
                 .malformedFrame,
-                "a message carries at most \(WireBatches.maximumEnvelopes) envelopes, got \(frames.count - 1)")
+                "a message carries at most \(EnvelopePacking.maximumEnvelopes) envelopes, got \(frames.count - 1)")
         }
         var options = BinaryDecodingOptions()
         options.discardUnknownFields = discardingUnknownFields

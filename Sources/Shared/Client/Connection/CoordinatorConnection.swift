@@ -114,7 +114,7 @@ public final class CoordinatorConnection: Sendable {
             name: "tributary-dealer",
             sockets: [
                 .init(
-                    socket, receives: true, coalesce: { WireBatches.coalesce($0) },
+                    socket, receives: true, coalesce: { EnvelopePacking.coalesce($0) },
                     consume: { receiver.connection?.deliver($0) })
             ])
         (messages, messagesContinuation) = AsyncStream.makeStream(of: [Tributary_V1_Envelope].self)

@@ -32,7 +32,7 @@ extension CoordinatorServer {
             workerLeft(peer, reason: "reconnected")
         }
         let record = workers.register(routingID: peer, hello: hello, now: .now)
-        if hello.acceptsBatches { io.batchingPeers.insert(peer) }
+        if hello.acceptsBatches { io.packingPeers.insert(peer) }
         logger.info(
             "worker joined",
             metadata: [
@@ -236,7 +236,7 @@ extension CoordinatorServer {
     private func forget(_ worker: WorkerRecord, at peer: Data, reason: String, requeued: Int) {
         if workers[peer]?.id == worker.id {
             workers.remove(peer)
-            io.batchingPeers.remove(peer)
+            io.packingPeers.remove(peer)
         }
         logger.info(
             "worker left", metadata: ["worker": "\(worker.id)", "reason": "\(reason)", "requeued": "\(requeued)"])

@@ -250,7 +250,7 @@ public actor CoordinatorServer: Service {
 
     /// Runs `body` with replies gathered, then sends them per peer.
     func answering(_ body: () -> Void) {
-        answers.replies = ReplyBatch()
+        answers.replies = ReplyPack()
         body()
         if let batch = answers.replies { io.send(batch) }
         answers.replies = nil

@@ -3,7 +3,7 @@
 struct PipelineAnswers {
     /// Replies gathered while a group commit is answered, sent together once it is
     /// (``CoordinatorServer/answering(_:)``).
-    var replies: ReplyBatch?
+    var replies: ReplyPack?
     /// The router's own writes' follow-ups, by the write's position (``CoordinatorServer/write(_:then:)``).
     private var followUps: [UInt64: () -> Void] = [:]
 

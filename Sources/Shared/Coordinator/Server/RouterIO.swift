@@ -29,7 +29,7 @@ final class RouterIO: Sendable {
     /// Requests made in this process (the HTTP endpoint's), answered like a peer's.
     let localPeers = LocalPeers()
     /// Workers that read several envelopes in one message: what is queued for them is sent packed.
-    let batchingPeers = BatchingPeers()
+    let packingPeers = PackingPeers()
 
     /// Binds the jobs/control ROUTER at `configuration.listen`, with CURVE when configured, and takes the feed's
     /// bound socket onto the same loop; nothing is read or sent before ``SocketLoop/start()``.
@@ -52,13 +52,13 @@ final class RouterIO: Sendable {
         // ``inboundByteLimit``): a peer past it is held back by TCP, and its own client queues what it sends.
         try router.setReceiveHighWaterMark(Self.receiveHighWaterMark)
         listenEndpoint = try router.bind(configuration.listen)
-        let batchingPeers = self.batchingPeers
+        let packingPeers = self.packingPeers
         loop = try SocketLoop(
             name: "tributary-coordinator",
             sockets: [
                 .init(
                     router, receives: true, readsUserID: configuration.curve != nil,
-                    coalesce: { batchingPeers.coalesce($0) }),
+                    coalesce: { packingPeers.coalesce($0) }),
                 feed.member,
             ],
             inboundByteLimit: Self.inboundByteLimit,
@@ -84,9 +84,9 @@ final class RouterIO: Sendable {
     }
 
     /// Sends gathered replies, packed for the peers that read batches.
-    func send(_ batch: ReplyBatch) {
-        let batchingPeers = self.batchingPeers
-        for message in batch.messages(batching: { batchingPeers.contains($0) }) {
+    func send(_ batch: ReplyPack) {
+        let packingPeers = self.packingPeers
+        for message in batch.messages(batching: { packingPeers.contains($0) }) {
             loop.send(message, on: Self.routerSocket)
         }
     }

@@ -10,7 +10,7 @@ import Foundation
 ///
 /// The coordinator takes batches from any peer. It sends them only to workers whose hello said they read them
 /// (`accepts_batches`), so a client written against the one-envelope layout keeps working.
-public enum WireBatches {
+public enum EnvelopePacking {
     /// The most envelopes packed into one message.
     public static let maximumEnvelopes = 256
     /// The most envelope bytes packed into one message; a larger envelope travels alone. Far below the smallest

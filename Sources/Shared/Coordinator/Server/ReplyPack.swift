@@ -2,8 +2,8 @@ import Foundation
 import TributaryProtocol
 
 /// Replies gathered while a group commit is answered, sent per worker once it is: one message carries many acks
-/// and assignments (``WireBatches``) instead of each being queued, packed and sent on its own.
-struct ReplyBatch {
+/// and assignments (``EnvelopePacking``) instead of each being queued, packed and sent on its own.
+struct ReplyPack {
     private var envelopes: [Data: [Data]] = [:]
     private var peers: [Data] = []
 
@@ -21,7 +21,7 @@ struct ReplyBatch {
         for peer in peers {
             guard let frames = envelopes[peer] else { continue }
             if batching(peer) {
-                messages += WireBatches.pack(frames, behind: [peer])
+                messages += EnvelopePacking.pack(frames, behind: [peer])
             } else {
                 messages += frames.map { [peer, Wire.signature, $0] }
             }

@@ -4,7 +4,7 @@ import TributaryProtocol
 
 /// The routing ids of the peers that read batches (workers that said so in their hello), shared between the
 /// coordinator's actor, which adds and removes them, and its socket loop's thread, which coalesces for them.
-final class BatchingPeers: Sendable {
+final class PackingPeers: Sendable {
     private let peers = Mutex<Set<Data>>([])
 
     func insert(_ peer: Data) { peers.withLock { _ = $0.insert(peer) } }
@@ -14,7 +14,7 @@ final class BatchingPeers: Sendable {
     /// Coalesces a ROUTER's queued messages for the peers known now.
     func coalesce(_ messages: [[Data]]) -> [[Data]] {
         peers.withLock { peers in
-            peers.isEmpty ? messages : WireBatches.coalesce(messages, accepts: { peers.contains($0) })
+            peers.isEmpty ? messages : EnvelopePacking.coalesce(messages, accepts: { peers.contains($0) })
         }
     }
 }
