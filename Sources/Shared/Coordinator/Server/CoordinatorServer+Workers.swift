@@ -157,7 +157,7 @@ extension CoordinatorServer {
     /// Writes the failures reported while the store could not be written, once it can. A worker that left meanwhile
     /// had its jobs handed back as it left: its failures are dropped.
     /// Also hands back the jobs of workers whose departure the store refused after their peer registered anew.
-    func retryPendingFailures() {
+    func retryRefusedWrites() {
         guard store.writer.writability.fault() == nil else { return }
         let departures = workers.pendingDepartures
         workers.pendingDepartures = []

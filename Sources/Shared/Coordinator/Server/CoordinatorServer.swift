@@ -170,7 +170,7 @@ public actor CoordinatorServer: Service {
         peerLog.flush(to: logger)
         // Writes other than the router's (maintenance, schedules) find a fault too.
         reportWritability()
-        retryPendingFailures()
+        retryRefusedWrites()
         // While stopping, a worker gone quiet is not taken for dead: the stop hands its jobs back without counting
         // an attempt.
         guard !stopping else { return }

@@ -36,10 +36,10 @@ struct WorkerRegistry {
     private var nextNumber = 1
     private var nextDispatch = 0
     /// Failures of job attempts that workers reported while the store could not be written, to be written once it
-    /// can (``CoordinatorServer/retryPendingFailures()``); their jobs stay the workers' meanwhile.
+    /// can (``CoordinatorServer/retryRefusedWrites()``); their jobs stay the workers' meanwhile.
     var pendingFailures: [(failure: Tributary_V1_JobFailed, peer: Data)] = []
     /// Workers gone from the registry (their peer registered anew) whose jobs the store refused to take back, to be
-    /// handed back once it can (``CoordinatorServer/retryPendingFailures()``).
+    /// handed back once it can (``CoordinatorServer/retryRefusedWrites()``).
     var pendingDepartures: [(worker: WorkerRecord, peer: Data, reason: String, handsBack: Bool)] = []
 
     mutating func register(
@@ -109,7 +109,7 @@ struct WorkerRegistry {
     }
 
     /// Whether `worker` was silent (in its messages and in what the socket thread heard) past its liveness.
-    func isExpired(_ worker: WorkerRecord, now: ContinuousClock.Instant, liveness: UInt32) -> Bool {
+    private func isExpired(_ worker: WorkerRecord, now: ContinuousClock.Instant, liveness: UInt32) -> Bool {
         let heard = max(worker.lastSeen, activity.lastHeard(worker.routingID) ?? worker.lastSeen)
         return now - heard > worker.heartbeatInterval * Int(liveness)
     }
