@@ -186,7 +186,7 @@ struct ImportIntegrationTests {
 }
 
 @Suite("Integration: an import job's batches", .serialized)
-struct ImportBatchesIntegrationTests {
+struct ImportChunkesIntegrationTests {
     /// Imports `input` (10 rows, 2 per batch, one attempt) until the job dies; its info and the numbers of the
     /// pull requests the store holds.
     func importUntilDead(_ input: Data, modelJSON: String = DemoData.modelJSON) async throws

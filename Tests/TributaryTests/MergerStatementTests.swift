@@ -16,7 +16,7 @@ struct MergerStatementTests {
     func changeSet(numbers: ClosedRange<Int>, title: String) throws -> Tributary_V1_ChangeSet {
         let entity = try #require(model.entity(named: "PullRequest"))
         let decoder = ImportRowDecoder(entity: entity, model: model)
-        var batch = ImportBatch(model: model)
+        var batch = ImportChunk(model: model)
         for number in numbers {
             let row =
                 #"{"number": \#(number), "title": "\#(title) \#(number)", "merged": false, "additions": \#(number), "#

@@ -232,11 +232,11 @@ struct ReplicationTests {
         let root = directory.url.resolvingSymlinksInPath().path
         try FileManager.default.createDirectory(atPath: root + "/sub", withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(atPath: root + "/out", withDestinationPath: "/tmp")
-        #expect(try CoordinatorServer.backupPath("a.sqlite", in: root) == root + "/a.sqlite")
-        #expect(try CoordinatorServer.backupPath("sub/../sub/b.sqlite", in: root) == root + "/sub/b.sqlite")
-        #expect(try CoordinatorServer.backupPath(root + "/sub/c.sqlite", in: root) == root + "/sub/c.sqlite")
+        #expect(try BackupHandler.path("a.sqlite", in: root) == root + "/a.sqlite")
+        #expect(try BackupHandler.path("sub/../sub/b.sqlite", in: root) == root + "/sub/b.sqlite")
+        #expect(try BackupHandler.path(root + "/sub/c.sqlite", in: root) == root + "/sub/c.sqlite")
         for refused in ["", "sub/", "../x.sqlite", "/tmp/x.sqlite", "out/x.sqlite", root + "/../x.sqlite"] {
-            #expect(throws: ProtocolError.self, "\(refused)") { try CoordinatorServer.backupPath(refused, in: root) }
+            #expect(throws: ProtocolError.self, "\(refused)") { try BackupHandler.path(refused, in: root) }
         }
     }
 }

@@ -68,7 +68,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     private static func importRows(_ input: Data) {
         guard let entity = fuzzModel.entity(named: "PullRequest") else { return }
         let decoder = ImportRowDecoder(entity: entity, model: fuzzModel)
-        var batch = ImportBatch(model: fuzzModel)
+        var batch = ImportChunk(model: fuzzModel)
         let lines = ImportJob.lines(of: input)
         input.withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)

@@ -9,10 +9,10 @@ import TributaryCore
 
 /// The coordinator's HTTP endpoint as a `Service` (Hummingbird 2): `/healthz`, `/readyz`, `/metrics`, the JSON
 /// API under `/api/`, and the live dashboard at `/`. Runs in the coordinator's service group beside the router,
-/// whose requests it makes (``CoordinatorServer/request(_:)``); docs/operations.md describes each route.
+/// whose request handlers it calls; docs/operations.md describes each route.
 public struct HTTPService: Service {
     private let endpoint: HTTPEndpoint
-    private let view: CoordinatorView
+    private let server: CoordinatorServer
     private let exporter: MetricsExporter
     private let logger: Logger
     private let listening: @Sendable (String) -> Void
@@ -26,11 +26,12 @@ public struct HTTPService: Service {
         listening: @escaping @Sendable (String) -> Void = { _ in }
     ) {
         self.endpoint = endpoint
-        let view = CoordinatorView(server: server)
         let rates = RateHistory(start: server.totals.started)
-        self.view = view
+        self.server = server
         self.rates = rates
-        snapshots = RecentValue(maximumAge: .milliseconds(900)) { try await view.snapshot(rates: rates) }
+        snapshots = RecentValue(maximumAge: .milliseconds(900)) {
+            try await DashboardSnapshot.read(from: server, rates: rates)
+        }
         self.exporter = exporter
         self.logger = logger
         self.listening = listening
@@ -39,7 +40,7 @@ public struct HTTPService: Service {
     public func run() async throws {
         let router = Router(context: TributaryRequestContext.self)
         let access = HTTPAccess(token: endpoint.token)
-        Routes(view: view, access: access, exporter: exporter, snapshots: snapshots)
+        Routes(server: server, access: access, exporter: exporter, snapshots: snapshots)
             .add(to: router)
         let (endpoint, listening, logger) = (self.endpoint, self.listening, self.logger)
         let app = Application(
@@ -53,7 +54,7 @@ public struct HTTPService: Service {
                 listening(url)
             },
             logger: logger)
-        let (rates, totals) = (self.rates, view.server.totals)
+        let (rates, totals) = (self.rates, server.totals)
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask {
                 // One sample a second for the chart, until the service shuts down.

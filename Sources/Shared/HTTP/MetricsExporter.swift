@@ -47,14 +47,15 @@ public final class MetricsExporter: Sendable {
     }
 
     /// The metrics in the Prometheus text format, with the gauges read from the coordinator now.
-    func scrape(_ view: CoordinatorView) async throws -> [UInt8] {
-        let status = try await view.status()
-        let subscribers = try await view.subscribers()
+    func scrape(_ server: CoordinatorServer) async throws -> [UInt8] {
+        // Asked afresh by each scrape, so a scrape that follows a command's end sees what it did.
+        let status = try await server.handlers.status.status().value
+        let subscribers = try await server.handlers.subscribers.list().value
         for state in JobState.allCases {
             gauge(MetricNames.jobs, [("state", state.rawValue)]).set(Double(status.jobs[state]))
         }
         gauge(MetricNames.workersConnected).set(Double(status.workers.count))
-        let sizes = view.fileSizes()
+        let sizes = StoreFiles.sizes(of: server.store.path)
         gauge(MetricNames.storeBytes).set(Double(sizes.store))
         gauge(MetricNames.walBytes).set(Double(sizes.wal))
         gauge(MetricNames.storeWritable).set(status.storeUnwritable == nil ? 1.0 : 0.0)

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Metrics
 import NIOCore
 import ServiceLifecycle
 import TributaryCoordinator
@@ -12,7 +13,7 @@ import TributaryProtocol
 /// ``DashboardSnapshot``; every refusal is
 /// `{"error": {"code": "UNKNOWN_JOB", "message": "…"}}` with a 4xx or 5xx (``ErrorJSONMiddleware``).
 struct Routes: Sendable {
-    let view: CoordinatorView
+    let server: CoordinatorServer
     let access: HTTPAccess
     let exporter: MetricsExporter
     let snapshots: RecentValue<DashboardSnapshot>
@@ -24,13 +25,13 @@ struct Routes: Sendable {
             return Self.json(#"{"status":"ok"}"#)
         }
         router.get("/readyz") { request, context in
-            guard view.server.isServing else {
+            guard server.isServing else {
                 return Self.json(#"{"status":"not ready"}"#, status: .serviceUnavailable)
             }
             return Self.json(#"{"status":"ready"}"#)
         }
         router.get("/metrics") { request, context in
-            let body = try await exporter.scrape(view)
+            let body = try await exporter.scrape(server)
             return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                 body: .init(byteBuffer: ByteBuffer(bytes: body)))
@@ -39,51 +40,46 @@ struct Routes: Sendable {
         addDashboard(to: router)
     }
 
+    /// The JSON API: each route calls the handler a ZeroMQ client's request reaches, with the same checks.
     private func addAPI(to router: Router<TributaryRequestContext>) {
+        let handlers = server.handlers
         router.get("/api/status") { request, context in
-            return try await answer(.statusRequest(.init()))
+            return Self.json(try JobJSON.text(try await handlers.status.status().value))
         }
         router.get("/api/jobs") { request, context in
             let query = request.uri.queryParameters
-            let jobs = try Tributary_V1_JobsRequest.with {
-                $0.state = query.get("state") ?? ""
-                $0.batch = query.get("batch") ?? ""
-                $0.limit = try Self.number(query.get("limit"), "limit", as: UInt32.self) ?? 0
-                $0.beforeID = try Self.number(query.get("before"), "before", as: UInt64.self) ?? 0
-            }
-            return try await answer(.jobsRequest(jobs))
+            let state = try query.get("state").map { try JobState(wire: $0) }
+            let jobs = handlers.jobs.list(
+                state: state, batch: query.get("batch"), limit: try Self.number(query.get("limit"), "limit"),
+                before: try Self.number(query.get("before"), "before"))
+            return Self.json(try JobJSON.text(try await jobs.value))
         }
         router.get("/api/jobs/{id}") { request, context in
-            return try await answer(.jobRequest(.with { $0.jobID = try Self.jobID(context) }))
+            return Self.json(try JobJSON.text(try await handlers.jobs.show(try Self.jobID(context)).value))
         }
         router.post("/api/jobs/{id}/retry") { request, context in
-            return try await answer(.retryJobRequest(.with { $0.jobID = try Self.jobID(context) }))
+            return Self.json(try JobJSON.text(try await handlers.jobs.retry(try Self.jobID(context)).value))
         }
         router.post("/api/jobs/{id}/cancel") { request, context in
-            return try await answer(.cancelJobRequest(.with { $0.jobID = try Self.jobID(context) }))
+            return Self.json(try JobJSON.text(try await handlers.jobs.cancel(try Self.jobID(context)).value))
         }
         router.delete("/api/jobs/{id}") { request, context in
-            return try await answer(.deleteJobRequest(.with { $0.jobID = try Self.jobID(context) }))
+            return Self.json(try JobJSON.text(try await handlers.jobs.delete(try Self.jobID(context)).value))
         }
         for action in QueueAction.allCases {
             router.post(RouterPath("/api/queues/{queue}/\(action.rawValue)")) { request, context in
                 // As the page sends it (encodeURIComponent) or a client escapes it: `a%2Db` is the queue `a-b`.
                 let raw = try context.parameters.require("queue")
-                let queue = raw.removingPercentEncoding ?? raw
-                return try await answer(
-                    .queueActionRequest(
-                        .with {
-                            $0.name = queue
-                            $0.action = action.rawValue
-                        }))
+                let queue = try await handlers.queues.act(action, on: raw.removingPercentEncoding ?? raw).value
+                return Self.json(try JobJSON.text(queue))
             }
         }
         router.get("/api/batches/{batch}") { request, context in
             let batch = try context.parameters.require("batch")
-            return try await answer(.batchStatusRequest(.with { $0.batch = batch }))
+            return Self.json(try JobJSON.text(try await handlers.batches.status(batch).value))
         }
         router.get("/api/subscribers") { request, context in
-            return try await answer(.subscribersRequest(.init()))
+            return Self.json(try JobJSON.text(try await handlers.subscribers.list().value))
         }
         router.get("/api/dashboard") { request, context in
             return try Self.json(Self.encode(try await snapshots.value()))
@@ -141,39 +137,17 @@ struct Routes: Sendable {
             })
     }
 
-    /// A request answered by the router, as JSON.
-    private func answer(_ body: Tributary_V1_Envelope.OneOf_Body) async throws -> Response {
-        let reply: Tributary_V1_Envelope.OneOf_Body
-        do {
-            reply = try await view.request(body)
-        } catch {
-            let (status, text) = Self.errorJSON(error)
-            return Self.json(text, status: status)
-        }
-        let text: String =
-            switch reply {
-            case .statusReply(let message): try JobJSON.text(CoordinatorStatus(message))
-            case .jobsReply(let message): try JobJSON.text(message.jobs.map(JobInfo.init))
-            case .jobInfo(let message): try JobJSON.text(JobInfo(message))
-            case .batchStatusReply(let message): try JobJSON.text(BatchStatus(message))
-            case .subscribersReply(let message): try JobJSON.text(message.subscribers.map(DurableSubscriber.init))
-            case .queueInfo(let message): try JobJSON.text(CoordinatorStatus.Queue(message))
-            default: #"{}"#
-            }
-        return Self.json(text)
-    }
-
-    private static func jobID(_ context: TributaryRequestContext) throws -> UInt64 {
+    private static func jobID(_ context: TributaryRequestContext) throws -> Int64 {
         let text = try context.parameters.require("id")
-        guard let id = UInt64(text), id > 0 else {
+        guard let id = Int64(text), id > 0 else {
             throw HTTPRefusal(.badRequest, "INVALID_REQUEST", "'\(text)' is not a job id (a positive integer)")
         }
         return id
     }
 
-    private static func number<T: FixedWidthInteger>(_ text: String?, _ name: String, as: T.Type) throws -> T? {
+    private static func number<T: FixedWidthInteger>(_ text: String?, _ name: String) throws -> T? {
         guard let text else { return nil }
-        guard let value = T(text) else {
+        guard let value = T(text), value >= 0 else {
             throw HTTPError(.badRequest, message: "'\(text)' is not a number for \(name)")
         }
         return value
@@ -184,11 +158,9 @@ struct Routes: Sendable {
         let (status, code, message): (HTTPResponse.Status, String, String) =
             switch error {
             case let error as HTTPRefusal: (error.status, error.code, error.message)
-            case let error as ProtocolError:
-                (Self.status(for: error.code), error.codeName, error.message)
-            case LocalRequestError.stopped: (.serviceUnavailable, "SHUTTING_DOWN", "\(error)")
-            case LocalRequestError.busy: (.serviceUnavailable, "TOO_MANY_REQUESTS", "\(error)")
-            case let error as LocalRequestError: (.badRequest, "INVALID_REQUEST", error.description)
+            case let error as ProtocolError: (Self.status(for: error.codeName), error.codeName, error.message)
+            case let error as StoreError:
+                (Self.status(for: ProtocolError(error).codeName), ProtocolError(error).codeName, error.message)
             case let error as HTTPError:
                 (
                     error.status, error.status == .notFound ? "NOT_FOUND" : "HTTP_\(error.status.code)",
@@ -196,16 +168,21 @@ struct Routes: Sendable {
                 )
             default: (.internalServerError, "INTERNAL", "\(error)")
             }
+        // Counted as a ZeroMQ client's refusal is: the request reached a handler, which refused it.
+        if error is ProtocolError || error is StoreError {
+            Counter(label: MetricNames.messagesRefused, dimensions: [("code", code)]).increment()
+        }
         let body = ["error": ["code": code, "message": message]]
         let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data("{}".utf8)
         return (status, String(decoding: data, as: UTF8.self))
     }
 
-    private static func status(for code: Tributary_V1_ErrorCode) -> HTTPResponse.Status {
+    /// The HTTP status of a refusal named by its protocol error code (docs/protocol.md §6).
+    private static func status(for code: String) -> HTTPResponse.Status {
         switch code {
-        case .unknownJob: .notFound
-        case .invalidRequest, .unknownEntity, .wrongType, .malformedFrame, .unknownMessage: .badRequest
-        case .shuttingDown, .storeUnwritable: .serviceUnavailable
+        case "UNKNOWN_JOB": .notFound
+        case "INVALID_REQUEST", "UNKNOWN_ENTITY", "WRONG_TYPE", "MALFORMED_FRAME", "UNKNOWN_MESSAGE": .badRequest
+        case "SHUTTING_DOWN", "STORE_UNWRITABLE", "TOO_MANY_REQUESTS": .serviceUnavailable
         default: .internalServerError
         }
     }

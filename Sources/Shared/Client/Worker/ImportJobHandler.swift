@@ -6,7 +6,7 @@ import TributaryProtocol
 /// batch while the previous one is on the wire. A retried attempt resumes after the batches earlier attempts
 /// committed.
 ///
-/// The rows go straight into the change set's columns (`ImportBatch`), without a context: each batch upserts
+/// The rows go straight into the change set's columns (`ImportChunk`), without a context: each chunk of `batch_size` rows upserts
 /// its objects by their uniqueness keys at the root, as rows of different jobs do.
 public struct ImportJobHandler: JobHandler {
     public let kind = ImportJob.kind

@@ -34,6 +34,16 @@ extension FeedStore {
         try await pool.read { db in try Self.history(query, in: db) }
     }
 
+    /// A page of history as ``history(_:)`` reads it, for the handlers.
+    package func historyPage(_ query: HistoryQuery) async throws -> HistoryPage {
+        HistoryPage(message: try await history(query))
+    }
+
+    /// A page of history: the stored didSave records as they are kept, which the wire carries as they are.
+    package struct HistoryPage: Sendable {
+        package let message: Tributary_V1_HistoryReply
+    }
+
     private static func history(_ query: HistoryQuery, in db: Database) throws -> Tributary_V1_HistoryReply {
         let last = try lastSequenceNumber(db)
         try checkResume(after: query.after, epoch: query.afterEpoch, last: last, in: db)

@@ -96,3 +96,13 @@ public final class StoreSnapshot: Sendable {
             contiguousIDs: true, in: db)
     }
 }
+
+/// A page of a snapshot (`SnapshotRequest`): at most the rows asked for, of one entity per batch, in the encoding the
+/// wire carries objects; `seq` is the last commit the snapshot shows (of `epoch`), `done` that it is the last page.
+package struct SnapshotPage: Sendable {
+    package let snapshotID: UInt64
+    package let seq: UInt64
+    package let epoch: UInt64
+    package let objects: [Tributary_V1_EntityBatch]
+    package let done: Bool
+}

@@ -10,14 +10,11 @@ import TributaryProtocol
 ///
 /// It owns what reads need between requests: how many of each peer's reads are in flight (at most
 /// ``CoordinatorLimits/maximumPendingRequestsPerPeer``) and the snapshots being paged through. The server hands
-/// it reads with ``submit(peer:requestID:_:)`` and ``snapshotPage(_:peer:requestID:)``, which refuse at once
+/// it reads with ``submit(peer:requestID:_:)``, which refuses at once
 /// when the peer is at its limit; answers go straight to the peer through `reply`.
 final class ReaderPool: Service, Sendable {
     /// Snapshots open at once; each holds a read transaction (and so keeps the WAL from being checkpointed).
     static let maximumOpenSnapshots = 16
-    /// Rows per snapshot page when the request does not say, and the most it may ask for.
-    static let defaultSnapshotRows: UInt32 = 10_000
-    static let maximumSnapshotRows: UInt32 = 100_000
     /// How long a snapshot nobody asks a page of stays open.
     static let snapshotIdleTime: Duration = .seconds(60)
 
@@ -113,19 +110,15 @@ final class ReaderPool: Service, Sendable {
         input.yield(Read(peer: peer, requestID: requestID, work: work))
     }
 
-    /// Queues the next page of a snapshot (a new one when `request.snapshotID` is 0).
-    /// - Throws: ``ProtocolError``: `INVALID_REQUEST` for too many rows or too many open snapshots,
-    ///   `UNKNOWN_SNAPSHOT`, `TOO_MANY_REQUESTS`; ``StoreError`` `unknownEntity`.
-    func snapshotPage(_ request: Tributary_V1_SnapshotRequest, peer: Data, requestID: UInt64) throws {
-        guard request.maxRows <= Self.maximumSnapshotRows else {
-            throw ProtocolError(
-                .invalidRequest, "max_rows \(request.maxRows) is over the limit of \(Self.maximumSnapshotRows)")
-        }
-        let rows = Int(request.maxRows == 0 ? Self.defaultSnapshotRows : request.maxRows)
-        let fresh = request.snapshotID == 0 ? try store.feed.makeSnapshot(entities: Set(request.entities)) : nil
-        let (snapshotID, snapshot) = try state.withLock { state -> (UInt64, StoreSnapshot) in
+    /// The snapshot `id` to read a page of, or a new one of `entities` when `id` is 0, marked used now.
+    /// - Throws: ``ProtocolError``: `INVALID_REQUEST` for too many open snapshots, `UNKNOWN_SNAPSHOT`;
+    ///   ``StoreError`` `unknownEntity`.
+    func snapshot(_ id: UInt64, entities: Set<String>) throws -> (id: UInt64, snapshot: StoreSnapshot) {
+        let fresh = id == 0 ? try store.feed.makeSnapshot(entities: entities) : nil
+        return try state.withLock { state -> (UInt64, StoreSnapshot) in
             let opened: (UInt64, StoreSnapshot)
             if let fresh {
+                guard !state.closed else { throw Self.stopping }
                 guard state.snapshots.count < Self.maximumOpenSnapshots else {
                     throw ProtocolError(
                         .invalidRequest,
@@ -135,30 +128,21 @@ final class ReaderPool: Service, Sendable {
                 state.nextSnapshotID += 1
                 opened = (state.nextSnapshotID, fresh)
             } else {
-                guard let open = state.snapshots[request.snapshotID] else {
+                guard let open = state.snapshots[id] else {
                     throw ProtocolError(
                         .unknownSnapshot,
-                        "snapshot \(request.snapshotID) is not open (it was finished, or released after 60 s unused)")
+                        "snapshot \(id) is not open (it was finished, or released after 60 s unused)")
                 }
-                opened = (request.snapshotID, open.snapshot)
+                opened = (id, open.snapshot)
             }
-            try take(peer, in: &state)
             state.snapshots[opened.0] = (opened.1, .now)
             return opened
         }
-        input.yield(
-            Read(peer: peer, requestID: requestID) { [self] in
-                let page = try await snapshot.nextPage(maxRows: rows)
-                if page.done { state.withLock { _ = $0.snapshots.removeValue(forKey: snapshotID) } }
-                return .snapshotPage(
-                    .with {
-                        $0.snapshotID = snapshotID
-                        $0.seq = page.seq
-                        $0.epoch = page.epoch
-                        $0.objects = page.objects
-                        $0.done = page.done
-                    })
-            })
+    }
+
+    /// Forgets a snapshot whose last page was read.
+    func snapshotFinished(_ id: UInt64) {
+        state.withLock { _ = $0.snapshots.removeValue(forKey: id) }
     }
 
     /// Releases the snapshots nobody asked a page of for ``snapshotIdleTime``.
@@ -207,15 +191,41 @@ final class ReaderPool: Service, Sendable {
             body = .error(ProtocolError(.internal, "\(error)").wire)
         }
         reply(read.peer, read.requestID, body)
+        release(read.peer, started: starts)
+    }
+
+    /// Frees a read's place: one fewer in flight for `peer`, and, for one that `started`, one fewer running (the
+    /// last one lets ``finish()`` return).
+    private func release(_ peer: Data, started: Bool) {
         let drained = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            let left = state.pending[read.peer, default: 1] - 1
-            state.pending[read.peer] = left > 0 ? left : nil
-            guard starts else { return [] }
+            let left = state.pending[peer, default: 1] - 1
+            state.pending[peer] = left > 0 ? left : nil
+            guard started else { return [] }
             state.running -= 1
             guard state.closed && state.running == 0 else { return [] }
             defer { state.drained.removeAll() }
             return state.drained
         }
         for waiter in drained { waiter.resume() }
+    }
+
+    // MARK: - Reads for callers in this process
+
+    /// What the reads of callers in this process (the HTTP routes) are counted under, as one peer.
+    static let inProcess = Data("in-process".utf8)
+
+    /// Runs `work` for a caller in this process and returns its value: counted among the reads in flight, so that
+    /// ``finish()`` waits for it.
+    /// - Throws: what `work` threw; ``ProtocolError`` `SHUTTING_DOWN` once the pool finishes, `TOO_MANY_REQUESTS`
+    ///   when as many of this process's reads are in flight as one peer may have.
+    nonisolated(nonsending) func run<Value: Sendable>(_ work: @Sendable () async throws -> Value) async throws
+        -> Value
+    {
+        try state.withLock { state in
+            try take(Self.inProcess, in: &state)
+            state.running += 1
+        }
+        defer { release(Self.inProcess, started: true) }
+        return try await work()
     }
 }

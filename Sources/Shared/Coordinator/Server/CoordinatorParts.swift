@@ -1,5 +1,6 @@
 /// The services the router hands work to, composed and started by ``CoordinatorService``: the root store, its only
-/// writer, its readers, the change feed's publisher and the process's totals. The router holds them; the service
+/// writer, its readers, the change feed's publisher, the process's totals, the router's
+/// published state and the request handlers. The router holds them; the service
 /// group owns their lifecycles.
 struct CoordinatorParts: Sendable {
     /// The root store: opened before anything is bound, closed after every service has returned.
@@ -12,4 +13,8 @@ struct CoordinatorParts: Sendable {
     let publisher: FeedPublisher
     /// What this process committed since it started (the dashboard's totals).
     let totals: CoordinatorTotals
+    /// The router's workers and pool as of its last step, for reads answered off the router.
+    let snapshot: RouterSnapshot
+    /// The clients' requests, behind the router and the HTTP routes alike.
+    let handlers: CoordinatorHandlers
 }

@@ -14,6 +14,6 @@ extension CoordinatorServer {
             logger.error("allow-list not reloaded; the previous one stays", metadata: ["error": "\(error)"])
             return
         }
-        for peer in revoked where workers[peer] != nil { workerLeft(peer, reason: "its key was revoked") }
+        for peer in revoked where sessions.workers[peer] != nil { sessions.left(peer, reason: "its key was revoked") }
     }
 }

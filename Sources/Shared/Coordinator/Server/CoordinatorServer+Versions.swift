@@ -6,9 +6,4 @@ import TributaryProtocol
 extension CoordinatorServer {
     /// The names of the capabilities this coordinator has, as `Welcome` and `VersionReply` list them.
     static let capabilityNames = Capability.names(Capability.supported)
-
-    /// Answers `VersionRequest`: the reply's envelope carries the version, its body the capabilities.
-    func version(from peer: Data, requestID: UInt64) {
-        reply(to: peer, requestID: requestID, .versionReply(.with { $0.capabilities = Self.capabilityNames }))
-    }
 }

@@ -25,20 +25,14 @@ public actor CoordinatorServer: Service {
     nonisolated let io: RouterIO
     /// Starting, serving or stopping; behind a lock, since `/readyz` reads it from outside the actor.
     nonisolated let lifecycle = Mutex(RouterLifecycle.starting)
-    /// The router's workers and pool as of its last step, for reads answered off the router.
-    nonisolated let snapshot = RouterSnapshot()
-    /// The connected workers, their credit and the jobs each holds.
-    var workers: WorkerRegistry
-    /// The saves and claims for the writer's next group commit (``submit(moreToCome:)``).
-    var handOver = WriterHandOver()
+    /// The workers' sessions, their credit and jobs, and the saves and claims gathered for the writer.
+    let sessions: WorkerSessions
+    /// The commit pipeline's last stage: what the writer wrote, answered in order.
+    let answers: CommitAnswers
+    /// What the router sends its peers, and its refusals' log.
+    let replies: PeerReplies
     /// Decoding, authorization and bounds of what peers send.
     var intake: Intake
-    /// Replies gathered while a group commit is answered, and what follows each of the router's own writes.
-    var answers = PipelineAnswers()
-    /// Job counters by kind and attempts' times, recorded as the router sees jobs go out and end.
-    let jobMetrics = JobMetrics()
-    /// Repeated complaints about one peer, thinned out (a peer sending bad frames in a loop).
-    var peerLog = LogThrottle()
 
     /// The socket loop's thread: see the type's description.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { io.loop.asUnownedSerialExecutor() }
@@ -54,6 +48,9 @@ public actor CoordinatorServer: Service {
     nonisolated var writer: StoreWriter { parts.writer }
     nonisolated var readers: ReaderPool { parts.readers }
     nonisolated var publisher: FeedPublisher { parts.publisher }
+    /// The router's workers and pool as of its last step, for reads answered off the router.
+    nonisolated var snapshot: RouterSnapshot { parts.snapshot }
+    nonisolated var codec: ClientCodec { ClientCodec(handlers: parts.handlers, store: parts.store) }
 
     /// A router over composed parts; call ``run()`` to serve.
     /// - Parameters:
@@ -67,7 +64,12 @@ public actor CoordinatorServer: Service {
         self.logger = logger
         self.parts = parts
         self.io = io
-        workers = WorkerRegistry(activity: activity)
+        let replies = PeerReplies(io: io, logger: logger)
+        sessions = WorkerSessions(
+            configuration: configuration, logger: logger, parts: parts, io: io, activity: activity, replies: replies,
+            followUps: FollowUps(writer: parts.writer))
+        answers = CommitAnswers(sessions: sessions)
+        self.replies = replies
         intake = Intake(authorization: authorization, limits: configuration.limits)
     }
 
@@ -104,7 +106,6 @@ public actor CoordinatorServer: Service {
             await withTaskExecutorPreference(io.loop) { await serve() }
             tasks.cancelAll()
         }
-        io.localPeers.close()
     }
 
     /// Serves the socket until it is closed: one step per wake-up of the socket loop (or ``post(_:)``): every
@@ -115,27 +116,27 @@ public actor CoordinatorServer: Service {
             let events = io.mailbox.take()
             if !batch.isEmpty {
                 await handle(batch)
-                await submit()
+                await sessions.submit()
             }
             for event in events {
                 await handle(event)
                 // What the event let go out (credit, a claim that came back full, a worker gone) is claimed now.
-                await submit()
+                await sessions.submit()
             }
-            snapshot.publish(workers: workers.workers)
+            snapshot.publish(workers: sessions.workers.workers)
         }
     }
 
     private func handle(_ event: RouterEvent) async {
         switch event {
-        case .written: answerReleased()
-        case .tick: await tick()
-        case .jobsQueued: if workers.anyHasCredit { handOver.isDue = true }
-        case .rateLimitRoom: handOver.roomCame(workers: workers)
-        case .attemptsExpired(let attempts): stopAttempts(attempts)
-        case .workerExited(let pid, let name): workerProcessExited(pid: pid, name: name)
+        case .written: answers.answerReleased()
+        case .tick: tick()
+        case .jobsQueued: sessions.jobsChanged(.due)
+        case .rateLimitRoom: sessions.handOver.roomCame(workers: sessions.workers)
+        case .attemptsExpired(let attempts): sessions.attemptsExpired(attempts)
+        case .workerExited(let pid, let name): sessions.processExited(pid: pid, name: name)
         case .reloadAllowList: reloadAllowListNow()
-        case .local(let envelope, let peer): await handleLocal(envelope, from: peer)
+        case .jobsChanged(let change): sessions.jobsChanged(change)
         }
     }
 
@@ -165,28 +166,28 @@ public actor CoordinatorServer: Service {
     }
 
     /// What the router does with time rather than with a message.
-    private func tick() async {
+    private func tick() {
         readers.releaseIdleSnapshots()
-        peerLog.flush(to: logger)
+        replies.flushLog()
         // Writes other than the router's (maintenance, schedules) find a fault too.
-        reportWritability()
-        retryRefusedWrites()
+        answers.reportWritability()
+        sessions.retryRefusedWrites()
         // While stopping, a worker gone quiet is not taken for dead: the stop hands its jobs back without counting
         // an attempt.
-        guard !stopping else { return }
-        reapSilentWorkers()
+        guard !sessions.stopping else { return }
+        sessions.reapSilentWorkers()
         // Retries and delayed jobs become due with time, not with a message: look for them each tick.
-        if workers.anyHasCredit { handOver.isDue = true }
+        sessions.jobsChanged(.due)
     }
 
     /// Tells every worker to drain, then lets their running jobs save until they finish or the grace period ends.
     /// The grace period counts from the start of the stop: the local pool, stopped first, spent part of it, so that
     /// a stop takes about `--drain-seconds`, not twice that.
     private func drainWorkers() async {
-        guard !workers.workers.isEmpty else { return }
-        for peer in workers.workers.keys { reply(to: peer, requestID: 0, .drain(.init())) }
+        guard !sessions.workers.workers.isEmpty else { return }
+        for peer in sessions.workers.workers.keys { replies.send(to: peer, requestID: 0, .drain(.init())) }
         let deadline = (snapshot.poolStopBegan ?? .now) + configuration.drainGracePeriod
-        while ContinuousClock.now < deadline, workers.workers.values.contains(where: { !$0.jobs.isEmpty }) {
+        while ContinuousClock.now < deadline, sessions.workers.workers.values.contains(where: { !$0.jobs.isEmpty }) {
             // Saves keep arriving and are handled meanwhile: the actor runs them during this sleep.
             try? await Task.sleep(for: .milliseconds(20))
         }
@@ -208,6 +209,7 @@ public actor CoordinatorServer: Service {
         if case .stopping(let stop) = lifecycle.withLock({ $0 }) { return await stop.value }
         // Unstructured: the stop is shared by every caller (the graceful-shutdown child, the service closing the
         // store) and must run to its end even when the caller that started it is cancelled.
+        sessions.stopping = true
         let task = Task { await closeEverything(drainingWorkers: drain) }
         lifecycle.withLock { $0 = .stopping(task) }
         await task.value
@@ -215,9 +217,9 @@ public actor CoordinatorServer: Service {
 
     private func closeEverything(drainingWorkers drain: Bool) async {
         if drain { await drainWorkers() }
-        await submit()
+        await sessions.submit()
         await writer.commitAll()
-        answerReleased()
+        answers.answerReleased()
         do {
             let released = try await writer.write(.releaseAllRunningJobs())
             if released > 0 {
@@ -228,55 +230,14 @@ public actor CoordinatorServer: Service {
         }
         // Saves that came meanwhile are answered too (their jobs were handed back: refused as stale); the writer
         // takes nothing more, and reads waiting for answers go on.
-        await submit()
+        await sessions.submit()
         await writer.stop()
-        answerReleased()
+        answers.answerReleased()
         writer.pipeline.close()
         await io.loop.stop()
     }
 
-    nonisolated func reply(to peer: Data, requestID: UInt64, _ body: Tributary_V1_Envelope.OneOf_Body) {
-        io.reply(to: peer, requestID: requestID, body)
-    }
-
-    /// Replies, or gathers the reply while a group commit is answered (``answering(_:)``).
-    func replyOrGather(to peer: Data, requestID: UInt64, _ body: Tributary_V1_Envelope.OneOf_Body) {
-        guard answers.replies != nil, !LocalPeers.isLocal(peer) else {
-            return reply(to: peer, requestID: requestID, body)
-        }
-        if case .error(let error) = body { WriterMetrics.refused(ProtocolError.name(of: error.code)) }
-        answers.replies?.add(Wire.envelope(requestID, body), for: peer)
-    }
-
-    /// Runs `body` with replies gathered, then sends them per peer.
-    func answering(_ body: () -> Void) {
-        answers.replies = ReplyPack()
-        body()
-        if let batch = answers.replies { io.send(batch) }
-        answers.replies = nil
-    }
-
-    /// Logs what was refused to a peer, at most a few times per peer and kind of error in a window (the rest
-    /// are counted and the count logged; see ``LogThrottle``).
-    func logRefusal(
-        _ message: String, _ error: any Error, peer: Data, level: Logger.Level = .notice,
-        metadata: Logger.Metadata = [:]
-    ) {
-        // A store that cannot be written is logged once, when found (``reportWritability()``), not per request.
-        if (error as? StoreError)?.code == .unwritable || (error as? ProtocolError)?.code == .storeUnwritable { return }
-        let kind =
-            switch error {
-            case let error as ProtocolError: "\(message): \(error.codeName)"
-            case let error as StoreError: "\(message): \(error.code)"
-            default: message
-            }
-        // Local requests (the HTTP endpoint's) each have an id of their own: they share one key.
-        peerLog.log(
-            message, level: level, peer: LocalPeers.isLocal(peer) ? LocalPeers.logKey : peer, kind: kind,
-            metadata: metadata.merging(["error": "\(error)"]) { $1 },
-            to: logger)
-    }
-
+    /// A message's name as the protocol spells it (`statusRequest`), for refusals.
     static func name(of body: Tributary_V1_Envelope.OneOf_Body) -> String {
         let text = "\(body)"
         return String(text.prefix { $0 != "(" })

@@ -47,10 +47,16 @@ extension CoordinatorService {
         ) { peer, requestID, body in
             io.reply(to: peer, requestID: requestID, body)
         }
+        let snapshot = RouterSnapshot()
+        let handlers = CoordinatorHandlers(
+            HandlerParts(
+                store: store, writer: writer, readers: readers, configuration: configuration, snapshot: snapshot,
+                logger: logger, tell: { io.post(.jobsChanged($0)) }))
         return CoordinatorServer(
             configuration: configuration, logger: logger,
             parts: CoordinatorParts(
-                store: store, writer: writer, readers: readers, publisher: publisher, totals: CoordinatorTotals()),
+                store: store, writer: writer, readers: readers, publisher: publisher, totals: CoordinatorTotals(),
+                snapshot: snapshot, handlers: handlers),
             io: io, activity: activity, authorization: admission?.authorization)
     }
 

@@ -13,8 +13,8 @@ struct Intake {
         case envelopes(peer: Data, [Result<SizedEnvelope, ProtocolError>])
         /// Its frames do not make a message (its sender is told).
         case malformed(peer: Data, any Error)
-        /// Sent under a routing id kept for local requests (no ZeroMQ peer is given one): dropped unanswered.
-        case dropped
+        /// No frame at all (a ROUTER always gives the sender's routing id first): nobody to answer.
+        case empty
     }
 
     /// With CURVE: who may send what (the ZAP handler that admits peers is ``PeerAdmission``'s).
@@ -32,7 +32,7 @@ struct Intake {
     static func decode(_ message: SocketLoop.Inbound) -> Decoded {
         let frames = message.frames
         // A ROUTER always gives the sender's routing id first.
-        guard let routingID = frames.first, !LocalPeers.isLocal(routingID) else { return .dropped }
+        guard let routingID = frames.first else { return .empty }
         do {
             return .envelopes(peer: routingID, try Wire.decodeEach(frames.dropFirst(), discardingUnknownFields: true))
         } catch {

@@ -15,14 +15,14 @@ enum RouterEvent: Sendable {
     case attemptsExpired([JobStore.TimedOutAttempt])
     /// Jobs were queued by another service (a schedule's ticks): workers with credit are to claim.
     case jobsQueued
-    /// A full rate limit has room again (``CoordinatorServer/scheduleRateLimitWake()``).
+    /// A full rate limit has room again (``WriterHandOver/wake(at:through:)``).
     case rateLimitRoom
     /// A local pool process exited.
     case workerExited(pid: Int32, name: String)
     /// SIGHUP: the allow-list is to be read again.
     case reloadAllowList
-    /// A request from inside the process (``CoordinatorServer/request(_:)``), answered under `peer`.
-    case local(Tributary_V1_Envelope, peer: Data)
+    /// A handler's write changed something for the workers (``JobsChange``).
+    case jobsChanged(JobsChange)
 }
 
 /// The router's mailbox: events posted from any thread, taken all at once by the router's loop, which the poster

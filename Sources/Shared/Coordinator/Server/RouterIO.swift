@@ -26,8 +26,6 @@ final class RouterIO: Sendable {
     let loop: SocketLoop
     /// Events posted to the router from any thread, waking it through ``loop``'s inbound queue.
     let mailbox: RouterMailbox
-    /// Requests made in this process (the HTTP endpoint's), answered like a peer's.
-    let localPeers = LocalPeers()
     /// Workers that read several envelopes in one message: what is queued for them is sent packed.
     let packingPeers = PackingPeers()
 
@@ -76,10 +74,9 @@ final class RouterIO: Sendable {
         mailbox = RouterMailbox(waking: loop.inbound)
     }
 
-    /// Sends `body` to `peer` (or hands it to the local request waiting under that id), counting a refusal.
+    /// Sends `body` to `peer`, counting a refusal.
     func reply(to peer: Data, requestID: UInt64, _ body: Tributary_V1_Envelope.OneOf_Body) {
         if case .error(let error) = body { WriterMetrics.refused(ProtocolError.name(of: error.code)) }
-        if localPeers.deliver(body, to: peer) { return }
         loop.send([peer] + Wire.frames(Wire.envelope(requestID, body)), on: Self.routerSocket)
     }
 

@@ -36,10 +36,10 @@ struct WorkerRegistry {
     private var nextNumber = 1
     private var nextDispatch = 0
     /// Failures of job attempts that workers reported while the store could not be written, to be written once it
-    /// can (``CoordinatorServer/retryRefusedWrites()``); their jobs stay the workers' meanwhile.
+    /// can (``WorkerSessions/retryRefusedWrites()``); their jobs stay the workers' meanwhile.
     var pendingFailures: [(failure: Tributary_V1_JobFailed, peer: Data)] = []
     /// Workers gone from the registry (their peer registered anew) whose jobs the store refused to take back, to be
-    /// handed back once it can (``CoordinatorServer/retryRefusedWrites()``).
+    /// handed back once it can (``WorkerSessions/retryRefusedWrites()``).
     var pendingDepartures: [(worker: WorkerRecord, peer: Data, reason: String, handsBack: Bool)] = []
 
     mutating func register(

@@ -1,7 +1,7 @@
 import Foundation
 import TributaryCore
 
-/// What goes to the writer at the router's next hand-over (``CoordinatorServer/submit(moreToCome:)``): the saves gathered
+/// What goes to the writer at the router's next hand-over (``WorkerSessions/submit(moreToCome:)``): the saves gathered
 /// from the message being handled, and claims for workers' credit when a dispatch is due.
 ///
 /// A dispatch becomes due with whatever may let jobs go out: credit offered, jobs pushed or queued, a worker gone,

@@ -28,17 +28,30 @@ extension RootStore {
         return try await pool.read { db in try query.run(in: db) }
     }
 
-    private func query(for request: Tributary_V1_FetchRequest) throws -> FetchQuery {
+    /// A fetch checked against the model: its entity, predicate, sort and limits.
+    /// - Throws: as ``fetch(_:)`` does, before anything is read.
+    package func query(for request: Tributary_V1_FetchRequest) throws -> FetchQuery {
         guard let entity = model.entity(named: request.entity) else {
             let known = model.entities.map(\.name).joined(separator: ", ")
             throw StoreError(.unknownEntity, "unknown entity '\(request.entity)' (the model has \(known))")
         }
         return try FetchQuery(request, entity: entity, model: model)
     }
+
+    /// Answers a checked fetch from a reader connection, as ``fetch(_:)`` does.
+    package func fetch(_ query: FetchQuery) async throws -> FetchResult {
+        FetchResult(message: try await pool.read { db in try query.run(in: db) })
+    }
+}
+
+/// A fetch's answer: the objects, ids or count, in the encoding the wire carries them (each object as the store's
+/// rows are read, without a domain form between).
+package struct FetchResult: Sendable {
+    package let message: Tributary_V1_FetchReply
 }
 
 /// A fetch checked against its entity and compiled to SQL with bound parameters.
-package struct FetchQuery {
+package struct FetchQuery: Sendable {
     let entity: Entity
     let resultType: Tributary_V1_FetchResultType
     let condition: String

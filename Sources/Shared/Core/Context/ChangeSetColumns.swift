@@ -2,7 +2,7 @@ import Foundation
 import TributaryProtocol
 
 /// The wire columns of a change set's batches, built from row accessors: shared by ``ChangeSetBuilder`` (rows are
-/// a context's objects) and ``ImportBatch`` (rows are an import's objects).
+/// a context's objects) and ``ImportChunk`` (rows are an import's objects).
 enum ChangeSetColumns {
     /// An attribute's column: its values in the array of the attribute's wire type, nulls in the bitmap.
     static func attribute(_ attribute: Attribute, rows: Int, value: (Int) -> AttributeValue?) -> Tributary_V1_Column {

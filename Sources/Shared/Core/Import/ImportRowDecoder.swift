@@ -1,7 +1,7 @@
 import Foundation
 import TributaryProtocol
 
-/// Applies NDJSON rows of one entity to an ``ImportBatch``: attributes by name, a to-one relationship as a nested
+/// Applies NDJSON rows of one entity to an ``ImportChunk``: attributes by name, a to-one relationship as a nested
 /// object holding the destination's unique attributes (find-or-create), a to-many as an array of such objects. A
 /// row whose entity has a uniqueness constraint upserts the object with those values.
 package struct ImportRowDecoder {
@@ -52,7 +52,7 @@ package struct ImportRowDecoder {
     package func changeSet(
         of lines: ArraySlice<ImportJob.Line>, in payload: Data, model: Model
     ) throws -> Tributary_V1_ChangeSet {
-        var batch = ImportBatch(model: model)
+        var batch = ImportChunk(model: model)
         try payload.withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
             for line in lines {
@@ -63,7 +63,7 @@ package struct ImportRowDecoder {
     }
 
     /// Parses one line and applies it to `batch`.
-    package func apply(_ line: UnsafeBufferPointer<UInt8>, number: Int, to batch: inout ImportBatch) throws {
+    package func apply(_ line: UnsafeBufferPointer<UInt8>, number: Int, to batch: inout ImportChunk) throws {
         let row: JSONObject
         switch Result(catching: { () throws(JSONParser.SyntaxError) in try JSONParser.parse(line) }) {
         case .success(.object(let object)): row = object
@@ -84,7 +84,7 @@ package struct ImportRowDecoder {
     /// Applies a row (or a nested object, `nested`) of entity `entityIndex`; the object's index in the batch.
     @discardableResult
     private func apply(
-        _ row: JSONObject, of entityIndex: Int, to batch: inout ImportBatch, nested: Bool = false
+        _ row: JSONObject, of entityIndex: Int, to batch: inout ImportChunk, nested: Bool = false
     ) throws -> Int {
         let plan = plans[entityIndex]
         // Each field's member in the row (-1: not in the row), on the stack: an array would be an allocation per
@@ -105,7 +105,7 @@ package struct ImportRowDecoder {
     /// Applies a row whose fields are at `members` (see ``apply(_:of:to:nested:)``).
     private func apply(
         _ row: JSONObject, members: UnsafeMutableBufferPointer<Int>, plan: Plan, of entityIndex: Int,
-        to batch: inout ImportBatch, nested: Bool
+        to batch: inout ImportChunk, nested: Bool
     ) throws -> Int {
         let entity = plan.entity
         /// The row's value of a field (nil: not in the row; .null: null).
@@ -155,7 +155,7 @@ package struct ImportRowDecoder {
 
     private func applyRelationship(
         _ relationship: Relationship, index: Int, destination: Int, _ json: JSONValue, of entity: Entity,
-        to object: Int, in batch: inout ImportBatch
+        to object: Int, in batch: inout ImportChunk
     ) throws {
         // Built only for an error: interpolated for every value, it would cost every row strings it almost never
         // needs.

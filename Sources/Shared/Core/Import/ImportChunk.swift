@@ -1,16 +1,16 @@
 import Foundation
 import TributaryProtocol
 
-/// The objects one batch of import rows makes, kept ready to become a change set without a context: each
+/// The objects one chunk of import rows makes, kept ready to become a change set without a context: each
 /// object's values, to-one and to-many destinations, and per entity with a uniqueness constraint the object each
-/// key found or created (find-or-create within the batch; the root finds objects the store has).
+/// key found or created (find-or-create within the chunk; the root finds objects the store has).
 ///
 /// The change set it builds is the one a context holding the same inserts would send (``ChangeSetBuilder``): one
-/// insert batch per entity and set of properties its rows set, in the order objects were made. Each batch stands on its
+/// insert batch per entity and set of properties its rows set, in the order objects were made. Each chunk stands on its
 /// own: the root upserts its objects by their keys, as it does for rows of different jobs.
-package struct ImportBatch {
-    /// An object of the batch, by its entity's index in the model, and where its values, destinations and flags
-    /// start in the batch's flat arrays (four arrays of its own would cost each object four allocations, each with
+package struct ImportChunk {
+    /// An object of the chunk, by its entity's index in the model, and where its values, destinations and flags
+    /// start in the chunk's flat arrays (four arrays of its own would cost each object four allocations, each with
     /// the generic array set-up it needs).
     struct Object {
         let entity: Int
@@ -48,10 +48,10 @@ package struct ImportBatch {
         byKey = Array(repeating: [:], count: model.entities.count)
     }
 
-    /// Whether the batch has no objects.
+    /// Whether the chunk has no objects.
     package var isEmpty: Bool { objects.isEmpty }
 
-    /// The object of entity `entity` with uniqueness key `key`, made when the batch has none yet.
+    /// The object of entity `entity` with uniqueness key `key`, made when the chunk has none yet.
     mutating func findOrCreate(_ entity: Int, key: Key) -> Int {
         if let found = byKey[entity][key] { return found }
         let made = insert(entity)
@@ -124,7 +124,7 @@ package struct ImportBatch {
         return present[start..<start + description.attributes.count + description.relationships.count]
     }
 
-    /// The batch as a change set of inserts: one batch per entity and set of present properties (those a row set,
+    /// The chunk as a change set of inserts: one entity batch per entity and set of present properties (those a row set,
     /// null and [] included: they replace what the store holds when it merges the object into one it has), in the
     /// order their first object was made.
     package func changeSet() -> Tributary_V1_ChangeSet {

@@ -8,14 +8,14 @@ import TributaryProtocol
 @testable import TributaryCore
 
 @Suite("Import batches: rows straight into a change set")
-struct ImportBatchTests {
+struct ImportChunkTests {
     let model = DemoData.model
     let createdAt = "2024-05-01T12:00:00Z"
 
-    func batch(_ rows: [String], model: Model? = nil, entity: String = "PullRequest") throws -> ImportBatch {
+    func batch(_ rows: [String], model: Model? = nil, entity: String = "PullRequest") throws -> ImportChunk {
         let model = model ?? self.model
         let decoder = try ImportRowDecoder(entity: #require(model.entity(named: entity)), model: model)
-        var batch = ImportBatch(model: model)
+        var batch = ImportChunk(model: model)
         for (index, row) in rows.enumerated() {
             try Array(row.utf8).withUnsafeBufferPointer { line in
                 try decoder.apply(line, number: index + 1, to: &batch)

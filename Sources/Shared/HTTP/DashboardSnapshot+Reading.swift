@@ -1,69 +1,20 @@
 import Foundation
 import TributaryCoordinator
 import TributaryCore
-import TributaryProtocol
 
-/// What the HTTP endpoint reads of the coordinator, put together for the dashboard and the metrics: each read is the
-/// request a ZeroMQ client or the JSON API makes (status, job lists, subscribers), which the router hands to the
-/// reader pool, so one read has one path; the recent batches (asked by nobody else) and the file sizes are read
-/// here.
-struct CoordinatorView: Sendable {
-    let server: CoordinatorServer
-
-    /// A request answered by the router like a client's; a refusal is thrown as the ``ProtocolError`` it names.
-    func request(_ body: Tributary_V1_Envelope.OneOf_Body) async throws -> Tributary_V1_Envelope.OneOf_Body {
-        let reply = try await server.request(body)
-        if case .error(let error) = reply { throw ProtocolError(error) }
-        return reply
-    }
-
-    /// The coordinator's status as a status request answers it now: asked afresh by each caller, so a scrape that
-    /// follows a command's end sees what it did (the dashboard's snapshot, made at most once a second whoever asks,
-    /// is where sharing happens).
-    func status() async throws -> CoordinatorStatus {
-        guard case .statusReply(let status) = try await request(.statusRequest(.init())) else {
-            throw ProtocolError(.internal, "the coordinator answered a status request with something else")
-        }
-        return try CoordinatorStatus(status)
-    }
-
-    /// The newest 50 jobs in `state`, as `GET /api/jobs?state=` lists them.
-    func jobs(_ state: JobState) async throws -> [JobInfo] {
-        let request = Tributary_V1_JobsRequest.with {
-            $0.state = state.rawValue
-            $0.limit = 50
-        }
-        guard case .jobsReply(let reply) = try await self.request(.jobsRequest(request)) else {
-            throw ProtocolError(.internal, "the coordinator answered a job list with something else")
-        }
-        return try reply.jobs.map(JobInfo.init)
-    }
-
-    /// The durable subscribers, as `GET /api/subscribers` lists them.
-    func subscribers() async throws -> [DurableSubscriber] {
-        guard case .subscribersReply(let reply) = try await request(.subscribersRequest(.init())) else {
-            throw ProtocolError(.internal, "the coordinator answered a subscriber list with something else")
-        }
-        return reply.subscribers.map(DurableSubscriber.init)
-    }
-
-    /// The sizes of the store's file and its write-ahead log (0 for one that does not exist).
-    func fileSizes() -> (store: Int64, wal: Int64) {
-        func size(_ path: String) -> Int64 {
-            ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.int64Value ?? 0
-        }
-        return (size(server.store.path), size(server.store.path + "-wal"))
-    }
-
-    /// Everything the dashboard shows now.
-    func snapshot(rates: RateHistory) async throws -> DashboardSnapshot {
-        async let statusReply = status()
-        async let deadJobs = jobs(.dead)
-        async let queuedJobs = jobs(.queued)
-        async let subscriberList = subscribers()
-        async let batchList = server.store.jobs.recentBatches()
-        let status = try await statusReply
-        let sizes = fileSizes()
+extension DashboardSnapshot {
+    /// Everything the dashboard shows now, read through the coordinator's handlers as the JSON API reads it (a
+    /// status, the dead and queued jobs, the subscribers, the recent batches), with the store's file sizes and the
+    /// process's totals.
+    static func read(from server: CoordinatorServer, rates: RateHistory) async throws -> DashboardSnapshot {
+        let handlers = server.handlers
+        async let statusRead = handlers.status.status().value
+        async let deadJobs = handlers.jobs.list(state: .dead, batch: nil, limit: nil, before: nil).value
+        async let queuedJobs = handlers.jobs.list(state: .queued, batch: nil, limit: nil, before: nil).value
+        async let subscriberList = handlers.subscribers.list().value
+        async let batchList = handlers.batches.recent().value
+        let status = try await statusRead
+        let sizes = StoreFiles.sizes(of: server.store.path)
         let totals = server.totals
         // The totals shown and the last minute's rates beside them from one reading, so they agree.
         let reading = RateHistory.reading(totals)
@@ -119,5 +70,15 @@ struct CoordinatorView: Sendable {
             queues: status.queues.map {
                 .init(name: $0.name, queued: $0.queued, latencySeconds: $0.latencySeconds, paused: $0.paused)
             })
+    }
+}
+
+/// The sizes of a store's file and its write-ahead log (0 for one that does not exist).
+enum StoreFiles {
+    static func sizes(of path: String) -> (store: Int64, wal: Int64) {
+        func size(_ path: String) -> Int64 {
+            ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.int64Value ?? 0
+        }
+        return (size(path), size(path + "-wal"))
     }
 }

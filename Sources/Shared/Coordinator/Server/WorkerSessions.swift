@@ -1,0 +1,160 @@
+import Foundation
+import Logging
+import TributaryCore
+import TributaryProtocol
+
+/// The workers' sessions as the router keeps them: who is connected, the credit each offered and the jobs each holds,
+/// the saves and claims gathered for the writer's next group commit, and what a job's end or a worker's going does.
+///
+/// Owned by the router (``CoordinatorServer``) and used only in its turn. Joining, credit and the hand-over to the
+/// writer are here; failures and departures in `WorkerSessions+Departures.swift`.
+final class WorkerSessions {
+    /// The connected workers, their credit and the jobs each holds.
+    var workers: WorkerRegistry
+    /// The saves and claims for the writer's next group commit (``submit(moreToCome:)``).
+    var handOver = WriterHandOver()
+    /// Job counters by kind and attempts' times, recorded as the router sees jobs go out and end.
+    let jobMetrics = JobMetrics()
+    let configuration: CoordinatorConfiguration
+    let logger: Logger
+    let parts: CoordinatorParts
+    let io: RouterIO
+    let replies: PeerReplies
+    let followUps: FollowUps
+    /// Whether the router's stop began: no new workers or claims.
+    var stopping = false
+
+    init(
+        configuration: CoordinatorConfiguration, logger: Logger, parts: CoordinatorParts, io: RouterIO,
+        activity: PeerActivity, replies: PeerReplies, followUps: FollowUps
+    ) {
+        workers = WorkerRegistry(activity: activity)
+        self.configuration = configuration
+        self.logger = logger
+        self.parts = parts
+        self.io = io
+        self.replies = replies
+        self.followUps = followUps
+    }
+
+    /// A worker joins: its queues and weights checked, it is registered (a peer that said hello again starts a new
+    /// session: its old leases are void) and welcomed with its id, the model and the coordinator's capabilities.
+    func hello(_ hello: Tributary_V1_WorkerHello, from peer: Data, requestID: UInt64) throws {
+        if stopping { throw ProtocolError(.shuttingDown, "the coordinator is shutting down") }
+        guard hello.queues.count <= JobQueue.maximumQueuesPerWorker else {
+            throw ProtocolError(
+                .invalidRequest,
+                "a worker serves at most \(JobQueue.maximumQueuesPerWorker) queues (got \(hello.queues.count))")
+        }
+        for queue in hello.queues {
+            if let refusal = JobQueue.refusal(of: queue) {
+                throw ProtocolError(.invalidRequest, "WorkerHello: \(refusal)")
+            }
+        }
+        guard Set(hello.queues).count == hello.queues.count else {
+            throw ProtocolError(.invalidRequest, "WorkerHello names a queue twice")
+        }
+        guard
+            hello.queueWeights.isEmpty
+                || (hello.queueWeights.count == hello.queues.count
+                    && hello.queueWeights.allSatisfy { (1...1_000).contains($0) })
+        else {
+            throw ProtocolError(
+                .invalidRequest,
+                "WorkerHello's queue_weights must give each of its queues a weight from 1 to 1000, or none")
+        }
+        if workers[peer] != nil { left(peer, reason: "reconnected") }
+        let record = workers.register(routingID: peer, hello: hello, now: .now)
+        if hello.acceptsBatches { io.packingPeers.insert(peer) }
+        logger.info(
+            "worker joined",
+            metadata: [
+                "worker": "\(record.id)", "name": "\(record.name)", "pid": "\(record.pid)",
+                "queues": "\(record.queues.joined(separator: ","))",
+            ])
+        let welcome = Tributary_V1_Welcome.with {
+            $0.workerID = record.id
+            $0.modelJson = parts.handlers.fetches.modelJSON
+            $0.liveness = configuration.liveness
+            $0.capabilities = CoordinatorServer.capabilityNames
+        }
+        replies.send(to: peer, requestID: requestID, .welcome(welcome))
+    }
+
+    /// Credit from a `WorkerReady` or a save: the worker may be sent that many more jobs, from the next dispatch.
+    func addCredit(_ credit: UInt32, to peer: Data) {
+        workers.addCredit(credit, to: peer)
+        handOver.isDue = true
+    }
+
+    /// The worker registered under `peer`.
+    /// - Throws: ``/TributaryProtocol/ProtocolError`` `UNKNOWN_WORKER` for a peer that has not said hello.
+    @discardableResult
+    func requireWorker(_ peer: Data) throws -> WorkerRecord {
+        guard let worker = workers[peer] else {
+            throw ProtocolError(.unknownWorker, "this peer has not registered as a worker (send WorkerHello first)")
+        }
+        return worker
+    }
+
+    /// Hands the saves gathered so far to the writer, with claims for workers' credit when a dispatch is due.
+    /// Saves the writer no longer takes (it stopped) are refused.
+    /// - Parameter moreToCome: more messages of the same wake-up follow: the writer gathers rather than commits
+    ///   (see ``StoreWriter/enqueue(_:claims:moreToCome:)``). Without it, what gathered is committed when the store
+    ///   is idle, even if this hands over nothing.
+    nonisolated(nonsending) func submit(moreToCome: Bool = false) async {
+        let (saves, claims) = handOver.take(
+            from: &workers, claiming: !stopping, runLimits: configuration.runLimits,
+            writable: parts.store.writer.writability.fault() == nil)
+        guard !saves.isEmpty || !claims.isEmpty || !moreToCome else { return }
+        guard await parts.writer.enqueue(saves, claims: claims, moreToCome: moreToCome) else {
+            for save in saves {
+                replies.send(
+                    to: save.peer, requestID: save.requestID,
+                    .error(
+                        ProtocolError(.shuttingDown, "the coordinator is shutting down", jobID: UInt64(save.save.jobID))
+                            .wire))
+            }
+            return
+        }
+    }
+
+    /// Where every job that ended passes, whichever way it ended (its completing save, a failure, a lost worker, a
+    /// timeout, a cancel, a parent's failure settling it): the job counters count it, and the feed's `$jobs` topic
+    /// carries its state, after the commit that ended it.
+    /// - Parameter published: the caller put their progress on the feed already (a completing save's, right after
+    ///   its commit's didSave).
+    func jobsEnded(_ endings: [JobEnding], published: Bool = false) {
+        for ending in endings {
+            if jobMetrics.ended(ending), ending.state == .done { parts.totals.jobDone() }
+            if !published { parts.publisher.publish(ending.progress) }
+        }
+    }
+
+    /// What a handler's write changed for the workers: jobs that ended are counted and published, a cancelled
+    /// attempt's worker is told to stop it, and jobs that became due are claimed.
+    func jobsChanged(_ change: JobsChange) {
+        switch change {
+        case .settled(let endings):
+            jobsEnded(endings)
+            handOver.isDue = true
+        case .attemptCancelled(let job, let attempt): stop(job: job, attempt: attempt)
+        case .due:
+            if workers.anyHasCredit { handOver.isDue = true }
+        }
+    }
+
+    /// Tells the worker holding `attempt` of `job` to stop it; nothing when no worker holds that attempt (by now the
+    /// job may have been retried and leased again).
+    func stop(job: Int64, attempt: Int) {
+        guard let holder = workers.routingID(holding: job), workers[holder]?.jobs[job] == attempt else { return }
+        workers[holder]?.jobs[job] = nil
+        replies.send(
+            to: holder, requestID: 0,
+            .cancelJob(
+                .with {
+                    $0.jobID = UInt64(job)
+                    $0.attempt = UInt32(clamping: attempt)
+                }))
+    }
+}
