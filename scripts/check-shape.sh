@@ -37,7 +37,7 @@ if named=$(grep -ln 'Tributary_V1_' "$handlers"/*.swift "$http"/*.swift 2>/dev/n
   echo "shape: these handler or HTTP files name protobuf types (ClientCodec is the ZeroMQ edge): $named" >&2
   status=1
 fi
-if local=$(grep -ln 'LocalPeers' "$http"/*.swift 2>/dev/null); then
+if local=$(grep -ln "LocalPeers\|server.request(" "$http"/*.swift 2>/dev/null); then
   echo "shape: these HTTP files reach the router's peers rather than the handlers: $local" >&2
   status=1
 fi

@@ -145,7 +145,10 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "Largest save message (MiB).")
     var maxChangeSetMb: Int = 32
 
-    @Option(help: "Most reads (history, snapshot, fetch) one peer may have in flight.")
+    @Option(
+        help:
+            "Most requests one peer may have in flight: reads (history, snapshot, fetch, lists) and commands waiting for their write."
+    )
     var maxPendingRequests: Int = 16
 
     @Option(

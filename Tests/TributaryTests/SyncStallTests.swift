@@ -104,6 +104,75 @@ extension PowerLossTests {
             await connection.close()
         }
 
+        @Test(
+            "a client's write refused for want of a place among its peer's requests in flight is not written: 16 fetches wait behind a held save, a subscriber's update is refused TOO_MANY_REQUESTS, and after the sync the store has no such subscriber"
+        )
+        func refusedWriteIsNotWritten() async throws {
+            #expect(power_loss_register() == SQLITE_OK)
+            let directory = try TemporaryDirectory()
+            power_loss_watch(directory.url.path)
+            defer {
+                power_loss_hold_syncs(0)
+                power_loss_watch(nil)
+            }
+            let storePath = directory.path("store.sqlite")
+            let (servers, ready) = AsyncStream<CoordinatorServer>.makeStream()
+            let serving = Task { try await serve(storePath: storePath, model: DemoData.model) { ready.yield($0) } }
+            defer { serving.cancel() }
+            var iterator = servers.makeAsyncIterator()
+            let server = try #require(await iterator.next())
+            let connection = try CoordinatorConnection(endpoint: server.listenEndpoint)
+            _ = try await Self.saveUser("before", connection: connection)
+            let zmq = try ZMQContext()
+            defer { zmq.terminate() }
+            let peer = try RawWorker(context: zmq, endpoint: server.listenEndpoint)
+            defer { peer.socket.close() }
+
+            power_loss_hold_syncs(1)
+            let held = Task { try await Self.saveUser("held", connection: connection) }
+            try await waitUntil("the writer to wait in a held sync") { power_loss_syncs_waiting() > 0 }
+            // Each fetch reads after the held save, so each keeps its place until the sync ends.
+            let limit = CoordinatorLimits().maximumPendingRequestsPerPeer
+            for requestID in 1...UInt64(limit) {
+                try peer.send(.fetchRequest(.with { $0.entity = "User" }), requestID: requestID)
+            }
+            let update = Tributary_V1_SubscriberUpdate.with {
+                $0.name = "refused"
+                $0.position = 0
+            }
+            try peer.send(.subscriberUpdate(update), requestID: 100)
+            let refusal = try peer.receive()
+            #expect(refusal.requestID == 100)
+            guard case .error(let error) = refusal.body else {
+                Issue.record("the update was answered with \(refusal) while its peer's places were taken")
+                return
+            }
+            #expect(error.code == .tooManyRequests, "\(error)")
+
+            power_loss_hold_syncs(0)
+            _ = try await held.value
+            var fetched: Set<UInt64> = []
+            while fetched.count < limit {
+                let reply = try peer.receive()
+                guard case .fetchReply = reply.body else {
+                    Issue.record("unexpected reply \(reply)")
+                    return
+                }
+                fetched.insert(reply.requestID)
+            }
+            // Once the peer's places are free, the same update is written: it was refused for its place alone.
+            try peer.send(.subscriberUpdate(.with { $0.name = "accepted" }), requestID: 101)
+            guard case .subscriberInfo = try peer.receive().body else {
+                Issue.record("the update with places free was not answered with the subscriber")
+                return
+            }
+            let stored = try await DatabaseQueue(path: storePath).read { db in
+                try String.fetchAll(db, sql: "SELECT name FROM tributary_subscribers ORDER BY name")
+            }
+            #expect(stored == ["accepted"], "the refused update was written anyway")
+            await connection.close()
+        }
+
         /// Inserts a user in a context of its own over `connection` and saves it; returns the commit's seq.
         static func saveUser(_ login: String, connection: CoordinatorConnection) async throws -> UInt64 {
             let context = ObjectContext(model: DemoData.model, parent: CoordinatorStore(connection: connection))

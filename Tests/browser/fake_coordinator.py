@@ -188,13 +188,11 @@ class Fake:
                 if key:
                     batch[key] += 1
             workers = [
-                {"id": "w-1", "name": "host-a:4242", "pid": 4242, "state": "ready", "heartbeatAgeSeconds": 0.4},
-                {"id": "w-2", "name": "host-b:5151", "pid": 5151, "state": "ready", "heartbeatAgeSeconds": 1.2},
-                {"id": "w-3", "name": "host-c:<i>6161</i>", "pid": 6161, "state": "lost",
-                 "heartbeatAgeSeconds": 14.0 + now % 60},
+                {"workerId": "w-1", "name": "host-a:4242", "pid": 4242, "state": "ready", "secondsSinceHeartbeat": 0.4},
+                {"workerId": "w-2", "name": "host-b:5151", "pid": 5151, "state": "ready", "secondsSinceHeartbeat": 1.2},
+                {"workerId": "w-3", "name": "host-c:<i>6161</i>", "pid": 6161, "state": "lost",
+                 "secondsSinceHeartbeat": 14.0 + now % 60},
             ]
-            for worker in workers:
-                worker["runningJobs"] = [job["id"] for job in by_state["running"] if job["worker"] == worker["id"]]
             snapshot = {
                 "time": now,
                 "ready": True,
@@ -207,17 +205,12 @@ class Fake:
                 "recent": self.recent(),
                 "batches": sorted(batches.values(), key=lambda batch: batch["batch"]),
                 "workers": workers,
-                "running": [{key: job[key] for key in ("id", "kind", "queue", "batch", "worker", "attempt",
-                                                       "attemptsCounted", "maxAttempts", "done", "total")}
-                            for job in sorted(by_state["running"], key=lambda job: job["id"])][:50],
-                "dead": [{key: job[key] for key in ("id", "kind", "queue", "batch", "attempt", "maxAttempts",
-                                                    "attemptsCounted", "updatedAt", "errors")}
-                         for job in sorted(by_state["dead"], key=lambda job: -job["updatedAt"])][:50],
-                "queued": [{key: job[key] for key in ("id", "kind", "queue", "batch", "createdAt", "runAt")}
-                           for job in self.queue()][:50],
+                "running": [job_json(job) for job in sorted(by_state["running"], key=lambda job: job["id"])][:50],
+                "dead": [job_json(job) for job in sorted(by_state["dead"], key=lambda job: -job["updatedAt"])][:50],
+                "queued": [job_json(job) for job in self.queue()][:50],
                 "subscribers": [
-                    {"name": "search-indexer", "position": self.last_seq - 34, "lag": 34},
-                    {"name": "audit-log", "position": self.last_seq, "lag": 0},
+                    {"name": "search-indexer", "position": self.last_seq - 34, "updatedAt": now},
+                    {"name": "audit-log", "position": self.last_seq, "updatedAt": now},
                 ],
                 "queues": self.queues(now),
             }
@@ -250,6 +243,17 @@ class Fake:
             else:
                 return 404, error("NOT_FOUND", "no such action")
             return 200, {key: value for key, value in job.items() if key != "errors"}
+
+
+def job_json(job):
+    """A job as the coordinator's JSON writes it (`JobInfo`): `jobId`, `workerId` ("" when none), `runAt` 0 for at
+    once."""
+    keys = ("kind", "queue", "batch", "attempt", "attemptsCounted", "maxAttempts", "done", "total", "createdAt",
+            "updatedAt", "errors")
+    json = {key: job[key] for key in keys if key in job}
+    json.update(jobId=job["id"], workerId=job.get("worker") or "", runAt=job.get("runAt") or 0,
+                state=job["state"])
+    return json
 
 
 def due(job, now):

@@ -49,8 +49,9 @@ public final class MetricsExporter: Sendable {
     /// The metrics in the Prometheus text format, with the gauges read from the coordinator now.
     func scrape(_ server: CoordinatorServer) async throws -> [UInt8] {
         // Asked afresh by each scrape, so a scrape that follows a command's end sees what it did.
-        let status = try await server.handlers.status.status().value
-        let subscribers = try await server.handlers.subscribers.list().value
+        let handlers = server.handlers
+        let status = try await handlers.answer { handlers.status.status() }
+        let subscribers = try await handlers.answer { handlers.subscribers.list() }
         for state in JobState.allCases {
             gauge(MetricNames.jobs, [("state", state.rawValue)]).set(Double(status.jobs[state]))
         }

@@ -44,42 +44,51 @@ struct Routes: Sendable {
     private func addAPI(to router: Router<TributaryRequestContext>) {
         let handlers = server.handlers
         router.get("/api/status") { request, context in
-            return Self.json(try JobJSON.text(try await handlers.status.status().value))
+            return Self.json(try JobJSON.text(try await handlers.answer { handlers.status.status() }))
         }
         router.get("/api/jobs") { request, context in
             let query = request.uri.queryParameters
-            let state = try query.get("state").map { try JobState(wire: $0) }
-            let jobs = handlers.jobs.list(
-                state: state, batch: query.get("batch"), limit: try Self.number(query.get("limit"), "limit"),
-                before: try Self.number(query.get("before"), "before"))
-            return Self.json(try JobJSON.text(try await jobs.value))
+            let state = try query.get("state").flatMap { $0.isEmpty ? nil : try JobState(wire: $0) }
+            let (batch, limit, before): (String?, Int?, Int64?) = (
+                query.get("batch"), try Self.number(query.get("limit"), "limit"),
+                try Self.number(query.get("before"), "before")
+            )
+            let jobs = try await handlers.answer {
+                handlers.jobs.list(state: state, batch: batch, limit: limit, before: before)
+            }
+            return Self.json(try JobJSON.text(jobs))
         }
         router.get("/api/jobs/{id}") { request, context in
-            return Self.json(try JobJSON.text(try await handlers.jobs.show(try Self.jobID(context)).value))
+            let id = try Self.jobID(context)
+            return Self.json(try JobJSON.text(try await handlers.answer { handlers.jobs.show(id) }))
         }
         router.post("/api/jobs/{id}/retry") { request, context in
-            return Self.json(try JobJSON.text(try await handlers.jobs.retry(try Self.jobID(context)).value))
+            let id = try Self.jobID(context)
+            return Self.json(try JobJSON.text(try await handlers.answer { try handlers.jobs.retry(id) }))
         }
         router.post("/api/jobs/{id}/cancel") { request, context in
-            return Self.json(try JobJSON.text(try await handlers.jobs.cancel(try Self.jobID(context)).value))
+            let id = try Self.jobID(context)
+            return Self.json(try JobJSON.text(try await handlers.answer { try handlers.jobs.cancel(id) }))
         }
         router.delete("/api/jobs/{id}") { request, context in
-            return Self.json(try JobJSON.text(try await handlers.jobs.delete(try Self.jobID(context)).value))
+            let id = try Self.jobID(context)
+            return Self.json(try JobJSON.text(try await handlers.answer { try handlers.jobs.delete(id) }))
         }
         for action in QueueAction.allCases {
             router.post(RouterPath("/api/queues/{queue}/\(action.rawValue)")) { request, context in
                 // As the page sends it (encodeURIComponent) or a client escapes it: `a%2Db` is the queue `a-b`.
                 let raw = try context.parameters.require("queue")
-                let queue = try await handlers.queues.act(action, on: raw.removingPercentEncoding ?? raw).value
+                let name = raw.removingPercentEncoding ?? raw
+                let queue = try await handlers.answer { try handlers.queues.act(action, on: name) }
                 return Self.json(try JobJSON.text(queue))
             }
         }
         router.get("/api/batches/{batch}") { request, context in
             let batch = try context.parameters.require("batch")
-            return Self.json(try JobJSON.text(try await handlers.batches.status(batch).value))
+            return Self.json(try JobJSON.text(try await handlers.answer { try handlers.batches.status(batch) }))
         }
         router.get("/api/subscribers") { request, context in
-            return Self.json(try JobJSON.text(try await handlers.subscribers.list().value))
+            return Self.json(try JobJSON.text(try await handlers.answer { handlers.subscribers.list() }))
         }
         router.get("/api/dashboard") { request, context in
             return try Self.json(Self.encode(try await snapshots.value()))

@@ -28,6 +28,7 @@ package struct CoordinatorHandlers: Sendable {
     package let backups: BackupHandler
     /// The checks of a push (which the router writes with the saves it gathers).
     let pushes: PushCheck
+    private let readers: ReaderPool
 
     init(_ parts: HandlerParts) {
         jobs = JobsHandler(parts: parts)
@@ -40,5 +41,14 @@ package struct CoordinatorHandlers: Sendable {
         status = StatusHandler(parts: parts)
         backups = BackupHandler(parts: parts)
         pushes = PushCheck(configuration: parts.configuration)
+        readers = parts.readers
+    }
+
+    /// Answers a request of a caller in this process (the HTTP routes): takes its place among the requests in flight,
+    /// then calls `make` (a handler's method) and awaits what it promised.
+    /// - Throws: the handler's refusal; ``/TributaryProtocol/ProtocolError`` `TOO_MANY_REQUESTS` or
+    ///   `SHUTTING_DOWN` when no place is free (and then the handler was not called).
+    package func answer<Value: Sendable>(_ make: () throws -> Promised<Value>) async throws -> Value {
+        try await readers.run(make)
     }
 }

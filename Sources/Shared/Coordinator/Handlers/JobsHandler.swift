@@ -34,10 +34,12 @@ package struct JobsHandler: Sendable {
     /// at once.
     package func retry(_ id: Int64) throws -> Promised<JobInfo> {
         let (logger, tell) = (parts.logger, parts.tell)
-        return try RequestPlace.written(.retryJob(id: id), parts, jobID: id).map { retried in
-            guard let retried else { throw Self.unknown(id) }
+        return try RequestPlace.written(.retryJob(id: id), parts, jobID: id) { retried in
+            guard let retried else { return }
             logger.info("dead job retried", metadata: ["job": "\(id)"])
             tell(.settled(retried.settled))
+        }.map { retried in
+            guard let retried else { throw Self.unknown(id) }
             return retried.job
         }
     }
@@ -46,12 +48,14 @@ package struct JobsHandler: Sendable {
     /// it are settled by their policy.
     package func cancel(_ id: Int64) throws -> Promised<JobInfo> {
         let (logger, tell) = (parts.logger, parts.tell)
-        return try RequestPlace.written(.cancelJob(id: id), parts, jobID: id).map { cancelled in
-            guard let (before, endings) = cancelled else { throw Self.unknown(id) }
+        return try RequestPlace.written(.cancelJob(id: id), parts, jobID: id) { cancelled in
+            guard let (before, endings) = cancelled else { return }
             if before.state == .running { tell(.attemptCancelled(job: id, attempt: before.attempt)) }
             // Cancelling may have finished a batch whose callback job is now queued.
             tell(.settled(endings))
             logger.info("job cancelled", metadata: ["job": "\(id)", "was": "\(before.state.rawValue)"])
+        }.map { cancelled in
+            guard let (before, _) = cancelled else { throw Self.unknown(id) }
             var after = before
             after.state = .cancelled
             after.worker = nil
@@ -62,9 +66,11 @@ package struct JobsHandler: Sendable {
     /// Deletes a job that is not running.
     package func delete(_ id: Int64) throws -> Promised<JobInfo> {
         let logger = parts.logger
-        return try RequestPlace.written(.deleteJob(id: id), parts, jobID: id).map { job in
-            guard let job else { throw Self.unknown(id) }
+        return try RequestPlace.written(.deleteJob(id: id), parts, jobID: id) { job in
+            guard let job else { return }
             logger.info("job deleted", metadata: ["job": "\(id)", "state": "\(job.state.rawValue)"])
+        }.map { job in
+            guard let job else { throw Self.unknown(id) }
             return job
         }
     }

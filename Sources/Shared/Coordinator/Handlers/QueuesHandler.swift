@@ -12,12 +12,14 @@ package struct QueuesHandler: Sendable {
     package func act(_ action: QueueAction, on name: String) throws -> Promised<CoordinatorStatus.Queue> {
         if let refusal = JobQueue.refusal(of: name) { throw ProtocolError(.invalidRequest, refusal) }
         let (store, logger, tell) = (parts.store, parts.logger, parts.tell)
-        let written = try RequestPlace.written(.setQueue(name, paused: action == .pause), parts)
-        return Promised(readers: parts.readers) {
-            if try await written.work() {
+        let written = try RequestPlace.written(.setQueue(name, paused: action == .pause), parts) { changed in
+            if changed {
                 logger.info(action == .pause ? "queue paused" : "queue resumed", metadata: ["queue": "\(name)"])
             }
             if action == .resume { tell(.due) }
+        }
+        return Promised(readers: parts.readers) {
+            _ = try await written.work()
             return try await store.jobs.queue(named: name).status
         }
     }

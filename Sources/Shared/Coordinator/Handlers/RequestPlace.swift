@@ -26,13 +26,17 @@ enum RequestPlace {
     /// The result of `write`, queued now behind the saves handed over before it; its value comes once the pipeline
     /// released the write and the writes before it were answered (so a save's ack sent before a command that followed
     /// it goes out first).
-    /// - Parameter jobID: the job the write is about: a constraint of the store refusing it is the request's fault
-    ///   (`INVALID_REQUEST` naming the job).
+    /// - Parameters:
+    ///   - jobID: the job the write is about: a constraint of the store refusing it is the request's fault
+    ///     (`INVALID_REQUEST` naming the job).
+    ///   - then: what follows once the write is answered, whether or not anyone awaits the promise (the router told
+    ///     what changed for its workers, the log).
     /// - Throws: ``ProtocolError`` `SHUTTING_DOWN` when the writer stopped, `TOO_MANY_REQUESTS` when too many
     ///   writes are queued behind a stalled store.
-    static func written<Value>(_ write: StoreWrite<Value>, _ parts: HandlerParts, jobID: Int64? = nil) throws
-        -> Promised<Value>
-    {
+    static func written<Value>(
+        _ write: StoreWrite<Value>, _ parts: HandlerParts, jobID: Int64? = nil,
+        then: (@Sendable (Value) -> Void)? = nil
+    ) throws -> Promised<Value> {
         let queued: QueuedOperation<Value>
         do {
             queued = try parts.writer.queue(write)
@@ -42,8 +46,15 @@ enum RequestPlace {
             throw ProtocolError(.tooManyRequests, "\(error)")
         }
         let pipeline = parts.writer.pipeline
+        let answered = WriterBarrier(saves: 0, position: queued.position)
+        if let then {
+            Task {
+                await pipeline.waitUntilAnswered(answered)
+                if let value = try? queued.released() { then(value) }
+            }
+        }
         return Promised(readers: parts.readers) {
-            await pipeline.waitUntilAnswered(WriterBarrier(saves: 0, position: queued.position))
+            await pipeline.waitUntilAnswered(answered)
             do {
                 return try queued.released()
             } catch is WriterStoppedError {

@@ -21,11 +21,10 @@ package struct SchedulesHandler: Sendable {
         }
         if let refusal = JobQueue.refusal(of: spec.job.queue) { throw ProtocolError(.invalidRequest, refusal) }
         let logger = parts.logger
-        return try RequestPlace.written(.putSchedule(spec, replace: replace), parts).map { info in
+        return try RequestPlace.written(.putSchedule(spec, replace: replace), parts) { info in
             logger.info(
                 "schedule set",
                 metadata: ["schedule": "\(spec.name)", "cron": "\(spec.cron)", "next": "\(info.nextTick)"])
-            return info
         }
     }
 
@@ -45,9 +44,10 @@ package struct SchedulesHandler: Sendable {
             case .delete: .deleteSchedule(name)
             }
         let logger = parts.logger
-        return try RequestPlace.written(write, parts).map { info in
+        return try RequestPlace.written(write, parts) { info in
+            if info != nil { logger.info("schedule \(action.rawValue)", metadata: ["schedule": "\(name)"]) }
+        }.map { info in
             guard let info else { throw ProtocolError(.invalidRequest, "schedule '\(name)' does not exist") }
-            logger.info("schedule \(action.rawValue)", metadata: ["schedule": "\(name)"])
             return info
         }
     }

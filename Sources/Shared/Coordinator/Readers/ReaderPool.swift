@@ -5,8 +5,9 @@ import Synchronization
 import TributaryCore
 import TributaryProtocol
 
-/// The coordinator's reads as a `Service`: fetches, history pages and snapshot pages, each answered from a reader
-/// connection of the store (GRDB's reader queues), so a subscriber catching up never delays a commit.
+/// The coordinator's reads as a `Service`: the clients' requests once their handlers took them (fetches, history and
+/// snapshot pages, job lists, and the answers of their writes, awaited here), each read from a reader connection of
+/// the store (GRDB's reader queues), so a subscriber catching up never delays a commit.
 ///
 /// It owns what reads need between requests: how many of each peer's reads are in flight (at most
 /// ``CoordinatorLimits/maximumPendingRequestsPerPeer``) and the snapshots being paged through. The server hands
@@ -106,7 +107,24 @@ final class ReaderPool: Service, Sendable {
     /// - Throws: ``ProtocolError`` `TOO_MANY_REQUESTS` naming the limit when the peer has as many reads in
     ///   flight as it may.
     func submit(peer: Data, requestID: UInt64, _ work: @escaping @Sendable () async throws -> Body) throws {
+        try submit(peer: peer, requestID: requestID) { work }
+    }
+
+    /// Takes a place for `peer`, then makes the request's work (`make`: a handler's call, which may queue a write
+    /// or open a snapshot) and queues it, to be answered to `peer`. Nothing is made when the peer is at its limit or
+    /// the pool is closing, so a request refused here changed nothing.
+    /// - Throws: ``ProtocolError`` `TOO_MANY_REQUESTS` naming the limit, `SHUTTING_DOWN`; what `make` threw.
+    func submit(
+        peer: Data, requestID: UInt64, making make: () throws -> @Sendable () async throws -> Body
+    ) throws {
         try state.withLock { state in try take(peer, in: &state) }
+        let work: @Sendable () async throws -> Body
+        do {
+            work = try make()
+        } catch {
+            release(peer, started: false)
+            throw error
+        }
         input.yield(Read(peer: peer, requestID: requestID, work: work))
     }
 
@@ -161,10 +179,11 @@ final class ReaderPool: Service, Sendable {
     /// Counts one more read in flight for `peer`, or refuses it.
     private func take(_ peer: Data, in state: inout State) throws {
         guard !state.closed else { throw Self.stopping }
-        guard state.pending[peer, default: 0] < limitPerPeer else {
+        let limit = peer == Self.inProcess ? Self.inProcessLimit : limitPerPeer
+        guard state.pending[peer, default: 0] < limit else {
             throw ProtocolError(
                 .tooManyRequests,
-                "\(limitPerPeer) of this peer's reads are in flight, the limit (--max-pending-requests); wait for their answers"
+                "\(limit) of this peer's reads are in flight, the limit (--max-pending-requests); wait for their answers"
             )
         }
         state.pending[peer, default: 0] += 1
@@ -211,21 +230,23 @@ final class ReaderPool: Service, Sendable {
 
     // MARK: - Reads for callers in this process
 
-    /// What the reads of callers in this process (the HTTP routes) are counted under, as one peer.
-    static let inProcess = Data("in-process".utf8)
+    /// What the requests of callers in this process (the HTTP routes) are counted under, as one peer: an id no
+    /// ZeroMQ peer can have (libzmq's own start with 0, and a peer may not choose one that does).
+    static let inProcess = Data([0]) + Data("in-process".utf8)
+    /// Most requests of callers in this process in flight at once (the dashboard alone makes five at a time).
+    static let inProcessLimit = 32
 
-    /// Runs `work` for a caller in this process and returns its value: counted among the reads in flight, so that
-    /// ``finish()`` waits for it.
-    /// - Throws: what `work` threw; ``ProtocolError`` `SHUTTING_DOWN` once the pool finishes, `TOO_MANY_REQUESTS`
-    ///   when as many of this process's reads are in flight as one peer may have.
-    nonisolated(nonsending) func run<Value: Sendable>(_ work: @Sendable () async throws -> Value) async throws
-        -> Value
-    {
+    /// Takes a place for a caller in this process, then makes its request (`make`: a handler's call, which may queue
+    /// a write) and returns the answer: counted among the reads in flight, so that ``finish()`` waits for it. Nothing
+    /// is made when the place is refused.
+    /// - Throws: what `make` or its work threw; ``ProtocolError`` `SHUTTING_DOWN` once the pool finishes,
+    ///   `TOO_MANY_REQUESTS` when ``inProcessLimit`` of this process's requests are in flight.
+    nonisolated(nonsending) func run<Value: Sendable>(_ make: () throws -> Promised<Value>) async throws -> Value {
         try state.withLock { state in
             try take(Self.inProcess, in: &state)
             state.running += 1
         }
         defer { release(Self.inProcess, started: true) }
-        return try await work()
+        return try await make().work()
     }
 }

@@ -13,6 +13,18 @@ struct ClientCodec: Sendable {
     /// Where a fetch is checked against the model as it is decoded.
     let store: RootStore
 
+    /// Whether `body` is a client's request that a handler answers (``promise(_:)`` makes its answer).
+    static func isRequest(_ body: Body) -> Bool {
+        switch body {
+        case .statusRequest, .batchStatusRequest, .jobsRequest, .jobRequest, .retryJobRequest, .cancelJobRequest,
+            .deleteJobRequest, .queueActionRequest, .putScheduleRequest, .schedulesRequest, .scheduleActionRequest,
+            .historyRequest, .snapshotRequest, .subscriberUpdate, .subscribersRequest, .deleteSubscriberRequest,
+            .fetchRequest, .modelRequest, .backupRequest:
+            true
+        default: false
+        }
+    }
+
     /// The answer to come for a client's request, or nil for a message that is not one (a worker's, a save, a push:
     /// the router's own).
     /// - Throws: ``/TributaryProtocol/ProtocolError`` (or the handler's refusal) naming what is wrong with it.

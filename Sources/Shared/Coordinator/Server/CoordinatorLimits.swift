@@ -14,8 +14,8 @@ public struct CoordinatorLimits: Sendable, Hashable {
     public var maximumChangeSetRows: Int = 1_000_000
     /// The most bytes one save message may take (`--max-change-set-mb`): `TOO_LARGE`.
     public var maximumChangeSetBytes: Int = 32 << 20
-    /// The most reads (history pages, snapshot pages, fetches) one peer may have in flight
-    /// (`--max-pending-requests`): `TOO_MANY_REQUESTS`.
+    /// The most requests one peer may have in flight: reads (history and snapshot pages, fetches, lists) and commands
+    /// waiting for their write (`--max-pending-requests`): `TOO_MANY_REQUESTS`.
     public var maximumPendingRequestsPerPeer: Int = 16
 
     /// The default limits, as above.

@@ -6,11 +6,17 @@ import TributaryProtocol
 /// turn; the reader pool computes the answer and sends it. A push is the router's own: it goes to the writer with the
 /// saves gathered before it.
 extension CoordinatorServer {
-    /// Answers a client's request through its handler; false for a message that is not one.
+    /// Answers a client's request through its handler; false for a message that is not one. The reader pool's place
+    /// is taken first, so a request refused for want of one neither queued a write nor opened a snapshot.
     func answerClient(_ body: Tributary_V1_Envelope.OneOf_Body, from peer: Data, requestID: UInt64) throws -> Bool {
-        guard let promised = try codec.promise(body) else { return false }
-        let work = promised.work
-        try readers.submit(peer: peer, requestID: requestID) { try await work() }
+        guard ClientCodec.isRequest(body) else { return false }
+        let codec = self.codec
+        try readers.submit(peer: peer, requestID: requestID) {
+            guard let promised = try codec.promise(body) else {
+                throw ProtocolError(.internal, "\(Self.name(of: body)) has no handler")
+            }
+            return promised.work
+        }
         return true
     }
 

@@ -21,7 +21,7 @@ public actor CoordinatorServer: Service {
     nonisolated let logger: Logger
     /// The store, its writer and readers, the feed's publisher and the totals, composed by ``CoordinatorService``.
     nonisolated let parts: CoordinatorParts
-    /// The socket's loop, the mailbox, local requests: what the router reads and sends.
+    /// The socket's loop and the mailbox: what the router reads and sends.
     nonisolated let io: RouterIO
     /// Starting, serving or stopping; behind a lock, since `/readyz` reads it from outside the actor.
     nonisolated let lifecycle = Mutex(RouterLifecycle.starting)

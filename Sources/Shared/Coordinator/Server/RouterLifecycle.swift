@@ -6,9 +6,4 @@ enum RouterLifecycle: Sendable {
     case serving
     /// A stop is under way (or done): no new workers, pushes or claims; a second caller waits on the same stop.
     case stopping(Task<Void, Never>)
-
-    var isStopping: Bool {
-        if case .stopping = self { return true }
-        return false
-    }
 }

@@ -710,7 +710,7 @@
   function renderWorkers(snapshot) {
     const workers = list(snapshot.workers);
     setText($('workers-count'), formatInteger(workers.length));
-    reconcile($('workers'), workers, (worker) => worker.id, () => {
+    reconcile($('workers'), workers, (worker) => worker.workerId, () => {
       const row = el('tr');
       const [name, pid, status, heartbeat] = cells(row, 5);
       row._name = el('span');
@@ -722,17 +722,18 @@
       heartbeat.className = 'num';
       return row;
     }, (row, worker) => {
-      setText(row._name, worker.name || worker.id);
-      setText(row._id, worker.name ? worker.id : '');
+      setText(row._name, worker.name || worker.workerId);
+      setText(row._id, worker.name ? worker.workerId : '');
       setText(row.cells[1], isNumber(worker.pid) ? worker.pid : '–');
       setText(row._state, worker.state || 'unknown');
       if (row._state.className !== stateBadgeClass(worker.state)) row._state.className = stateBadgeClass(worker.state);
-      const age = worker.heartbeatAgeSeconds;
+      const age = worker.secondsSinceHeartbeat;
       setText(row.cells[3], formatDuration(age) + ' ago');
       row.cells[3].classList.toggle('late', isNumber(age) && age > LATE_HEARTBEAT_SECONDS);
       setTitle(row.cells[3], isNumber(age) && age > LATE_HEARTBEAT_SECONDS
         ? 'no heartbeat for more than ' + LATE_HEARTBEAT_SECONDS + ' s' : '');
-      const jobs = list(worker.runningJobs);
+      // The running jobs listed (at most 50) that this worker holds.
+      const jobs = list(snapshot.running).filter((job) => job.workerId === worker.workerId).map((job) => job.jobId);
       const key = jobs.join(',');
       if (row._jobsKey !== key) {
         row._jobsKey = key;
@@ -814,10 +815,10 @@
     const running = list(snapshot.running);
     setText($('running-count'), countText(running.length, object(snapshot.jobs).running));
     const workerNames = new Map();
-    for (const worker of list(snapshot.workers)) workerNames.set(text(worker.id), text(worker.name || worker.id));
-    reconcile($('running-jobs'), running, (job) => job.id, (job) => {
+    for (const worker of list(snapshot.workers)) workerNames.set(text(worker.workerId), text(worker.name || worker.workerId));
+    reconcile($('running-jobs'), running, (job) => job.jobId, (job) => {
       const row = el('tr');
-      row.dataset.jobId = text(job.id);
+      row.dataset.jobId = text(job.jobId);
       const [id, , queue, , , attempt, progress, actions] = cells(row, 8);
       id.className = 'id';
       queue.className = 'queue-col';
@@ -826,16 +827,16 @@
       row._bar = progressBar('running');
       progress.appendChild(row._bar.root);
       actions.className = 'actions';
-      const cancel = button('cancel', 'Cancel', () => cancelJob(job.id, [cancel]));
+      const cancel = button('cancel', 'Cancel', () => cancelJob(job.jobId, [cancel]));
       actions.appendChild(cancel);
       return row;
     }, (row, job) => {
-      setText(row.cells[0], job.id);
+      setText(row.cells[0], job.jobId);
       setText(row.cells[1], job.kind);
       setQueue(row.cells[2], job);
       setText(row.cells[3], job.batch);
-      setText(row.cells[4], workerNames.get(text(job.worker)) || job.worker);
-      setTitle(row.cells[4], job.worker ? 'worker ' + text(job.worker) : '');
+      setText(row.cells[4], workerNames.get(text(job.workerId)) || job.workerId);
+      setTitle(row.cells[4], job.workerId ? 'worker ' + text(job.workerId) : '');
       setText(row.cells[5], text(job.attemptsCounted) + ' / ' + text(job.maxAttempts));
       setTitle(row.cells[5], job.attempt === job.attemptsCounted ? '' : 'attempt #' + text(job.attempt));
       const known = isNumber(job.total) && job.total > 0;
@@ -852,9 +853,9 @@
   function renderDead(snapshot) {
     const dead = list(snapshot.dead);
     setText($('dead-count'), countText(dead.length, object(snapshot.jobs).dead));
-    reconcile($('dead-jobs'), dead, (job) => job.id, (job) => {
+    reconcile($('dead-jobs'), dead, (job) => job.jobId, (job) => {
       const row = el('tr');
-      row.dataset.jobId = text(job.id);
+      row.dataset.jobId = text(job.jobId);
       const [id, , queue, , attempts, died, error, actions] = cells(row, 8);
       id.className = 'id';
       queue.className = 'queue-col';
@@ -875,9 +876,9 @@
       const normal = el('span', 'normal');
       const confirm = el('span', 'confirm');
       confirm.hidden = true;
-      const label = 'job ' + text(job.id);
-      const retry = button('retry', 'Retry', () => act('POST', jobPath(job.id) + '/retry', 'Retry ' + label,
-        'Job ' + text(job.id) + ' is queued again.', [retry, remove]));
+      const label = 'job ' + text(job.jobId);
+      const retry = button('retry', 'Retry', () => act('POST', jobPath(job.jobId) + '/retry', 'Retry ' + label,
+        'Job ' + text(job.jobId) + ' is queued again.', [retry, remove]));
       const remove = button('delete', 'Delete', () => {
         normal.hidden = true;
         confirm.hidden = false;
@@ -886,7 +887,7 @@
       const yes = button('confirm-yes', 'Delete', async () => {
         normal.hidden = false;
         confirm.hidden = true;
-        await act('DELETE', jobPath(job.id), 'Delete ' + label, 'Job ' + text(job.id) + ' deleted.', [retry, remove]);
+        await act('DELETE', jobPath(job.jobId), 'Delete ' + label, 'Job ' + text(job.jobId) + ' deleted.', [retry, remove]);
       });
       const no = button('secondary confirm-no', 'Keep', () => {
         normal.hidden = false;
@@ -897,7 +898,7 @@
       actions.append(normal, confirm);
       return row;
     }, (row, job) => {
-      setText(row.cells[0], job.id);
+      setText(row.cells[0], job.jobId);
       setText(row.cells[1], job.kind);
       setQueue(row.cells[2], job);
       setText(row.cells[3], job.batch);
@@ -928,26 +929,28 @@
   function renderQueued(snapshot) {
     const queued = list(snapshot.queued);
     setText($('queued-count'), countText(queued.length, object(snapshot.jobs).queued));
-    reconcile($('queued-jobs'), queued, (job) => job.id, (job) => {
+    reconcile($('queued-jobs'), queued, (job) => job.jobId, (job) => {
       const row = el('tr');
-      row.dataset.jobId = text(job.id);
+      row.dataset.jobId = text(job.jobId);
       const [id, , queue, , , , actions] = cells(row, 7);
       id.className = 'id';
       queue.className = 'queue-col';
       actions.className = 'actions';
-      const cancel = button('cancel', 'Cancel', () => cancelJob(job.id, [cancel]));
+      const cancel = button('cancel', 'Cancel', () => cancelJob(job.jobId, [cancel]));
       actions.appendChild(cancel);
       return row;
     }, (row, job) => {
-      setText(row.cells[0], job.id);
+      setText(row.cells[0], job.jobId);
       setText(row.cells[1], job.kind);
       setQueue(row.cells[2], job);
       setText(row.cells[3], job.batch);
       setText(row.cells[4], formatAgo(job.createdAt, snapshot.time));
       setTitle(row.cells[4], formatDateTime(job.createdAt));
-      const waiting = isNumber(job.runAt) && isNumber(snapshot.time) && job.runAt > snapshot.time;
-      setText(row.cells[5], waiting ? 'retry in ' + formatDuration(job.runAt - snapshot.time) : 'now');
-      setTitle(row.cells[5], isNumber(job.runAt) ? formatDateTime(job.runAt) : '');
+      // A job's runAt is 0 when it may run at once.
+      const runAt = isNumber(job.runAt) && job.runAt > 0 ? job.runAt : null;
+      const waiting = runAt !== null && isNumber(snapshot.time) && runAt > snapshot.time;
+      setText(row.cells[5], waiting ? 'retry in ' + formatDuration(runAt - snapshot.time) : 'now');
+      setTitle(row.cells[5], runAt !== null ? formatDateTime(runAt) : '');
     }, 'No job is queued.', QUEUED_SHOWN);
   }
 
@@ -967,7 +970,8 @@
     }, (row, subscriber) => {
       setText(row.cells[0], subscriber.name);
       setText(row.cells[1], formatInteger(subscriber.position));
-      const lag = subscriber.lag;
+      const lag = isNumber(feed.lastSeq) && isNumber(subscriber.position)
+        ? Math.max(0, feed.lastSeq - subscriber.position) : null;
       setText(row._lag, formatInteger(lag) + (lag === 1 ? ' change' : ' changes'));
       const position = subscriber.position;
       const behind = isNumber(feed.oldestSeq) && isNumber(position) && position + 1 < feed.oldestSeq;
