@@ -26,20 +26,10 @@ extension PowerLossTests {
             "while the store's sync is held for 2 s, heartbeats, version requests and a status read of committed data are each answered within 50 ms; the saves handed over meanwhile are acknowledged only after the sync, and are in the store"
         )
         func routerAnswersWhileTheSyncIsHeld() async throws {
-            #expect(power_loss_register() == SQLITE_OK)
-            let directory = try TemporaryDirectory()
-            power_loss_watch(directory.url.path)
-            defer {
-                power_loss_hold_syncs(0)
-                power_loss_watch(nil)
-            }
-            let storePath = directory.path("store.sqlite")
-            let (servers, ready) = AsyncStream<CoordinatorServer>.makeStream()
-            let serving = Task { try await serve(storePath: storePath, model: DemoData.model) { ready.yield($0) } }
-            defer { serving.cancel() }
-            var iterator = servers.makeAsyncIterator()
-            let server = try #require(await iterator.next())
+            try await Self.withCoordinator { server, storePath in try await routerAnswers(server, storePath) }
+        }
 
+        private func routerAnswers(_ server: CoordinatorServer, _ storePath: String) async throws {
             let connection = try CoordinatorConnection(endpoint: server.listenEndpoint)
             let before = try await Self.saveUser("before", connection: connection)
             let zmq = try ZMQContext()
@@ -108,19 +98,10 @@ extension PowerLossTests {
             "a client's write refused for want of a place among its peer's requests in flight is not written: 16 fetches wait behind a held save, a subscriber's update is refused TOO_MANY_REQUESTS, and after the sync the store has no such subscriber"
         )
         func refusedWriteIsNotWritten() async throws {
-            #expect(power_loss_register() == SQLITE_OK)
-            let directory = try TemporaryDirectory()
-            power_loss_watch(directory.url.path)
-            defer {
-                power_loss_hold_syncs(0)
-                power_loss_watch(nil)
-            }
-            let storePath = directory.path("store.sqlite")
-            let (servers, ready) = AsyncStream<CoordinatorServer>.makeStream()
-            let serving = Task { try await serve(storePath: storePath, model: DemoData.model) { ready.yield($0) } }
-            defer { serving.cancel() }
-            var iterator = servers.makeAsyncIterator()
-            let server = try #require(await iterator.next())
+            try await Self.withCoordinator { server, storePath in try await refusedWrite(server, storePath) }
+        }
+
+        private func refusedWrite(_ server: CoordinatorServer, _ storePath: String) async throws {
             let connection = try CoordinatorConnection(endpoint: server.listenEndpoint)
             _ = try await Self.saveUser("before", connection: connection)
             let zmq = try ZMQContext()
@@ -171,6 +152,27 @@ extension PowerLossTests {
             }
             #expect(stored == ["accepted"], "the refused update was written anyway")
             await connection.close()
+        }
+
+        /// Runs `body` with a coordinator serving in this process, its store in a directory the power-loss VFS
+        /// watches (so its syncs can be held); lets the syncs go and stops the coordinator after.
+        static func withCoordinator(
+            _ body: (_ server: CoordinatorServer, _ storePath: String) async throws -> Void
+        ) async throws {
+            #expect(power_loss_register() == SQLITE_OK)
+            let directory = try TemporaryDirectory()
+            power_loss_watch(directory.url.path)
+            defer {
+                power_loss_hold_syncs(0)
+                power_loss_watch(nil)
+            }
+            let storePath = directory.path("store.sqlite")
+            let (servers, ready) = AsyncStream<CoordinatorServer>.makeStream()
+            let serving = Task { try await serve(storePath: storePath, model: DemoData.model) { ready.yield($0) } }
+            defer { serving.cancel() }
+            var iterator = servers.makeAsyncIterator()
+            let server = try #require(await iterator.next())
+            try await body(server, storePath)
         }
 
         /// Inserts a user in a context of its own over `connection` and saves it; returns the commit's seq.
