@@ -48,6 +48,9 @@ struct ModelSchemaTests {
             ),
             Self.entity(#"{"name": "\#(String(repeating: "a", count: 64))"}"#),
             #"{"$schema": "./model.schema.json", "entities": [{"name": "A"}]}"#,
+            Self.entity(
+                #"{"name": "A", "attributes": [{"name": "x", "type": "int"}, {"name": "y", "type": "string"}], "relationships": [{"name": "up", "destination": "A"}], "indexes": [["x"], ["y", "up"], ["up", "y"]]}"#
+            ),
         ]
         let invalid = [
             #"{}"#,
@@ -70,6 +73,9 @@ struct ModelSchemaTests {
             Self.entity(#"{"name": "A", "relationships": [{"name": "b", "destination": "A", "toMany": 1}]}"#),
             Self.entity(#"{"name": "A", "relationships": [{"name": "source", "destination": "A"}]}"#),
             Self.entity(#"{"name": "A", "relationships": [{"name": "b"}]}"#),
+            Self.entity(#"{"name": "A", "attributes": [{"name": "x", "type": "int"}], "indexes": [[]]}"#),
+            Self.entity(#"{"name": "A", "attributes": [{"name": "x", "type": "int"}], "indexes": [["x", "x"]]}"#),
+            Self.entity(#"{"name": "A", "attributes": [{"name": "x", "type": "int"}], "indexes": ["x"]}"#),
         ]
         let verdicts = try await Self.schemaVerdicts(valid + invalid)
         for (document, verdict) in zip(valid, verdicts.prefix(valid.count)) {
@@ -90,6 +96,11 @@ struct ModelSchemaTests {
             Self.entity(#"{"name": "A", "relationships": [{"name": "b", "destination": "Missing"}]}"#),
             Self.entity(#"{"name": "A", "attributes": [{"name": "x", "type": "int"}], "uniqueness": [["y"]]}"#),
             #"{"entities": [{"name": "User"}, {"name": "user"}]}"#,
+            Self.entity(#"{"name": "A", "attributes": [{"name": "x", "type": "int"}], "indexes": [["y"]]}"#),
+            Self.entity(
+                #"{"name": "A", "relationships": [{"name": "b", "destination": "A", "toMany": true}], "indexes": [["b"]]}"#
+            ),
+            Self.entity(#"{"name": "A", "attributes": [{"name": "x", "type": "int"}], "indexes": [["x"], ["x"]]}"#),
         ]
         // Keys the loader ignores: usually typos.
         let schemaOnly = [

@@ -151,8 +151,8 @@ public final class RootStore: Sendable {
         let inverseEmptyAt: Int
     }
 
-    /// Creates, upgrades or migrates the schema for `model`, and puts back the jobs a previous coordinator left
-    /// running: one transaction, so a failure changes nothing.
+    /// Creates, upgrades or migrates the schema for `model`, creates and drops the indexes it declares, and puts back
+    /// the jobs a previous coordinator left running: one transaction, so a failure changes nothing.
     private static func prepareSchema(of pool: DatabasePool, path: String, model: Model) throws -> OpenedSchema {
         try pool.write { db in
             let plan = try StoreCompatibility.plan(for: model, in: db, path: path)
@@ -173,6 +173,7 @@ public final class RootStore: Sendable {
                 let gained = Set(additions.relationships.map(\.0.name))
                 try Schema.addTriggers(for: model.entities.filter { gained.contains($0.name) }, in: db)
             }
+            try Schema.reconcileDeclaredIndexes(of: model, in: db)
             try db.execute(
                 sql: "INSERT OR REPLACE INTO tributary_meta (key, value) VALUES ('model', ?), ('format', ?)",
                 arguments: [model.encodedJSON(), Schema.format])

@@ -73,6 +73,47 @@ extension Model {
                     "uniqueness constraint of '\(entity.name)' names '\(name)', which is not one of its attributes")
             }
         }
+        try checkIndexes(of: entity)
+    }
+
+    /// Most properties one index may list.
+    static let maximumIndexColumns = 8
+
+    /// Each index lists 1 to ``maximumIndexColumns`` attributes or to-one relationships of its entity, none twice,
+    /// and no two indexes list the same ones in the same order.
+    private func checkIndexes(of entity: Entity) throws {
+        var seen: Set<[String]> = []
+        for index in entity.indexes {
+            let shown = "[\(index.joined(separator: ", "))]"
+            guard !index.isEmpty, index.count <= Self.maximumIndexColumns else {
+                throw ModelError(
+                    .invalidIndex,
+                    "index \(shown) of '\(entity.name)' lists \(index.count) properties; an index lists 1 to \(Self.maximumIndexColumns)"
+                )
+            }
+            for name in index {
+                if entity.attribute(named: name) != nil { continue }
+                if let relationship = entity.relationship(named: name) {
+                    guard !relationship.isToMany else {
+                        throw ModelError(
+                            .invalidIndex,
+                            "index \(shown) of '\(entity.name)' names '\(name)', a to-many relationship (its objects are in a join table, indexed already)"
+                        )
+                    }
+                    continue
+                }
+                throw ModelError(
+                    .invalidIndex,
+                    "index \(shown) of '\(entity.name)' names '\(name)', which is not one of its attributes or to-one relationships"
+                )
+            }
+            guard Set(index).count == index.count else {
+                throw ModelError(.invalidIndex, "index \(shown) of '\(entity.name)' names a property twice")
+            }
+            guard seen.insert(index).inserted else {
+                throw ModelError(.invalidIndex, "index \(shown) of '\(entity.name)' is declared twice")
+            }
+        }
     }
 
     /// Names become SQL identifiers and feed topics, so they are kept to letters, digits and underscores.

@@ -16,6 +16,9 @@ public struct ModelError: Error, CustomStringConvertible, Sendable, Equatable {
         case unknownDestination
         /// A uniqueness constraint is empty or names something other than an attribute of its entity.
         case invalidUniqueness
+        /// An index is empty, too long, repeated, or names something other than an attribute or a to-one relationship
+        /// of its entity.
+        case invalidIndex
         /// The model has no entities.
         case empty
         /// The model cannot open an existing store: a change other than an additive one.
