@@ -35,7 +35,9 @@ struct DeclaredIndexTests {
     func createdAndDropped() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("store.sqlite")
-        try RootStore.open(path: path, model: try Self.model(indexes: #"[["state", "owner"]]"#)).close()
+        let created = try RootStore.open(path: path, model: try Self.model(indexes: #"[["state", "owner"]]"#))
+        #expect(created.declaredIndexes.created == ["Ticket_index(state,owner)"])
+        try created.close()
         let first = try Self.ticketIndexes(path)
         #expect(first.contains("Ticket_index(state,owner)"), "\(first)")
         #expect(first.contains("Ticket_unique_0"), "\(first)")
@@ -48,7 +50,15 @@ struct DeclaredIndexTests {
                     arguments: [UUID().bytes, number % 5 == 0 ? "open" : "closed", number])
             }
         }
-        try RootStore.open(path: path, model: try Self.model(indexes: #"[["points", "state"], ["state"]]"#)).close()
+        let changed = try RootStore.open(
+            path: path, model: try Self.model(indexes: #"[["points", "state"], ["state"]]"#))
+        #expect(changed.declaredIndexes.created == ["Ticket_index(points,state)", "Ticket_index(state)"])
+        #expect(changed.declaredIndexes.dropped == ["Ticket_index(state,owner)"])
+        try changed.close()
+        let same = try RootStore.open(path: path, model: try Self.model(indexes: #"[["state"], ["points", "state"]]"#))
+        #expect(
+            same.declaredIndexes.created.isEmpty && same.declaredIndexes.dropped.isEmpty, "declared in another order")
+        try same.close()
         let second = try Self.ticketIndexes(path)
         #expect(!second.contains("Ticket_index(state,owner)"), "no longer declared: \(second)")
         #expect(second.contains("Ticket_index(points,state)") && second.contains("Ticket_index(state)"), "\(second)")

@@ -60,7 +60,8 @@ extension CoordinatorService {
             io: io, activity: activity, authorization: admission?.authorization)
     }
 
-    /// Logs what opening the store did beyond opening it: an upgrade of its format, jobs a crash left running.
+    /// Logs what opening the store did beyond opening it: an upgrade of its format, the model's indexes created or
+    /// dropped, jobs a crash left running.
     private func logOpening(_ store: RootStore) {
         if let upgrade = store.upgrade {
             logger.notice(
@@ -71,6 +72,12 @@ extension CoordinatorService {
                     "dangling_cleared": "\(upgrade.danglingReferencesCleared)",
                     "seconds": "\(String(format: "%.2f", upgrade.duration.seconds))",
                 ])
+        }
+        for name in store.declaredIndexes.created {
+            logger.notice("index created, as the model declares it", metadata: ["index": "\(name)"])
+        }
+        for name in store.declaredIndexes.dropped {
+            logger.notice("index dropped: the model no longer declares it", metadata: ["index": "\(name)"])
         }
         for left in store.jobsLeftRunning {
             logger.notice(

@@ -44,6 +44,9 @@ public final class RootStore: Sendable {
     public let jobsLeftRunning: [JobsLeftRunning]
     /// What opening upgraded, when the file was of an earlier store format.
     public let upgrade: StoreUpgrade.Report?
+    /// The indexes the model declares that opening created, and the ones it no longer declares that opening dropped
+    /// (docs/model.md, *Schema*).
+    public let declaredIndexes: (created: [String], dropped: [String])
 
     private init(
         path: String, model: Model, durability: Durability, pool: DatabasePool, lock: StoreLock, opened: OpenedSchema,
@@ -53,6 +56,7 @@ public final class RootStore: Sendable {
         self.durability = durability
         self.jobsLeftRunning = opened.jobsLeftRunning
         self.upgrade = opened.upgrade
+        declaredIndexes = opened.declaredIndexes
         self.model = model
         self.pool = pool
         self.lock = lock
@@ -147,6 +151,7 @@ public final class RootStore: Sendable {
     private struct OpenedSchema {
         let jobsLeftRunning: [JobsLeftRunning]
         let upgrade: StoreUpgrade.Report?
+        let declaredIndexes: (created: [String], dropped: [String])
         /// See ``InverseFoldSchedule/init(changes:emptyAt:)``.
         let inverseEmptyAt: Int
     }
@@ -173,7 +178,7 @@ public final class RootStore: Sendable {
                 let gained = Set(additions.relationships.map(\.0.name))
                 try Schema.addTriggers(for: model.entities.filter { gained.contains($0.name) }, in: db)
             }
-            try Schema.reconcileDeclaredIndexes(of: model, in: db)
+            let declaredIndexes = try Schema.reconcileDeclaredIndexes(of: model, in: db)
             try db.execute(
                 sql: "INSERT OR REPLACE INTO tributary_meta (key, value) VALUES ('model', ?), ('format', ?)",
                 arguments: [model.encodedJSON(), Schema.format])
@@ -181,7 +186,7 @@ public final class RootStore: Sendable {
             // resuming after their committed batches.
             let jobsLeftRunning = try JobStore.requeueAfterRestart(db)
             return OpenedSchema(
-                jobsLeftRunning: jobsLeftRunning, upgrade: upgrade,
+                jobsLeftRunning: jobsLeftRunning, upgrade: upgrade, declaredIndexes: declaredIndexes,
                 inverseEmptyAt: db.totalChangesCount - (try InverseIndex.recentEntries(model, in: db)))
         }
     }

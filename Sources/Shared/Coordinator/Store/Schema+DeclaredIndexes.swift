@@ -15,7 +15,6 @@ extension Schema {
     /// declared indexes it no longer declares. Indexes of Tributary's own (uniqueness, the inverse index) are left
     /// alone.
     /// - Returns: the names of the indexes created and dropped.
-    @discardableResult
     static func reconcileDeclaredIndexes(of model: Model, in db: Database) throws -> (
         created: [String], dropped: [String]
     ) {
