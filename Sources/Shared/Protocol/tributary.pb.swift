@@ -92,10 +92,11 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
   /// since: nothing was applied; Error.conflicts lists them
   case invalidPredicate // = 19
 
-  /// the peer has as many reads (history, snapshot, fetch) in flight as it may: wait for
+  /// the peer has as many requests (reads; commands waiting for their write) in flight
   case tooManyRequests // = 20
 
-  /// their answers, then ask again
+  /// as it may, or too many writes wait behind a stalled store: wait for answers, then
+  /// ask again (a refused command was not written)
   case forbidden // = 21
 
   /// message, or its key was revoked
