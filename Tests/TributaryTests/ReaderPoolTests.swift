@@ -26,9 +26,11 @@ struct ReaderPoolTests {
         let release = Locked(false)
         let started = Locked(false)
         try pool.submit(peer: peer, requestID: 1) {
-            started.withLock { $0 = true }
-            while !release.value { try await Task.sleep(for: .milliseconds(5)) }
-            return .statusReply(.init())
+            {
+                started.withLock { $0 = true }
+                while !release.value { try await Task.sleep(for: .milliseconds(5)) }
+                return .statusReply(.init())
+            }
         }
         try await waitUntil("the read to start") { started.value }
         let finished = Locked(false)
@@ -40,7 +42,7 @@ struct ReaderPoolTests {
         // A read submitted while finishing is refused at once.
         let refused = try #require(
             throws: ProtocolError.self,
-            performing: { try pool.submit(peer: peer, requestID: 2) { .statusReply(.init()) } })
+            performing: { try pool.submit(peer: peer, requestID: 2) { { .statusReply(.init()) } } })
         #expect(refused.code == .shuttingDown)
         #expect(!finished.value, "finish returned while a read was running")
         release.withLock { $0 = true }
@@ -50,7 +52,7 @@ struct ReaderPoolTests {
         #expect(replies.value.map(\.requestID) == [1])
         let error = try #require(
             throws: ProtocolError.self,
-            performing: { try pool.submit(peer: peer, requestID: 3) { .statusReply(.init()) } })
+            performing: { try pool.submit(peer: peer, requestID: 3) { { .statusReply(.init()) } } })
         #expect(error.code == .shuttingDown)
     }
 
@@ -60,18 +62,20 @@ struct ReaderPoolTests {
         let running = Task { await pool.run() }
         let release = Locked(false)
         try pool.submit(peer: peer, requestID: 1) {
-            while !release.value { try await Task.sleep(for: .milliseconds(5)) }
-            return .statusReply(.init())
+            {
+                while !release.value { try await Task.sleep(for: .milliseconds(5)) }
+                return .statusReply(.init())
+            }
         }
         let error = try #require(
             throws: ProtocolError.self,
-            performing: { try pool.submit(peer: peer, requestID: 2) { .statusReply(.init()) } })
+            performing: { try pool.submit(peer: peer, requestID: 2) { { .statusReply(.init()) } } })
         #expect(error.code == .tooManyRequests && error.message.contains("--max-pending-requests"))
         // Another peer is not held back by this one.
-        try pool.submit(peer: Data([9]), requestID: 3) { .statusReply(.init()) }
+        try pool.submit(peer: Data([9]), requestID: 3) { { .statusReply(.init()) } }
         release.withLock { $0 = true }
         try await waitUntil("both reads answered") { replies.value.count == 2 }
-        try pool.submit(peer: peer, requestID: 4) { .statusReply(.init()) }
+        try pool.submit(peer: peer, requestID: 4) { { .statusReply(.init()) } }
         try await waitUntil("the next read answered") { replies.value.count == 3 }
         await pool.finish()
         await running.value

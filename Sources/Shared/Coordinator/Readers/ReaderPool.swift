@@ -11,7 +11,7 @@ import TributaryProtocol
 ///
 /// It owns what reads need between requests: how many of each peer's reads are in flight (at most
 /// ``CoordinatorLimits/maximumPendingRequestsPerPeer``) and the snapshots being paged through. The server hands
-/// it reads with ``submit(peer:requestID:_:)``, which refuses at once
+/// it reads with ``submit(peer:requestID:making:)``, which refuses at once
 /// when the peer is at its limit; answers go straight to the peer through `reply`.
 final class ReaderPool: Service, Sendable {
     /// Snapshots open at once; each holds a read transaction (and so keeps the WAL from being checkpointed).
@@ -102,13 +102,6 @@ final class ReaderPool: Service, Sendable {
     var isFinishing: Bool { state.withLock { $0.closed } }
 
     // MARK: - Taking reads
-
-    /// Queues `work`, a read, to be answered to `peer`.
-    /// - Throws: ``ProtocolError`` `TOO_MANY_REQUESTS` naming the limit when the peer has as many reads in
-    ///   flight as it may.
-    func submit(peer: Data, requestID: UInt64, _ work: @escaping @Sendable () async throws -> Body) throws {
-        try submit(peer: peer, requestID: requestID) { work }
-    }
 
     /// Takes a place for `peer`, then makes the request's work (`make`: a handler's call, which may queue a write
     /// or open a snapshot) and queues it, to be answered to `peer`. Nothing is made when the peer is at its limit or

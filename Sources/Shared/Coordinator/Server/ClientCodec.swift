@@ -25,10 +25,9 @@ struct ClientCodec: Sendable {
         }
     }
 
-    /// The answer to come for a client's request, or nil for a message that is not one (a worker's, a save, a push:
-    /// the router's own).
+    /// The answer to come for a client's request (``isRequest(_:)``).
     /// - Throws: ``/TributaryProtocol/ProtocolError`` (or the handler's refusal) naming what is wrong with it.
-    func promise(_ body: Body) throws -> Promised<Body>? {
+    func promise(_ body: Body) throws -> Promised<Body> {
         switch body {
         case .statusRequest: return handlers.status.status().map { Body.statusReply($0.wire) }
         case .batchStatusRequest(let request):
@@ -73,7 +72,7 @@ struct ClientCodec: Sendable {
         case .modelRequest:
             return handlers.fetches.model().map { json in Body.modelReply(.with { $0.modelJson = json }) }
         case .backupRequest(let request): return try backup(request)
-        default: return nil
+        default: throw ProtocolError(.internal, "\(CoordinatorServer.name(of: body)) is not a client's request")
         }
     }
 

@@ -11,12 +11,7 @@ extension CoordinatorServer {
     func answerClient(_ body: Tributary_V1_Envelope.OneOf_Body, from peer: Data, requestID: UInt64) throws -> Bool {
         guard ClientCodec.isRequest(body) else { return false }
         let codec = self.codec
-        try readers.submit(peer: peer, requestID: requestID) {
-            guard let promised = try codec.promise(body) else {
-                throw ProtocolError(.internal, "\(Self.name(of: body)) has no handler")
-            }
-            return promised.work
-        }
+        try readers.submit(peer: peer, requestID: requestID) { try codec.promise(body).work }
         return true
     }
 

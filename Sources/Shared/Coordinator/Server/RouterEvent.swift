@@ -1,6 +1,5 @@
 import Foundation
 import Synchronization
-import TributaryProtocol
 import ZeroMQ
 
 /// What the router (``CoordinatorServer``) handles besides the socket's messages, one at a time and in order:
