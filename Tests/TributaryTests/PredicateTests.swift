@@ -136,7 +136,7 @@ struct PredicateParserTests {
             ("title == %x", .syntax, "unknown placeholder", 9, "%x"),
             ("author. == 'x'", .syntax, "expected a key after '.'", 8, "=="),
             ("@count == 1", .syntax, "must follow a to-many relationship", 0, "@count"),
-            ("reviewers.@sum > 1", .unsupported, "only @count", 10, "@sum"),
+            ("reviewers.@distinctUnionOfObjects > 1", .unsupported, "only @count, @sum", 10, "@distinctUnionOfObjects"),
             ("reviewers.@ > 1", .syntax, "'@' must be followed by a name", 10, "@"),
             ("ANY == 1", .syntax, "expected a key", 4, "=="),
             ("reviewers.ANY.login == 1", .syntax, "ANY must come before the key path", 10, "ANY"),

@@ -492,6 +492,67 @@ public nonisolated enum Tributary_V1_FetchResultType: SwiftProtobuf.Enum, Swift.
 
 }
 
+/// The functions of an aggregate (Core Data's NSExpression functions count:, sum:, average:, min:, max:).
+public nonisolated enum Tributary_V1_AggregateFunction: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+  case unspecified // = 0
+
+  /// how many values (objects, without a key): an int
+  case aggregateCount // = 1
+
+  /// int and double attributes, @count: an int for ints (overflow is an error), else double
+  case aggregateSum // = 2
+
+  /// int and double attributes, @count: a double
+  case aggregateAvg // = 3
+
+  /// int, double, date and string attributes: the attribute's type
+  case aggregateMin // = 4
+
+  /// int, double, date and string attributes: the attribute's type
+  case aggregateMax // = 5
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .unspecified
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .aggregateCount
+    case 2: self = .aggregateSum
+    case 3: self = .aggregateAvg
+    case 4: self = .aggregateMin
+    case 5: self = .aggregateMax
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .aggregateCount: return 1
+    case .aggregateSum: return 2
+    case .aggregateAvg: return 3
+    case .aggregateMin: return 4
+    case .aggregateMax: return 5
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [Tributary_V1_AggregateFunction] = [
+    .unspecified,
+    .aggregateCount,
+    .aggregateSum,
+    .aggregateAvg,
+    .aggregateMin,
+    .aggregateMax,
+  ]
+
+}
+
 /// Every message on the jobs/control socket (coordinator ROUTER, peer DEALER; not REQ) is two frames:
 ///   frame 0: the protocol signature, the 4 ASCII bytes "TRB1"
 ///   frame 1: an Envelope
@@ -802,6 +863,14 @@ public nonisolated struct Tributary_V1_Envelope: @unchecked Sendable {
     set {_uniqueStorage()._body = .modelRequest(newValue)}
   }
 
+  public var aggregateRequest: Tributary_V1_AggregateRequest {
+    get {
+      if case .aggregateRequest(let v)? = _storage._body {return v}
+      return Tributary_V1_AggregateRequest()
+    }
+    set {_uniqueStorage()._body = .aggregateRequest(newValue)}
+  }
+
   /// coordinator -> client
   public var pushReply: Tributary_V1_PushReply {
     get {
@@ -933,6 +1002,14 @@ public nonisolated struct Tributary_V1_Envelope: @unchecked Sendable {
     set {_uniqueStorage()._body = .modelReply(newValue)}
   }
 
+  public var aggregateReply: Tributary_V1_AggregateReply {
+    get {
+      if case .aggregateReply(let v)? = _storage._body {return v}
+      return Tributary_V1_AggregateReply()
+    }
+    set {_uniqueStorage()._body = .aggregateReply(newValue)}
+  }
+
   /// coordinator -> any peer
   public var error: Tributary_V1_Error {
     get {
@@ -983,6 +1060,7 @@ public nonisolated struct Tributary_V1_Envelope: @unchecked Sendable {
     /// worker, client or subscriber -> coordinator (a context's fetch; see docs/contexts.md)
     case fetchRequest(Tributary_V1_FetchRequest)
     case modelRequest(Tributary_V1_ModelRequest)
+    case aggregateRequest(Tributary_V1_AggregateRequest)
     /// coordinator -> client
     case pushReply(Tributary_V1_PushReply)
     case statusReply(Tributary_V1_StatusReply)
@@ -1002,6 +1080,7 @@ public nonisolated struct Tributary_V1_Envelope: @unchecked Sendable {
     /// coordinator -> the peer that fetched
     case fetchReply(Tributary_V1_FetchReply)
     case modelReply(Tributary_V1_ModelReply)
+    case aggregateReply(Tributary_V1_AggregateReply)
     /// coordinator -> any peer
     case error(Tributary_V1_Error)
 
@@ -2933,6 +3012,110 @@ public nonisolated struct Tributary_V1_FetchReply: Sendable {
   fileprivate var _objects: Tributary_V1_EntityBatch? = nil
 }
 
+/// One aggregate of a group: a function of a key of the group's objects, under a name.
+public nonisolated struct Tributary_V1_AggregateExpression: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var function: Tributary_V1_AggregateFunction = .unspecified
+
+  /// An attribute, a key path through to-one relationships (`author.followers`), or `relationship.@count`; empty
+  /// only for AGGREGATE_COUNT (the number of objects).
+  public var key: String = String()
+
+  /// the row's name for the value (required; unique in the row)
+  public var name: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Groups the objects of an entity that match a predicate and answers one row per group (Core Data's fetch with the
+/// dictionary result type): the group's key values, then its aggregates. Computed in one query on a read connection
+/// after the saves before it; no object is loaded. Checked against the model as a fetch is (INVALID_PREDICATE names
+/// what is wrong). A coordinator without aggregates answers UNKNOWN_MESSAGE.
+public nonisolated struct Tributary_V1_AggregateRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var entity: String = String()
+
+  /// absent: every object of the entity
+  public var predicate: Tributary_V1_Predicate {
+    get {_predicate ?? Tributary_V1_Predicate()}
+    set {_predicate = newValue}
+  }
+  /// Returns true if `predicate` has been explicitly set.
+  public var hasPredicate: Bool {self._predicate != nil}
+  /// Clears the value of `predicate`. Subsequent reads from it will return its default value.
+  public mutating func clearPredicate() {self._predicate = nil}
+
+  /// Attributes, to-one relationships (the destination's id is the value) or key paths through to-one relationships
+  /// (`author.login`); none: one row over every matching object.
+  public var groupBy: [String] = []
+
+  public var aggregates: [Tributary_V1_AggregateExpression] = []
+
+  /// Which groups are kept: a predicate over the row's names (group keys and aggregate names) naming an aggregate.
+  public var having: Tributary_V1_Predicate {
+    get {_having ?? Tributary_V1_Predicate()}
+    set {_having = newValue}
+  }
+  /// Returns true if `having` has been explicitly set.
+  public var hasHaving: Bool {self._having != nil}
+  /// Clears the value of `having`. Subsequent reads from it will return its default value.
+  public mutating func clearHaving() {self._having = nil}
+
+  /// by the row's names; then by the group keys, ascending
+  public var sort: [Tributary_V1_SortKey] = []
+
+  /// 0: no limit (a reply holds at most 100,000 rows)
+  public var limit: UInt32 = 0
+
+  public var offset: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _predicate: Tributary_V1_Predicate? = nil
+  fileprivate var _having: Tributary_V1_Predicate? = nil
+}
+
+public nonisolated struct Tributary_V1_AggregateRow: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the group keys', then the aggregates', in the request's order
+  public var values: [Tributary_V1_Value] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Tributary_V1_AggregateReply: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the names of each row's values
+  public var names: [String] = []
+
+  public var rows: [Tributary_V1_AggregateRow] = []
+
+  /// the last commit the read saw
+  public var seq: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 /// Asks for the store's model: what a peer without a model file of its own (the `tributary fetch` command) needs to
 /// read a FetchReply's columns, whose arrays do not tell an int from a bool, a double from a date, or a uuid from a
 /// to-one relationship.
@@ -3000,9 +3183,13 @@ nonisolated extension Tributary_V1_FetchResultType: SwiftProtobuf._ProtoNameProv
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0FETCH_RESULT_TYPE_OBJECTS\0\u{1}FETCH_RESULT_TYPE_IDS\0\u{1}FETCH_RESULT_TYPE_COUNT\0")
 }
 
+nonisolated extension Tributary_V1_AggregateFunction: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0AGGREGATE_FUNCTION_UNSPECIFIED\0\u{1}AGGREGATE_COUNT\0\u{1}AGGREGATE_SUM\0\u{1}AGGREGATE_AVG\0\u{1}AGGREGATE_MIN\0\u{1}AGGREGATE_MAX\0")
+}
+
 nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Envelope"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{3}protocol_version\0\u{1}requires\0\u{4}\u{7}worker_hello\0\u{3}worker_ready\0\u{1}heartbeat\0\u{3}save_changes\0\u{3}job_failed\0\u{3}worker_bye\0\u{2}\u{5}welcome\0\u{3}job_assignment\0\u{3}save_ack\0\u{3}cancel_job\0\u{1}drain\0\u{4}\u{6}push_jobs\0\u{3}status_request\0\u{3}batch_status_request\0\u{3}jobs_request\0\u{3}job_request\0\u{3}retry_job_request\0\u{3}cancel_job_request\0\u{3}delete_job_request\0\u{3}put_schedule_request\0\u{3}schedules_request\0\u{3}push_reply\0\u{3}status_reply\0\u{3}batch_status_reply\0\u{3}jobs_reply\0\u{3}job_info\0\u{3}schedule_info\0\u{3}schedules_reply\0\u{3}backup_reply\0\u{3}version_reply\0\u{3}queue_info\0\u{1}error\0\u{4}\u{5}schedule_action_request\0\u{3}backup_request\0\u{3}version_request\0\u{3}queue_action_request\0\u{4}\u{2}history_request\0\u{3}history_reply\0\u{3}snapshot_request\0\u{3}snapshot_page\0\u{3}subscriber_update\0\u{3}subscriber_info\0\u{3}subscribers_request\0\u{3}subscribers_reply\0\u{3}delete_subscriber_request\0\u{4}\u{2}fetch_request\0\u{3}fetch_reply\0\u{3}model_request\0\u{3}model_reply\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{3}protocol_version\0\u{1}requires\0\u{4}\u{7}worker_hello\0\u{3}worker_ready\0\u{1}heartbeat\0\u{3}save_changes\0\u{3}job_failed\0\u{3}worker_bye\0\u{2}\u{5}welcome\0\u{3}job_assignment\0\u{3}save_ack\0\u{3}cancel_job\0\u{1}drain\0\u{4}\u{6}push_jobs\0\u{3}status_request\0\u{3}batch_status_request\0\u{3}jobs_request\0\u{3}job_request\0\u{3}retry_job_request\0\u{3}cancel_job_request\0\u{3}delete_job_request\0\u{3}put_schedule_request\0\u{3}schedules_request\0\u{3}push_reply\0\u{3}status_reply\0\u{3}batch_status_reply\0\u{3}jobs_reply\0\u{3}job_info\0\u{3}schedule_info\0\u{3}schedules_reply\0\u{3}backup_reply\0\u{3}version_reply\0\u{3}queue_info\0\u{1}error\0\u{4}\u{5}schedule_action_request\0\u{3}backup_request\0\u{3}version_request\0\u{3}queue_action_request\0\u{4}\u{2}history_request\0\u{3}history_reply\0\u{3}snapshot_request\0\u{3}snapshot_page\0\u{3}subscriber_update\0\u{3}subscriber_info\0\u{3}subscribers_request\0\u{3}subscribers_reply\0\u{3}delete_subscriber_request\0\u{4}\u{2}fetch_request\0\u{3}fetch_reply\0\u{3}model_request\0\u{3}model_reply\0\u{3}aggregate_request\0\u{3}aggregate_reply\0")
 
   fileprivate class _StorageClass {
     var _requestID: UInt64 = 0
@@ -3681,6 +3868,32 @@ nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobu
             _storage._body = .modelReply(v)
           }
         }()
+        case 74: try {
+          var v: Tributary_V1_AggregateRequest?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .aggregateRequest(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .aggregateRequest(v)
+          }
+        }()
+        case 75: try {
+          var v: Tributary_V1_AggregateReply?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .aggregateReply(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .aggregateReply(v)
+          }
+        }()
         default: break
         }
       }
@@ -3898,6 +4111,14 @@ nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobu
       case .modelReply?: try {
         guard case .modelReply(let v)? = _storage._body else { preconditionFailure() }
         try visitor.visitSingularMessageField(value: v, fieldNumber: 73)
+      }()
+      case .aggregateRequest?: try {
+        guard case .aggregateRequest(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 74)
+      }()
+      case .aggregateReply?: try {
+        guard case .aggregateReply(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 75)
       }()
       case nil: break
       }
@@ -7579,6 +7800,185 @@ nonisolated extension Tributary_V1_FetchReply: SwiftProtobuf.Message, SwiftProto
     if lhs._objects != rhs._objects {return false}
     if lhs.seq != rhs.seq {return false}
     if lhs.prefetched != rhs.prefetched {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_AggregateExpression: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".AggregateExpression"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}function\0\u{1}key\0\u{1}name\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularEnumField(value: &self.function) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.key) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.function != .unspecified {
+      try visitor.visitSingularEnumField(value: self.function, fieldNumber: 1)
+    }
+    if !self.key.isEmpty {
+      try visitor.visitSingularStringField(value: self.key, fieldNumber: 2)
+    }
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_AggregateExpression, rhs: Tributary_V1_AggregateExpression) -> Bool {
+    if lhs.function != rhs.function {return false}
+    if lhs.key != rhs.key {return false}
+    if lhs.name != rhs.name {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_AggregateRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".AggregateRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}entity\0\u{1}predicate\0\u{3}group_by\0\u{1}aggregates\0\u{1}having\0\u{1}sort\0\u{1}limit\0\u{1}offset\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.entity) }()
+      case 2: try { try decoder.decodeSingularMessageField(value: &self._predicate) }()
+      case 3: try { try decoder.decodeRepeatedStringField(value: &self.groupBy) }()
+      case 4: try { try decoder.decodeRepeatedMessageField(value: &self.aggregates) }()
+      case 5: try { try decoder.decodeSingularMessageField(value: &self._having) }()
+      case 6: try { try decoder.decodeRepeatedMessageField(value: &self.sort) }()
+      case 7: try { try decoder.decodeSingularUInt32Field(value: &self.limit) }()
+      case 8: try { try decoder.decodeSingularUInt32Field(value: &self.offset) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.entity.isEmpty {
+      try visitor.visitSingularStringField(value: self.entity, fieldNumber: 1)
+    }
+    try { if let v = self._predicate {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    } }()
+    if !self.groupBy.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.groupBy, fieldNumber: 3)
+    }
+    if !self.aggregates.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.aggregates, fieldNumber: 4)
+    }
+    try { if let v = self._having {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
+    } }()
+    if !self.sort.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.sort, fieldNumber: 6)
+    }
+    if self.limit != 0 {
+      try visitor.visitSingularUInt32Field(value: self.limit, fieldNumber: 7)
+    }
+    if self.offset != 0 {
+      try visitor.visitSingularUInt32Field(value: self.offset, fieldNumber: 8)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_AggregateRequest, rhs: Tributary_V1_AggregateRequest) -> Bool {
+    if lhs.entity != rhs.entity {return false}
+    if lhs._predicate != rhs._predicate {return false}
+    if lhs.groupBy != rhs.groupBy {return false}
+    if lhs.aggregates != rhs.aggregates {return false}
+    if lhs._having != rhs._having {return false}
+    if lhs.sort != rhs.sort {return false}
+    if lhs.limit != rhs.limit {return false}
+    if lhs.offset != rhs.offset {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_AggregateRow: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".AggregateRow"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}values\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.values) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.values.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.values, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_AggregateRow, rhs: Tributary_V1_AggregateRow) -> Bool {
+    if lhs.values != rhs.values {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_AggregateReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".AggregateReply"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}names\0\u{1}rows\0\u{1}seq\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedStringField(value: &self.names) }()
+      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.rows) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.seq) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.names.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.names, fieldNumber: 1)
+    }
+    if !self.rows.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.rows, fieldNumber: 2)
+    }
+    if self.seq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.seq, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_AggregateReply, rhs: Tributary_V1_AggregateReply) -> Bool {
+    if lhs.names != rhs.names {return false}
+    if lhs.rows != rhs.rows {return false}
+    if lhs.seq != rhs.seq {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -177,6 +177,24 @@ public struct CoordinatorStore: ChangeSetParent {
         try Self.fetch(request, over: connection)
     }
 
+    public func aggregate(_ request: Tributary_V1_AggregateRequest) throws -> Tributary_V1_AggregateReply {
+        try Self.aggregate(request, over: connection)
+    }
+
+    /// Sends an aggregate request and blocks until the coordinator answers.
+    static func aggregate(_ request: Tributary_V1_AggregateRequest, over connection: CoordinatorConnection) throws
+        -> Tributary_V1_AggregateReply
+    {
+        let reply = try connection.requestBlocking(.aggregateRequest(request))
+        guard case .aggregateReply(let answer) = reply.body else {
+            throw ProtocolError(
+                .unknownMessage,
+                "the coordinator answered an aggregate request with something other than "
+                    + "AggregateReply")
+        }
+        return answer
+    }
+
     /// Sends a fetch and blocks until the coordinator answers.
     static func fetch(_ request: Tributary_V1_FetchRequest, over connection: CoordinatorConnection) throws
         -> Tributary_V1_FetchReply

@@ -52,7 +52,7 @@ final class RelayRequestForwarder: @unchecked Sendable {
     static func forwards(_ body: Tributary_V1_Envelope.OneOf_Body) -> Bool {
         switch body {
         case .historyRequest, .snapshotRequest, .statusRequest, .subscriberUpdate, .subscribersRequest, .fetchRequest,
-            .versionRequest, .modelRequest:
+            .aggregateRequest, .versionRequest, .modelRequest:
             true
         default: false
         }

@@ -278,6 +278,12 @@ extension JobRun {
     public func fetch(_ request: Tributary_V1_FetchRequest) throws -> Tributary_V1_FetchReply {
         try CoordinatorStore.fetch(request, over: connection)
     }
+
+    /// An aggregate request of one of the job's contexts: asked of the coordinator, which answers from a read
+    /// connection.
+    public func aggregate(_ request: Tributary_V1_AggregateRequest) throws -> Tributary_V1_AggregateReply {
+        try CoordinatorStore.aggregate(request, over: connection)
+    }
 }
 
 /// A job stopped because it was cancelled; not a failure.

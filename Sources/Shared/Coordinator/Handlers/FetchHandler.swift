@@ -2,7 +2,7 @@ import Foundation
 import TributaryCore
 import TributaryProtocol
 
-/// Fetches of the store's objects (a view context's, `tributary fetch`): read after the saves before them, so a
+/// Fetches of the store's objects and of their aggregates (a view context's, `tributary fetch`): read after the saves before them, so a
 /// client that saved and fetched without waiting for the ack sees its save.
 package struct FetchHandler: Sendable {
     let parts: HandlerParts
@@ -11,6 +11,12 @@ package struct FetchHandler: Sendable {
     package func fetch(_ query: FetchQuery) -> Promised<FetchResult> {
         let store = parts.store
         return RequestPlace.afterSaves(parts) { try await store.fetch(query) }
+    }
+
+    /// The groups and aggregates `query` asks for.
+    package func aggregate(_ query: AggregateQuery) -> Promised<AggregateResult> {
+        let store = parts.store
+        return RequestPlace.afterSaves(parts) { try await store.aggregate(query) }
     }
 
     /// The model as JSON, as `Welcome` and `ModelReply` carry it.

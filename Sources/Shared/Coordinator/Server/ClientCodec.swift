@@ -19,7 +19,7 @@ struct ClientCodec: Sendable {
         case .statusRequest, .batchStatusRequest, .jobsRequest, .jobRequest, .retryJobRequest, .cancelJobRequest,
             .deleteJobRequest, .queueActionRequest, .putScheduleRequest, .schedulesRequest, .scheduleActionRequest,
             .historyRequest, .snapshotRequest, .subscriberUpdate, .subscribersRequest, .deleteSubscriberRequest,
-            .fetchRequest, .modelRequest, .backupRequest:
+            .fetchRequest, .aggregateRequest, .modelRequest, .backupRequest:
             true
         default: false
         }
@@ -69,6 +69,10 @@ struct ClientCodec: Sendable {
             return try handlers.subscribers.delete(request.name).map { Body.subscriberInfo($0.wire) }
         case .fetchRequest(let request):
             return handlers.fetches.fetch(try store.query(for: request)).map { Body.fetchReply($0.message) }
+        case .aggregateRequest(let request):
+            return handlers.fetches.aggregate(try store.aggregateQuery(for: request)).map {
+                Body.aggregateReply($0.wire)
+            }
         case .modelRequest:
             return handlers.fetches.model().map { json in Body.modelReply(.with { $0.modelJson = json }) }
         case .backupRequest(let request): return try backup(request)

@@ -76,7 +76,7 @@ extension CoordinatorServer {
         switch body {
         case .jobFailed, .workerBye, .workerHello, .retryJobRequest, .cancelJobRequest, .deleteJobRequest,
             .putScheduleRequest, .scheduleActionRequest, .queueActionRequest, .subscriberUpdate,
-            .deleteSubscriberRequest, .fetchRequest, .historyRequest, .backupRequest:
+            .deleteSubscriberRequest, .fetchRequest, .aggregateRequest, .historyRequest, .backupRequest:
             true
         default: false
         }
@@ -116,11 +116,11 @@ extension CoordinatorServer {
         case .statusRequest, .batchStatusRequest, .jobsRequest, .jobRequest, .retryJobRequest, .cancelJobRequest,
             .deleteJobRequest, .putScheduleRequest, .schedulesRequest, .scheduleActionRequest, .queueActionRequest,
             .backupRequest, .historyRequest, .snapshotRequest, .subscriberUpdate, .subscribersRequest,
-            .deleteSubscriberRequest, .fetchRequest, .modelRequest:
+            .deleteSubscriberRequest, .fetchRequest, .aggregateRequest, .modelRequest:
             throw ProtocolError(.internal, "\(Self.name(of: body)) has no handler")
         case .welcome, .jobAssignment, .saveAck, .cancelJob, .drain, .pushReply, .statusReply, .batchStatusReply,
             .jobsReply, .jobInfo, .historyReply, .snapshotPage, .subscriberInfo, .subscribersReply, .fetchReply,
-            .scheduleInfo, .schedulesReply, .backupReply, .versionReply, .modelReply, .queueInfo,
+            .aggregateReply, .scheduleInfo, .schedulesReply, .backupReply, .versionReply, .modelReply, .queueInfo,
             .error:
             throw ProtocolError(
                 .unknownMessage, "the coordinator sends \(Self.name(of: body)) messages; it does not take them")

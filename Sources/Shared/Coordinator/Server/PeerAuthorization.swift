@@ -61,9 +61,10 @@ final class PeerAuthorization: Sendable {
             [.client]
         case .statusRequest, .historyRequest, .snapshotRequest, .subscriberUpdate, .subscribersRequest:
             [.client, .subscriber]
-        case .fetchRequest, .versionRequest, .modelRequest: [.worker, .client, .subscriber]
+        case .fetchRequest, .aggregateRequest, .versionRequest, .modelRequest: [.worker, .client, .subscriber]
         case .welcome, .jobAssignment, .saveAck, .cancelJob, .drain, .pushReply, .statusReply, .batchStatusReply,
             .jobsReply, .jobInfo, .historyReply, .snapshotPage, .subscriberInfo, .subscribersReply, .fetchReply,
+            .aggregateReply,
             .scheduleInfo, .schedulesReply, .backupReply, .versionReply, .modelReply, .queueInfo,
             .error:
             nil

@@ -22,6 +22,11 @@ public struct LocalRootParent: ChangeSetParent {
         try store.fetch(request)
     }
 
+    public func aggregate(_ request: Tributary_V1_AggregateRequest) throws -> Tributary_V1_AggregateReply {
+        let query = try store.aggregateQuery(for: request)
+        return try store.aggregateNow(query).wire
+    }
+
     public func save(_ changes: Tributary_V1_ChangeSet) async throws -> SaveReceipt {
         try await apply(SaveRequest(changes: changes))
     }

@@ -37,6 +37,10 @@ public protocol ChangeSetParent: Sendable {
     /// Answers a child's fetch as the parent sees the store (a parent context: with its own unsaved changes),
     /// leaving out the objects in `exclude_ids`. Called on the child's queue, and blocks it until answered.
     func fetch(_ request: Tributary_V1_FetchRequest) throws -> Tributary_V1_FetchReply
+
+    /// Answers a child's aggregate request from the store, without anyone's unsaved changes (as Core Data's
+    /// dictionary results leave out pending changes). Called on the child's queue, and blocks it until answered.
+    func aggregate(_ request: Tributary_V1_AggregateRequest) throws -> Tributary_V1_AggregateReply
 }
 
 extension ChangeSetParent {
@@ -97,6 +101,11 @@ extension ChangeSetParent {
     /// A parent that cannot read the store: every fetch is refused.
     public func fetch(_ request: Tributary_V1_FetchRequest) throws -> Tributary_V1_FetchReply {
         throw ContextError(.unsupported, "this context's parent (\(type(of: self))) cannot answer fetches")
+    }
+
+    /// A parent that cannot read the store: every aggregate request is refused.
+    public func aggregate(_ request: Tributary_V1_AggregateRequest) throws -> Tributary_V1_AggregateReply {
+        throw ContextError(.unsupported, "this context's parent (\(type(of: self))) cannot answer aggregate requests")
     }
 }
 
@@ -169,6 +178,15 @@ extension ObjectContext: ChangeSetParent {
             throw ContextError(.noParent, "context '\(name)' has no parent to run a batch change in")
         }
         return try await parent.execute(change, id: id)
+    }
+
+    /// A child's aggregate request: passed on to this context's parent, the store answering it (unsaved changes
+    /// are left out of aggregates at every level, as Core Data leaves them out of dictionary results).
+    public func aggregate(_ request: Tributary_V1_AggregateRequest) throws -> Tributary_V1_AggregateReply {
+        guard let parent else {
+            throw ContextError(.noParent, "context '\(name)' has no parent to answer an aggregate request")
+        }
+        return try parent.aggregate(request)
     }
 
     /// A child's fetch: answered on this context's queue with its own unsaved changes in, so the child sees what

@@ -33,6 +33,8 @@ package struct CompiledSort: Sendable {
                 return .int(count)
             case .identity:
                 return .uuid(end.id)
+            case .aggregate(let aggregate):
+                return AttributeValue(path.end.value(of: end, resolver: resolver), type: aggregate.resultType)
             }
         }
     }
@@ -112,8 +114,8 @@ extension Array where Element == FetchSort {
     }
 
     /// A key's value in SQL: its column, or for a path a scalar subquery joining its to-one relationships (NULL when
-    /// one on the way is).
-    private static func sql(_ path: PredicateKeyPath, entity: Entity, alias prefix: String) -> String {
+    /// one on the way is), its tables aliased from `prefix` (a quote, then a name).
+    static func sql(_ path: PredicateKeyPath, entity: Entity, alias prefix: String) -> String {
         guard !path.hops.isEmpty else { return path.end.sql }
         var owner = SQLText.quote(entity.name)
         var from = ""

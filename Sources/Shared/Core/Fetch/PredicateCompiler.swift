@@ -80,7 +80,10 @@ struct PredicateCompiler {
 
     private mutating func compile(_ comparison: FetchPredicate.Comparison) throws -> (String, Node) {
         let path: PredicateKeyPath
-        if comparison.key.contains(".") || (comparison.quantifier != .direct && model != nil) {
+        // A name with dots that is the entity's own (a grouped row's `author.login`) is no key path; a model's
+        // names never hold one.
+        let isOwnName = comparison.key.contains(".") && entity.attributes.contains { $0.name == comparison.key }
+        if (comparison.key.contains(".") && !isOwnName) || (comparison.quantifier != .direct && model != nil) {
             guard let model else {
                 throw FetchPredicateError(
                     .unsupported,
@@ -297,34 +300,24 @@ struct PredicateCompiler {
             guard !double.isNaN else { throw refuse(" (NaN cannot be compared)") }
             return .real(double)
         }
-        switch column.source {
-        case .count:
-            switch value {
-            case .int(let integer): return .integer(integer)
-            case .double(let double):
-                guard let integer = Int64(exactly: double) else { throw refuse(" (\(double) is not a whole number)") }
-                return .integer(integer)
-            default: throw refuse()
-            }
-        case .toOne, .identity:
+        guard let type = column.valueType else {
             guard case .uuid(let uuid) = value else { throw refuse(" (use an ObjectID or UUID)") }
             return .blob(uuid.bytes)
-        case .attribute(_, let type):
-            switch (type, value) {
-            case (.string, .string(let string)): return .text(string)
-            case (.int, .int(let integer)): return .integer(integer)
-            case (.int, .double(let double)):
-                guard let integer = Int64(exactly: double) else { throw refuse(" (\(double) is not a whole number)") }
-                return .integer(integer)
-            case (.double, .int(let integer)), (.date, .int(let integer)): return .real(Double(integer))
-            case (.double, .double(let double)), (.date, .double(let double)): return try number(double)
-            case (.date, .date(let date)): return try number(date.timeIntervalSince1970)
-            case (.bool, .bool(let bool)): return .integer(bool ? 1 : 0)
-            case (.bool, .int(let integer)) where integer == 0 || integer == 1: return .integer(integer)
-            case (.data, .data(let data)): return .blob(data)
-            case (.uuid, .uuid(let uuid)): return .blob(uuid.bytes)
-            default: throw refuse()
-            }
+        }
+        switch (type, value) {
+        case (.string, .string(let string)): return .text(string)
+        case (.int, .int(let integer)): return .integer(integer)
+        case (.int, .double(let double)):
+            guard let integer = Int64(exactly: double) else { throw refuse(" (\(double) is not a whole number)") }
+            return .integer(integer)
+        case (.double, .int(let integer)), (.date, .int(let integer)): return .real(Double(integer))
+        case (.double, .double(let double)), (.date, .double(let double)): return try number(double)
+        case (.date, .date(let date)): return try number(date.timeIntervalSince1970)
+        case (.bool, .bool(let bool)): return .integer(bool ? 1 : 0)
+        case (.bool, .int(let integer)) where integer == 0 || integer == 1: return .integer(integer)
+        case (.data, .data(let data)): return .blob(data)
+        case (.uuid, .uuid(let uuid)): return .blob(uuid.bytes)
+        default: throw refuse()
         }
     }
 

@@ -162,7 +162,8 @@ struct PredicateParser {
             diacriticInsensitive: diacriticInsensitive, quantifier: quantifier)
     }
 
-    /// A key or a key path: `additions`, `author.login`, `#order.total`, `reviewers.@count`, or `%K` (whose string
+    /// A key or a key path: `additions`, `author.login`, `#order.total`, `reviewers.@count`, `lines.@sum.amount`, or
+    /// `%K` (whose string
     /// may itself be a path).
     private mutating func parseKey() throws -> String {
         var key = try parseKeyComponent(first: true)
@@ -179,10 +180,10 @@ struct PredicateParser {
         switch token.kind {
         case .identifier(let word) where word.hasPrefix("@"):
             guard !first else { throw error(.syntax, "\(word) must follow a to-many relationship: write key.\(word)") }
-            guard word.lowercased() == "@count" else {
-                throw error(.unsupported, "\(word) is not supported; only @count is")
+            guard let function = AggregateFunction(keyPathOperator: word) else {
+                throw error(.unsupported, "\(word) is not supported; only @count, @sum, @avg, @min and @max are")
             }
-            key = "@count"
+            key = function.keyPathOperator
         case .identifier(let word):
             let upper = word.uppercased()
             if ["SUBQUERY", "SELF", "FUNCTION", "FETCH", "ANYKEY"].contains(upper) {

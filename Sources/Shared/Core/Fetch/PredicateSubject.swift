@@ -56,9 +56,18 @@ struct PredicateKeyPath: Sendable {
     var crossesToMany: Bool { hops.contains(where: \.isToMany) }
 
     /// The relationship sequences in-memory evaluation follows from the fetched object: the hops, and for `@count`
-    /// the counted relationship too (its destinations are counted only when they exist).
+    /// and the other to-many aggregates the relationship too (its destinations count only when they exist).
     var relationshipSequence: [PredicateHop] {
-        guard case .count(let index, let destination) = end.source else { return hops }
+        let index: Int
+        let destination: String
+        switch end.source {
+        case .count(let countedIndex, let countedDestination):
+            (index, destination) = (countedIndex, countedDestination)
+        case .aggregate(let aggregate):
+            (index, destination) = (aggregate.index, aggregate.destination)
+        case .attribute, .toOne, .identity:
+            return hops
+        }
         return hops + [
             PredicateHop(source: end.table, name: end.name, index: index, destination: destination, isToMany: true)
         ]
@@ -111,11 +120,13 @@ extension Model {
     }
 
     /// Resolves a comparison's key against `entity`: a key of its own (`additions`), a key path through
-    /// relationships (`author.login`, `reviewers.team.name`) or `@count` after a to-many relationship
-    /// (`reviewers.@count`, `author.followers.@count`).
+    /// relationships (`author.login`, `reviewers.team.name`), `@count` after a to-many relationship
+    /// (`reviewers.@count`, `author.followers.@count`), or `@sum`, `@avg`, `@min` or `@max` between a to-many
+    /// relationship and an attribute of its destination (`lines.@sum.amount`).
     /// - Throws: ``FetchPredicateError``: `unknownKey` naming the entity and key that does not exist, `unsupported`
-    ///   for a path through an attribute or ending in a to-many relationship, `tooComplex` for more than
-    ///   ``PredicateLimits/maxKeyPathHops`` relationships.
+    ///   for a path through an attribute or ending in a to-many relationship, `wrongType` for a function of an
+    ///   attribute it does not take (`@sum` of a string), `syntax` for an operator out of place, `tooComplex` for
+    ///   more than ``PredicateLimits/maxKeyPathHops`` relationships.
     func keyPath(_ key: String, from entity: Entity, use: String) throws -> PredicateKeyPath {
         var components = key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard !components.contains(where: \.isEmpty) else {
@@ -125,6 +136,17 @@ extension Model {
         if counted { components.removeLast() }
         guard !components.isEmpty else {
             throw FetchPredicateError(.syntax, "@count must follow a to-many relationship: write key.@count")
+        }
+        // `lines.@sum.amount`: a function over an attribute of the last relationship's destinations.
+        var aggregated: (function: AggregateFunction, attribute: String)?
+        if !counted, components.count >= 3,
+            let function = AggregateFunction(keyPathOperator: components[components.count - 2]), function != .count
+        {
+            aggregated = (function, components.removeLast())
+            components.removeLast()
+        }
+        if let stray = components.first(where: { $0.hasPrefix("@") }) {
+            throw Self.misplacedOperator(stray, in: key)
         }
         guard components.count - 1 <= PredicateLimits.maxKeyPathHops else {
             throw FetchPredicateError.tooComplex(
@@ -148,6 +170,10 @@ extension Model {
             let (hop, destination) = try self.hop(index, from: current)
             hops.append(hop)
             current = destination
+        }
+        if let aggregated {
+            let column = try aggregateColumn(aggregated.function, of: aggregated.attribute, through: last, of: current)
+            return PredicateKeyPath(hops: hops, end: column)
         }
         if counted {
             guard let index = current.relationships.firstIndex(where: { $0.name == last }),
@@ -192,5 +218,60 @@ extension Model {
                     + "\(FetchPredicateError.quoted(last)) (in the key path \(FetchPredicateError.quoted(key)))")
         }
         return PredicateKeyPath(hops: hops, end: column)
+    }
+
+    /// `relationship.@function.attribute` of `owner`: the function of the destinations' attribute.
+    private func aggregateColumn(
+        _ function: AggregateFunction, of attributeName: String, through relationship: String, of owner: Entity
+    ) throws -> PropertyColumn {
+        let key = "\(relationship).\(function.keyPathOperator).\(attributeName)"
+        guard let index = owner.relationships.firstIndex(where: { $0.name == relationship }),
+            owner.relationships[index].isToMany
+        else {
+            throw FetchPredicateError(
+                owner.attributes.contains { $0.name == relationship }
+                    || owner.relationships.contains { $0.name == relationship } ? .unsupported : .unknownKey,
+                "\(function.keyPathOperator) needs a to-many relationship; '\(owner.name)' has none named "
+                    + "\(FetchPredicateError.quoted(relationship)) (in \(FetchPredicateError.quoted(key)))")
+        }
+        let (hop, destination) = try self.hop(index, from: owner)
+        guard let attribute = destination.attributes.firstIndex(where: { $0.name == attributeName }) else {
+            throw FetchPredicateError(
+                .unknownKey,
+                "entity '\(destination.name)' has no attribute named \(FetchPredicateError.quoted(attributeName)) "
+                    + "(in \(FetchPredicateError.quoted(key)); \(function.keyPathOperator) takes an attribute of "
+                    + "the destinations)")
+        }
+        let type = destination.attributes[attribute].type
+        guard function.accepts(type) else {
+            throw FetchPredicateError(
+                .wrongType,
+                "\(function.keyPathOperator) takes \(function.acceptedTypes); '\(destination.name).\(attributeName)' "
+                    + "is a \(type.rawValue) attribute (in \(FetchPredicateError.quoted(key)))")
+        }
+        return PropertyColumn(
+            table: owner.name, name: relationship,
+            source: .aggregate(
+                .init(
+                    function: function, index: hop.index, destination: destination.name, attribute: attribute,
+                    attributeName: attributeName, attributeType: type)))
+    }
+
+    /// The error for a key path operator where it cannot stand: `@sum` without an attribute after it, `@count`
+    /// before something, an operator Tributary lacks.
+    private static func misplacedOperator(_ word: String, in key: String) -> FetchPredicateError {
+        guard let function = AggregateFunction(keyPathOperator: word) else {
+            return FetchPredicateError(
+                .unsupported, "\(word) is not supported; only @count, @sum, @avg, @min and @max are")
+        }
+        if function == .count {
+            return FetchPredicateError(
+                .syntax, "@count must end the key path \(FetchPredicateError.quoted(key)): write relationship.@count")
+        }
+        return FetchPredicateError(
+            .syntax,
+            "\(function.keyPathOperator) needs a to-many relationship before it and an attribute of its destinations "
+                + "after it: write relationship.\(function.keyPathOperator).attribute, not "
+                + FetchPredicateError.quoted(key))
     }
 }

@@ -11,6 +11,24 @@ struct PropertyColumn: Sendable, Hashable {
         case count(index: Int, destination: String)
         /// The object itself, as its id: what `ANY reviewers == %@` compares.
         case identity
+        /// `@sum`, `@avg`, `@min` or `@max` of an attribute of a to-many relationship's destinations
+        /// (`lines.@sum.amount`).
+        case aggregate(ToManyAggregate)
+    }
+
+    /// A function over one attribute of a to-many relationship's destinations.
+    struct ToManyAggregate: Sendable, Hashable {
+        let function: AggregateFunction
+        /// The relationship's index in `Entity.relationships`, and its destination entity.
+        let index: Int
+        let destination: String
+        /// The destination's attribute: its index, name and type.
+        let attribute: Int
+        let attributeName: String
+        let attributeType: AttributeType
+
+        /// The type of the function's result.
+        var resultType: AttributeType { function.resultType(over: attributeType) }
     }
 
     /// The entity's name (its table's).
@@ -38,7 +56,19 @@ struct PropertyColumn: Sendable, Hashable {
         case .count:
             "(SELECT COUNT(*) FROM \(SQLText.quote(SQLText.joinTable(table, name))) AS \"tributary_c\" "
                 + "WHERE \"tributary_c\".source = \(owner).\(SQLText.rowKey))"
+        case .aggregate(let aggregate):
+            aggregateSQL(aggregate)
         }
+    }
+
+    /// The function over the destinations' attribute: a subquery joining the relationship's join table to the
+    /// destination's table. A sum of no values is 0, as Core Data's `@sum` is.
+    private func aggregateSQL(_ aggregate: ToManyAggregate) -> String {
+        let value = "\(aggregate.function.sqlName)(\"tributary_v\".\(SQLText.quote(aggregate.attributeName)))"
+        return "(SELECT \(aggregate.function == .sum ? "COALESCE(\(value), 0)" : value) FROM "
+            + "\(SQLText.quote(SQLText.joinTable(table, name))) AS \"tributary_c\" JOIN "
+            + "\(SQLText.quote(aggregate.destination)) AS \"tributary_v\" ON \"tributary_v\".\(SQLText.rowKey) = "
+            + "\"tributary_c\".destination WHERE \"tributary_c\".source = \(owner).\(SQLText.rowKey))"
     }
 
     /// The column itself, qualified by its table: for a to-one relationship, the one holding its destination's
@@ -55,15 +85,26 @@ struct PropertyColumn: Sendable, Hashable {
     }
 
     /// Whether the column holds strings.
-    var isString: Bool {
-        if case .attribute(_, .string) = source { return true }
-        return false
+    var isString: Bool { valueType == .string }
+
+    /// The type of the property's values as a predicate compares them: an attribute's type, an int for `@count`, a
+    /// to-many aggregate's result type; nil for relationships.
+    var valueType: AttributeType? {
+        switch source {
+        case .attribute(_, let type): type
+        case .count: .int
+        case .aggregate(let aggregate): aggregate.resultType
+        case .toOne, .identity: nil
+        }
     }
 
     /// The name error messages give the property: `login`, `reviewers.@count`.
     var displayName: String {
         if case .count = source { return "\(name).@count" }
         if case .identity = source { return "\(name) (the object)" }
+        if case .aggregate(let aggregate) = source {
+            return "\(name).\(aggregate.function.keyPathOperator).\(aggregate.attributeName)"
+        }
         return name
     }
 
@@ -74,6 +115,8 @@ struct PropertyColumn: Sendable, Hashable {
         case .toOne: "to-one relationship"
         case .count: "count of a to-many relationship"
         case .identity: "to-many relationship"
+        case .aggregate(let aggregate):
+            "\(aggregate.resultType.rawValue) \(aggregate.function.keyPathOperator) of a to-many relationship"
         }
     }
 
@@ -86,7 +129,7 @@ struct PropertyColumn: Sendable, Hashable {
             return values.indices.contains(index) ? SQLValue(values[index], columnType: type) : .null
         case .toOne(let index, _):
             return toOne.indices.contains(index) ? SQLValue(toOne[index]) : .null
-        case .count, .identity:
+        case .count, .identity, .aggregate:
             return .null
         }
     }
@@ -95,12 +138,30 @@ struct PropertyColumn: Sendable, Hashable {
     /// deleted in a context no longer counts).
     func value(of subject: PredicateSubject, resolver: any PredicateResolver) -> SQLValue {
         if case .identity = source { return SQLValue(subject.id) }
+        if case .aggregate(let aggregate) = source { return value(of: aggregate, subject, resolver: resolver) }
         guard case .count(let index, let destination) = source else {
             return value(values: subject.values, toOne: subject.toOne)
         }
         guard subject.toMany.indices.contains(index) else { return .integer(0) }
         return .integer(
             Int64(subject.toMany[index].count(where: { resolver.subject(for: $0, entity: destination) != nil })))
+    }
+
+    /// The function over the attribute of the destinations `resolver` finds; NULL for a sum of ints that overflows
+    /// (the store refuses such a fetch).
+    private func value(of aggregate: ToManyAggregate, _ subject: PredicateSubject, resolver: any PredicateResolver)
+        -> SQLValue
+    {
+        guard subject.toMany.indices.contains(aggregate.index) else {
+            return aggregate.function == .sum ? (aggregate.attributeType == .int ? .integer(0) : .real(0)) : .null
+        }
+        let values = subject.toMany[aggregate.index].lazy.compactMap {
+            resolver.subject(for: $0, entity: aggregate.destination)
+        }.map { destination -> SQLValue in
+            destination.values.indices.contains(aggregate.attribute)
+                ? SQLValue(destination.values[aggregate.attribute], columnType: aggregate.attributeType) : .null
+        }
+        return (try? aggregate.function.apply(to: values, type: aggregate.attributeType)) ?? .null
     }
 }
 

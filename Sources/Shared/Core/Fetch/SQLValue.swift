@@ -142,6 +142,29 @@ extension SQLValue {
     }
 }
 
+extension AttributeValue {
+    /// The attribute value of type `type` that SQLite's `value` holds: nil for NULL, and for a value of a storage
+    /// class the type does not take.
+    init?(_ value: SQLValue, type: AttributeType) {
+        switch (type, value) {
+        case (_, .null): return nil
+        case (.string, .text(let string)): self = .string(string)
+        case (.int, .integer(let integer)): self = .int(integer)
+        case (.int, .real(let real)):
+            guard let integer = Int64(exactly: real) else { return nil }
+            self = .int(integer)
+        case (.bool, .integer(let integer)): self = .bool(integer != 0)
+        case (.double, .real(let real)): self = .double(real)
+        case (.double, .integer(let integer)): self = .double(Double(integer))
+        case (.date, .real(let seconds)): self = .date(Date(timeIntervalSince1970: seconds))
+        case (.date, .integer(let seconds)): self = .date(Date(timeIntervalSince1970: Double(seconds)))
+        case (.data, .blob(let data)): self = .data(data)
+        case (.uuid, .blob(let data)) where data.count == 16: self = .uuid(UUID(bytes: data, at: data.startIndex))
+        default: return nil
+        }
+    }
+}
+
 extension AttributeType {
     /// Whether the column has REAL affinity.
     var isRealColumn: Bool { self == .double || self == .date }
