@@ -12,4 +12,15 @@ extension SQLValue {
         case .blob(let value): value.databaseValue
         }
     }
+
+    /// The value SQLite returned.
+    init(_ value: DatabaseValue) {
+        switch value.storage {
+        case .null: self = .null
+        case .int64(let integer): self = .integer(integer)
+        case .double(let double): self = .real(double)
+        case .string(let string): self = .text(string)
+        case .blob(let data): self = .blob(data)
+        }
+    }
 }

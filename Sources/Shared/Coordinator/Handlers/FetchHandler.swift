@@ -2,8 +2,8 @@ import Foundation
 import TributaryCore
 import TributaryProtocol
 
-/// Fetches of the store's objects and of their aggregates (a view context's, `tributary fetch`): read after the saves before them, so a
-/// client that saved and fetched without waiting for the ack sees its save.
+/// Fetches of the store's objects and of their aggregates (a view context's, `tributary fetch`): read after the
+/// saves before them, so a client that saved and fetched without waiting for the ack sees its save.
 package struct FetchHandler: Sendable {
     let parts: HandlerParts
 

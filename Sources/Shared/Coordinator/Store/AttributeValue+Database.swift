@@ -20,18 +20,6 @@ extension AttributeValue {
     /// The attribute value of a stored SQLite value for an attribute of `type`; nil for NULL or a value of
     /// another storage class.
     init?(_ value: DatabaseValue, type: AttributeType) {
-        switch (type, value.storage) {
-        case (_, .null): return nil
-        case (.string, .string(let string)): self = .string(string)
-        case (.int, .int64(let int)): self = .int(int)
-        case (.bool, .int64(let int)): self = .bool(int != 0)
-        case (.double, .double(let double)): self = .double(double)
-        case (.double, .int64(let int)): self = .double(Double(int))
-        case (.date, .double(let seconds)): self = .date(Date(timeIntervalSince1970: seconds))
-        case (.date, .int64(let seconds)): self = .date(Date(timeIntervalSince1970: Double(seconds)))
-        case (.data, .blob(let data)): self = .data(data)
-        case (.uuid, .blob(let data)) where data.count == 16: self = .uuid(UUID(bytes: data, at: data.startIndex))
-        default: return nil
-        }
+        self.init(SQLValue(value), type: type)
     }
 }

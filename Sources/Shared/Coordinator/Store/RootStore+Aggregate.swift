@@ -10,8 +10,7 @@ extension RootStore {
     ///   predicate or sort got wrong; `invalidRequest` for a sum that overflows 64 bits or more than
     ///   `maximumFetchRows` rows without a limit.
     public func aggregate(_ request: AggregateRequest) throws -> AggregateResult {
-        let query = try aggregateQuery(for: request)
-        return try pool.read { db in try query.run(in: db) }
+        try aggregateNow(try aggregateQuery(for: request))
     }
 
     /// A wire request checked against the model, as ``aggregate(_:)`` checks it.

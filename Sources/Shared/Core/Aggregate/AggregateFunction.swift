@@ -26,14 +26,14 @@ public enum AggregateFunction: String, Sendable, Hashable, CaseIterable, Codable
         self = function
     }
 
-    /// The SQL aggregate it is (`SUM`), for a value of `type`.
-    var sqlName: String {
+    /// The function of the SQL values `value` in a group: `SUM(value)`, a sum of none being 0 as Core Data's is.
+    func sql(of value: String) -> String {
         switch self {
-        case .count: "COUNT"
-        case .sum: "SUM"
-        case .avg: "AVG"
-        case .min: "MIN"
-        case .max: "MAX"
+        case .count: "COUNT(\(value))"
+        case .sum: "COALESCE(SUM(\(value)), 0)"
+        case .avg: "AVG(\(value))"
+        case .min: "MIN(\(value))"
+        case .max: "MAX(\(value))"
         }
     }
 

@@ -10,8 +10,8 @@ extension CompiledAggregate {
     {
         var groups: [[SQLValue]: [[SQLValue]]] = [:]
         for object in objects where predicate?.evaluate(object, resolver: resolver) ?? true {
-            let key = groupKeys.map { $0.value(of: object, resolver: resolver) }
-            let values = aggregates.map { $0.key?.value(of: object, resolver: resolver) ?? .integer(1) }
+            let key = groupKeys.map { $0.path.singleValue(of: object, resolver: resolver) }
+            let values = aggregates.map { $0.key?.path.singleValue(of: object, resolver: resolver) ?? .integer(1) }
             groups[key, default: []].append(values)
         }
         if groupKeys.isEmpty && groups.isEmpty { groups[[]] = [] }
@@ -47,14 +47,5 @@ extension CompiledAggregate {
         let offset = min(max(0, request.fetchOffset), kept.count)
         let end = request.fetchLimit > 0 ? min(kept.count, offset + request.fetchLimit) : kept.count
         return kept[offset..<end].map { AggregateRow(names: names, values: $0, groupKeyCount: groupKeys.count) }
-    }
-}
-
-extension CompiledAggregate.Key {
-    /// The key's value for `object`, as SQLite holds it: NULL when a relationship on the way is nil.
-    func value(of object: PredicateSubject, resolver: any PredicateResolver) -> SQLValue {
-        guard !path.hops.isEmpty else { return path.end.value(of: object, resolver: resolver) }
-        return path.reached(from: object, resolver: resolver).first.map { path.end.value(of: $0, resolver: resolver) }
-            ?? .null
     }
 }

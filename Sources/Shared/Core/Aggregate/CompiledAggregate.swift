@@ -40,11 +40,6 @@ package struct CompiledAggregate: Sendable {
 
     /// The types of a row's values, in order: the group keys', then the aggregates'.
     package var columnTypes: [AttributeType] { groupKeys.map(\.type) + aggregates.map(\.type) }
-    /// The relationship sequences the keys and the predicate follow, for a context to load before computing.
-    package var relationshipPaths: [[PredicateHop]] {
-        (groupKeys + aggregates.compactMap(\.key)).map(\.path.relationshipSequence).filter { !$0.isEmpty }
-            + (predicate?.relationshipPaths ?? [])
-    }
 }
 
 extension AggregateRequest {
@@ -65,14 +60,14 @@ extension AggregateRequest {
                 return .init(function: .count, key: nil, type: .int)
             }
             let key = try Self.key(name, of: entity, in: model, use: "aggregated")
-            guard expression.function.accepts(key.type), expression.function == .count || !key.path.end.isToOne
-            else {
+            // A to-one relationship's values are ids (type uuid): only counted.
+            guard expression.function.accepts(key.type) else {
+                let what = key.path.end.isToOne ? "a to-one relationship" : "a \(key.type.rawValue) value"
                 throw FetchPredicateError(
                     .wrongType,
                     "\(expression.function.rawValue) of \(FetchPredicateError.quoted(name)) is not possible: "
                         + "\(expression.function.rawValue) takes \(expression.function.acceptedTypes), and "
-                        + "\(FetchPredicateError.quoted(name)) is \(key.path.end.isToOne ? "a to-one relationship" : "a \(key.type.rawValue) value")"
-                )
+                        + "\(FetchPredicateError.quoted(name)) is \(what)")
             }
             return .init(function: expression.function, key: key, type: expression.function.resultType(over: key.type))
         }
@@ -115,10 +110,8 @@ extension AggregateRequest {
             let value =
                 aggregate.key.map { [FetchSort].sql($0.path, entity: entity, alias: "\"tributary_a\(index)_") }
                 ?? "*"
-            let sql = "\(aggregate.function.sqlName)(\(value))"
             columns.append(
-                "\(aggregate.function == .sum ? "COALESCE(\(sql), 0)" : sql) AS "
-                    + SQLText.quote(names[groupKeys.count + index]))
+                "\(aggregate.function.sql(of: value)) AS \(SQLText.quote(names[groupKeys.count + index]))")
         }
         var sql =
             "SELECT * FROM (SELECT \(columns.joined(separator: ", ")) FROM \(SQLText.quote(entity.name)) "

@@ -12,10 +12,7 @@ package struct CompiledSort: Sendable {
 
         /// The key's value for `subject`: nil when a relationship on the way is.
         func value(of subject: PredicateSubject, resolver: any PredicateResolver) -> SQLValue {
-            guard !path.hops.isEmpty else { return path.end.value(of: subject, resolver: resolver) }
-            return path.reached(from: subject, resolver: resolver).first.map {
-                path.end.value(of: $0, resolver: resolver)
-            } ?? .null
+            path.singleValue(of: subject, resolver: resolver)
         }
 
         /// The key's value for `subject` as the model types it: a to-one relationship's destination as its id, a

@@ -163,8 +163,7 @@ struct PredicateParser {
     }
 
     /// A key or a key path: `additions`, `author.login`, `#order.total`, `reviewers.@count`, `lines.@sum.amount`, or
-    /// `%K` (whose string
-    /// may itself be a path).
+    /// `%K` (whose string may itself be a path).
     private mutating func parseKey() throws -> String {
         var key = try parseKeyComponent(first: true)
         while current.isSymbol(".") {

@@ -73,6 +73,13 @@ struct PredicateKeyPath: Sendable {
         ]
     }
 
+    /// The value of a path through to-one relationships for `subject`: NULL when a relationship on the way is nil
+    /// (a sort key's, a group key's).
+    func singleValue(of subject: PredicateSubject, resolver: any PredicateResolver) -> SQLValue {
+        guard !hops.isEmpty else { return end.value(of: subject, resolver: resolver) }
+        return reached(from: subject, resolver: resolver).first.map { end.value(of: $0, resolver: resolver) } ?? .null
+    }
+
     /// The objects the hops reach from `subject`: one or none through to-one relationships, any number through
     /// to-many ones (destinations that `resolver` does not find are skipped).
     func reached(from subject: PredicateSubject, resolver: any PredicateResolver) -> [PredicateSubject] {

@@ -64,8 +64,8 @@ struct PropertyColumn: Sendable, Hashable {
     /// The function over the destinations' attribute: a subquery joining the relationship's join table to the
     /// destination's table. A sum of no values is 0, as Core Data's `@sum` is.
     private func aggregateSQL(_ aggregate: ToManyAggregate) -> String {
-        let value = "\(aggregate.function.sqlName)(\"tributary_v\".\(SQLText.quote(aggregate.attributeName)))"
-        return "(SELECT \(aggregate.function == .sum ? "COALESCE(\(value), 0)" : value) FROM "
+        let value = aggregate.function.sql(of: "\"tributary_v\".\(SQLText.quote(aggregate.attributeName))")
+        return "(SELECT \(value) FROM "
             + "\(SQLText.quote(SQLText.joinTable(table, name))) AS \"tributary_c\" JOIN "
             + "\(SQLText.quote(aggregate.destination)) AS \"tributary_v\" ON \"tributary_v\".\(SQLText.rowKey) = "
             + "\"tributary_c\".destination WHERE \"tributary_c\".source = \(owner).\(SQLText.rowKey))"

@@ -145,7 +145,7 @@ extension SQLValue {
 extension AttributeValue {
     /// The attribute value of type `type` that SQLite's `value` holds: nil for NULL, and for a value of a storage
     /// class the type does not take.
-    init?(_ value: SQLValue, type: AttributeType) {
+    package init?(_ value: SQLValue, type: AttributeType) {
         switch (type, value) {
         case (_, .null): return nil
         case (.string, .text(let string)): self = .string(string)
