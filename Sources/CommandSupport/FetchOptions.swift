@@ -35,10 +35,10 @@ public struct FetchSelectionOptions: ParsableArguments {
         }
     }
 
-    /// `--where: <the parser's message>`, and for a one-line format, the format with a caret under the token the
-    /// error names (offsets count Unicode scalars, as the parser does).
-    static func message(for error: FetchPredicateError, in format: String) -> String {
-        var message = "--where: \(error.message)"
+    /// `--where: <the parser's message>` (or another `flag`'s), and for a one-line format, the format with a caret
+    /// under the token the error names (offsets count Unicode scalars, as the parser does).
+    static func message(for error: FetchPredicateError, in format: String, flag: String = "--where") -> String {
+        var message = "\(flag): \(error.message)"
         if let offset = error.offset, !format.contains(where: \.isNewline), offset <= format.unicodeScalars.count {
             message += "\n  \(format)\n  \(String(repeating: " ", count: offset))^"
         }

@@ -9,13 +9,19 @@ public enum ObjectTable {
     /// ends in `…`), each down to its header's width (at least 4 characters, at most 8); then columns are left out
     /// from the right. Line breaks and tabs in a value are shown as `\n` and `\t`, so each object keeps one line.
     public static func lines(columns: [ObjectColumn], rows: [[String]], width: Int?) -> [String] {
-        guard !columns.isEmpty else { return [] }
-        var widths = columns.indices.map { index in
-            rows.reduce(columns[index].key.count) { max($0, $1[index].count) }
+        lines(headers: columns.map(\.key), numeric: columns.map(\.isNumeric), rows: rows, width: width)
+    }
+
+    /// The lines of a table of `rows` under `headers`, the columns `numeric` marks aligned right, cut to `width` as
+    /// ``lines(columns:rows:width:)`` cuts them.
+    public static func lines(headers: [String], numeric: [Bool], rows: [[String]], width: Int?) -> [String] {
+        guard !headers.isEmpty else { return [] }
+        var widths = headers.indices.map { index in
+            rows.reduce(headers[index].count) { max($0, $1[index].count) }
         }
-        var shown = columns.count
+        var shown = headers.count
         if let width {
-            let floor = widths.indices.map { min(widths[$0], max(4, min(columns[$0].key.count, 8))) }
+            let floor = widths.indices.map { min(widths[$0], max(4, min(headers[$0].count, 8))) }
             var total = widths.reduce(0, +) + 2 * (shown - 1)
             while total > width {
                 let widest = widths[..<shown].indices.filter { widths[$0] > floor[$0] }.max { widths[$0] < widths[$1] }
@@ -38,7 +44,7 @@ public enum ObjectTable {
                 let cell = fit(cells[index], widths[index])
                 let padding = String(repeating: " ", count: widths[index] - cell.count)
                 let last = index == shown - 1
-                if columns[index].isNumeric && !rule {
+                if numeric[index] && !rule {
                     text += padding + cell
                 } else {
                     text += cell + (last ? "" : padding)
@@ -48,7 +54,7 @@ public enum ObjectTable {
             return text
         }
         return [
-            line(columns.map(\.key)),
+            line(headers),
             line(widths.map { String(repeating: "-", count: $0) }, rule: true),
         ] + rows.map { line($0) }
     }

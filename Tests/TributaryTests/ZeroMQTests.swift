@@ -187,10 +187,12 @@ extension ZeroMQTests {
         loop.start()
         let dealer = try context.makeSocket(.dealer)
         try dealer.connect(endpoint)
-        let serving = Task { await echo.serve(50) }
+        // The serving task starts on the loop's thread: a task started on the pool may wait for a pool thread for
+        // longer than the replies are awaited while other tests hold both of them.
+        let serving = Task(executorPreference: loop) { await echo.serve(50) }
         for index in 0..<50 { try dealer.send([Data("m\(index)".utf8)]) }
-        // The replies are awaited off the pool: the serving task needs a pool thread to start. The dealer is used
-        // by that thread alone until it returns.
+        // The replies are awaited off the pool, on a thread of their own. The dealer is used by that thread alone
+        // until it returns.
         nonisolated(unsafe) let receiver = dealer
         let replies = try await onOwnThread {
             var replies: [[Data]] = []

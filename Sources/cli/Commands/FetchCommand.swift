@@ -31,6 +31,13 @@ struct FetchCommand: AsyncParsableCommand {
 
             --prefetch prints the destinations of a relationship key path after the objects, each once, marked \
             "prefetched": true (text: a leading "prefetched").
+
+            --group-by, --sum, --avg, --min, --max or --having make it an aggregate fetch (Core Data's dictionary \
+            results): one row per group of the matching objects, computed by the store in one query, holding the \
+            group keys, then the sums, averages, minimums and maximums named function_key (sum_additions), or the \
+            count when no function is named. --sort and --having take the row's names (--sort -count); --limit \
+            counts rows, all of them by default. A table on a terminal, else `author.login="ada" count=3` lines, or \
+            with --json one object per row keyed by the names: {"author.login": "ada", "count": 3}.
             """)
 
     @OptionGroup var selection: FetchSelectionOptions
@@ -43,8 +50,8 @@ struct FetchCommand: AsyncParsableCommand {
             valueName: "keys"))
     var sort: String?
 
-    @Option(help: "At most this many objects (1 to 100000).")
-    var limit = 100
+    @Option(help: "At most this many objects (1 to 100000; default 100), or rows of an aggregate fetch (default all).")
+    var limit: Int?
 
     @Option(help: "Skip this many objects first.")
     var offset = 0
@@ -55,6 +62,8 @@ struct FetchCommand: AsyncParsableCommand {
             valueName: "path"))
     var prefetch: [String] = []
 
+    @OptionGroup var aggregate: AggregateOptions
+
     @OptionGroup var output: ObjectFormatOptions
 
     @Flag(help: "Print one JSON object per line instead of text.")
@@ -63,17 +72,38 @@ struct FetchCommand: AsyncParsableCommand {
     @OptionGroup var jobs: JobsEndpointOption
 
     func validate() throws {
-        guard (1...100_000).contains(limit) else { throw ValidationError("--limit must be between 1 and 100000") }
+        if let limit, !(1...100_000).contains(limit) {
+            throw ValidationError("--limit must be between 1 and 100000")
+        }
         guard offset >= 0 else { throw ValidationError("--offset must not be negative") }
         if let sort { _ = try FetchSortList.parse(sort) }
-        _ = try output.style(json: json, prefetching: prefetch)
+        if aggregate.isGiven {
+            guard prefetch.isEmpty, output.columns == nil else {
+                throw ValidationError(
+                    "--prefetch and --columns apply to objects; an aggregate fetch (--group-by, --sum, --avg, --min, "
+                        + "--max, --having) prints a column per group key and aggregate")
+            }
+        } else {
+            _ = try output.style(json: json, prefetching: prefetch)
+        }
     }
 
     func run() async throws {
+        let sortDescriptors = try sort.map(FetchSortList.parse) ?? []
+        if let request = try aggregate.request(
+            entity: selection.entity, predicate: try selection.predicate(), counting: false,
+            sortedBy: sortDescriptors, limit: limit ?? 0, offset: offset)
+        {
+            let result = try await JobClient.with(endpoint: jobs.endpoint, curve: try jobs.curveKeys()) {
+                try await $0.aggregate(request)
+            }
+            for line in try AggregateText.lines(result, json: json, format: output.format) { Terminal.line(line) }
+            return
+        }
         let style = try output.style(json: json, prefetching: prefetch)
         var request = FetchRequest(
             entity: selection.entity, predicate: try selection.predicate(),
-            sortedBy: try sort.map(FetchSortList.parse) ?? [], limit: limit, offset: offset, prefetching: prefetch)
+            sortedBy: sortDescriptors, limit: limit ?? 100, offset: offset, prefetching: prefetch)
         let (result, columns) = try await JobClient.with(endpoint: jobs.endpoint, curve: try jobs.curveKeys()) {
             client -> (FetchResult, [ObjectColumn]) in
             guard case .table(let list) = style else { return (try await client.fetch(request), []) }
