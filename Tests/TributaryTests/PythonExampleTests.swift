@@ -157,4 +157,49 @@ struct PythonExampleTests {
         #expect(status == 0, "\(output.joined(separator: "\n"))\n\(error.joined(separator: "\n"))")
         #expect(output.contains { $0.contains("PASS") } || error.contains { $0.contains("PASS") }, "\(output)")
     }
+
+    @Test("aggregate.py reads groups through the wire: the rows the same query written by hand in SQL gives")
+    func aggregate() async throws {
+        let directory = try TemporaryDirectory()
+        let rows = try directory.write("rows.ndjson", DemoData.pullRequests(count: 2_000, users: 50))
+        let coordinator = try await TestCoordinator.start(in: directory, workers: 2)
+        defer { Task { await coordinator.process.stop() } }
+        let listen = ["--listen", coordinator.process.listenEndpoint]
+        let pushed = try await Self.finish(
+            try Self.start("pusher.py", listen + ["--entity", "PullRequest", "--file", rows, "--wait"]))
+        #expect(pushed.status == 0, "pusher: \(pushed.error.joined(separator: "\n"))")
+
+        let read = try await Self.finish(
+            try Self.start(
+                "aggregate.py",
+                listen + [
+                    "--entity", "PullRequest", "--group-by", "author.login", "--count", "--sum", "additions",
+                    "--max", "createdAt", "--where", "merged == false AND additions >= 10", "--having",
+                    "count >= 15", "--sort=-sum_additions", "--limit", "5",
+                ]))
+        #expect(read.status == 0, "aggregate.py: \(read.error.joined(separator: "\n"))")
+        let printed = try read.output.map { line in
+            let row = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            #expect(Set(row.keys) == ["author.login", "count", "sum_additions", "max_createdAt"])
+            return "\(row["author.login"] ?? "?") \(row["count"] ?? "?") \(row["sum_additions"] ?? "?") "
+                + "\(row["max_createdAt"] ?? "?")"
+        }
+        let expected = try await DatabaseQueue(path: coordinator.storePath).read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT (SELECT u.login FROM User u WHERE u._rowid = p.author) AS k, COUNT(*) AS n,
+                      COALESCE(SUM(additions), 0) AS s, MAX(createdAt) AS m
+                    FROM PullRequest p WHERE merged = 0 AND additions >= 10 GROUP BY k HAVING n >= 15
+                    ORDER BY s DESC, k LIMIT 5
+                    """
+            ).map { "\($0["k"] as String) \($0["n"] as Int) \($0["s"] as Int) \($0["m"] as Double)" }
+        }
+        #expect(printed == expected)
+        #expect(expected.count == 5, "the having and limit leave five groups")
+
+        let refused = try await Self.finish(
+            try Self.start("aggregate.py", listen + ["--entity", "PullRequest", "--sum", "title"]))
+        #expect(refused.status == 1 && refused.error.joined().contains("INVALID_PREDICATE"), "\(refused.error)")
+    }
 }
