@@ -43,8 +43,13 @@ extension JSONOutput {
     /// An aggregate row on one line, keyed by the row's names: `{"author.login": "ada", "count": 3,
     /// "max_score": null}`, values as ``object(_:prefetched:)`` encodes attributes.
     public static func aggregateRow(_ row: AggregateRow) throws -> String {
+        try encode(aggregateObject(row))
+    }
+
+    /// A row as JSONSerialization takes it: its values keyed by its names, NULL as `NSNull`.
+    static func aggregateObject(_ row: AggregateRow) -> [String: Any] {
         var object: [String: Any] = [:]
         for (name, value) in zip(row.names, row.values) { object[name] = value.map(jsonValue) ?? NSNull() }
-        return try encode(object)
+        return object
     }
 }

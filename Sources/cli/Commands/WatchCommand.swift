@@ -29,6 +29,16 @@ struct WatchCommand: AsyncParsableCommand {
             offsets and insertions at the new one's (a moved row appears in both), so replaying them gives each \
             state.
 
+            --group-by, --sum, --avg, --min, --max or --having make it a live aggregate: the groups of the \
+            matching objects, as `tributary fetch --group-by` prints them, kept current as each commit moves \
+            objects between groups (counts and sums move by the change, a minimum or maximum that left its group is \
+            recomputed from the values the view holds; at most 99,999 objects may match). --sort and --having take \
+            the row's names; --limit counts rows, all of them by default. --json: one line per state, {"seq", \
+            "count", "removed": [{"offset"}], "inserted": [{"offset", "row"}], "moved": [{"from", "to"}], \
+            "updated": [{"offset", "row"}], "refetched"}, each row an object keyed by the row's names; removals and \
+            moves out at the previous state's offsets (highest first), then insertions and moves in at the new \
+            one's (lowest first), then the updated rows' values, give each state.
+
             Runs until SIGINT or SIGTERM.
             """)
 
@@ -40,14 +50,16 @@ struct WatchCommand: AsyncParsableCommand {
             "Sort keys, comma-separated, '-' before a key for descending (ties by id).", valueName: "keys"))
     var sort: String?
 
-    @Option(help: "At most this many rows (1 to 10000).")
-    var limit = 20
+    @Option(help: "At most this many rows (1 to 10000; default 20 objects, or every group of a live aggregate).")
+    var limit: Int?
 
     @Option(
         help: ArgumentHelp(
             "Group the rows by this key or to-one key path (sorted by it first, ascending, unless --sort starts with it).",
             valueName: "key"))
     var section: String?
+
+    @OptionGroup var aggregate: AggregateOptions
 
     @OptionGroup var output: ObjectFormatOptions
 
@@ -58,18 +70,36 @@ struct WatchCommand: AsyncParsableCommand {
     @OptionGroup var jobs: JobsEndpointOption
 
     func validate() throws {
-        guard (1...10_000).contains(limit) else { throw ValidationError("--limit must be between 1 and 10000") }
+        if let limit, !(1...10_000).contains(limit) {
+            throw ValidationError("--limit must be between 1 and 10000")
+        }
         if let sort { _ = try FetchSortList.parse(sort) }
-        _ = try output.style(json: json)
+        if aggregate.isGiven {
+            guard section == nil, output.columns == nil else {
+                throw ValidationError(
+                    "--section and --columns apply to objects; a live aggregate (--group-by, --sum, --avg, --min, "
+                        + "--max, --having) prints a column per group key and aggregate")
+            }
+        } else {
+            _ = try output.style(json: json)
+        }
     }
 
     func run() async throws {
+        let curve = try jobs.curveKeys()
+        let model = try await JobClient.with(endpoint: jobs.endpoint, curve: curve) { try await $0.model() }
+        if let request = try aggregate.request(
+            entity: selection.entity, predicate: try selection.predicate(), counting: false,
+            sortedBy: try sort.map(FetchSortList.parse) ?? [], limit: limit ?? 0)
+        {
+            _ = try request.compile(in: model)
+            try await watch(request, model: model, curve: curve)
+            return
+        }
         let style = try output.style(json: json)
         var request = FetchRequest(
             entity: selection.entity, predicate: try selection.predicate(),
-            sortedBy: try sort.map(FetchSortList.parse) ?? [], limit: limit)
-        let curve = try jobs.curveKeys()
-        let model = try await JobClient.with(endpoint: jobs.endpoint, curve: curve) { try await $0.model() }
+            sortedBy: try sort.map(FetchSortList.parse) ?? [], limit: limit ?? 20)
         var columns: [ObjectColumn] = []
         if case .table(let list) = style {
             guard let entity = model.entity(named: request.entity) else {
@@ -104,6 +134,29 @@ struct WatchCommand: AsyncParsableCommand {
                         Terminal.width.map { ObjectTable.fit(line, $0) } ?? line, at: top + section.range.lowerBound)
                 }
                 let header = "\(entity): \(snapshot.ids.count) shown, at seq \(snapshot.seq)"
+                Terminal.line((redraw ? "\u{1B}[H\u{1B}[2J" : "") + ([header] + lines).joined(separator: "\n"))
+            }
+        }
+        results.cancel()
+        await view.close()
+        await MessagingRuntime.shutDown()
+    }
+
+    /// Follows a live aggregate until a stop signal, printing each state.
+    private func watch(_ request: AggregateRequest, model: Model, curve: CurveClientKeys?) async throws {
+        let view = try await ViewContext.start(
+            feed: source.endpoint, jobs: jobs.endpoint, model: model, contents: .fetched, name: "watch", curve: curve)
+        let results = try await view.results(for: request)
+        let redraw = isatty(1) != 0
+        let (json, format, entity) = (json, output.format, request.entity)
+        _ = try await StopSignals.run {
+            for try await snapshot in results {
+                if json {
+                    Terminal.line(try JSONOutput.liveAggregate(snapshot))
+                    continue
+                }
+                let lines = try AggregateText.lines(snapshot.result, json: false, format: format)
+                let header = "\(entity): \(snapshot.rows.count) groups, at seq \(snapshot.seq)"
                 Terminal.line((redraw ? "\u{1B}[H\u{1B}[2J" : "") + ([header] + lines).joined(separator: "\n"))
             }
         }

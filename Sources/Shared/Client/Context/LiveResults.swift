@@ -1,6 +1,5 @@
 import CoreMetrics
 import Foundation
-import Synchronization
 import TributaryCore
 
 /// A fetch request kept current across processes (Core Data's `NSFetchedResultsController`, SwiftData's `@Query`,
@@ -19,32 +18,20 @@ public final class LiveResults: AsyncSequence, Sendable {
     /// The counter of refetches, by `entity`, in the metrics backend the process bootstrapped (swift-metrics).
     public static let refetchesMetric = "tributary_live_results_refetches_total"
 
-    private struct State {
+    /// What a snapshot shows.
+    struct Shown: Equatable, Sendable {
         var ids: [ObjectID] = []
-        var seq: UInt64 = 0
-        var version = 0
-        var updated: Set<ObjectID> = []
-        var refetched = false
         var sections: [LiveResultsSection] = []
-        var delivered: [ObjectID] = []
-        var deliveredSections: [LiveResultsSection] = []
-        var deliveredVersion = 0
-        var ended = false
-        var error: (any Error)?
-        var waiter: CheckedContinuation<Void, Never>?
-        var refetches = 0
     }
 
-    private let state = Mutex(State())
-    private let onEnd = Mutex<(@Sendable () -> Void)?>(nil)
-    private let refetchCounter: Counter
+    private let channel: LiveSnapshotChannel<Shown, ObjectID>
 
     init(entity: String, metrics: any MetricsFactory) {
-        refetchCounter = Counter(label: Self.refetchesMetric, dimensions: [("entity", entity)], factory: metrics)
+        channel = LiveSnapshotChannel(empty: Shown(), metric: Self.refetchesMetric, entity: entity, metrics: metrics)
     }
 
     /// How many times the store was asked again since the first fetch (changes the feed's values could not place).
-    public var refetches: Int { state.withLock { $0.refetches } }
+    public var refetches: Int { channel.refetches }
 
     /// Stops following: the sequence ends after the snapshot being taken, if any.
     public func cancel() { end(throwing: nil) }
@@ -63,104 +50,23 @@ public final class LiveResults: AsyncSequence, Sendable {
     }
 
     /// Records a new state: the ids shown, their sections, the rows whose values changed, the commit, and the
-    /// refetches so far. A state equal to the last one (a commit that changed nothing shown) wakes nobody: the next
-    /// snapshot carries its seq.
+    /// refetches so far (see ``LiveSnapshotChannel/publish(_:changed:seq:refetches:)``).
     func publish(
         _ ids: [ObjectID], sections: [LiveResultsSection], updated: [ObjectID], seq: UInt64, refetches: Int
     ) {
-        let (waiter, refetched) = state.withLock { state -> (CheckedContinuation<Void, Never>?, Int) in
-            guard !state.ended else { return (nil, 0) }
-            let refetched = Swift.max(0, refetches - state.refetches)
-            state.refetches = refetches
-            if state.version > 0, updated.isEmpty, ids == state.ids, sections == state.sections {
-                state.seq = seq
-                return (nil, refetched)
-            }
-            state.refetched = state.refetched || refetched > 0
-            state.ids = ids
-            state.sections = sections
-            state.seq = seq
-            state.updated.formUnion(updated)
-            state.version += 1
-            defer { state.waiter = nil }
-            return (state.waiter, refetched)
-        }
-        if refetched > 0 { refetchCounter.increment(by: refetched) }
-        waiter?.resume()
+        channel.publish(Shown(ids: ids, sections: sections), changed: updated, seq: seq, refetches: refetches)
     }
 
     /// Ends the sequence, with `error` when something stopped it.
-    func end(throwing error: (any Error)?) {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard !state.ended else { return nil }
-            state.ended = true
-            state.error = error
-            defer { state.waiter = nil }
-            return state.waiter
-        }
-        waiter?.resume()
-        onEnd.withLock { end in
-            defer { end = nil }
-            return end
-        }?()
-    }
+    func end(throwing error: (any Error)?) { channel.end(throwing: error) }
 
     /// Calls `body` once, when the sequence ends (to stop following the view).
-    func whenEnded(_ body: @escaping @Sendable () -> Void) {
-        let ended = state.withLock { $0.ended }
-        if ended { body() } else { onEnd.withLock { $0 = body } }
-    }
+    func whenEnded(_ body: @escaping @Sendable () -> Void) { channel.whenEnded(body) }
 
     private func next() async throws -> LiveResultsSnapshot? {
-        while true {
-            enum Step {
-                case snapshot(LiveResultsSnapshot)
-                case finished((any Error)?)
-                case wait
-            }
-            let step = state.withLock { state -> Step in
-                if state.version > state.deliveredVersion {
-                    let snapshot = LiveResultsSnapshot(
-                        ids: state.ids, previous: state.delivered, updated: state.updated, seq: state.seq,
-                        refetched: state.refetched, sections: state.sections,
-                        previousSections: state.deliveredSections)
-                    state.delivered = state.ids
-                    state.deliveredSections = state.sections
-                    state.deliveredVersion = state.version
-                    state.updated = []
-                    state.refetched = false
-                    return .snapshot(snapshot)
-                }
-                if state.ended { return .finished(state.error) }
-                return .wait
-            }
-            switch step {
-            case .snapshot(let snapshot): return snapshot
-            case .finished(let error):
-                if let error { throw error }
-                return nil
-            case .wait:
-                if Task.isCancelled { return nil }
-                await withTaskCancellationHandler {
-                    await withCheckedContinuation { continuation in
-                        let ready = state.withLock { state -> Bool in
-                            if state.version > state.deliveredVersion || state.ended || state.waiter != nil {
-                                return true
-                            }
-                            state.waiter = continuation
-                            return false
-                        }
-                        if ready { continuation.resume() }
-                    }
-                } onCancel: {
-                    let waiter = state.withLock { state in
-                        defer { state.waiter = nil }
-                        return state.waiter
-                    }
-                    waiter?.resume()
-                }
-                if Task.isCancelled { return nil }
-            }
-        }
+        guard let taken = try await channel.take() else { return nil }
+        return LiveResultsSnapshot(
+            ids: taken.shown.ids, previous: taken.previous.ids, updated: taken.changed, seq: taken.seq,
+            refetched: taken.refetched, sections: taken.shown.sections, previousSections: taken.previous.sections)
     }
 }

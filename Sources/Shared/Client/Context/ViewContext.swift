@@ -47,9 +47,9 @@ public final class ViewContext: Sendable {
     private let feed: ChangeFeed
     private let follower: Task<Void, Never>
     private let connection: CoordinatorConnection
-    private let observers: CommitObservers
+    let observers: CommitObservers
     /// The entities whose commits the view follows; empty: every entity.
-    private let followed: Set<String>
+    let followed: Set<String>
 
     private init(
         context: ObjectContext, snapshotSeq: UInt64, feed: ChangeFeed,

@@ -110,9 +110,9 @@ package final class LiveResultsEngine: @unchecked Sendable {
         }
         var changed: [PredicateSubject] = []
         var deleted: [UUID] = []
-        let inserts = Self.insertedRows(of: entity, in: save, context: context)
+        let inserts = save.insertedObjects(of: entity, in: context)
         for id in save.deleted where id.entity == entity.name { deleted.append(id.uuid) }
-        let changedKeys = Self.changedColumns(of: entity.name, in: save)
+        let changedKeys = save.changedProperties(of: entity.name)
         for id in save.inserted + save.updated where id.entity == entity.name {
             if let object = context.registered[id.uuid], !object.isFault {
                 changed.append(object.predicateSubject)
@@ -188,35 +188,6 @@ package final class LiveResultsEngine: @unchecked Sendable {
         (save.inserted + save.updated + save.deleted).contains { entities.contains($0.entity) }
     }
 
-    /// The objects of `entity` that `save` inserted, whole, by id, not registered (an insert carries every property
-    /// it set; the rest are nil).
-    private static func insertedRows(of entity: Entity, in save: DidSave, context: ObjectContext)
-        -> [UUID: ManagedObject]
-    {
-        let inserted = Set(save.inserted.lazy.filter { $0.entity == entity.name }.map(\.uuid))
-        var rows: [UUID: ManagedObject] = [:]
-        for batch in save.values where batch.entity == entity.name && batch.operation == .insert {
-            guard let objects = try? context.transientObjects(from: batch) else { continue }
-            for object in objects where inserted.contains(object.objectID.uuid) {
-                object.isFault = false
-                rows[object.objectID.uuid] = object
-            }
-        }
-        return rows
-    }
-
-    /// The properties `save` changed, per object of `entity`.
-    private static func changedColumns(of entity: String, in save: DidSave) -> [UUID: Set<String>] {
-        var changed: [UUID: Set<String>] = [:]
-        for batch in save.values where batch.entity == entity {
-            let names = Set(batch.columns.map(\.name))
-            for row in 0..<batch.ids.count / 16 {
-                changed[UUID(bytes: batch.ids, at: batch.ids.startIndex + row * 16), default: []].formUnion(names)
-            }
-        }
-        return changed
-    }
-
     /// The properties of the fetched entity that `request` reads: its predicate's and sort's keys, a key path by
     /// its first step.
     private static func keys(of request: FetchRequest) -> Set<String> {
@@ -234,22 +205,5 @@ package final class LiveResultsEngine: @unchecked Sendable {
         var keys = Set(request.sortDescriptors.map { first($0.key) })
         if let predicate = request.predicate { collect(predicate, into: &keys) }
         return keys
-    }
-}
-
-/// The objects a context holds, for key paths: one it does not hold (or holds as a fault) is noted as missed, so
-/// the live result fetches instead of judging on nothing.
-private final class HeldObjects: PredicateResolver {
-    let context: ObjectContext
-    private(set) var missed = false
-
-    init(context: ObjectContext) { self.context = context }
-
-    func subject(for id: UUID, entity: String) -> PredicateSubject? {
-        guard let object = context.registered[id], !object.isFault else {
-            missed = true
-            return nil
-        }
-        return object.predicateSubject
     }
 }
