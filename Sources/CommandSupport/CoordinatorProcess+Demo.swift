@@ -11,11 +11,15 @@ extension CoordinatorProcess {
 
     /// Writes the demo model into `directory` (created if needed) and starts a coordinator on a store there,
     /// logging to `coordinator.log` beside it.
-    /// - Parameter arguments: further arguments, such as `--workers 2`.
-    public static func startDemoStore(in directory: URL, arguments: [String]) async throws -> DemoStore {
+    /// - Parameters:
+    ///   - arguments: further arguments, such as `--workers 2`.
+    ///   - modelJSON: the model written, the demo model by default (a version of it, such as one declaring indexes).
+    public static func startDemoStore(
+        in directory: URL, arguments: [String], modelJSON: String = DemoData.modelJSON
+    ) async throws -> DemoStore {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let model = directory.appendingPathComponent("model.json")
-        try Data(DemoData.modelJSON.utf8).write(to: model)
+        try Data(modelJSON.utf8).write(to: model)
         let store = directory.appendingPathComponent("store.sqlite").path
         let log = directory.appendingPathComponent("coordinator.log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)

@@ -42,6 +42,11 @@ struct BenchCommand: AsyncParsableCommand {
               entity first (--rounds rounds, alternated; medians). Then a live result's update latency: 4 savers in \
               a process of their own sharing 1,000 saves/s, from each commit (its didSave's committedAt) to the live result's consumer \
               receiving it, against a plain subscriber's didSave of the same commits.
+            aggregates: on the same store, the pull requests' count and sum of additions per author.login as one \
+              aggregate fetch, against a view loading the pull requests and users and adding up in Swift; the same \
+              fetch with the model declaring an index on PullRequest(author, additions), against it without \
+              (--rounds rounds each; medians; the three must agree). Then a live aggregate's update latency as the \
+              live result's above (the count and greatest login of the users the saves insert).
             spread: 12 import jobs of 1,000 rows pushed at once to 2 idle workers (32 slots each): the most either \
               ran (6 when spread evenly, 12 when the first worker's credit takes them all).
             restart: a coordinator's start, from launch to serving, on a store with 100,000 queued jobs, against
@@ -57,13 +62,13 @@ struct BenchCommand: AsyncParsableCommand {
             """)
 
     enum Benchmark: String, ExpressibleByArgument, CaseIterable {
-        case `import`, memory, scaling, jobs, latency, saves, live, spread, restart, fanout, merge
+        case `import`, memory, scaling, jobs, latency, saves, live, aggregates, spread, restart, fanout, merge
         case jobLatency = "job-latency"
 
         /// What a run without --only measures (fanout needs root and takes its own run; merge is for comparing
         /// builds).
         static let byDefault: [Benchmark] = [
-            .import, .memory, .scaling, .jobs, .jobLatency, .latency, .saves, .live, .spread, .restart,
+            .import, .memory, .scaling, .jobs, .jobLatency, .latency, .saves, .live, .aggregates, .spread, .restart,
         ]
     }
 
@@ -122,7 +127,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(
         help: ArgumentHelp(
             "Run only these benchmarks (repeatable): import, memory, scaling, jobs, job-latency, latency, saves, live, "
-                + "spread, restart, fanout, merge."))
+                + "aggregates, spread, restart, fanout, merge."))
     var only: [Benchmark] = []
 
     /// Set when the bench runs itself as the live benchmark's view probe: `fetched` or `entity`.
@@ -183,8 +188,8 @@ struct BenchCommand: AsyncParsableCommand {
         if selected.contains(.import) || selected.contains(.memory) || selected.contains(.scaling) {
             try await runImport(
                 rows: rows, users: users, selected: selected, directory: directory,
-                keepingStoreAt: selected.contains(.live) ? liveStore : nil)
-            imported = selected.contains(.live)
+                keepingStoreAt: selected.contains(.live) || selected.contains(.aggregates) ? liveStore : nil)
+            imported = selected.contains(.live) || selected.contains(.aggregates)
         }
         if selected.contains(.merge) {
             try await runMerge(rows: rows, users: users, directory: directory)
@@ -202,6 +207,12 @@ struct BenchCommand: AsyncParsableCommand {
         }
         if selected.contains(.saves) {
             try await runSaves(saves: quick ? 1_000 : saves, directory: directory)
+        }
+        if selected.contains(.aggregates) {
+            try await runAggregates(
+                rows: rows, users: users, saves: quick ? 1_000 : saves, directory: directory, store: liveStore,
+                imported: imported)
+            imported = true
         }
         if selected.contains(.live) {
             try await runLive(
@@ -443,13 +454,7 @@ struct BenchCommand: AsyncParsableCommand {
     ) async throws {
         let benchmark = LiveResultsBenchmark(directory: directory)
         defer { try? FileManager.default.removeItem(at: store) }
-        if !imported {
-            _ = try await ImportBenchmark(
-                input: DemoData.pullRequests(count: rows, users: users), rows: rows, workers: workers,
-                extraArguments: coordinatorArguments, directory: directory, rowsPerJob: rowsPerJob,
-                batchSize: batchSize
-            ).run(stalledSubscriber: false, name: store.lastPathComponent, keep: true)
-        }
+        if !imported { try await importStore(rows: rows, users: users, directory: directory, at: store) }
         let rounds = quick ? 1 : self.rounds
         let (fetched, whole) = try await benchmark.viewStart(store: store, rounds: rounds)
         let of = rounds > 1 ? "; medians of \(rounds) alternated rounds" : ""
@@ -466,15 +471,73 @@ struct BenchCommand: AsyncParsableCommand {
                 baseline: whole.peakBytes / 1_048_576, unit: "MB", smallerIsBetter: true,
                 note: "the view's process, peak RSS; baseline: the view loading the whole entity first\(of)"
             ).line)
-        let (live, feed, reached) = try await benchmark.update(saves: saves, rate: 1_000)
-        let (measured, baseline) = (Percentiles(live), Percentiles(feed))
-        for (name, value, base) in [("p50", measured.p50, baseline.p50), ("p99", measured.p99, baseline.p99)] {
+        Self.printUpdate(
+            try await benchmark.update(saves: saves, rate: 1_000), name: "live update",
+            consumer: "the live result's consumer")
+    }
+
+    /// The aggregate figures on the import's store (an import of their own when none ran): a grouped count and sum
+    /// by a to-one key path fetched without and with a declared index, against a view loading the entity and adding
+    /// up in Swift; then a live aggregate's update latency at the rate of the live figures against a subscriber's.
+    /// The store is kept for the live figures.
+    private func runAggregates(
+        rows: Int, users: Int, saves: Int, directory: URL, store: URL, imported: Bool
+    ) async throws {
+        if !imported { try await importStore(rows: rows, users: users, directory: directory, at: store) }
+        let rounds = quick ? 1 : self.rounds
+        let benchmark = AggregateBenchmark()
+        let plain = try await benchmark.fetch(store: store, indexed: false, rounds: rounds)
+        let indexed = try await benchmark.fetch(store: store, indexed: true, rounds: rounds)
+        let swift = try await benchmark.inSwift(store: store, rounds: rounds)
+        // Dropped again, so that the live figures read the store as imported.
+        _ = try await benchmark.fetch(store: store, indexed: false, rounds: 0)
+        guard AggregateBenchmark.agree(plain.groups, indexed.groups),
+            AggregateBenchmark.agree(plain.groups, swift.groups)
+        else {
+            throw BaselineError("the aggregate fetches and the sums in Swift disagree")
+        }
+        let of = rounds > 1 ? "; medians of \(rounds) rounds" : ""
+        Terminal.line(
+            Figure(
+                name: "aggregate fetch", tributary: plain.seconds * 1000, baseline: swift.seconds * 1000, unit: "ms",
+                smallerIsBetter: true,
+                note: "count and sum of additions of \(rows.formatted()) pull requests by author.login "
+                    + "(\(plain.groups.count.formatted()) groups), one query; baseline: a view loading the pull "
+                    + "requests and users and adding up in Swift\(of)"
+            ).line)
+        Terminal.line(
+            Figure(
+                name: "aggregate (index)", tributary: indexed.seconds * 1000, baseline: plain.seconds * 1000,
+                unit: "ms", smallerIsBetter: true,
+                note: "the same with the model declaring an index on PullRequest(author, additions); baseline: "
+                    + "without it\(of)"
+            ).line)
+        Self.printUpdate(
+            try await LiveResultsBenchmark(directory: directory).update(saves: saves, rate: 1_000, aggregate: true),
+            name: "live aggregate",
+            consumer: "a live aggregate's consumer (the count and greatest login of the users the saves insert)")
+    }
+
+    /// Imports the demo data into a store kept at `store`, for the figures that read a large store.
+    private func importStore(rows: Int, users: Int, directory: URL, at store: URL) async throws {
+        _ = try await ImportBenchmark(
+            input: DemoData.pullRequests(count: rows, users: users), rows: rows, workers: workers,
+            extraArguments: coordinatorArguments, directory: directory, rowsPerJob: rowsPerJob, batchSize: batchSize
+        ).run(stalledSubscriber: false, name: store.lastPathComponent, keep: true)
+    }
+
+    /// Prints the p50 and p99 lines of an update latency measured by ``LiveResultsBenchmark/update(saves:rate:aggregate:)``.
+    private static func printUpdate(
+        _ measured: (live: [Duration], feed: [Duration], savesPerSecond: Double), name: String, consumer: String
+    ) {
+        let (tributary, baseline) = (Percentiles(measured.live), Percentiles(measured.feed))
+        for (percentile, value, base) in [("p50", tributary.p50, baseline.p50), ("p99", tributary.p99, baseline.p99)] {
             Terminal.line(
                 Figure(
-                    name: "live update \(name)", tributary: value.seconds * 1000, baseline: base.seconds * 1000,
+                    name: "\(name) \(percentile)", tributary: value.seconds * 1000, baseline: base.seconds * 1000,
                     unit: "ms", smallerIsBetter: true,
-                    note: "from the commit to the live result's consumer, at 1,000 saves/s by 4 savers "
-                        + "(\(Int(reached)) commits/s); baseline: a subscriber's didSave of the same commits"
+                    note: "from the commit to \(consumer), at 1,000 saves/s by 4 savers "
+                        + "(\(Int(measured.savesPerSecond)) commits/s); baseline: a subscriber's didSave of the same commits"
                 ).line)
         }
     }

@@ -134,9 +134,15 @@ struct LiveResultsBenchmark {
     /// which each save enters) and by a plain subscriber. Returns, for each commit, the time from the commit (its
     /// didSave's `committedAt`) to the first snapshot at or after it, the same to the subscriber's didSave (the
     /// baseline), both on the wall clock of this machine, and the commits per second reached.
-    func update(saves: Int, rate: Double) async throws -> (live: [Duration], feed: [Duration], savesPerSecond: Double) {
+    ///
+    /// With `aggregate`, the view follows a live aggregate instead: the count and the greatest login of those users,
+    /// which each save moves.
+    func update(saves: Int, rate: Double, aggregate: Bool = false) async throws -> (
+        live: [Duration], feed: [Duration], savesPerSecond: Double
+    ) {
         let coordinator = try await CoordinatorProcess.startDemoStore(
-            in: directory.appendingPathComponent("live-update"), arguments: ["--log-level", "warning"]
+            in: directory.appendingPathComponent(aggregate ? "live-aggregate-update" : "live-update"),
+            arguments: ["--log-level", "warning"]
         ).process
         let saver = Process()
         saver.executableURL = try Executables.sibling("tributary-bench")
@@ -154,13 +160,26 @@ struct LiveResultsBenchmark {
             let view = try await ViewContext.start(
                 feed: coordinator.feedEndpoint, jobs: coordinator.listenEndpoint, model: DemoData.model,
                 contents: .fetched)
-            let results = try await view.results(
-                for: FetchRequest(
-                    entity: "User", predicate: try FetchPredicate(format: "login BEGINSWITH %@", "probe-"),
-                    sortedBy: [FetchSort("login", ascending: false)], limit: 100))
+            let probes = try FetchPredicate(format: "login BEGINSWITH %@", "probe-")
             let snapshots = Mutex<[(seq: UInt64, at: Date)]>([])
-            let consumer = Task {
-                for try await snapshot in results { snapshots.withLock { $0.append((snapshot.seq, Date())) } }
+            let consumer: Task<Void, any Error>
+            let cancelResults: @Sendable () -> Void
+            if aggregate {
+                let results = try await view.results(
+                    for: AggregateRequest(entity: "User", predicate: probes, aggregates: [.count(), .max("login")]))
+                consumer = Task {
+                    for try await snapshot in results { snapshots.withLock { $0.append((snapshot.seq, Date())) } }
+                }
+                cancelResults = { results.cancel() }
+            } else {
+                let results = try await view.results(
+                    for: FetchRequest(
+                        entity: "User", predicate: probes, sortedBy: [FetchSort("login", ascending: false)],
+                        limit: 100))
+                consumer = Task {
+                    for try await snapshot in results { snapshots.withLock { $0.append((snapshot.seq, Date())) } }
+                }
+                cancelResults = { results.cancel() }
             }
             var options = ChangeFeed.Options()
             options.filter = FeedFilter(entities: ["User"])
@@ -202,7 +221,7 @@ struct LiveResultsBenchmark {
                 if users >= saved, snapshots.withLock({ $0.last?.seq ?? 0 }) >= last { break }
                 try await Task.sleep(for: .milliseconds(5))
             }
-            results.cancel()
+            cancelResults()
             consumer.cancel()
             let arrivals = snapshots.withLock { $0 }
             guard (arrivals.last?.seq ?? 0) >= last else {

@@ -71,20 +71,10 @@ struct LiveAggregateTests {
         arguments: [1, 2, 3])
     func randomCommits(seed: UInt64) async throws {
         let directory = try TemporaryDirectory()
-        let store = try RootStore.open(path: directory.path("store.sqlite"), model: Self.model)
-        defer { try? store.close() }
         var random = SeededGenerator(seed: seed)
-        let writer = ObjectContext(model: Self.model, parent: LocalRootParent(store: store), name: "writer")
-        writer.mergePolicy = .overwrite
-        let view = ObjectContext(model: Self.model, parent: LocalRootParent(store: store), name: "view")
-        let logins = ["al", "ann", "bo", "bob", "cy", "amy", "dee", "abe"]
-        try await writer.perform { context in
-            for login in logins {
-                let user = try context.insert("User")
-                user["login"] = .string(login)
-            }
-        }
-        try await writer.save()
+        let (store, writer, view) = try await LiveResultsTests.storeForRandomCommits(in: directory)
+        defer { try? store.close() }
+        let logins = LiveResultsTests.logins
         let requests = try Self.requests()
         let engines = try await view.perform { view in
             try requests.map { try LiveAggregateEngine(request: $0, context: view) }
@@ -294,5 +284,77 @@ extension LiveAggregateTests {
                 for: AggregateRequest(entity: "PullRequest", groupBy: ["author.login"], aggregates: [.count()]))
         }
         await partial.close()
+    }
+}
+
+extension LiveAggregateTests {
+    @Test(
+        "a renamed author not held moves its pull requests into a predicate through the key path; a deleted author's pull requests move to the nil group; a double that leaves its sum takes nothing else with it"
+    )
+    func commitsTheRandomOnesMiss() async throws {
+        let directory = try TemporaryDirectory()
+        let (store, writer, view) = try await LiveResultsTests.storeForRandomCommits(in: directory)
+        defer { try? store.close() }
+        let requests = [
+            AggregateRequest(
+                entity: "PullRequest", predicate: try FetchPredicate(format: "author.login BEGINSWITH %@", "a"),
+                aggregates: [.count()]),
+            AggregateRequest(entity: "PullRequest", groupBy: ["author"], aggregates: [.count(), .count("author")]),
+            AggregateRequest(
+                entity: "PullRequest", groupBy: ["merged"], aggregates: [.sum("score"), .avg("score"), .count()]),
+        ]
+        // Pull requests by bo and by cy; one with a score of 1e16, which absorbs the 1.0 of the other in a sum.
+        try await writer.perform { context in
+            let users = try context.fetch(FetchRequest(entity: "User"))
+            let bo = users.first { $0["login"] == .string("bo") }!
+            let cy = users.first { $0["login"] == .string("cy") }!
+            for (number, author, score) in [(1, bo, 1e16), (2, bo, 1.0), (3, cy, 2.0)] {
+                let pull = try context.insert("PullRequest")
+                pull["number"] = .int(Int64(number))
+                pull["title"] = .string("PR \(number)")
+                pull["merged"] = .bool(false)
+                pull["additions"] = .int(1)
+                pull["score"] = .double(score)
+                pull["createdAt"] = .date(Date(timeIntervalSince1970: 0))
+                try pull.setDestination(author, for: "author")
+            }
+        }
+        try await writer.save()
+        // Each live aggregate in a view of its own that holds only what it fetched: nothing else brings bo in.
+        let views = (0..<requests.count).map {
+            ObjectContext(model: Self.model, parent: LocalRootParent(store: store), name: "view \($0)")
+        }
+        _ = view
+        var engines: [LiveAggregateEngine] = []
+        for (index, request) in requests.enumerated() {
+            engines.append(try await views[index].perform { try LiveAggregateEngine(request: request, context: $0) })
+        }
+        /// Commits what `body` does and checks every live aggregate against a fresh fetch.
+        func commit(_ what: String, _ body: @escaping @Sendable (ObjectContext) throws -> Void) async throws {
+            try await writer.perform { try body($0) }
+            let seq = try await writer.save().seq
+            let save = DidSave(parts: try await store.feed.history(FeedStore.HistoryQuery(after: seq - 1)).parts)
+            for (index, engine) in engines.enumerated() {
+                let rows = try await views[index].perform { view in
+                    try view.mergeChanges(from: save, registeringNew: false)
+                    _ = try engine.apply(save, in: view)
+                    return engine.rows
+                }
+                #expect(
+                    Self.text(rows) == Self.text(try store.aggregate(requests[index]).rows),
+                    "request \(index) after \(what)")
+            }
+        }
+        @Sendable func user(_ login: String, in context: ObjectContext) throws -> ManagedObject {
+            try context.fetch(
+                FetchRequest(entity: "User", predicate: try FetchPredicate(format: "login == %@", login)))[0]
+        }
+        try await commit("renaming bo to abe2") { try user("bo", in: $0)["login"] = .string("abe2") }
+        try await commit("deleting cy") { $0.delete(try user("cy", in: $0)) }
+        try await commit("deleting the pull request scored 1e16") { context in
+            context.delete(
+                try context.fetch(
+                    FetchRequest(entity: "PullRequest", predicate: try FetchPredicate(format: "number == 1")))[0])
+        }
     }
 }

@@ -45,19 +45,9 @@ struct LiveResultsTests {
         arguments: [1, 2, 3])
     func randomCommits(seed: UInt64) async throws {
         let directory = try TemporaryDirectory()
-        let store = try RootStore.open(path: directory.path("store.sqlite"), model: Self.model)
         var random = SeededGenerator(seed: seed)
-        let writer = ObjectContext(model: Self.model, parent: LocalRootParent(store: store), name: "writer")
-        writer.mergePolicy = .overwrite
-        let view = ObjectContext(model: Self.model, parent: LocalRootParent(store: store), name: "view")
-        let logins = ["al", "ann", "bo", "bob", "cy", "amy", "dee", "abe"]
-        try await writer.perform { context in
-            for login in logins {
-                let user = try context.insert("User")
-                user["login"] = .string(login)
-            }
-        }
-        try await writer.save()
+        let (store, writer, view) = try await Self.storeForRandomCommits(in: directory)
+        let logins = Self.logins
         let requests = try Self.requests()
         let engines = try await view.perform { view in
             try requests.map { try LiveResultsEngine(request: $0, context: view) }
@@ -147,6 +137,28 @@ struct LiveResultsTests {
             }
         }
         return sections
+    }
+
+    /// The users' logins of ``storeForRandomCommits(in:)``; some begin with "a", for the key-path predicates.
+    static let logins = ["al", "ann", "bo", "bob", "cy", "amy", "dee", "abe"]
+
+    /// A root store in `directory` holding a user of each of ``logins``; a writer context over it (merge policy
+    /// overwrite) for ``randomCommit(_:logins:number:random:)``, and a view context over it.
+    static func storeForRandomCommits(in directory: TemporaryDirectory) async throws -> (
+        store: RootStore, writer: ObjectContext, view: ObjectContext
+    ) {
+        let store = try RootStore.open(path: directory.path("store.sqlite"), model: model)
+        let writer = ObjectContext(model: model, parent: LocalRootParent(store: store), name: "writer")
+        writer.mergePolicy = .overwrite
+        let view = ObjectContext(model: model, parent: LocalRootParent(store: store), name: "view")
+        try await writer.perform { context in
+            for login in logins {
+                let user = try context.insert("User")
+                user["login"] = .string(login)
+            }
+        }
+        try await writer.save()
+        return (store, writer, view)
     }
 
     /// One random commit of the writer: returns its seq (0 when it changed nothing).

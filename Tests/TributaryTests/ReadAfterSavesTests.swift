@@ -35,10 +35,14 @@ struct ReadAfterSavesTests {
             let fetchID = saveID + 1
             let envelopes = [Wire.envelope(saveID, .saveChanges(save)), Wire.envelope(fetchID, .fetchRequest(fetch))]
             try peer.socket.send([Wire.signature] + envelopes.map { try $0.serializedData() })
+            // Awaited on a thread of its own: the coordinator runs in this process, and a pool thread blocked in the
+            // wait could keep it from answering while other tests hold the rest of the pool.
+            // The socket is used by that thread alone until it returns.
+            nonisolated(unsafe) let receiver = peer
+            let answers = try await onOwnThread { [try receiver.receive(), try receiver.receive()] }
             var replies: [UInt64] = []
             var fetched: Int?
-            while replies.count < 2 {
-                let reply = try peer.receive()
+            for reply in answers {
                 replies.append(reply.requestID)
                 switch reply.body {
                 case .saveAck: #expect(reply.requestID == saveID)

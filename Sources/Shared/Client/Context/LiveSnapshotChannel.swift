@@ -100,8 +100,13 @@ final class LiveSnapshotChannel<Shown: Equatable & Sendable, Changed: Hashable &
 
     /// Calls `body` once, when the channel ends (to stop following the view).
     func whenEnded(_ body: @escaping @Sendable () -> Void) {
-        let ended = state.withLock { $0.ended }
-        if ended { body() } else { onEnd.withLock { $0 = body } }
+        // Checked and set under the hand-over's lock: an end between the two would otherwise never call `body`.
+        let endedAlready = onEnd.withLock { end -> Bool in
+            guard !state.withLock({ $0.ended }) else { return true }
+            end = body
+            return false
+        }
+        if endedAlready { body() }
     }
 
     /// The next state not yet taken, waiting for one; nil once the channel ended or the task is cancelled.

@@ -31,14 +31,8 @@ extension ViewContext {
         // The first fetch and the observer in one block: no commit merged in between is missed.
         let token = try await context.perform { context -> Int in
             let engine = try LiveAggregateEngine(request: request, context: context)
-            let unfollowed = engine.related.union([request.entity]).subtracting(followed)
-            if !followed.isEmpty, !unfollowed.isEmpty {
-                throw ContextError(
-                    .unsupported,
-                    "the live aggregate reads \(unfollowed.sorted().joined(separator: ", ")), which view "
-                        + "'\(context.name)' does not follow (it follows \(followed.sorted().joined(separator: ", "))): "
-                        + "start the view with contents .fetched, or with those entities too")
-            }
+            try Self.requireFollowed(
+                engine.related.union([request.entity]), by: followed, for: "live aggregate", in: context)
             results.publish(engine.rows, seq: engine.seq, refetches: 0)
             return observers.add(
                 merged: { save, context in

@@ -184,14 +184,7 @@ public final class ViewContext: Sendable {
         // The first fetch and the observer in one block: no commit merged in between is missed.
         let token = try await context.perform { context -> Int in
             let engine = try LiveResultsEngine(request: request, sectionKey: sectionKeyPath, context: context)
-            let unfollowed = engine.related.union([entity]).subtracting(followed)
-            if !followed.isEmpty, !unfollowed.isEmpty {
-                throw ContextError(
-                    .unsupported,
-                    "the live result reads \(unfollowed.sorted().joined(separator: ", ")), which view '\(context.name)' "
-                        + "does not follow (it follows \(followed.sorted().joined(separator: ", "))): start the view "
-                        + "with contents .fetched, or with those entities too")
-            }
+            try Self.requireFollowed(engine.related.union([entity]), by: followed, for: "live result", in: context)
             results.publish(
                 engine.visible.map { ObjectID(entity: entity, uuid: $0) }, sections: engine.sections,
                 updated: [], seq: engine.seq, refetches: 0)
@@ -212,6 +205,21 @@ public final class ViewContext: Sendable {
         }
         results.whenEnded { observers.remove(token) }
         return results
+    }
+
+    /// Refuses a live result that reads `entities` in a view that follows only `followed` (when not empty), naming
+    /// what it lacks: the commits of those entities would never arrive.
+    static func requireFollowed(
+        _ entities: Set<String>, by followed: Set<String>, for what: String, in context: ObjectContext
+    ) throws {
+        let unfollowed = entities.subtracting(followed)
+        guard followed.isEmpty || unfollowed.isEmpty else {
+            throw ContextError(
+                .unsupported,
+                "the \(what) reads \(unfollowed.sorted().joined(separator: ", ")), which view '\(context.name)' does "
+                    + "not follow (it follows \(followed.sorted().joined(separator: ", "))): start the view with "
+                    + "contents .fetched, or with those entities too")
+        }
     }
 
     /// Saves ``context``'s changes into the root (see ``CoordinatorStore``): its inserts, updates and deletes as one

@@ -2,7 +2,9 @@ import Foundation
 
 /// One aggregate of one group kept current as objects join and leave it (a live aggregate's group): counts and sums
 /// move by each value, an average is their quotient, and a minimum or a maximum follows values that come in. A
-/// minimum or maximum whose value leaves is marked stale; its owner recomputes it from the group's values.
+/// minimum or maximum whose value leaves, and a sum or average of doubles one of whose values leaves (taking a
+/// double back out of a sum can lose what the sum had absorbed: 1e16 + 1 - 1e16 is 0), are marked stale; their
+/// owner recomputes them from the group's values.
 ///
 /// Its ``value(type:)`` is what ``AggregateFunction/apply(to:type:)`` gives over the same values, except that a
 /// sum of doubles is added up in another order (it may differ from the store's in the last bits).
@@ -15,7 +17,8 @@ struct AggregateAccumulator: Sendable {
     private var doubleSum = 0.0
     /// The minimum or maximum, NULL when there is none.
     private(set) var extreme: SQLValue = .null
-    /// Whether the minimum or maximum left, so that ``extreme`` is unknown until recomputed.
+    /// Whether the minimum or maximum, or a double of a sum or average, left: the value is unknown until
+    /// recomputed.
     private(set) var isStale = false
 
     init(_ function: AggregateFunction) { self.function = function }
@@ -49,22 +52,20 @@ struct AggregateAccumulator: Sendable {
         }
         if count == 0 {
             (integerSum, doubleSum, extreme, isStale) = (0, 0, .null, false)
-        } else if (function == .min || function == .max), SQLValue.compare(value, extreme) == 0 {
-            isStale = true
+            return
+        }
+        switch (function, value) {
+        case (.min, _), (.max, _): if SQLValue.compare(value, extreme) == 0 { isStale = true }
+        case (.sum, .real), (.avg, .real): isStale = true
+        default: break
         }
     }
 
-    /// Sets a stale minimum or maximum to the one of `values`, the group's values now.
+    /// Sets a stale accumulator to the one of `values`, the group's values now.
     mutating func recompute(from values: some Sequence<SQLValue>) {
-        extreme = .null
-        isStale = false
-        for value in values where value != .null {
-            switch function {
-            case .min where extreme == .null || SQLValue.compare(value, extreme) < 0: extreme = value
-            case .max where extreme == .null || SQLValue.compare(value, extreme) > 0: extreme = value
-            default: break
-            }
-        }
+        var fresh = AggregateAccumulator(function)
+        for value in values { fresh.add(value) }
+        self = fresh
     }
 
     /// The aggregate's value over values of `type`, as SQLite gives it.

@@ -28,4 +28,15 @@ extension DidSave {
         }
         return changed
     }
+
+    /// How many of the commit's batches wrote each object of `entity`.
+    func batchCounts(of entity: String) -> [UUID: Int] {
+        var counts: [UUID: Int] = [:]
+        for batch in values where batch.entity == entity {
+            for row in 0..<batch.ids.count / 16 {
+                counts[UUID(bytes: batch.ids, at: batch.ids.startIndex + row * 16), default: 0] += 1
+            }
+        }
+        return counts
+    }
 }

@@ -30,6 +30,9 @@ package final class LiveAggregateEngine: @unchecked Sendable {
     let compiled: CompiledAggregate
     /// The entities the key paths of the predicate, the group keys and the aggregates reach.
     package let related: Set<String>
+    /// Every entity a key of the request reaches, through a relationship on the way or at its end (`author`
+    /// reaches User): deleting one of their objects clears references the commit does not list.
+    private let reachable: Set<String>
     /// The relationship key paths fetched with the objects, so that what the key paths reach is held.
     private let prefetch: [String]
     /// Whether the predicate reads related objects, so that one changing may move objects this engine does not
@@ -54,17 +57,19 @@ package final class LiveAggregateEngine: @unchecked Sendable {
     ///   ``maximumMembers`` objects match; the parent's error for the fetch.
     package init(request: AggregateRequest, context: ObjectContext) throws {
         self.request = request
-        compiled = try request.compile(in: context.model)
+        let compiled = try request.compile(in: context.model)
+        self.compiled = compiled
         let keyPaths = compiled.groupKeys.map(\.path) + compiled.aggregates.compactMap(\.key?.path)
         let predicatePaths = compiled.predicate?.relationshipPaths ?? []
         let paths = keyPaths.map(\.relationshipSequence).filter { !$0.isEmpty } + predicatePaths
         prefetch = Array(Set(paths.map { $0.map(\.name).joined(separator: ".") })).sorted()
         related = Set(paths.flatMap { $0.map(\.destination) })
         predicateReadsRelated = !predicatePaths.isEmpty
-        keys = Set(
-            ((request.predicate?.keys ?? []).union(request.groupBy).union(request.aggregates.compactMap(\.key))).map {
-                String($0.drop { $0 == "#" }.split(separator: ".").first ?? "")
-            })
+        let allKeys = (request.predicate?.keys ?? []).union(request.groupBy).union(request.aggregates.compactMap(\.key))
+        reachable = allKeys.reduce(into: Set<String>()) {
+            $0.formUnion(Self.entities(reachedBy: $1, from: compiled.entity, in: context.model))
+        }
+        keys = Set(allKeys.map { String($0.drop { $0 == "#" }.split(separator: ".").first ?? "") })
         try reload(in: context, counted: false)
     }
 
@@ -76,31 +81,41 @@ package final class LiveAggregateEngine: @unchecked Sendable {
         guard save.seq > seq else { return false }
         seq = save.seq
         let entity = compiled.entity
-        // An object a key path reaches changed or went (an inserted one is reached by nothing yet: relationships
-        // have no inverses, so only a change of the referring object, judged below, can reach it).
-        let relatedChanged = (save.updated.filter { context.registered[$0.uuid] != nil } + save.deleted).contains {
-            related.contains($0.entity)
-        }
-        if relatedChanged && predicateReadsRelated {
+        // A deleted object a key reaches (`author`, `author.team`) leaves references to it that the store clears
+        // without listing the referring objects in the commit; a changed related object may move objects this engine
+        // does not hold into the predicate. Both need the store. (An inserted object is reached by nothing yet:
+        // relationships have no inverses, so only a change of the referring object, judged below, can reach it.)
+        if save.deleted.contains(where: { reachable.contains($0.entity) })
+            || (predicateReadsRelated && save.updated.contains { related.contains($0.entity) })
+        {
             try reload(in: context)
             return true
+        }
+        // A held object a key path reaches changed: every member's key paths are read again.
+        let relatedChanged = save.updated.contains {
+            related.contains($0.entity) && context.registered[$0.uuid] != nil
         }
         for id in save.deleted where id.entity == entity.name {
             if let member = members[id.uuid] { leave(id.uuid, member) }
         }
-        let inserts = save.insertedObjects(of: entity, in: context)
         let changedKeys = save.changedProperties(of: entity.name)
+        // An inserted object is whole in the commit when one batch alone wrote it (not also merged into by a later
+        // batch of the same commit).
+        let batches = save.batchCounts(of: entity.name)
+        let inserts = save.insertedObjects(of: entity, in: context).filter { batches[$0.key] == 1 }
+        let inserted = Set(save.inserted.lazy.filter { $0.entity == entity.name }.map(\.uuid))
         var candidates: [PredicateSubject] = []
         var unknown: [UUID] = []
         var seen = Set<UUID>()
         let changed = (save.inserted + save.updated).filter { $0.entity == entity.name }.map(\.uuid)
-        // With a related object changed, every member's key paths are read again.
         for id in changed + (relatedChanged ? Array(members.keys) : []) where seen.insert(id).inserted {
             if let object = context.registered[id], !object.isFault {
                 candidates.append(object.predicateSubject)
             } else if let row = inserts[id] {
                 candidates.append(row.predicateSubject)
-            } else if members[id] == nil, let columns = changedKeys[id], columns.isDisjoint(with: keys) {
+            } else if !inserted.contains(id), members[id] == nil, let columns = changedKeys[id],
+                columns.isDisjoint(with: keys)
+            {
                 // Neither held nor a member, and changed in nothing the request reads: it stays out.
                 continue
             } else {
@@ -108,6 +123,7 @@ package final class LiveAggregateEngine: @unchecked Sendable {
             }
         }
         try place(candidates, fetching: unknown, in: context)
+        try checkSize()
         // Objects that joined from the commit's inserts are held from now on, as fetched ones are, so that the
         // feed keeps their values current.
         for (id, object) in inserts where members[id] != nil && context.registered[id] == nil {
@@ -122,17 +138,24 @@ package final class LiveAggregateEngine: @unchecked Sendable {
     private func reload(in context: ObjectContext, counted: Bool = true) throws {
         let (ids, seq) = try fetch(predicate: request.predicate, limit: Self.maximumMembers + 1, in: context)
         if counted { refetches += 1 }
-        guard ids.count <= Self.maximumMembers else {
-            throw ContextError(
-                .unsupported,
-                "a live aggregate holds the objects it groups, at most \(Self.maximumMembers); more '\(request.entity)' "
-                    + "objects match: narrow the predicate, or fetch the aggregate (ObjectContext.aggregate)")
-        }
+        guard ids.count <= Self.maximumMembers else { throw tooMany() }
         members = [:]
         groups = [:]
         try place(ids.compactMap { context.registered[$0]?.predicateSubject }, fetching: [], in: context)
         self.seq = max(self.seq, seq)
         rows = try currentRows()
+    }
+
+    /// Refuses to hold more than ``maximumMembers`` objects.
+    private func checkSize() throws {
+        guard members.count <= Self.maximumMembers else { throw tooMany() }
+    }
+
+    private func tooMany() -> ContextError {
+        ContextError(
+            .unsupported,
+            "a live aggregate holds the objects it groups, at most \(Self.maximumMembers); more '\(request.entity)' "
+                + "objects match: narrow the predicate, or fetch the aggregate (ObjectContext.aggregate)")
     }
 
     /// Moves each of `subjects` to the group its values give now (or out of the result), and does the same for the
@@ -200,8 +223,8 @@ package final class LiveAggregateEngine: @unchecked Sendable {
         for (index, input) in member.inputs.enumerated() { groups[member.key]!.accumulators[index].remove(input) }
     }
 
-    /// The result's rows: each group's keys and aggregates (a stale minimum or maximum recomputed from its
-    /// members), filtered by having, ordered and paged as the store's query does.
+    /// The result's rows: each group's keys and aggregates (a stale one recomputed from its members' values),
+    /// filtered by having, ordered and paged as the store's query does.
     private func currentRows() throws -> [AggregateRow] {
         var rows: [[SQLValue]] = []
         rows.reserveCapacity(groups.count)
@@ -226,6 +249,18 @@ package final class LiveAggregateEngine: @unchecked Sendable {
             throw ProtocolError(
                 .invalidRequest, "a sum of '\(request.entity)' in a live aggregate overflows a 64-bit integer")
         }
+    }
+
+    /// The entities whose objects `key`'s relationships lead to, from `entity` (`author.team.name`: User, Team).
+    private static func entities(reachedBy key: String, from entity: Entity, in model: Model) -> Set<String> {
+        var reached = Set<String>()
+        var current: Entity? = entity
+        for step in key.drop(while: { $0 == "#" }).split(separator: ".") where !step.hasPrefix("@") {
+            guard let relationship = current?.relationship(named: String(step)) else { break }
+            reached.insert(relationship.destination)
+            current = model.entity(named: relationship.destination)
+        }
+        return reached
     }
 
     /// Fetches objects of the entity that `predicate` selects (those of `ids` only, when given), and what the key
