@@ -535,3 +535,64 @@ extension LiveResultsTests {
                 == 1)
     }
 }
+
+extension LiveResultsTests {
+    @Test("a deleted object a key reaches (its references cleared by the store, not listed) is judged by a fetch")
+    func deletedObjectsKeysReach() async throws {
+        let directory = try TemporaryDirectory()
+        let (store, writer, _) = try await Self.storeForRandomCommits(in: directory)
+        defer { try? store.close() }
+        try await writer.perform { context in
+            let users = try context.fetch(FetchRequest(entity: "User"))
+            let bo = users.first { $0["login"] == .string("bo") }!
+            let cy = users.first { $0["login"] == .string("cy") }!
+            for (number, author) in [(1, bo), (2, cy), (3, cy)] {
+                let pull = try context.insert("PullRequest")
+                pull["number"] = .int(Int64(number))
+                pull["title"] = .string("PR \(number)")
+                pull["merged"] = .bool(false)
+                pull["additions"] = .int(1)
+                pull["createdAt"] = .date(Date(timeIntervalSince1970: 0))
+                try pull.setDestination(author, for: "author")
+                try pull.setDestinations(number == 1 ? [cy] : [], for: "reviewers")
+            }
+        }
+        try await writer.save()
+        let requests = [
+            FetchRequest(
+                entity: "PullRequest", predicate: try FetchPredicate(format: "author == nil"),
+                sortedBy: [FetchSort("number")]),
+            FetchRequest(
+                entity: "PullRequest", predicate: try FetchPredicate(format: "reviewers.@count == 0"),
+                sortedBy: [FetchSort("number")]),
+            FetchRequest(
+                entity: "PullRequest", predicate: try FetchPredicate(format: "author != nil"),
+                sortedBy: [FetchSort("number")], limit: 2),
+        ]
+        // Each live result in a view of its own that holds only what it fetched.
+        let views = (0..<requests.count).map {
+            ObjectContext(model: Self.model, parent: LocalRootParent(store: store), name: "view \($0)")
+        }
+        var engines: [LiveResultsEngine] = []
+        for (index, request) in requests.enumerated() {
+            engines.append(try await views[index].perform { try LiveResultsEngine(request: request, context: $0) })
+        }
+        let fresh = ObjectContext(model: Self.model, parent: LocalRootParent(store: store), name: "fresh")
+        try await writer.perform { context in
+            context.delete(
+                try context.fetch(
+                    FetchRequest(entity: "User", predicate: try FetchPredicate(format: "login == %@", "cy")))[0])
+        }
+        let seq = try await writer.save().seq
+        let save = DidSave(parts: try await store.feed.history(FeedStore.HistoryQuery(after: seq - 1)).parts)
+        for (index, engine) in engines.enumerated() {
+            let shown = try await views[index].perform { view in
+                try view.mergeChanges(from: save, registeringNew: false)
+                _ = try engine.apply(save, in: view)
+                return engine.visible
+            }
+            let expected = try await fresh.perform { try $0.fetchObjectIDs(requests[index]).map(\.uuid) }
+            #expect(shown == expected, "request \(index) after deleting cy")
+        }
+    }
+}

@@ -67,7 +67,7 @@ package final class LiveAggregateEngine: @unchecked Sendable {
         predicateReadsRelated = !predicatePaths.isEmpty
         let allKeys = (request.predicate?.keys ?? []).union(request.groupBy).union(request.aggregates.compactMap(\.key))
         reachable = allKeys.reduce(into: Set<String>()) {
-            $0.formUnion(Self.entities(reachedBy: $1, from: compiled.entity, in: context.model))
+            $0.formUnion(context.model.entities(reachedBy: $1, from: compiled.entity))
         }
         keys = Set(allKeys.map { String($0.drop { $0 == "#" }.split(separator: ".").first ?? "") })
         try reload(in: context, counted: false)
@@ -249,18 +249,6 @@ package final class LiveAggregateEngine: @unchecked Sendable {
             throw ProtocolError(
                 .invalidRequest, "a sum of '\(request.entity)' in a live aggregate overflows a 64-bit integer")
         }
-    }
-
-    /// The entities whose objects `key`'s relationships lead to, from `entity` (`author.team.name`: User, Team).
-    private static func entities(reachedBy key: String, from entity: Entity, in model: Model) -> Set<String> {
-        var reached = Set<String>()
-        var current: Entity? = entity
-        for step in key.drop(while: { $0 == "#" }).split(separator: ".") where !step.hasPrefix("@") {
-            guard let relationship = current?.relationship(named: String(step)) else { break }
-            reached.insert(relationship.destination)
-            current = model.entity(named: relationship.destination)
-        }
-        return reached
     }
 
     /// Fetches objects of the entity that `predicate` selects (those of `ids` only, when given), and what the key

@@ -19,6 +19,9 @@ package final class LiveResultsEngine: @unchecked Sendable {
     let prefetch: [String]
     /// The entities its key paths reach.
     package let related: Set<String>
+    /// Every entity a key of the predicate or the sort reaches, through a relationship on the way or at its end
+    /// (`author == nil` reaches User): deleting one of their objects clears references the commit does not list.
+    let reachable: Set<String>
     /// The entity's properties the predicate or the sort reads (a key path by its first relationship).
     let keys: Set<String>
     /// The window, as of commit ``seq``.
@@ -65,6 +68,10 @@ package final class LiveResultsEngine: @unchecked Sendable {
         prefetch = Array(Set((paths + prefetched).map { $0.map(\.name).joined(separator: ".") })).sorted()
         related = Set(paths.flatMap { $0.map(\.destination) })
         keys = Self.keys(of: request)
+        let allKeys = (request.predicate?.keys ?? []).union(request.sortDescriptors.map(\.key))
+        reachable = allKeys.reduce(into: Set<String>()) {
+            $0.formUnion(context.model.entities(reachedBy: $1, from: entity))
+        }
         window = LiveResultsWindow(fetched: [], needed: 0, capacity: 0, predicate: predicate, sort: sort)
         try refetch(in: context, counted: false)
     }
@@ -105,7 +112,11 @@ package final class LiveResultsEngine: @unchecked Sendable {
         guard save.seq > seq else { return nil }
         let previous = seq
         seq = save.seq
-        if !related.isEmpty, touches(save, related) {
+        // A changed object a key path reaches may move rows; a deleted object any key reaches (`author == nil`)
+        // leaves references the store clears without listing the referring rows. Both need the store.
+        if (!related.isEmpty && touches(save, related))
+            || save.deleted.contains(where: { reachable.contains($0.entity) })
+        {
             return try refetchChanges(in: context, since: previous)
         }
         var changed: [PredicateSubject] = []
