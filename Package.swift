@@ -120,6 +120,20 @@ let package = Package(
             path: "Sources/Shared/Coordinator",
             swiftSettings: swiftSettings
         ),
+        // A cluster of coordinators: etcd's v3 API through its JSON gateway (over swift-nio, which the HTTP endpoint
+        // builds already) and the leader election that etcd decides.
+        .target(
+            name: "TributaryCluster",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Sources/Shared/Cluster",
+            swiftSettings: swiftSettings
+        ),
         // The coordinator's HTTP endpoint (Hummingbird): health, readiness, Prometheus metrics, a JSON API and the
         // live dashboard, in front of the coordinator's own request handling.
         .target(
@@ -286,7 +300,7 @@ let package = Package(
             dependencies: [
                 "TributaryCore", "TributaryProtocol", "TributaryMessaging", "TributaryClient", "TributaryCoordinator",
                 "TributaryDemo", "TributaryFuzz", "TributaryCommandSupport", "TributaryHTTP", "TributaryTestSupport",
-                "ZeroMQ", "CPowerLoss",
+                "TributaryCluster", "ZeroMQ", "CPowerLoss",
                 "GeneratedEntities", "PluginEntities",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),

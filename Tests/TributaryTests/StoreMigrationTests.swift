@@ -176,6 +176,7 @@ enum EarlierFormat {
         precondition((9..<Schema.format).contains(format), "a store's entity tables are not rewound")
         let queue = try DatabaseQueue(path: path)
         try await queue.write { db in
+            if format < 14 { try db.execute(sql: "DROP TABLE tributary_replication") }
             if format < 13 { try db.execute(sql: "DROP TABLE tributary_paused_queues") }
             if format < 12 { try db.execute(sql: "ALTER TABLE tributary_jobs DROP COLUMN uncounted") }
             if format < 10 { try db.execute(sql: "DROP TABLE tributary_epochs") }

@@ -483,3 +483,27 @@ struct PausedQueuesUpgradeTests {
         return id
     }
 }
+
+/// A store of format 13 had no replication row; format 14 keeps its last record there (docs/failover.md).
+@Suite("Store upgrade: format 13 → 14")
+struct ReplicationRowUpgradeTests {
+    @Test("a format-13 store gains the replication row at no record, and its next transaction is recorded as the first")
+    func upgradeAddsTheRow() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("store.sqlite")
+        let store13 = try RootStore.open(path: path, model: DemoData.model)
+        _ = try await store13.jobs.pushJobs([JobSpec(kind: "noop")], batch: "b")
+        try store13.close()
+        try await EarlierFormat.rewind(path, to: 13)
+
+        let store = try RootStore.open(path: path, model: DemoData.model)
+        defer { try? store.close() }
+        #expect(store.upgrade?.fromFormat == 13)
+        #expect(try await store.replicationTail() == .empty)
+        let records = Locked<[ReplicationRecord]>([])
+        _ = try await store.startRecording(epoch: 1) { record in records.withLock { $0.append(record) } }
+        _ = try await store.jobs.pushJobs([JobSpec(kind: "noop")], batch: "c")
+        #expect(records.value.map(\.position) == [1])
+        #expect(try await store.replicationTail() == records.value.first?.tail)
+    }
+}

@@ -128,7 +128,7 @@ extension TableOutputTests {
         let terminal = try TerminalProcess("tributary", arguments, columns: columns)
         defer { terminal.stop() }
         #expect(try await terminal.waitForExit() == 0)
-        let text = try await terminal.waitForText { _ in true }
+        let text = try await terminal.waitForClose()
         return text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).filter { !$0.isEmpty }
     }
 

@@ -1,6 +1,7 @@
 #ifndef TRIBUTARY_SQLITE_SETTINGS_H
 #define TRIBUTARY_SQLITE_SETTINGS_H
 
+#include <stddef.h>
 #include <sqlite3.h>
 
 /// Turns off SQLite's memory statistics for the whole process (`SQLITE_CONFIG_MEMSTATUS`): each allocation and
@@ -40,5 +41,27 @@ void tributary_wal_restart_report(tributary_wal_restart *state, int generation, 
 
 /// How many checkpoints ran to start the log over.
 long long tributary_wal_restart_checkpoints(tributary_wal_restart *state);
+
+/// A change session on a connection (SQLite's session extension): records every change to the store's tables from
+/// now on, except the derived inverse index and the replication state (tables `tributary_inverse*`,
+/// `tributary_replication*`). Free it with `tributary_session_delete`.
+typedef struct tributary_session tributary_session;
+
+/// A new session on `db`'s main database, in `*out`. Returns SQLite's result code.
+int tributary_session_create(sqlite3 *db, tributary_session **out);
+
+/// The changes recorded, as a changeset in `*bytes` (free with `sqlite3_free`) of `*size` bytes.
+int tributary_session_changeset(tributary_session *session, int *size, void **bytes);
+
+/// Whether no change was recorded (1) or some may have been (0).
+int tributary_session_is_empty(tributary_session *session);
+
+/// Ends and frees a session (NULL is allowed).
+void tributary_session_delete(tributary_session *session);
+
+/// Applies a changeset to `db` (inside the caller's transaction: a savepoint of its own, undone when it fails). Any
+/// conflict aborts it (SQLITE_ABORT) and is described in `conflict` (`capacity` bytes): the target holds other rows
+/// than the changeset's source held before it.
+int tributary_changeset_apply(sqlite3 *db, int size, const void *bytes, char *conflict, size_t capacity);
 
 #endif

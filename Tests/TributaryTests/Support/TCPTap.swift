@@ -9,9 +9,13 @@ final class TCPTap {
     private let process: Process
     private let lines: FileHandle
 
-    /// Starts a tap forwarding to `host:port`.
-    init(host: String = "127.0.0.1", port target: String) throws {
+    /// Starts a tap forwarding to `host:port`; with `bothWays`, ``dropAnswers()`` drops what goes to the target too
+    /// (a cut link).
+    init(host: String = "127.0.0.1", port target: String, bothWays: Bool = false) throws {
         process = Process()
+        if bothWays {
+            process.environment = ProcessInfo.processInfo.environment.merging(["TCP_TAP_BOTH_WAYS": "1"]) { $1 }
+        }
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [
             "python3",

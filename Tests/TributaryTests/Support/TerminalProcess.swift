@@ -71,6 +71,16 @@ final class TerminalProcess: Sendable {
         }
     }
 
+    /// Everything the process wrote, once it and its children closed the terminal (bounded): what an exited process
+    /// wrote may not have been read yet when it exits.
+    func waitForClose(timeout: Duration = .seconds(30)) async throws -> String {
+        let (reads, screen) = (reads, screen)
+        return try await withTimeout("the terminal to close", timeout) {
+            for await _ in reads {}
+            return screen.value
+        }
+    }
+
     /// Waits (bounded) for the process to exit, and returns its status.
     func waitForExit(timeout: Duration = .seconds(30)) async throws -> Int32 {
         let process = process

@@ -4,10 +4,13 @@ given.
 
 It can also lose answers: after SIGUSR1 the bytes coming back from the target are dropped (the client hears
 nothing, as when an answer is lost); after SIGUSR2 they are forwarded again. Each switch prints a line once in
-effect, `dropping` or `forwarding`. A connection the target refuses is closed, so the client reconnects.
+effect, `dropping` or `forwarding`. With TCP_TAP_BOTH_WAYS=1 in its environment it drops the bytes going to the
+target too (a cut link: nothing gets through either way). A connection the target refuses is closed, so the client
+reconnects.
 
 Usage: python3 tcp_tap.py TARGET_HOST TARGET_PORT [CAPTURE_FILE]
 """
+import os
 import signal
 import socket
 import sys
@@ -17,6 +20,7 @@ target = (sys.argv[1], int(sys.argv[2]))
 capture = open(sys.argv[3], "ab", buffering=0) if len(sys.argv) > 3 else None
 lock = threading.Lock()
 dropping = threading.Event()
+both_ways = os.environ.get("TCP_TAP_BOTH_WAYS") == "1"
 
 
 def switch(drop):
@@ -39,7 +43,7 @@ def pump(source, destination, answers):
             data = source.recv(65536)
             if not data:
                 break
-            if answers and dropping.is_set():
+            if (answers or both_ways) and dropping.is_set():
                 continue
             if capture:
                 with lock:

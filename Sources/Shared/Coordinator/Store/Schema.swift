@@ -16,7 +16,7 @@ enum Schema {
     /// SQLite indexes), 9 (no store epochs), 10 (save ids by id alone), 11 (attempt numbers given again) or 12 (no
     /// paused queues) is upgraded on open by the migrations of ``StoreUpgrade``, the last of which makes this format;
     /// another format is refused with a message rather than misread.
-    static let format = 13
+    static let format = 14
 
     /// Tributary's own tables in a new store, at ``format`` (a store of an earlier format gets them from the steps of
     /// ``StoreUpgrade``).
@@ -157,6 +157,23 @@ enum Schema {
                     name TEXT PRIMARY KEY NOT NULL,
                     position INTEGER NOT NULL,
                     updated_at REAL NOT NULL) WITHOUT ROWID;
+                """)
+        try addReplicationState(db)
+    }
+
+    /// The replication row (docs/failover.md): the last record of its cluster's history the store holds (its
+    /// position, hash and epoch; 0 for none) and the newest leader epoch it has promised to follow. One row, written
+    /// in the transaction it describes, and never itself part of a record.
+    static func addReplicationState(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE tributary_replication (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    position INTEGER NOT NULL,
+                    hash INTEGER NOT NULL,
+                    epoch INTEGER NOT NULL,
+                    promised INTEGER NOT NULL);
+                INSERT INTO tributary_replication (id, position, hash, epoch, promised) VALUES (1, 0, 0, 0, 0);
                 """)
     }
 

@@ -4,7 +4,7 @@ import Synchronization
 import TributaryCore
 
 /// Upgrades a store of an earlier format in place: each format's step is a migration of a GRDB `DatabaseMigrator`,
-/// named by the format it makes (`format-6` … `format-13`), and `grdb_migrations` records the steps a store has taken.
+/// named by the format it makes (`format-6` … `format-14`), and `grdb_migrations` records the steps a store has taken.
 /// The upgraded store keeps every object, version, relationship, job and history record.
 ///
 /// The steps run inside the transaction that opens the store (`run(stored:in:path:)`), not through
@@ -42,6 +42,8 @@ import TributaryCore
 ///   number and count (none uncounted).
 /// - `format-13`: the table of paused queues (`tributary_paused_queues`) appears, empty: every queue is served as
 ///   before.
+/// - `format-14`: the replication row (`tributary_replication`) appears, at no record: the store's history so far
+///   is what a cluster's first snapshot carries.
 public enum StoreUpgrade {
     /// The oldest format upgraded: formats 1 to 4 came from development builds before the first release.
     static let oldestFormat = 5
@@ -103,6 +105,7 @@ public enum StoreUpgrade {
             Step(format: 11, migrate: moveSaveIDsIntoGenerations),
             Step(format: 12, migrate: addUncountedAttempts),
             Step(format: 13, migrate: addPausedQueues),
+            Step(format: 14, migrate: Schema.addReplicationState),
         ]
     }
 

@@ -18,6 +18,9 @@ final class WriterStatements {
     /// The open transaction's first failure meaning the store cannot be written (noted by these statements and
     /// the merger's).
     let fault = TransactionFault()
+    /// Records each transaction for the standbys while the store is a cluster's primary; nil otherwise. Set on the
+    /// writer's connection, between transactions.
+    var capture: ReplicationCapture?
 
     init(durability: Durability, writability: StoreWritability) {
         self.durability = durability
@@ -53,9 +56,12 @@ final class WriterStatements {
         fault.reset()
         do {
             try statement(db, "BEGIN IMMEDIATE").execute()
+            if let capture, let connection = db.sqliteConnection { try capture.begin(connection) }
             let changesBefore = db.sqliteConnection.map { sqlite3_total_changes64($0) }
             let value = try body()
+            try capture?.seal(db, statements: self)
             try statement(db, "COMMIT").execute()
+            capture?.committed()
             if let refused = fault.first {
                 // Some of it was refused (a save, a claim) though the rest committed.
                 writability.refused(Self.reason(refused))
@@ -67,6 +73,7 @@ final class WriterStatements {
             if let connection = db.sqliteConnection, sqlite3_get_autocommit(connection) == 0 {
                 try? statement(db, "ROLLBACK").execute()
             }
+            capture?.abandoned(db)
             let error = noting(error, db)
             guard let refused = fault.first else { throw error }
             writability.refused(Self.reason(refused))

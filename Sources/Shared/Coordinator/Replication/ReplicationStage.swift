@@ -1,0 +1,235 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+import ZeroMQ
+
+/// A primary's synchronous replication (docs/failover.md): the ``CommitStage`` that holds each write until every
+/// standby in sync holds, durably, the records up to it, so that nothing a client is answered, the feed publishes or
+/// a worker is handed can be missing from a standby (the order of MySQL's AFTER_SYNC, PostgreSQL's
+/// `synchronous_commit = on`).
+///
+/// Records come from the writer's ``ReplicationCapture`` (``recorded(_:)``, on the writer's thread) and go out on a
+/// ROUTER socket of their own, one loop thread, to each standby that said hello with a tail the kept records
+/// continue. A standby is in sync once it acknowledged the last record at the time; from then on every release
+/// waits for it, and one that goes away, or refuses a record, holds the writes until it comes back and catches up
+/// (strict: no write is acknowledged with fewer copies than promised). With no standby in sync nothing is released.
+/// Nothing is released either once the primary learns it was deposed: a standby promised a newer epoch, or holds
+/// records beyond this store's.
+///
+/// The router never waits on it: ``committed(_:release:)`` only queues, and releases come from the loop thread.
+final class ReplicationStage: CommitStage, Sendable {
+    private struct Standby {
+        /// Its socket's routing id (its name, so that a reconnection keeps it).
+        var id: Data
+        /// The next record it is sent.
+        var next: UInt64
+        /// Every record through this one is durable on it.
+        var acknowledged: UInt64
+        /// It acknowledged the last record there was at the time: every release waits for it from then on.
+        var inSync = false
+    }
+
+    private struct State {
+        /// The recent records, oldest first, for standbys that come back.
+        var kept: [ReplicationRecord] = []
+        var keptBytes = 0
+        /// The store's last record.
+        var tail: ReplicationTail
+        /// By name: a standby that comes back takes its own place.
+        var standbys: [String: Standby] = [:]
+        /// Writes held: the last writer position of a batch the pipeline handed over, and the record it needs.
+        var held: [(position: UInt64, needs: UInt64)] = []
+        var release: (@Sendable (UInt64) -> Void)?
+        /// Why this primary may release nothing more (a newer epoch exists, or a standby is ahead of it).
+        var deposed: String?
+        /// Hellos answered, taken or not.
+        var helloes = 0
+    }
+
+    /// The most bytes of records kept for standbys that fall behind.
+    static let keptByteLimit = 256 << 20
+
+    /// Where standbys connect.
+    let endpoint: String
+    /// The leader epoch this primary writes under.
+    let epoch: Int64
+    /// The store's schema (``SchemaFingerprint``): a standby of another is refused.
+    let schema: UInt64
+    private let loop: SocketLoop
+    private let state: Mutex<State>
+    private let logger: Logger
+
+    /// Binds `endpoint` (`tcp://HOST:PORT`, port `*` for any).
+    /// - Parameters:
+    ///   - tail: the store's last record when recording starts.
+    ///   - epoch: the leader epoch the records are written under.
+    ///   - schema: the store's schema fingerprint.
+    init(endpoint: String, context: ZMQContext, tail: ReplicationTail, epoch: Int64, schema: UInt64, logger: Logger)
+        throws
+    {
+        let router = try context.makeSocket(.router)
+        try router.setLinger(milliseconds: 0)
+        // A standby that reconnects under its name takes its place at once.
+        try router.setRouterHandover(true)
+        self.endpoint = try router.bind(endpoint)
+        self.epoch = epoch
+        self.schema = schema
+        state = Mutex(State(tail: tail))
+        self.logger = logger
+        let received = Received()
+        loop = try SocketLoop(
+            name: "replication", sockets: [.init(router, receives: true, consume: { received.stage?.receive($0) })])
+        received.stage = self
+    }
+
+    /// Hands ``receive(_:)`` the stage once it exists (the loop is made first).
+    private final class Received: @unchecked Sendable {
+        // @unchecked: set once, before the loop starts.
+        weak var stage: ReplicationStage?
+    }
+
+    /// Serves standbys until graceful shutdown.
+    func run() async throws {
+        loop.start()
+        try? await gracefulShutdown()
+        await loop.stop()
+    }
+
+    /// A record the writer committed (on its thread, in order): kept, and sent to each standby that has every
+    /// record before it.
+    func recorded(_ record: ReplicationRecord) {
+        let frames = ReplicationMessage.record(record, from: epoch).frames
+        state.withLock { state in
+            state.kept.append(record)
+            state.keptBytes += record.changes.count
+            while state.keptBytes > Self.keptByteLimit, state.kept.count > 1 {
+                state.keptBytes -= state.kept.removeFirst().changes.count
+            }
+            state.tail = record.tail
+            // Queued under the lock, so that a standby's catch-up (queued under it too) and the new records reach
+            // it in order.
+            for (name, standby) in state.standbys where standby.next == record.position {
+                state.standbys[name]?.next += 1
+                loop.send([standby.id] + frames, on: 0)
+            }
+        }
+    }
+
+    func committed(_ writes: [CommittedWrite], release: @escaping @Sendable (UInt64) -> Void) {
+        guard let last = writes.last?.position else { return }
+        let through = state.withLock { state -> UInt64? in
+            state.release = release
+            state.held.append((last, state.tail.position))
+            return Self.releasable(&state)
+        }
+        if let through { release(through) }
+    }
+
+    /// How many writes wait for a standby's copy (for status and tests).
+    var heldCount: Int { state.withLock { $0.held.count } }
+
+    /// The standbys that said hello, by name, with the last record each holds and whether it is in sync.
+    var standbys: [(name: String, acknowledged: UInt64, inSync: Bool)] {
+        state.withLock { state in
+            state.standbys.map { ($0.key, $0.value.acknowledged, $0.value.inSync) }.sorted { $0.name < $1.name }
+        }
+    }
+
+    /// How many hellos the stage answered (for tests).
+    var helloes: Int { state.withLock { $0.helloes } }
+
+    /// Why this primary releases nothing more, once it learnt it was deposed.
+    var deposed: String? { state.withLock { $0.deposed } }
+
+    /// Takes out of `held` the writes every standby in sync holds the records of, and returns the last one's
+    /// position; nil when none (no standby in sync, or deposed).
+    private static func releasable(_ state: inout State) -> UInt64? {
+        guard state.deposed == nil else { return nil }
+        let synced = state.standbys.values.filter(\.inSync)
+        guard let copied = synced.map(\.acknowledged).min() else { return nil }
+        let count = state.held.prefix { $0.needs <= copied }.count
+        guard count > 0 else { return nil }
+        defer { state.held.removeFirst(count) }
+        return state.held[count - 1].position
+    }
+
+    /// A standby's message, on the loop thread.
+    private func receive(_ frames: [Data]) {
+        guard frames.count > 1, let message = ReplicationMessage(frames: Array(frames.dropFirst())) else {
+            logger.warning("replication: a message that is none was dropped (\(frames.count) frames)")
+            return
+        }
+        let id = frames[0]
+        let (release, through, note) = state.withLock {
+            state -> ((@Sendable (UInt64) -> Void)?, UInt64?, String?) in
+            var note: String?
+            switch message {
+            case .hello(let hello):
+                note = welcome(id, hello, in: &state)
+            case .acknowledged(let position):
+                guard let name = state.standbys.first(where: { $0.value.id == id })?.key else {
+                    // Not (or no longer) known under this socket: it says hello again when idle.
+                    return (nil, nil, nil)
+                }
+                guard var standby = state.standbys[name] else { return (nil, nil, nil) }
+                standby.acknowledged = max(standby.acknowledged, position)
+                if standby.acknowledged >= state.tail.position { standby.inSync = true }
+                state.standbys[name] = standby
+            case .refused(let reason, let staleEpoch):
+                // A standby that refuses keeps its place (in sync, it holds the releases) until a hello puts it
+                // back on track; one that follows a newer epoch deposes this primary.
+                let name = state.standbys.first(where: { $0.value.id == id })?.key ?? "?"
+                if staleEpoch { state.deposed = "standby '\(name)' follows a newer epoch than \(epoch)" }
+                for (known, standby) in state.standbys where standby.id == id { state.standbys[known]?.next = .max }
+                note = "standby '\(name)' refused a record: \(reason)"
+            case .record:
+                note = "a standby sent a record; dropped"
+            }
+            return (state.release, Self.releasable(&state), note)
+        }
+        if let note { logger.warning("replication: \(note)") }
+        if let release, let through { release(through) }
+    }
+
+    /// Takes a standby's hello (under the lock): sends it the kept records after its tail, or says why it cannot
+    /// follow from there. Returns what to log.
+    private func welcome(_ id: Data, _ hello: ReplicationMessage.Hello, in state: inout State) -> String? {
+        state.helloes += 1
+        func refuse(_ reason: String) -> String {
+            loop.send([id] + ReplicationMessage.refused(reason, staleEpoch: false).frames, on: 0)
+            return "standby '\(hello.name)' not taken: \(reason)"
+        }
+        guard hello.schema == schema else { return refuse("its store's schema differs from the primary's") }
+        if hello.promised > epoch {
+            state.deposed = "standby '\(hello.name)' promised epoch \(hello.promised), newer than \(epoch)"
+            return refuse("this primary's epoch \(epoch) is older than the one it promised, \(hello.promised)")
+        }
+        let tail = hello.tail
+        let last = state.tail
+        var records: ArraySlice<ReplicationRecord> = []
+        if tail.position == last.position {
+            guard tail.hash == last.hash else {
+                return refuse("its last record \(tail.position) is of another history")
+            }
+        } else if tail.position > last.position {
+            state.deposed = "standby '\(hello.name)' holds records up to \(tail.position), beyond \(last.position)"
+            return refuse("it holds records up to \(tail.position), beyond the primary's \(last.position)")
+        } else {
+            guard let first = state.kept.firstIndex(where: { $0.position == tail.position + 1 }) else {
+                return refuse("it is at record \(tail.position), before the records kept: it needs a snapshot")
+            }
+            guard state.kept[first].previousHash == tail.hash else {
+                return refuse("its last record \(tail.position) is of another history")
+            }
+            records = state.kept[first...]
+        }
+        // Validated: it takes its place again (in sync if it was, or once it holds the last record).
+        let wasInSync = state.standbys[hello.name]?.inSync == true
+        state.standbys[hello.name] = Standby(
+            id: id, next: last.position + 1, acknowledged: tail.position, inSync: wasInSync || records.isEmpty)
+        for record in records { loop.send([id] + ReplicationMessage.record(record, from: epoch).frames, on: 0) }
+        return records.isEmpty
+            ? nil : "standby '\(hello.name)' at record \(tail.position): sent the \(records.count) after it"
+    }
+}

@@ -1,0 +1,27 @@
+import GRDB
+
+/// A primary's recording of its transactions for standbys (``ReplicationCapture``), switched on the writer's
+/// connection between transactions.
+extension RootStore {
+    /// Records every write transaction from now on, each record going to `deliver` once committed (on the writer's
+    /// thread, in order), under `epoch` until ``ReplicationCapture/epoch`` changes. Returns the capture.
+    func startRecording(epoch: Int64, deliver: @escaping @Sendable (ReplicationRecord) -> Void)
+        async throws -> ReplicationCapture
+    {
+        try await pool.writeWithoutTransaction { db in
+            let capture = ReplicationCapture(tail: try ReplicationTail.read(db), epoch: epoch, deliver: deliver)
+            self.writer.statements.capture = capture
+            return capture
+        }
+    }
+
+    /// Stops recording.
+    func stopRecording() async {
+        try? await pool.writeWithoutTransaction { _ in self.writer.statements.capture = nil }
+    }
+
+    /// The store's replication row: its last record.
+    func replicationTail() async throws -> ReplicationTail {
+        try await pool.read { db in try ReplicationTail.read(db) }
+    }
+}
