@@ -17,11 +17,11 @@ struct LeaderElectionTests {
         private let watch: Task<Void, Never>
         private let shutdown: ServiceGroup
 
-        init(_ name: String, etcd: [String]) throws {
+        init(_ name: String, etcd: [String], mayCampaign: @escaping @Sendable () async -> Bool = { true }) throws {
             let member = ClusterMember(name: name, endpoint: "tcp://\(name):7000", feed: "tcp://\(name):7001")
             election = LeaderElection(
                 etcd: try EtcdClient(endpoints: etcd, timeout: .milliseconds(500)), cluster: "test", member: member,
-                logger: Logger(label: "election \(name)"))
+                mayCampaign: mayCampaign, logger: Logger(label: "election \(name)"))
             shutdown = ServiceGroup(
                 configuration: .init(services: [election], logger: Logger(label: "group \(name)")))
             let group = shutdown
@@ -106,5 +106,41 @@ struct LeaderElectionTests {
         }
         await a.stop()
         await b.stop()
+    }
+}
+
+extension LeaderElectionTests {
+    @Test("the sync state is written only under the leader's epoch, and only the nodes it names eligible campaign")
+    func syncState() async throws {
+        let directory = try TemporaryDirectory()
+        let etcd = try await EtcdCluster(in: directory)
+        let record = ClusterSyncRecord(etcd: try EtcdClient(endpoints: etcd.endpoints), cluster: "test")
+        #expect(try await record.read() == nil)
+        #expect(await record.mayCampaign("c"), "a new cluster's nodes may campaign")
+        let a = try Node("a", etcd: etcd.endpoints)
+        let first = try await a.leads()
+        #expect(try await record.record(SyncState(epoch: first, leader: "a", standbys: ["b"])))
+        let (mayA, mayB, mayC) = (
+            await record.mayCampaign("a"), await record.mayCampaign("b"), await record.mayCampaign("c")
+        )
+        #expect(mayA && mayB)
+        #expect(!mayC, "not in sync")
+        // c may not campaign: once a resigns it finds no leader and stays a follower (had it campaigned, it would
+        // lead now, alone with etcd); then b, which may, leads.
+        let c = try Node("c", etcd: etcd.endpoints, mayCampaign: { await record.mayCampaign("c") })
+        try await waitUntil("c to follow a") { c.election.role != .follower(leader: nil, epoch: 0) }
+        await a.stop()
+        try await waitUntil("c to find no leader") { c.election.role == .follower(leader: nil, epoch: 0) }
+        let b = try Node("b", etcd: etcd.endpoints, mayCampaign: { await record.mayCampaign("b") })
+        let second = try await b.leads()
+        #expect(c.seen.value.allSatisfy { $0.1.leaderEpoch == nil }, "c never led")
+        // a, deposed, can no longer write the state; b can.
+        #expect(try await !record.record(SyncState(epoch: first, leader: "a", standbys: [])))
+        #expect(try await record.read()?.epoch == first)
+        #expect(try await record.record(SyncState(epoch: second, leader: "b", standbys: [], asynchronous: true)))
+        let (aAfter, bAfter) = (await record.mayCampaign("a"), await record.mayCampaign("b"))
+        #expect(!aAfter && bAfter, "asynchronous: only the leader")
+        await b.stop()
+        await c.stop()
     }
 }
