@@ -54,12 +54,6 @@ final class EtcdCluster {
         }
     }
 
-    /// SIGKILLs member `index`.
-    func kill(member index: Int) {
-        Foundation.kill(processes[index].processIdentifier, SIGKILL)
-        processes[index].waitUntilExit()
-    }
-
     /// `count` loopback TCP ports free right now (bound, read, released).
     static func freePorts(_ count: Int) throws -> [Int] {
         var sockets: [Int32] = []

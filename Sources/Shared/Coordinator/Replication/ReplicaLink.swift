@@ -68,7 +68,7 @@ final class ReplicaLink: Service, Sendable {
     /// Applies what arrives, acknowledging each batch once durable.
     private func follow(_ loop: SocketLoop) async {
         for await batch in loop.inbound {
-            heard()
+            lastHeard.now()
             let messages = batch.compactMap { ReplicationMessage(frames: $0.frames) }
             for case .refused(let reason, _) in messages { logger.error("replication: the primary refused: \(reason)") }
             // Records in the order they came, in runs from one sender's epoch.
@@ -98,8 +98,6 @@ final class ReplicaLink: Service, Sendable {
     }
 
     private let lastHeard = LastHeard()
-
-    private func heard() { lastHeard.now() }
 
     /// Says hello again each time nothing arrived for ``helloInterval``.
     private func sayHelloWhenIdle(_ loop: SocketLoop) async {

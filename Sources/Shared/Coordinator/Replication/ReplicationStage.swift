@@ -126,9 +126,6 @@ final class ReplicationStage: CommitStage, Sendable {
         if let through { release(through) }
     }
 
-    /// How many writes wait for a standby's copy (for status and tests).
-    var heldCount: Int { state.withLock { $0.held.count } }
-
     /// The standbys that said hello, by name, with the last record each holds and whether it is in sync.
     var standbys: [(name: String, acknowledged: UInt64, inSync: Bool)] {
         state.withLock { state in

@@ -37,9 +37,6 @@ final class ReplicationCapture: @unchecked Sendable {
         set { currentEpoch.withLock { $0 = newValue } }
     }
 
-    /// The last record committed.
-    var lastRecorded: ReplicationTail { tail }
-
     /// Starts watching a transaction that just began on `connection`.
     func begin(_ connection: OpaquePointer) throws {
         tributary_session_delete(session)

@@ -55,11 +55,7 @@ extension StoreWrite {
     /// The store promises to follow leader epoch `epoch` (or a newer one it promised before): records of older
     /// epochs are refused from now on. Returns the epoch promised.
     static func promise(epoch: Int64) -> StoreWrite<Int64> {
-        .init(name: "promise replication epoch", synced: true) { _, db in
-            try db.execute(
-                sql: "UPDATE tributary_replication SET promised = max(promised, ?) WHERE id = 1", arguments: [epoch])
-            return try Int64.fetchOne(db, sql: "SELECT promised FROM tributary_replication WHERE id = 1") ?? epoch
-        }
+        .init(name: "promise replication epoch", synced: true) { _, db in try ReplicaApply.promise(epoch, in: db) }
     }
 }
 
@@ -72,11 +68,8 @@ enum ReplicaApply {
         throws
         -> ReplicationTail
     {
-        let row = try Row.fetchOne(
-            db, sql: "SELECT position, hash, epoch, promised FROM tributary_replication WHERE id = 1")
-        let tail = ReplicationTail(
-            position: UInt64(bitPattern: row?[0] ?? 0), hash: UInt64(bitPattern: row?[1] ?? 0), epoch: row?[2] ?? 0)
-        let promised: Int64 = row?[3] ?? 0
+        let tail = try ReplicationTail.read(db)
+        let promised = try Int64.fetchOne(db, sql: "SELECT promised FROM tributary_replication WHERE id = 1") ?? 0
         guard record.isIntact else {
             throw ReplicationRefusal(
                 reason: .damaged, description: "record \(record.position) does not match its hash")
@@ -122,8 +115,15 @@ enum ReplicaApply {
             throw StoreError(.sqlite, "cannot apply record \(record.position): SQLite error \(code) \(what)")
         }
         try record.tail.write(db, statements: statements)
+        try promise(epoch, in: db)
+        return record.tail
+    }
+
+    /// The store promises to follow `epoch` or a newer one it promised before; returns the epoch promised.
+    @discardableResult
+    static func promise(_ epoch: Int64, in db: Database) throws -> Int64 {
         try db.execute(
             sql: "UPDATE tributary_replication SET promised = max(promised, ?) WHERE id = 1", arguments: [epoch])
-        return record.tail
+        return try Int64.fetchOne(db, sql: "SELECT promised FROM tributary_replication WHERE id = 1") ?? epoch
     }
 }
