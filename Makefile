@@ -15,7 +15,7 @@ demo: deps
 ## machine (the size limits', with a worker in the test process; the dashboard's, driving chromium) run after the
 ## rest, one after the other: on 2 cores, beside the others, the load pushed requests past their 10 s timeouts and
 ## the browser past its 60 s waits.
-HEAVY_TESTS = ChaosTests|MemorySoakTests|FeedRewriteTests|MultiHostTests|ReplicationTests|RelayTests|ScheduleIntegrationTests|DependencyIntegrationTests|LimitsTests|DashboardBrowserTests|StoreFilesystemTests|SyncStallTests
+HEAVY_TESTS = ChaosTests|MemorySoakTests|FeedRewriteTests|MultiHostTests|ReplicationTests|RelayTests|ScheduleIntegrationTests|DependencyIntegrationTests|LimitsTests|DashboardBrowserTests|StoreFilesystemTests|SyncStallTests|ClusterFailoverTests
 # The tests run with Tests/preload/readdir_copy.c preloaded: it keeps Foundation's Process.run() (Swift 6.3.1) from
 # reading past glibc's directory buffer when the test process holds many descriptors (the file says how).
 PRELOAD = .build/readdir_copy.so

@@ -110,7 +110,8 @@ let package = Package(
         .target(
             name: "TributaryCoordinator",
             dependencies: [
-                "TributaryCore", "TributaryProtocol", "TributaryMessaging", "ZeroMQ", "CSQLiteSettings",
+                "TributaryCore", "TributaryProtocol", "TributaryMessaging", "TributaryCluster", "ZeroMQ",
+                "CSQLiteSettings",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),

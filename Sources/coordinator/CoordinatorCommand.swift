@@ -19,6 +19,11 @@ struct CoordinatorCommand: AsyncParsableCommand {
             and one when its HTTP endpoint (metrics, health, JSON API, dashboard) listens:
               tributary-coordinator http=URL
             SIGTERM or SIGINT stops the local worker pool, then the coordinator, cleanly.
+            With --cluster it also prints each role it takes (docs/failover.md):
+              tributary-coordinator primary epoch=N          (then the ready line)
+              tributary-coordinator standby of=NAME epoch=N
+              tributary-coordinator waiting
+              tributary-coordinator deposed epoch=N
             """)
 
     @Option(help: ArgumentHelp("The SQLite file of the root store (created if missing).", valueName: "path"))
@@ -171,11 +176,43 @@ struct CoordinatorCommand: AsyncParsableCommand {
     )
     var drainSeconds: Double = 10
 
+    @Option(
+        help: ArgumentHelp(
+            "Run as a member of this cluster (docs/failover.md): etcd elects the primary, the others are its synchronous standbys.",
+            valueName: "name"))
+    var cluster: String?
+
+    @Option(help: ArgumentHelp("This coordinator's name in the cluster (default: the host's name).", valueName: "name"))
+    var name: String?
+
+    @Option(
+        help: ArgumentHelp("etcd's client URLs, comma-separated, for --cluster.", valueName: "http://HOST:2379[,…]"))
+    var etcd: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Where this coordinator's standbys connect while it is primary, for --cluster.",
+            valueName: "tcp://HOST:PORT"))
+    var replicationListen: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "The host the other members and the clients reach this coordinator at, when its endpoints bind 0.0.0.0.",
+            valueName: "host"))
+    var advertiseHost: String?
+
+    @Flag(
+        help:
+            "With --cluster: acknowledge commits without waiting for a standby (recorded in etcd first, so no standby is promoted)."
+    )
+    var asynchronousReplication = false
+
     @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
         guard workers >= 0 && workers <= 256 else { throw ValidationError("--workers must be between 0 and 256") }
         _ = try parsedRunLimits()
+        _ = try clusterSettings()
         guard drainSeconds >= 0 && drainSeconds <= 3600 else {
             throw ValidationError("--drain-seconds must be between 0 and 3600")
         }
@@ -245,6 +282,34 @@ struct CoordinatorCommand: AsyncParsableCommand {
         }
     }
 
+    /// The cluster of `--cluster` and the options that go with it; nil without `--cluster`.
+    private func clusterSettings() throws -> ClusterSettings? {
+        guard let cluster else {
+            for (given, flag) in [
+                (name != nil, "--name"), (etcd != nil, "--etcd"), (replicationListen != nil, "--replication-listen"),
+                (advertiseHost != nil, "--advertise-host"),
+                (asynchronousReplication, "--asynchronous-replication"),
+            ] where given {
+                throw ValidationError("\(flag) has no use without --cluster")
+            }
+            return nil
+        }
+        guard let etcd else { throw ValidationError("--cluster needs --etcd (etcd's client URLs)") }
+        guard let replicationListen else {
+            throw ValidationError("--cluster needs --replication-listen (where the standbys connect)")
+        }
+        guard durability == .full else {
+            throw ValidationError("--cluster needs --durability full: a primary's commits must be on its disk too")
+        }
+        var settings = ClusterSettings(
+            cluster: cluster, name: name ?? ProcessInfo.processInfo.hostName,
+            etcd: etcd.split(separator: ",").map { String($0) }, replicationListen: replicationListen)
+        settings.advertiseHost = advertiseHost
+        settings.asynchronous = asynchronousReplication
+        if let refusal = settings.refusal(listen: listen, feed: feed) { throw ValidationError(refusal) }
+        return settings
+    }
+
     /// The `--limit` options.
     private func parsedRunLimits() throws -> RunLimits {
         var limits = RunLimits()
@@ -299,6 +364,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
         configuration.commitRows = commitRows
         configuration.commitSeconds = commitSeconds > 0 ? commitSeconds : nil
         configuration.runLimits = try parsedRunLimits()
+        configuration.cluster = try clusterSettings()
         configuration.backupDirectory = backupDir.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
         if let curveSecret, let allow {
             let curve = try CoordinatorCurve(secretFile: curveSecret, allowDirectory: allow)
@@ -324,24 +390,42 @@ struct CoordinatorCommand: AsyncParsableCommand {
             if let workerQueues { configuration.workerArguments += ["--queues", workerQueues] }
         }
         let storePath = store
-        let service = CoordinatorService(
-            configuration: configuration, logger: logger,
-            services: { server in
-                guard let httpEndpoint else { return [] }
-                return [
-                    HTTPService(endpoint: httpEndpoint, server: server, exporter: exporter, logger: logger) { url in
-                        Terminal.line("tributary-coordinator http=\(url)")
-                    }
-                ]
-            }
-        ) { server in
+        let services: @Sendable (CoordinatorServer) -> [any Service] = { server in
+            guard let httpEndpoint else { return [] }
+            return [
+                HTTPService(endpoint: httpEndpoint, server: server, exporter: exporter, logger: logger) { url in
+                    Terminal.line("tributary-coordinator http=\(url)")
+                }
+            ]
+        }
+        let ready: @Sendable (CoordinatorServer) -> Void = { server in
             Terminal.line(
                 "tributary-coordinator ready jobs=\(server.listenEndpoint) feed=\(server.feedEndpoint) store=\(storePath)"
             )
+        }
+        let service: any Service
+        if configuration.cluster != nil {
+            service = try ClusterNode(
+                configuration: configuration, logger: logger, services: services, ready: ready,
+                standing: { Terminal.line("tributary-coordinator \($0.line)") })
+        } else {
+            service = CoordinatorService(configuration: configuration, logger: logger, services: services, ready: ready)
         }
         let group = ServiceGroup(
             configuration: .init(
                 services: [.init(service: service)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await ServiceMain.run(group, logger: logger)
+    }
+}
+
+extension ClusterStanding {
+    /// How the executable prints it, after `tributary-coordinator `.
+    fileprivate var line: String {
+        switch self {
+        case .primary(let epoch): "primary epoch=\(epoch)"
+        case .standby(let leader, let epoch): "standby of=\(leader) epoch=\(epoch)"
+        case .waiting: "waiting"
+        case .deposed(let epoch): "deposed epoch=\(epoch)"
+        }
     }
 }

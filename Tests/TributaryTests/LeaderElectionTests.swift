@@ -18,7 +18,9 @@ struct LeaderElectionTests {
         private let shutdown: ServiceGroup
 
         init(_ name: String, etcd: [String], mayCampaign: @escaping @Sendable () async -> Bool = { true }) throws {
-            let member = ClusterMember(name: name, endpoint: "tcp://\(name):7000", feed: "tcp://\(name):7001")
+            let member = ClusterMember(
+                name: name, endpoint: "tcp://\(name):7000", feed: "tcp://\(name):7001",
+                replication: "tcp://\(name):7002")
             election = LeaderElection(
                 etcd: try EtcdClient(endpoints: etcd, timeout: .milliseconds(500)), cluster: "test", member: member,
                 mayCampaign: mayCampaign, logger: Logger(label: "election \(name)"))
@@ -63,7 +65,9 @@ struct LeaderElectionTests {
         try await waitUntil("b to name a as leader") {
             b.election.role
                 == .follower(
-                    leader: ClusterMember(name: "a", endpoint: "tcp://a:7000", feed: "tcp://a:7001"), epoch: first)
+                    leader: ClusterMember(
+                        name: "a", endpoint: "tcp://a:7000", feed: "tcp://a:7001", replication: "tcp://a:7002"),
+                    epoch: first)
         }
         #expect(a.election.leaderEpoch == first)
         await a.stop()

@@ -6,12 +6,15 @@ public struct ClusterMember: Codable, Sendable, Equatable {
     public let endpoint: String
     /// Where subscribers follow the feed.
     public let feed: String
+    /// Where its standbys connect while it is primary (its replication endpoint, as they reach it).
+    public let replication: String
 
-    /// A member named `name`, serving clients at `endpoint` and the feed at `feed`.
-    public init(name: String, endpoint: String, feed: String) {
+    /// A member named `name`, serving clients at `endpoint`, the feed at `feed` and standbys at `replication`.
+    public init(name: String, endpoint: String, feed: String, replication: String) {
         self.name = name
         self.endpoint = endpoint
         self.feed = feed
+        self.replication = replication
     }
 }
 

@@ -54,10 +54,14 @@ final class ReplicationStage: CommitStage, Sendable {
     let endpoint: String
     /// The leader epoch this primary writes under.
     let epoch: Int64
+    /// Releases without waiting for a standby (the cluster recorded that no standby is eligible).
+    let asynchronous: Bool
     /// The store's schema (``SchemaFingerprint``): a standby of another is refused.
     let schema: UInt64
     private let loop: SocketLoop
     private let state: Mutex<State>
+    private let stillLeads: @Sendable () -> Bool
+    private let inSync: @Sendable ([String]) -> Void
     private let logger: Logger
 
     /// Binds `endpoint` (`tcp://HOST:PORT`, port `*` for any).
@@ -65,9 +69,14 @@ final class ReplicationStage: CommitStage, Sendable {
     ///   - tail: the store's last record when recording starts.
     ///   - epoch: the leader epoch the records are written under.
     ///   - schema: the store's schema fingerprint.
-    init(endpoint: String, context: ZMQContext, tail: ReplicationTail, epoch: Int64, schema: UInt64, logger: Logger)
-        throws
-    {
+    ///   - asynchronous: release each write at once, standbys or not (they still get every record).
+    ///   - stillLeads: asked before each release: nothing is released once the primary's leadership may have lapsed.
+    ///   - inSync: told the names of the standbys in sync each time one more is (outside the stage's lock).
+    init(
+        endpoint: String, context: ZMQContext, tail: ReplicationTail, epoch: Int64, schema: UInt64,
+        asynchronous: Bool = false, stillLeads: @escaping @Sendable () -> Bool = { true },
+        inSync: @escaping @Sendable ([String]) -> Void = { _ in }, logger: Logger
+    ) throws {
         let router = try context.makeSocket(.router)
         try router.setLinger(milliseconds: 0)
         // A standby that reconnects under its name takes its place at once.
@@ -75,6 +84,9 @@ final class ReplicationStage: CommitStage, Sendable {
         self.endpoint = try router.bind(endpoint)
         self.epoch = epoch
         self.schema = schema
+        self.asynchronous = asynchronous
+        self.stillLeads = stillLeads
+        self.inSync = inSync
         state = Mutex(State(tail: tail))
         self.logger = logger
         let received = Received()
@@ -121,7 +133,7 @@ final class ReplicationStage: CommitStage, Sendable {
         let through = state.withLock { state -> UInt64? in
             state.release = release
             state.held.append((last, state.tail.position))
-            return Self.releasable(&state)
+            return releasable(&state)
         }
         if let through { release(through) }
     }
@@ -141,10 +153,16 @@ final class ReplicationStage: CommitStage, Sendable {
 
     /// Takes out of `held` the writes every standby in sync holds the records of, and returns the last one's
     /// position; nil when none (no standby in sync, or deposed).
-    private static func releasable(_ state: inout State) -> UInt64? {
-        guard state.deposed == nil else { return nil }
+    private func releasable(_ state: inout State) -> UInt64? {
+        guard state.deposed == nil, !state.held.isEmpty, stillLeads() else { return nil }
         let synced = state.standbys.values.filter(\.inSync)
-        guard let copied = synced.map(\.acknowledged).min() else { return nil }
+        let copied: UInt64
+        if asynchronous {
+            copied = .max
+        } else {
+            guard let least = synced.map(\.acknowledged).min() else { return nil }
+            copied = least
+        }
         let count = state.held.prefix { $0.needs <= copied }.count
         guard count > 0 else { return nil }
         defer { state.held.removeFirst(count) }
@@ -158,18 +176,20 @@ final class ReplicationStage: CommitStage, Sendable {
             return
         }
         let id = frames[0]
-        let (release, through, note) = state.withLock {
-            state -> ((@Sendable (UInt64) -> Void)?, UInt64?, String?) in
+        let (release, through, note, synced) = state.withLock {
+            state -> ((@Sendable (UInt64) -> Void)?, UInt64?, String?, [String]?) in
+            let wasInSync = Set(state.standbys.filter(\.value.inSync).keys)
             var note: String?
             switch message {
             case .hello(let hello):
                 note = welcome(id, hello, in: &state)
             case .acknowledged(let position):
-                guard let name = state.standbys.first(where: { $0.value.id == id })?.key else {
+                guard let name = state.standbys.first(where: { $0.value.id == id })?.key,
+                    var standby = state.standbys[name]
+                else {
                     // Not (or no longer) known under this socket: it says hello again when idle.
-                    return (nil, nil, nil)
+                    return (nil, nil, nil, nil)
                 }
-                guard var standby = state.standbys[name] else { return (nil, nil, nil) }
                 standby.acknowledged = max(standby.acknowledged, position)
                 if standby.acknowledged >= state.tail.position { standby.inSync = true }
                 state.standbys[name] = standby
@@ -183,10 +203,20 @@ final class ReplicationStage: CommitStage, Sendable {
             case .record:
                 note = "a standby sent a record; dropped"
             }
-            return (state.release, Self.releasable(&state), note)
+            let inSync = Set(state.standbys.filter(\.value.inSync).keys)
+            return (state.release, releasable(&state), note, inSync == wasInSync ? nil : inSync.sorted())
         }
         if let note { logger.warning("replication: \(note)") }
+        if let synced { inSync(synced) }
         if let release, let through { release(through) }
+    }
+
+    /// Releases nothing more from now on: the primary lost its leadership (or stops), and what it holds is never
+    /// to be acknowledged.
+    func depose(_ why: String) {
+        state.withLock { state in
+            if state.deposed == nil { state.deposed = why }
+        }
     }
 
     /// Takes a standby's hello (under the lock): sends it the kept records after its tail, or says why it cannot

@@ -60,6 +60,8 @@ public struct CoordinatorConfiguration: Sendable {
     public var backupDirectory: String?
     /// How often the feed publishes a heartbeat carrying the last sequence number.
     public var feedHeartbeatInterval: Duration = .milliseconds(500)
+    /// The cluster this coordinator is a member of (``ClusterNode``); nil runs it alone.
+    public var cluster: ClusterSettings?
 
     /// A configuration for the store at `storePath` with `model`, everything else as its defaults above.
     public init(storePath: String, model: Model) {

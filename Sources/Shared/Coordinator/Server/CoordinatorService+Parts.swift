@@ -28,7 +28,8 @@ extension CoordinatorService {
             let configuration = configuration
             store = try await BlockingWork.run {
                 try RootStore.open(
-                    path: configuration.storePath, model: configuration.model, durability: configuration.durability)
+                    path: configuration.storePath, model: configuration.model, durability: configuration.durability,
+                    requeueLeftRunning: configuration.cluster == nil)
             }
         } catch {
             await io.loop.stop()
@@ -36,12 +37,26 @@ extension CoordinatorService {
             throw error
         }
         logOpening(store)
+        var stages: [any CommitStage] = []
+        var stage: ReplicationStage?
+        if let primary {
+            do {
+                stage = try await primary.start(on: store, context: context, logger: logger)
+            } catch {
+                await io.loop.stop()
+                await publisher.stop()
+                await close(store)
+                throw error
+            }
+            stages = stage.map { [$0] } ?? []
+        }
         let writer = StoreWriter(
             store: store, logger: logger, groupRows: configuration.commitRows,
-            groupSeconds: configuration.commitSeconds
+            groupSeconds: configuration.commitSeconds, stages: stages
         ) {
             io.post(.written)
         }
+        if let primary, let stage { primary.started(stage, writer.pipeline) }
         let readers = ReaderPool(
             store: store, limitPerPeer: configuration.limits.maximumPendingRequestsPerPeer, logger: logger
         ) { peer, requestID, body in

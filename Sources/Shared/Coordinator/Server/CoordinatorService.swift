@@ -9,6 +9,8 @@ import ZeroMQ
 public struct CoordinatorService: Service {
     let configuration: CoordinatorConfiguration
     let logger: Logger
+    /// Set while the coordinator is its cluster's primary (``ClusterNode``).
+    let primary: PrimaryReplication?
     private let ready: @Sendable (CoordinatorServer) -> Void
     private let services: @Sendable (CoordinatorServer) -> [any Service]
 
@@ -26,8 +28,18 @@ public struct CoordinatorService: Service {
         services: @escaping @Sendable (CoordinatorServer) -> [any Service] = { _ in [] },
         ready: @escaping @Sendable (CoordinatorServer) -> Void = { _ in }
     ) {
+        self.init(configuration: configuration, logger: logger, primary: nil, services: services, ready: ready)
+    }
+
+    /// A coordinator as above; with `primary`, its cluster's primary (``ClusterNode``).
+    init(
+        configuration: CoordinatorConfiguration, logger: Logger, primary: PrimaryReplication?,
+        services: @escaping @Sendable (CoordinatorServer) -> [any Service],
+        ready: @escaping @Sendable (CoordinatorServer) -> Void
+    ) {
         self.configuration = configuration
         self.logger = logger
+        self.primary = primary
         self.services = services
         self.ready = ready
     }
@@ -80,6 +92,12 @@ public struct CoordinatorService: Service {
         let schedules = ScheduleService(
             store: server.store, writer: server.writer, logger: logger, jobsQueued: { server.jobsQueued() })
         services += [server, maintenance, schedules] as [any Service]
+        if primary != nil {
+            services.append(
+                LeftRunningRequeue(
+                    write: try server.writer.queue(.requeueLeftRunning()), logger: logger,
+                    queued: { server.jobsQueued() }))
+        }
         if let supervisor { services.append(supervisor) }
         let group = ServiceGroup(
             configuration: .init(

@@ -71,11 +71,16 @@ public final class RootStore: Sendable {
         saves = GroupCommitter(pool: pool, writer: writer, model: model, jobs: jobs)
     }
 
-    /// Opens (creating if needed) the store at `path` for `model`, its commits synced as `durability` says.
+    /// Opens (creating if needed) the store at `path` for `model`, its commits synced as `durability` says. Jobs a
+    /// previous coordinator left running are put back in the queue, unless `requeueLeftRunning` is false: a store of
+    /// a cluster writes only what its records say, and a new primary puts them back through its writer
+    /// (``StoreWrite/requeueLeftRunning()``), so that its standbys get that write too.
     /// - Throws: ``/TributaryCore/ModelError`` when the model is incompatible with the store;
     ///   ``/TributaryCore/StoreError`` when the file cannot be opened, belongs to another program, or another
     ///   coordinator has it open. A refused store is left byte for byte as it was.
-    public static func open(path: String, model: Model, durability: Durability = .full) throws -> RootStore {
+    public static func open(
+        path: String, model: Model, durability: Durability = .full, requeueLeftRunning: Bool = true
+    ) throws -> RootStore {
         SQLiteProcessSettings.apply()
         ProcessMemorySettings.apply()
         // Refuse before anything writes: the lock file, the pool's switch to WAL mode and its probe table.
@@ -111,7 +116,8 @@ public final class RootStore: Sendable {
         } catch {
             throw StoreError(.sqlite, "cannot open store \(path): \(error)")
         }
-        let opened = try prepareSchema(of: pool, path: path, model: model)
+        let opened = try prepareSchema(
+            of: pool, path: path, model: model, requeueLeftRunning: requeueLeftRunning)
         return RootStore(
             path: path, model: model, durability: durability, pool: pool, lock: lock, opened: opened,
             walRestart: walRestart)
@@ -158,7 +164,9 @@ public final class RootStore: Sendable {
 
     /// Creates, upgrades or migrates the schema for `model`, creates and drops the indexes it declares, and puts back
     /// the jobs a previous coordinator left running: one transaction, so a failure changes nothing.
-    private static func prepareSchema(of pool: DatabasePool, path: String, model: Model) throws -> OpenedSchema {
+    private static func prepareSchema(
+        of pool: DatabasePool, path: String, model: Model, requeueLeftRunning: Bool
+    ) throws -> OpenedSchema {
         try pool.write { db in
             let plan = try StoreCompatibility.plan(for: model, in: db, path: path)
             // Tributary's own tables created, or upgraded with the entity tables of the model the store was written
@@ -184,7 +192,7 @@ public final class RootStore: Sendable {
                 arguments: [model.encodedJSON(), Schema.format])
             // A new coordinator cannot vouch for leases granted by the previous one: run those jobs again,
             // resuming after their committed batches.
-            let jobsLeftRunning = try JobStore.requeueAfterRestart(db)
+            let jobsLeftRunning = requeueLeftRunning ? try JobStore.requeueAfterRestart(db) : []
             return OpenedSchema(
                 jobsLeftRunning: jobsLeftRunning, upgrade: upgrade, declaredIndexes: declaredIndexes,
                 inverseEmptyAt: db.totalChangesCount - (try InverseIndex.recentEntries(model, in: db)))

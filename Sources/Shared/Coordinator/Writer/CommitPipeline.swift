@@ -27,6 +27,8 @@ final class CommitPipeline: Service, Sendable {
         var answered = WriterBarrier(saves: 0, position: 0)
         /// Set by ``close()``: whoever waits returns.
         var closed = false
+        /// Set by ``abandon()``: what was not released by then never will be.
+        var abandoned = false
         /// Whether a caller is carrying writes on (the others leave theirs to it).
         var pumping = false
         var waitingForRelease: [(UInt64, CheckedContinuation<Void, Never>)] = []
@@ -95,6 +97,7 @@ final class CommitPipeline: Service, Sendable {
     /// Stage `index` lets the writes up to `through` go on: to the next stage, or to their answers.
     private func release(stage index: Int, through position: UInt64) {
         state.withLock { state in
+            guard !state.abandoned else { return }
             let count = state.held[index].prefix { $0.position <= position }.count
             guard count > 0 else { return }
             let released = Array(state.held[index].prefix(count))
@@ -182,6 +185,19 @@ final class CommitPipeline: Service, Sendable {
             return state.waitingForRelease.map(\.1) + state.waitingForAnswers.map(\.1)
         }
         for waiter in waiters { waiter.resume() }
+    }
+
+    /// Gives up the writes the stages hold, and any to come: none of them will be released, and whoever waits for
+    /// one returns (``hasReleased(_:)`` tells it was not). For a primary that lost its leadership: what it committed
+    /// and did not release is never to be acknowledged.
+    func abandon() {
+        state.withLock { $0.abandoned = true }
+        close()
+    }
+
+    /// Whether the write at `position` was released by every stage; false for one the pipeline abandoned.
+    func hasReleased(_ position: UInt64) -> Bool {
+        state.withLock { state in state.released >= position || !state.abandoned }
     }
 
     /// How many writes the stages hold (for tests and status).

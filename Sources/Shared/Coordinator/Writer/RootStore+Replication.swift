@@ -24,4 +24,13 @@ extension RootStore {
     func replicationTail() async throws -> ReplicationTail {
         try await pool.read { db in try ReplicationTail.read(db) }
     }
+
+    /// What a standby named `name` says to its primary: the store's last record, the epoch it promised, its schema.
+    func replicationHello(name: String) async throws -> ReplicationMessage.Hello {
+        try await pool.read { db in
+            ReplicationMessage.Hello(
+                name: name, tail: try ReplicationTail.read(db), promised: try ReplicaApply.promised(in: db),
+                schema: try SchemaFingerprint.read(db))
+        }
+    }
 }

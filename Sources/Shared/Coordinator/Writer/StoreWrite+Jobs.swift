@@ -37,6 +37,13 @@ extension StoreWrite {
         .init(name: "release all running jobs") { store, db in try store.jobs.releaseAllRunningJobs(in: db) }
     }
 
+    /// Every job a previous primary left running back to the queue, its attempt counting as lost (what opening a
+    /// store does for a coordinator that runs alone): a new primary of a cluster cannot vouch for the leases the
+    /// one before it granted.
+    static func requeueLeftRunning() -> StoreWrite<[JobsLeftRunning]> {
+        .init(name: "requeue jobs left running", synced: true) { _, db in try JobStore.requeueAfterRestart(db) }
+    }
+
     /// A dead job back in the queue.
     static func retryJob(id: Int64) -> StoreWrite<(job: JobInfo, settled: [JobEnding])?> {
         .init(name: "retry job", synced: true) { store, db in try store.jobs.retryJob(id: id, in: db) }

@@ -69,16 +69,19 @@ enum ReplicaApply {
         -> ReplicationTail
     {
         let tail = try ReplicationTail.read(db)
-        let promised = try Int64.fetchOne(db, sql: "SELECT promised FROM tributary_replication WHERE id = 1") ?? 0
+        let promised = try Self.promised(in: db)
         guard record.isIntact else {
             throw ReplicationRefusal(
                 reason: .damaged, description: "record \(record.position) does not match its hash")
         }
-        guard record.epoch >= promised else {
+        // The sender's epoch, not the record's: a new primary sends a returning standby records of the epochs
+        // before its own.
+        guard epoch >= promised else {
             throw ReplicationRefusal(
                 reason: .staleEpoch,
                 description:
-                    "record \(record.position) is of epoch \(record.epoch); this store follows epoch \(promised)")
+                    "record \(record.position) comes from a primary of epoch \(epoch); this store follows epoch \(promised)"
+            )
         }
         // Sent again (a hello crossed records on their way): what the store holds already changes nothing. One of
         // another history at those positions shows in the next new record, whose previous hash differs.
@@ -117,6 +120,11 @@ enum ReplicaApply {
         try record.tail.write(db, statements: statements)
         try promise(epoch, in: db)
         return record.tail
+    }
+
+    /// The newest leader epoch the store promised to follow (0: none).
+    static func promised(in db: Database) throws -> Int64 {
+        try Int64.fetchOne(db, sql: "SELECT promised FROM tributary_replication WHERE id = 1") ?? 0
     }
 
     /// The store promises to follow `epoch` or a newer one it promised before; returns the epoch promised.

@@ -31,3 +31,13 @@ struct WriterStoppedError: Error, CustomStringConvertible {
     let write: String
     var description: String { "the store's writer has stopped: '\(write)' was not written" }
 }
+
+/// Why a write's caller is not answered: the store committed it, but a stage held it until the pipeline was
+/// abandoned (a primary that lost its leadership), so it is not acknowledged and may be undone when the store rejoins
+/// its cluster.
+struct WriteAbandonedError: Error, CustomStringConvertible {
+    let write: String
+    var description: String {
+        "'\(write)' is not acknowledged: this coordinator stopped being the cluster's primary before a standby held it"
+    }
+}

@@ -431,10 +431,12 @@ struct QueuedOperation<Output: Sendable>: Sendable {
     let pipeline: CommitPipeline
 
     /// The result once every stage released the write.
-    /// - Throws: what the write threw, or ``WriterStoppedError`` when the pipeline closed before it was written.
+    /// - Throws: what the write threw, ``WriterStoppedError`` when the pipeline closed before it was written, or
+    ///   ``WriteAbandonedError`` when it was abandoned (``CommitPipeline/abandon()``) before the write was released.
     nonisolated(nonsending) var value: Output {
         get async throws {
             await pipeline.waitUntilReleased(position)
+            guard pipeline.hasReleased(position) else { throw WriteAbandonedError(write: name) }
             return try released()
         }
     }

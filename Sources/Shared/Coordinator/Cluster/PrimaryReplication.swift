@@ -1,0 +1,33 @@
+import Logging
+import ZeroMQ
+
+/// What a coordinator adds to its commit path while it is its cluster's primary (docs/failover.md): its store
+/// promises the leader epoch, records every write transaction from then on, and the ``ReplicationStage`` holds each
+/// write until the standbys in sync have it.
+struct PrimaryReplication: Sendable {
+    /// The leader epoch this primary writes under.
+    let epoch: Int64
+    /// The replication endpoint to bind.
+    let listen: String
+    /// Release without waiting for a standby (``ClusterSettings/asynchronous``).
+    let asynchronous: Bool
+    /// Whether this node still leads under ``epoch`` (its election's clock): nothing is released once it does not.
+    let stillLeads: @Sendable () -> Bool
+    /// Told the standbys in sync each time one more is.
+    let inSync: @Sendable ([String]) -> Void
+    /// Told the stage and the pipeline once made, so that a lost leadership can stop what they hold.
+    let started: @Sendable (ReplicationStage, CommitPipeline) -> Void
+
+    /// Promises ``epoch`` in `store` (before its writer exists, as opening it writes), binds the stage and starts
+    /// recording into it.
+    func start(on store: RootStore, context: ZMQContext, logger: Logger) async throws -> ReplicationStage {
+        let epoch = epoch
+        _ = try await store.pool.write { db in try ReplicaApply.promise(epoch, in: db) }
+        let stage = try ReplicationStage(
+            endpoint: listen, context: context, tail: try await store.replicationTail(), epoch: epoch,
+            schema: try await store.pool.read(SchemaFingerprint.read), asynchronous: asynchronous,
+            stillLeads: stillLeads, inSync: inSync, logger: logger)
+        _ = try await store.startRecording(epoch: epoch) { stage.recorded($0) }
+        return stage
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import GRDB
+import Testing
+import TributaryCluster
+import TributaryCore
+
+@testable import TributaryClient
+@testable import TributaryDemo
+
+/// Coordinators of a cluster as processes (docs/failover.md), with a real etcd: the primary's acknowledged writes
+/// are on its standby when it is SIGKILLed; the standby takes over under a newer epoch; with no standby left its
+/// writes are held (strict) until the old primary comes back as a standby and catches up.
+@Suite("Failover: coordinators of a cluster", .serialized)
+struct ClusterFailoverTests {
+    /// The jobs of `ids` in a node's store, each id once.
+    static func jobs(_ ids: [Int64], in node: ClusterNodeProcess) throws -> Set<Int64> {
+        try node.read { db in
+            Set(try Int64.fetchAll(db, sql: "SELECT id FROM tributary_jobs").filter { Set(ids).contains($0) })
+        }
+    }
+
+    @Test(
+        "SIGKILL the primary: the standby leads within 10 s with every acknowledged push; its writes wait for a standby until the old primary rejoins"
+    )
+    func killThePrimary() async throws {
+        let directory = try TemporaryDirectory()
+        let etcd = try await EtcdCluster(in: directory)
+        let sync = ClusterSyncRecord(etcd: try EtcdClient(endpoints: etcd.endpoints), cluster: "t")
+        let modelPath = try directory.write("model.json", DemoData.modelJSON)
+        let a = try ClusterNodeProcess(
+            name: "a", cluster: "t", etcd: etcd.endpoints, modelPath: modelPath, in: directory)
+        let first = try await a.waitFor("primary")
+        try await a.waitFor("ready")
+        let b = try ClusterNodeProcess(
+            name: "b", cluster: "t", etcd: etcd.endpoints, modelPath: modelPath, in: directory)
+        #expect(
+            try await b.waitFor("standby")
+                == "tributary-coordinator standby of=a \(first.dropFirst("tributary-coordinator primary ".count))")
+        try await waitUntil("b to be recorded in sync") { try? await sync.read()?.standbys == ["b"] }
+
+        // Acknowledged by a: so on b too.
+        let client = try JobClient(endpoint: a.listen)
+        var acknowledged: [Int64] = []
+        for _ in 0..<50 {
+            acknowledged += try await client.push((0..<10).map { _ in JobSpec(kind: "noop") }).ids
+        }
+        await client.close()
+        a.kill()
+        let killed = ContinuousClock.now
+        let promoted = try await b.waitFor("primary", timeout: .seconds(20))
+        try await b.waitFor("ready")
+        let takeover = ContinuousClock.now - killed
+        #expect(takeover < .seconds(10), "b served as primary \(takeover) after a was killed")
+        let epochA = Int64(first.split(separator: "=").last ?? "") ?? 0
+        let epochB = Int64(promoted.split(separator: "=").last ?? "") ?? 0
+        #expect(epochB > epochA)
+        #expect(try Self.jobs(acknowledged, in: b) == Set(acknowledged))
+        #expect(try await sync.read() == SyncState(epoch: epochB, leader: "b", standbys: []))
+
+        // With no standby, b commits a push and holds it: not acknowledged until a standby has it.
+        let later = try JobClient(endpoint: b.listen)
+        let before = try b.read { db in try Int64.fetchOne(db, sql: "SELECT max(id) FROM tributary_jobs") ?? 0 }
+        let answered = Locked(false)
+        let push = Task {
+            defer { answered.withLock { $0 = true } }
+            return try await later.push([JobSpec(kind: "noop")]).ids
+        }
+        try await waitUntil("b to commit the push") {
+            try b.read { db in try Int64.fetchOne(db, sql: "SELECT max(id) FROM tributary_jobs") ?? 0 } > before
+        }
+        let committed = try b.read { db in try Int64.fetchOne(db, sql: "SELECT max(id) FROM tributary_jobs") ?? 0 }
+        #expect(!answered.value, "b acknowledged a push no standby holds")
+        #expect(
+            try a.read { db in
+                try Int64.fetchOne(db, sql: "SELECT count(*) FROM tributary_jobs WHERE id = ?", arguments: [committed])
+            } == 0)
+        // a comes back: the sync state names b alone, so it follows b, catches up and releases the push.
+        try a.restart()
+        try await a.waitFor("standby")
+        let pushed = try await push.value
+        #expect(pushed == [committed])
+        #expect(try Self.jobs(acknowledged + pushed, in: a) == Set(acknowledged + pushed))
+        try await waitUntil("a to be recorded in sync") { try? await sync.read()?.standbys == ["a"] }
+        await later.close()
+        #expect(try await b.stop() == 0)
+        #expect(try await a.stop() == 0)
+    }
+}
