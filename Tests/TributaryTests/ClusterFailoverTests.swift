@@ -36,7 +36,7 @@ struct ClusterFailoverTests {
         #expect(
             try await b.waitFor("standby")
                 == "tributary-coordinator standby of=a \(first.dropFirst("tributary-coordinator primary ".count))")
-        try await waitUntil("b to be recorded in sync") { try? await sync.read()?.standbys == ["b"] }
+        try await waitUntil("b to be recorded in sync") { (try? await sync.read())??.standbys == ["b"] }
 
         // Acknowledged by a: so on b too.
         let client = try JobClient(endpoint: a.listen)
@@ -80,9 +80,127 @@ struct ClusterFailoverTests {
         let pushed = try await push.value
         #expect(pushed == [committed])
         #expect(try Self.jobs(acknowledged + pushed, in: a) == Set(acknowledged + pushed))
-        try await waitUntil("a to be recorded in sync") { try? await sync.read()?.standbys == ["a"] }
+        try await waitUntil("a to be recorded in sync") { (try? await sync.read())??.standbys == ["a"] }
         await later.close()
         #expect(try await b.stop() == 0)
         #expect(try await a.stop() == 0)
+    }
+}
+
+extension ClusterFailoverTests {
+    /// The jobs in a node's store.
+    static func allJobs(in node: ClusterNodeProcess) throws -> Set<Int64> {
+        try node.read { db in Set(try Int64.fetchAll(db, sql: "SELECT id FROM tributary_jobs")) }
+    }
+
+    /// Waits for `b`, started once `a` served as primary, to be its standby in sync.
+    static func pair(_ a: ClusterNodeProcess, _ b: ClusterNodeProcess, sync: ClusterSyncRecord) async throws {
+        try await b.waitFor("standby of=\(a.name)")
+        try await waitUntil("b to be recorded in sync") { (try? await sync.read())??.standbys == [b.name] }
+    }
+
+    @Test(
+        "a standby with a new store, behind the records the primary keeps, catches up from its snapshot while the primary serves"
+    )
+    func newStandbyFromSnapshot() async throws {
+        let directory = try TemporaryDirectory()
+        let etcd = try await EtcdCluster(in: directory)
+        let sync = ClusterSyncRecord(etcd: try EtcdClient(endpoints: etcd.endpoints), cluster: "t")
+        let modelPath = try directory.write("model.json", DemoData.modelJSON)
+        let node = { (name: String) in
+            try ClusterNodeProcess(
+                name: name, cluster: "t", etcd: etcd.endpoints, modelPath: modelPath, in: directory)
+        }
+        let a = try node("a")
+        try await a.waitFor("ready")
+        let b = try node("b")
+        try await Self.pair(a, b, sync: sync)
+        var client = try JobClient(endpoint: a.listen)
+        var acknowledged = try await client.push((0..<200).map { _ in JobSpec(kind: "noop") }).ids
+        await client.close()
+        // a hands over (graceful: it resigns); b's records start at its promotion, so a store that holds none of
+        // the records before cannot follow from them.
+        #expect(try await a.stop() == 0)
+        try await b.waitFor("primary")
+        try await b.waitFor("ready")
+        try a.restart()
+        try await a.waitFor("standby")
+        try await waitUntil("a to be recorded in sync") { (try? await sync.read())??.standbys == ["a"] }
+        client = try JobClient(endpoint: b.listen)
+        acknowledged += try await client.push((0..<50).map { _ in JobSpec(kind: "noop") }).ids
+
+        let c = try node("c")
+        try await c.waitFor("standby")
+        // Serving meanwhile: a holds every write, so b acknowledges while c copies.
+        acknowledged += try await client.push((0..<50).map { _ in JobSpec(kind: "noop") }).ids
+        do {
+            try await waitUntil("c to be recorded in sync", timeout: .seconds(60)) {
+                (try? await sync.read())??.standbys == ["a", "c"]
+            }
+        } catch {
+            print("C:\n\(c.log)\nB:\n\(b.log)")
+            throw error
+        }
+        #expect(c.log.contains("replaced by the primary's snapshot"))
+        acknowledged += try await client.push((0..<50).map { _ in JobSpec(kind: "noop") }).ids
+        await client.close()
+        #expect(try await b.stop() == 0)
+        for standby in [a, c] { #expect(try await standby.stop() == 0) }
+        // Stopped in this order, every node holds the same jobs: those acknowledged, and the jobs b put back.
+        let onB = try Self.allJobs(in: b)
+        #expect(Set(acknowledged).isSubset(of: onB))
+        #expect(try Self.allJobs(in: a) == onB)
+        #expect(try Self.allJobs(in: c) == onB)
+    }
+
+    @Test(
+        "SIGSTOP the primary past its lease: the standby takes over; woken, the old primary acknowledges nothing more, steps down and rejoins as a standby with nothing unacknowledged"
+    )
+    func pauseThePrimary() async throws {
+        let directory = try TemporaryDirectory()
+        let etcd = try await EtcdCluster(in: directory)
+        let sync = ClusterSyncRecord(etcd: try EtcdClient(endpoints: etcd.endpoints), cluster: "t")
+        let modelPath = try directory.write("model.json", DemoData.modelJSON)
+        let a = try ClusterNodeProcess(
+            name: "a", cluster: "t", etcd: etcd.endpoints, modelPath: modelPath, in: directory)
+        try await a.waitFor("ready")
+        let b = try ClusterNodeProcess(
+            name: "b", cluster: "t", etcd: etcd.endpoints, modelPath: modelPath, in: directory)
+        try await Self.pair(a, b, sync: sync)
+        // A client that pushes to a without pause, recording what a acknowledged.
+        let acknowledged = Locked<[Int64]>([])
+        let endpoint = a.listen
+        let pusher = Task {
+            let client = try JobClient(endpoint: endpoint)
+            while !Task.isCancelled {
+                if let ids = try? await client.push([JobSpec(kind: "noop")]).ids {
+                    acknowledged.withLock { $0 += ids }
+                }
+            }
+            await client.close()
+        }
+        try await waitUntil("a to acknowledge pushes") { acknowledged.value.count >= 20 }
+        kill(a.pid, SIGSTOP)
+        try await b.waitFor("primary", timeout: .seconds(20))
+        try await b.waitFor("ready")
+        kill(a.pid, SIGCONT)
+        try await a.waitFor("deposed")
+        // Back as b's standby, after replacing its store if it had committed what it could not acknowledge.
+        try await a.waitFor("standby of=b")
+        pusher.cancel()
+        _ = try? await pusher.value
+        do {
+            try await waitUntil("a to be recorded in sync", timeout: .seconds(60)) {
+                (try? await sync.read())??.standbys == ["a"]
+            }
+        } catch {
+            print("A:\n\(a.log)\nB:\n\(b.log)")
+            throw error
+        }
+        let onB = try Self.allJobs(in: b)
+        #expect(Set(acknowledged.value).isSubset(of: onB))
+        #expect(try await b.stop() == 0)
+        #expect(try await a.stop() == 0)
+        #expect(try Self.allJobs(in: a) == Self.allJobs(in: b))
     }
 }

@@ -7,7 +7,7 @@ import TributaryCluster
 extension ClusterNode {
     /// Serves as primary under `epoch` until this node no longer leads under it (then it releases nothing more and
     /// abandons what it held) or graceful shutdown. Returns the role that ended it; nil at shutdown.
-    func lead(epoch: Int64, election: LeaderElection, sync: ClusterSyncRecord, roles: AsyncStream<ClusterRole>)
+    func lead(epoch: Int64, election: LeaderElection, sync: ClusterSyncRecord)
         async throws -> ClusterRole?
     {
         // Who holds every commit acknowledged from now on: this node alone until standbys catch up. Written before
@@ -18,11 +18,14 @@ extension ClusterNode {
         do {
             guard try await sync.record(initial) else {
                 logger.warning("not serving as primary of epoch \(epoch): the leader key is no longer this node's")
-                return await roles.first { $0 != .leader(epoch: epoch) }
+                try? await Task.sleep(for: .seconds(1))
+                return election.role
             }
         } catch {
             logger.warning("not serving as primary of epoch \(epoch) yet: cannot record the sync state: \(error)")
-            return await roles.first { $0 != .leader(epoch: epoch) }
+            // Tried again while it leads.
+            try? await Task.sleep(for: .seconds(1))
+            return election.role
         }
         let keeper = SyncStateKeeper(record: sync, initial: initial, logger: logger)
         let held = Mutex<(ReplicationStage, CommitPipeline)?>(nil)
@@ -58,7 +61,7 @@ extension ClusterNode {
                 return .stopped
             }
             tasks.addTask {
-                let next = await roles.first { $0 != .leader(epoch: epoch) }
+                let next = await election.roles().first { $0 != .leader(epoch: epoch) }
                 guard !Task.isCancelled else { return .gaveUp }
                 abandon("this node no longer leads under epoch \(epoch)")
                 await group.triggerGracefulShutdown()

@@ -62,17 +62,21 @@ public struct ClusterNode: Service {
         // so a primary that drains still leads while it does.
         let campaign = Task.detached { try await election.run() }
         defer { campaign.cancel() }
-        let roles = election.roles()
-        var role = await roles.first { _ in true }
+        var role: ClusterRole? = election.role
         while let current = role, !Task.isShuttingDownGracefully, !Task.isCancelled {
             switch current {
             case .leader(let epoch):
-                role = try await lead(epoch: epoch, election: election, sync: sync, roles: roles)
+                role = try await lead(epoch: epoch, election: election, sync: sync)
             case .follower(let leader?, let epoch) where leader.name != name:
-                role = try await follow(leader, epoch: epoch, roles: roles)
+                role = try await follow(leader, epoch: epoch, election: election)
             case .follower:
                 standing(.waiting)
-                role = await roles.first { $0 != current }
+                role = await election.roles().first { $0 != current }
+            }
+            // A role that ended on its own (a service failed) is taken again, after a pause.
+            if role == nil, !Task.isShuttingDownGracefully, !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                role = election.role
             }
         }
         campaign.cancel()

@@ -25,7 +25,8 @@ struct PrimaryReplication: Sendable {
         _ = try await store.pool.write { db in try ReplicaApply.promise(epoch, in: db) }
         let stage = try ReplicationStage(
             endpoint: listen, context: context, tail: try await store.replicationTail(), epoch: epoch,
-            schema: try await store.pool.read(SchemaFingerprint.read), asynchronous: asynchronous,
+            schema: try await store.pool.read(SchemaFingerprint.read),
+            snapshots: SnapshotSource(store: store, logger: logger), asynchronous: asynchronous,
             stillLeads: stillLeads, inSync: inSync, logger: logger)
         _ = try await store.startRecording(epoch: epoch) { stage.recorded($0) }
         return stage

@@ -26,22 +26,26 @@ final class ReplicaLink: Service, Sendable {
     private let context: ZMQContext
     private let hello: @Sendable () async throws -> ReplicationMessage.Hello
     private let apply: Apply
+    private let snapshotNeeded: @Sendable (String) -> Void
     private let logger: Logger
 
     /// - Parameters:
     ///   - primary: the primary's replication endpoint.
     ///   - name: this standby's name in the cluster (its socket's routing id).
     ///   - hello: what to say: the store's last record, the epoch it promised, its schema; read each time.
+    ///   - snapshotNeeded: told (with why) that the primary cannot bring the store on from its last record: the
+    ///     store is to be replaced by the primary's snapshot (``SnapshotFetch``).
     init(
         primary: String, name: String, context: ZMQContext,
         hello: @escaping @Sendable () async throws -> ReplicationMessage.Hello, apply: @escaping Apply,
-        logger: Logger
+        snapshotNeeded: @escaping @Sendable (String) -> Void = { _ in }, logger: Logger
     ) {
         self.primary = primary
         self.name = name
         self.context = context
         self.hello = hello
         self.apply = apply
+        self.snapshotNeeded = snapshotNeeded
         self.logger = logger
     }
 
@@ -71,6 +75,7 @@ final class ReplicaLink: Service, Sendable {
             lastHeard.now()
             let messages = batch.compactMap { ReplicationMessage(frames: $0.frames) }
             for case .refused(let reason, _) in messages { logger.error("replication: the primary refused: \(reason)") }
+            for case .snapshotNeeded(let reason) in messages { snapshotNeeded(reason) }
             // Records in the order they came, in runs from one sender's epoch.
             var runs: [(epoch: Int64, records: [ReplicationRecord])] = []
             for case .record(let record, let sender) in messages {

@@ -27,6 +27,13 @@ enum ReplicationMessage: Sendable, Equatable {
     /// The receiver will not take what was sent, and why; `staleEpoch` when the sender's epoch is older than the
     /// receiver follows (the sender was deposed).
     case refused(String, staleEpoch: Bool)
+    /// The primary cannot bring the standby's store on from its last record (it is behind the records kept, or holds
+    /// records of another history, never acknowledged): the standby replaces it with a snapshot, and why.
+    case snapshotNeeded(String)
+    /// The standby asks for the primary's snapshot `generation` from byte `offset` on (generation 0: a new one).
+    case snapshotRequest(generation: UInt64, offset: UInt64)
+    /// Part of snapshot `generation`: `data` at `offset` of a file of `total` bytes.
+    case snapshotChunk(generation: UInt64, offset: UInt64, total: UInt64, data: Data)
 
     /// The frames of the message.
     var frames: [Data] {
@@ -50,6 +57,12 @@ enum ReplicationMessage: Sendable, Equatable {
             return [Data("ACK".utf8), Self.header(position)]
         case .refused(let reason, let staleEpoch):
             return [Data("REFUSED".utf8), Data(reason.utf8), Self.header(staleEpoch ? 1 : 0)]
+        case .snapshotNeeded(let reason):
+            return [Data("SNAPSHOT-NEEDED".utf8), Data(reason.utf8)]
+        case .snapshotRequest(let generation, let offset):
+            return [Data("SNAPSHOT-GET".utf8), Self.header(generation, offset)]
+        case .snapshotChunk(let generation, let offset, let total, let data):
+            return [Data("SNAPSHOT-CHUNK".utf8), Self.header(generation, offset, total), data]
         }
     }
 
@@ -77,6 +90,14 @@ enum ReplicationMessage: Sendable, Equatable {
         case ("REFUSED", 3):
             guard let words = Self.words(frames[2], count: 1) else { return nil }
             self = .refused(String(decoding: frames[1], as: UTF8.self), staleEpoch: words[0] == 1)
+        case ("SNAPSHOT-NEEDED", 2):
+            self = .snapshotNeeded(String(decoding: frames[1], as: UTF8.self))
+        case ("SNAPSHOT-GET", 2):
+            guard let words = Self.words(frames[1], count: 2) else { return nil }
+            self = .snapshotRequest(generation: words[0], offset: words[1])
+        case ("SNAPSHOT-CHUNK", 3):
+            guard let words = Self.words(frames[1], count: 3) else { return nil }
+            self = .snapshotChunk(generation: words[0], offset: words[1], total: words[2], data: frames[2])
         default:
             return nil
         }

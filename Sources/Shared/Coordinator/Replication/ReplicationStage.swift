@@ -60,6 +60,7 @@ final class ReplicationStage: CommitStage, Sendable {
     let schema: UInt64
     private let loop: SocketLoop
     private let state: Mutex<State>
+    private let snapshots: SnapshotSource?
     private let stillLeads: @Sendable () -> Bool
     private let inSync: @Sendable ([String]) -> Void
     private let logger: Logger
@@ -69,12 +70,14 @@ final class ReplicationStage: CommitStage, Sendable {
     ///   - tail: the store's last record when recording starts.
     ///   - epoch: the leader epoch the records are written under.
     ///   - schema: the store's schema fingerprint.
+    ///   - snapshots: the copies of the store for standbys the kept records cannot bring on (nil: they are refused).
     ///   - asynchronous: release each write at once, standbys or not (they still get every record).
     ///   - stillLeads: asked before each release: nothing is released once the primary's leadership may have lapsed.
     ///   - inSync: told the names of the standbys in sync each time one more is (outside the stage's lock).
     init(
         endpoint: String, context: ZMQContext, tail: ReplicationTail, epoch: Int64, schema: UInt64,
-        asynchronous: Bool = false, stillLeads: @escaping @Sendable () -> Bool = { true },
+        snapshots: SnapshotSource? = nil, asynchronous: Bool = false,
+        stillLeads: @escaping @Sendable () -> Bool = { true },
         inSync: @escaping @Sendable ([String]) -> Void = { _ in }, logger: Logger
     ) throws {
         let router = try context.makeSocket(.router)
@@ -85,6 +88,7 @@ final class ReplicationStage: CommitStage, Sendable {
         self.epoch = epoch
         self.schema = schema
         self.asynchronous = asynchronous
+        self.snapshots = snapshots
         self.stillLeads = stillLeads
         self.inSync = inSync
         state = Mutex(State(tail: tail))
@@ -106,6 +110,7 @@ final class ReplicationStage: CommitStage, Sendable {
         loop.start()
         try? await gracefulShutdown()
         await loop.stop()
+        snapshots?.remove()
     }
 
     /// A record the writer committed (on its thread, in order): kept, and sent to each standby that has every
@@ -200,8 +205,13 @@ final class ReplicationStage: CommitStage, Sendable {
                 if staleEpoch { state.deposed = "standby '\(name)' follows a newer epoch than \(epoch)" }
                 for (known, standby) in state.standbys where standby.id == id { state.standbys[known]?.next = .max }
                 note = "standby '\(name)' refused a record: \(reason)"
-            case .record:
-                note = "a standby sent a record; dropped"
+            case .snapshotRequest(let generation, let offset):
+                let loop = loop
+                snapshots?.request(generation: generation, offset: offset, from: id) { id, frames in
+                    loop.send([id] + frames, on: 0)
+                }
+            case .record, .snapshotNeeded, .snapshotChunk:
+                note = "a standby sent what only a primary sends; dropped"
             }
             let inSync = Set(state.standbys.filter(\.value.inSync).keys)
             return (state.release, releasable(&state), note, inSync == wasInSync ? nil : inSync.sorted())
@@ -234,20 +244,33 @@ final class ReplicationStage: CommitStage, Sendable {
         }
         let tail = hello.tail
         let last = state.tail
+        // What a snapshot replaces: a store this primary's kept records cannot bring on.
+        func needsSnapshot(_ reason: String) -> String {
+            guard snapshots != nil else { return refuse(reason) }
+            loop.send([id] + ReplicationMessage.snapshotNeeded(reason).frames, on: 0)
+            return "standby '\(hello.name)' needs a snapshot: \(reason)"
+        }
         var records: ArraySlice<ReplicationRecord> = []
         if tail.position == last.position {
             guard tail.hash == last.hash else {
-                return refuse("its last record \(tail.position) is of another history")
+                return needsSnapshot("its last record \(tail.position) is of another history")
             }
         } else if tail.position > last.position {
-            state.deposed = "standby '\(hello.name)' holds records up to \(tail.position), beyond \(last.position)"
-            return refuse("it holds records up to \(tail.position), beyond the primary's \(last.position)")
+            // Records of an older epoch than this primary's that it lacks were never acknowledged (it was in sync
+            // with their primary when it took over): a deposed primary's. Of its own epoch, this primary lost them.
+            guard tail.epoch < epoch else {
+                state.deposed = "standby '\(hello.name)' holds records up to \(tail.position), beyond \(last.position)"
+                return refuse("it holds records up to \(tail.position), beyond the primary's \(last.position)")
+            }
+            return needsSnapshot(
+                "it holds records up to \(tail.position) of epoch \(tail.epoch), beyond the primary's \(last.position): never acknowledged"
+            )
         } else {
             guard let first = state.kept.firstIndex(where: { $0.position == tail.position + 1 }) else {
-                return refuse("it is at record \(tail.position), before the records kept: it needs a snapshot")
+                return needsSnapshot("it is at record \(tail.position), before the records kept")
             }
             guard state.kept[first].previousHash == tail.hash else {
-                return refuse("its last record \(tail.position) is of another history")
+                return needsSnapshot("its last record \(tail.position) is of another history")
             }
             records = state.kept[first...]
         }
