@@ -197,6 +197,12 @@ struct CoordinatorCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
+            "Where the standbys reach --replication-listen, when not where it binds (a forwarded port).",
+            valueName: "tcp://HOST:PORT"))
+    var replicationAdvertise: String?
+
+    @Option(
+        help: ArgumentHelp(
             "The host the other members and the clients reach this coordinator at, when its endpoints bind 0.0.0.0.",
             valueName: "host"))
     var advertiseHost: String?
@@ -287,7 +293,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
         guard let cluster else {
             for (given, flag) in [
                 (name != nil, "--name"), (etcd != nil, "--etcd"), (replicationListen != nil, "--replication-listen"),
-                (advertiseHost != nil, "--advertise-host"),
+                (advertiseHost != nil, "--advertise-host"), (replicationAdvertise != nil, "--replication-advertise"),
                 (asynchronousReplication, "--asynchronous-replication"),
             ] where given {
                 throw ValidationError("\(flag) has no use without --cluster")
@@ -305,6 +311,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
             cluster: cluster, name: name ?? ProcessInfo.processInfo.hostName,
             etcd: etcd.split(separator: ",").map { String($0) }, replicationListen: replicationListen)
         settings.advertiseHost = advertiseHost
+        settings.replicationAdvertise = replicationAdvertise
         settings.asynchronous = asynchronousReplication
         if let refusal = settings.refusal(listen: listen, feed: feed) { throw ValidationError(refusal) }
         return settings

@@ -204,3 +204,74 @@ extension ClusterFailoverTests {
         #expect(try Self.allJobs(in: a) == Self.allJobs(in: b))
     }
 }
+
+extension ClusterFailoverTests {
+    @Test(
+        "cut the primary off from etcd and its standby: it stops acknowledging within its lease, the standby takes over, and back, the old primary rejoins with what it never acknowledged gone"
+    )
+    func partitionThePrimary() async throws {
+        let directory = try TemporaryDirectory()
+        let etcd = try await EtcdCluster(in: directory)
+        let sync = ClusterSyncRecord(etcd: try EtcdClient(endpoints: etcd.endpoints), cluster: "t")
+        let modelPath = try directory.write("model.json", DemoData.modelJSON)
+        // a reaches etcd, and b reaches a's replication endpoint, through taps that can drop everything.
+        let etcdPort = try #require(etcd.endpoints.first?.split(separator: ":").last.map(String.init))
+        let toEtcd = try TCPTap(port: etcdPort, bothWays: true)
+        let ports = try EtcdCluster.freePorts(3)
+        let toReplication = try TCPTap(port: String(ports[2]), bothWays: true)
+        let a = try ClusterNodeProcess(
+            name: "a", cluster: "t", etcd: ["http://127.0.0.1:\(toEtcd.port)"], modelPath: modelPath, in: directory,
+            ports: ports, arguments: ["--replication-advertise", toReplication.endpoint])
+        try await a.waitFor("ready")
+        let b = try ClusterNodeProcess(
+            name: "b", cluster: "t", etcd: etcd.endpoints, modelPath: modelPath, in: directory)
+        try await Self.pair(a, b, sync: sync)
+        let acknowledged = Locked<[Int64]>([])
+        let endpoint = a.listen
+        let pusher = Task {
+            let client = try JobClient(endpoint: endpoint)
+            while !Task.isCancelled {
+                if let ids = try? await client.push([JobSpec(kind: "noop")]).ids {
+                    acknowledged.withLock { $0 += ids }
+                }
+            }
+            await client.close()
+        }
+        try await waitUntil("a to acknowledge pushes") { acknowledged.value.count >= 20 }
+        try await toEtcd.dropAnswers()
+        try await toReplication.dropAnswers()
+        let cut = ContinuousClock.now
+        // A push a commits while it still leads, which b cannot get: held, and never acknowledged.
+        let heldClient = try JobClient(endpoint: a.listen)
+        let held = Task { try? await heldClient.push([JobSpec(kind: "noop")]).ids }
+        try await waitUntil("a to commit a push b cannot get") {
+            try !Self.allJobs(in: a).isSubset(of: Self.allJobs(in: b))
+        }
+        try await a.waitFor("deposed", timeout: .seconds(20))
+        let steppedDown = ContinuousClock.now - cut
+        // Its lease is 3 s from its last renewal, sent before the cut.
+        #expect(steppedDown < .seconds(3), "a stepped down \(steppedDown) after the cut")
+        let acknowledgedByA = acknowledged.value
+        try await b.waitFor("primary", timeout: .seconds(20))
+        try await b.waitFor("ready")
+        pusher.cancel()
+        _ = try? await pusher.value
+        #expect(acknowledged.value == acknowledgedByA, "a acknowledged pushes after it stepped down")
+        let onB = try Self.allJobs(in: b)
+        #expect(Set(acknowledgedByA).isSubset(of: onB))
+        // Still unanswered (a released nothing after the cut): closing the client ends the wait.
+        await heldClient.close()
+        #expect(await held.value == nil, "a acknowledged a push b does not hold")
+
+        try await toEtcd.forwardAnswers()
+        try await toReplication.forwardAnswers()
+        try await a.waitFor("standby of=b", timeout: .seconds(30))
+        try await waitUntil("a to be recorded in sync", timeout: .seconds(60)) {
+            (try? await sync.read())??.standbys == ["a"]
+        }
+        #expect(a.log.contains("replaced by the primary's snapshot"))
+        #expect(try await b.stop() == 0)
+        #expect(try await a.stop() == 0)
+        #expect(try Self.allJobs(in: a) == Self.allJobs(in: b))
+    }
+}

@@ -15,12 +15,12 @@ final class ClusterNodeProcess {
     private var process: Process
     private var lines: AsyncStream<String>
 
-    /// Starts the member `name` of `cluster`.
+    /// Starts the member `name` of `cluster`, on `ports` (listen, feed, replication) or free ones.
     init(
         name: String, cluster: String, etcd: [String], modelPath: String, in directory: TemporaryDirectory,
-        arguments extra: [String] = []
+        ports given: [Int]? = nil, arguments extra: [String] = []
     ) throws {
-        let ports = try EtcdCluster.freePorts(3)
+        let ports = try given ?? EtcdCluster.freePorts(3)
         self.name = name
         listen = "tcp://127.0.0.1:\(ports[0])"
         storePath = directory.path("\(name).sqlite")

@@ -15,6 +15,9 @@ public struct ClusterSettings: Sendable {
     /// The host the other members and the clients reach this one at, in place of the endpoints' own host (for an
     /// endpoint bound on `0.0.0.0`); nil advertises the endpoints as they are.
     public var advertiseHost: String?
+    /// Where the standbys reach the replication endpoint when not where it binds (a forwarded port, a proxy; as
+    /// Patroni's `connect_address`); nil: ``replicationListen`` under ``advertiseHost``.
+    public var replicationAdvertise: String?
     /// Acknowledge commits without waiting for a standby: recorded in etcd first, so that no standby is promoted.
     public var asynchronous = false
     /// The election's timings.
@@ -28,11 +31,12 @@ public struct ClusterSettings: Sendable {
         self.replicationListen = replicationListen
     }
 
-    /// This coordinator as the others find it in etcd, its endpoints advertised under ``advertiseHost``.
+    /// This coordinator as the others find it in etcd, its endpoints advertised under ``advertiseHost`` (the
+    /// replication endpoint as ``replicationAdvertise`` says, when it does).
     func member(listen: String, feed: String) -> ClusterMember {
         ClusterMember(
-            name: name, endpoint: advertised(listen), feed: advertised(feed), replication: advertised(replicationListen)
-        )
+            name: name, endpoint: advertised(listen), feed: advertised(feed),
+            replication: replicationAdvertise ?? advertised(replicationListen))
     }
 
     /// `endpoint` (`tcp://HOST:PORT`) with its host replaced by ``advertiseHost``.
@@ -59,7 +63,9 @@ public struct ClusterSettings: Sendable {
                     "\(flag) must be tcp://HOST:PORT with a port of its own in a cluster (the others find it in etcd), not '\(endpoint)'"
             }
             let host = endpoint.dropFirst("tcp://".count).prefix { $0 != ":" }
-            if advertiseHost == nil, host == "0.0.0.0" || host == "*" {
+            if advertiseHost == nil, host == "0.0.0.0" || host == "*",
+                flag != "--replication-listen" || replicationAdvertise == nil
+            {
                 return "\(flag) binds \(host): say with --advertise-host where the others reach this coordinator"
             }
         }
