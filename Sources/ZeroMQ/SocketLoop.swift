@@ -39,6 +39,7 @@ public final class SocketLoop: @unchecked Sendable {
         let readsUserID: Bool
         let coalesce: Coalescer?
         let consume: (@Sendable ([Data]) -> Void)?
+        let holdsUnsent: Bool
 
         /// - Parameters:
         ///   - readsUserID: read each message's `User-Id` (the key its peer was admitted with by ZAP).
@@ -46,17 +47,24 @@ public final class SocketLoop: @unchecked Sendable {
         ///     message as it was queued.
         ///   - consume: takes each message received on this socket, on the loop thread, instead of ``inbound``
         ///     (an XPUB's subscriptions, say: bookkeeping that must not wait behind the consumer).
+        ///   - holdsUnsent: a message the socket cannot take yet (no peer connected, for a DEALER that queues only
+        ///     to completed connections) waits, with those after it, and goes in order once the socket takes
+        ///     messages again; at most ``unsentLimit`` wait (the oldest are dropped, as send failures).
         public init(
             _ socket: ZMQSocket, receives: Bool, readsUserID: Bool = false, coalesce: Coalescer? = nil,
-            consume: (@Sendable ([Data]) -> Void)? = nil
+            consume: (@Sendable ([Data]) -> Void)? = nil, holdsUnsent: Bool = false
         ) {
             self.socket = socket
             self.receives = receives
             self.readsUserID = readsUserID
             self.coalesce = coalesce
             self.consume = consume
+            self.holdsUnsent = holdsUnsent
         }
     }
+
+    /// The most messages that wait for a socket that holds what it cannot send yet (``Member``'s `holdsUnsent`).
+    public static let unsentLimit = 65_536
 
     /// One message received by the loop.
     public struct Inbound: Sendable {
@@ -95,6 +103,7 @@ public final class SocketLoop: @unchecked Sendable {
     private let members: [Member]
     private let state = Mutex(State())
     private let wakeup: WakeupSignal
+    private let unsent: Unsent
     private let onSendFailure: @Sendable (ZMQError, SocketIndex) -> Void
     private let onReceive: @Sendable (SocketIndex, [Data]) -> Void
     /// The loop thread's id, set when it starts: sends and jobs from that thread need no wake-up.
@@ -124,6 +133,7 @@ public final class SocketLoop: @unchecked Sendable {
     ) throws {
         self.name = name
         self.members = sockets
+        unsent = Unsent(sockets: sockets.count)
         self.wakeup = try WakeupSignal()
         self.onSendFailure = onSendFailure
         self.onReceive = onReceive
@@ -237,13 +247,18 @@ public final class SocketLoop: @unchecked Sendable {
                 defer { state.outbox = [] }
                 return (state.outbox, state.stopping, true)
             }
+            for index in members.indices where !unsent.waiting[index].isEmpty { sendUnsent(on: index) }
             send(outgoing)
             if stopping { break }
 
             // A socket whose messages go to ``inbound`` is not read while the consumer has not taken what fills it.
             let hasRoom = inbound.hasRoom
-            for (index, member) in members.enumerated() where member.receives && member.consume == nil {
-                items[index].events = hasRoom ? Int16(ZMQ_POLLIN) : 0
+            for (index, member) in members.enumerated() {
+                var events: Int16 = 0
+                if member.receives { events = member.consume != nil || hasRoom ? Int16(ZMQ_POLLIN) : 0 }
+                // Woken once it takes messages again.
+                if !unsent.waiting[index].isEmpty { events |= Int16(ZMQ_POLLOUT) }
+                items[index].events = events
             }
             do {
                 try items.withUnsafeMutableBufferPointer { items in
@@ -324,13 +339,48 @@ public final class SocketLoop: @unchecked Sendable {
     }
 
     private func deliver(_ frames: [Data], on socket: SocketIndex) {
+        // Behind those already waiting, in order.
+        guard unsent.waiting[socket].isEmpty else { return hold(frames, on: socket) }
         do {
             try members[socket].socket.send(frames, dontWait: true)
         } catch let error as ZMQError {
+            if error.code == EAGAIN && members[socket].holdsUnsent { return hold(frames, on: socket) }
             onSendFailure(error, socket)
         } catch {
             preconditionFailure("ZMQSocket.send throws only ZMQError")
         }
+    }
+
+    private func hold(_ frames: [Data], on socket: SocketIndex) {
+        unsent.waiting[socket].append(frames)
+        if unsent.waiting[socket].count > Self.unsentLimit {
+            unsent.waiting[socket].removeFirst()
+            onSendFailure(ZMQError(operation: "zmq_send", code: EAGAIN, detail: "dropped: too many waiting"), socket)
+        }
+    }
+
+    /// Sends what waits for `socket`, in order, as far as it takes them.
+    private func sendUnsent(on socket: SocketIndex) {
+        var sent = 0
+        for frames in unsent.waiting[socket] {
+            do {
+                try members[socket].socket.send(frames, dontWait: true)
+            } catch let error as ZMQError {
+                if error.code == EAGAIN { break }
+                onSendFailure(error, socket)
+            } catch {
+                preconditionFailure("ZMQSocket.send throws only ZMQError")
+            }
+            sent += 1
+        }
+        unsent.waiting[socket].removeFirst(sent)
+    }
+
+    /// Per socket, the messages that wait for it to take messages again (``Member``'s `holdsUnsent`).
+    /// `@unchecked Sendable`: only the loop thread touches it.
+    private final class Unsent: @unchecked Sendable {
+        var waiting: [[[Data]]]
+        init(sockets: Int) { waiting = Array(repeating: [], count: sockets) }
     }
 
     private func finish() {

@@ -8,6 +8,12 @@ extension ZMQSocket {
         try setOption(ZMQ_LINGER, name: "ZMQ_LINGER", int32: milliseconds)
     }
 
+    /// Queue messages only to completed connections (`ZMQ_IMMEDIATE`): with several connected endpoints, nothing is
+    /// queued for one that is not there.
+    public func setImmediate(_ enabled: Bool) throws {
+        try setOption(ZMQ_IMMEDIATE, name: "ZMQ_IMMEDIATE", int32: enabled ? 1 : 0)
+    }
+
     /// The send high-water mark in messages (`ZMQ_SNDHWM`); `0` means no limit.
     public func setSendHighWaterMark(_ messages: Int32) throws {
         try setOption(ZMQ_SNDHWM, name: "ZMQ_SNDHWM", int32: messages)

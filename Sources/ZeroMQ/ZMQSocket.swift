@@ -59,6 +59,21 @@ public final class ZMQSocket {
         try ZMQError.check("zmq_connect", detail: endpoint) { zmq_connect(unsafeHandle, endpoint) }
     }
 
+    /// Connects to each endpoint of a comma-separated list (`tcp://a:7400,tcp://b:7400`): the members of a cluster,
+    /// of which only the primary binds. With more than one, messages are queued only to completed connections
+    /// (``setImmediate(_:)``), so that they go to whichever member serves, and a member that stops serving drops
+    /// out; while none does, a message is not sent (a request then times out, as one to a coordinator that is away).
+    /// Each member is also tried again every half second, without the backoff of a single endpoint: a standby that
+    /// takes over is found within that.
+    public func connect(toEach list: String) throws {
+        let endpoints = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        if endpoints.count > 1 {
+            try setImmediate(true)
+            try setReconnectInterval(initial: 500, maximum: 0)
+        }
+        for endpoint in endpoints { try connect(endpoint) }
+    }
+
     /// The last endpoint bound (`ZMQ_LAST_ENDPOINT`).
     public func lastEndpoint() throws -> String {
         var buffer = [CChar](repeating: 0, count: 512)

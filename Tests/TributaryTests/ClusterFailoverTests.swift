@@ -275,3 +275,106 @@ extension ClusterFailoverTests {
         #expect(try Self.allJobs(in: a) == Self.allJobs(in: b))
     }
 }
+
+extension ClusterFailoverTests {
+    @Test(
+        "three nodes: SIGKILL the primary halfway through a 50,000-row import; a standby leads within 10 s, the workers and the subscriber follow it, every row lands once and the feed's seqs run without a gap"
+    )
+    func killThePrimaryDuringAnImport() async throws {
+        let directory = try TemporaryDirectory()
+        let etcd = try await EtcdCluster(in: directory)
+        let sync = ClusterSyncRecord(etcd: try EtcdClient(endpoints: etcd.endpoints), cluster: "t")
+        let modelPath = try directory.write("model.json", DemoData.modelJSON)
+        let node = { (name: String) in
+            try ClusterNodeProcess(
+                name: name, cluster: "t", etcd: etcd.endpoints, modelPath: modelPath, in: directory)
+        }
+        let a = try node("a")
+        try await a.waitFor("ready")
+        let (b, c) = (try node("b"), try node("c"))
+        for standby in [b, c] { try await standby.waitFor("standby of=a") }
+        try await waitUntil("b and c to be recorded in sync") {
+            (try? await sync.read())??.standbys == ["b", "c"]
+        }
+        let nodes = [a, b, c]
+        // Every client names every node: only the primary binds, so that is where requests go.
+        let listen = nodes.map(\.listen).joined(separator: ",")
+        let feedEndpoints = nodes.map(\.feed).joined(separator: ",")
+        let workers = try (0..<2).map { _ in try ChaosTests.WorkerProcess(endpoint: listen) }
+        defer { workers.forEach { $0.stop() } }
+        var options = ChangeFeed.Options()
+        options.since = 0
+        let feed = try ChangeFeed(feed: feedEndpoints, jobs: listen, options: options)
+        let seqs = Locked<[UInt64]>([])
+        let ended = Locked<String?>(nil)
+        let follower = Task {
+            do {
+                for try await event in feed {
+                    guard case .didSave(let save) = event else { continue }
+                    seqs.withLock { $0.append(save.seq) }
+                }
+                ended.withLock { $0 = "the feed ended" }
+            } catch {
+                ended.withLock { $0 = "the feed failed: \(error)" }
+            }
+        }
+        let input = DemoData.pullRequests(count: 50_000, users: 400)
+        let expected = try ImportIntegrationTests.Expected(input)
+        let client = try JobClient(endpoint: listen)
+        let pushed = try await client.pushImport(input, rowsPerJob: 500)
+        try await waitUntil("half the import to be done", timeout: .seconds(120)) {
+            try b.read { db in
+                try Int.fetchOne(
+                    db, sql: "SELECT count(*) FROM tributary_jobs WHERE batch = ? AND state = 'done'",
+                    arguments: [pushed.batch]) ?? 0
+            } >= 50
+        }
+        a.kill()
+        let killed = ContinuousClock.now
+        // Whichever standby the election picks.
+        let primary = try await withTimeout("a standby to lead", .seconds(20)) {
+            try await withThrowingTaskGroup(of: ClusterNodeProcess.self) { group in
+                for standby in [b, c] {
+                    group.addTask {
+                        try await standby.waitFor("ready", timeout: .seconds(20))
+                        return standby
+                    }
+                }
+                defer { group.cancelAll() }
+                return try await group.next()!
+            }
+        }
+        let takeover = ContinuousClock.now - killed
+        #expect(takeover < .seconds(10), "node \(primary.name) served as primary \(takeover) after a was killed")
+        var status: BatchStatus?
+        try await waitUntil("the import to finish", timeout: .seconds(300), interval: .milliseconds(500)) {
+            // The first requests may go out before the clients have found the new primary: they time out.
+            if let now = try? await client.batchStatus(pushed.batch) { status = now }
+            return status.map { $0.doneJobs + $0.deadJobs == $0.totalJobs } ?? false
+        }
+        #expect(status?.doneJobs == 100 && status?.deadJobs == 0 && status?.doneRows == 50_000)
+        let last = try primary.read { db in try UInt64.fetchOne(db, sql: "SELECT max(seq) FROM tributary_history") ?? 0
+        }
+        do {
+            try await waitUntil("the subscriber to reach seq \(last)", timeout: .seconds(60)) {
+                seqs.value.last.map { $0 >= last } ?? false
+            }
+        } catch {
+            Issue.record(
+                "the subscriber stopped at seq \(seqs.value.last ?? 0): \(ended.value ?? "its feed still runs")")
+            throw error
+        }
+        follower.cancel()
+        await feed.close()
+        await client.close()
+        #expect(seqs.value == Array(1...last), "the subscriber's seqs run from 1 without a gap or a repeat")
+        try primary.read { db in
+            #expect(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM PullRequest") == 50_000)
+            #expect(try AppliedOnce.rewrittenObjects(of: "PullRequest", in: db) == 0)
+            let mismatches = try expected.mismatches(in: db)
+            #expect(mismatches.users == 0 && mismatches.authors == 0 && mismatches.reviewers == 0)
+        }
+        for node in [b, c] where node !== primary { #expect(try await node.stop() == 0) }
+        #expect(try await primary.stop() == 0)
+    }
+}

@@ -4,11 +4,14 @@ import TributaryCommandSupport
 
 /// A `tributary-coordinator --cluster` process for a test: a member of a cluster on loopback ports of its own, its
 /// store in the test's directory, its log in `NAME.log` there; standard output read line by line (the roles it
-/// takes).
-final class ClusterNodeProcess {
+/// takes). `@unchecked Sendable`: only ``restart()`` changes it, from the test's own task, while nothing else reads
+/// it.
+final class ClusterNodeProcess: @unchecked Sendable {
     let name: String
     /// Where clients connect while it is primary.
     let listen: String
+    /// Where subscribers follow the feed while it is primary.
+    let feed: String
     let storePath: String
     let logPath: String
     private let arguments: [String]
@@ -23,12 +26,13 @@ final class ClusterNodeProcess {
         let ports = try given ?? EtcdCluster.freePorts(3)
         self.name = name
         listen = "tcp://127.0.0.1:\(ports[0])"
+        feed = "tcp://127.0.0.1:\(ports[1])"
         storePath = directory.path("\(name).sqlite")
         logPath = directory.path("\(name).log")
         arguments =
             [
                 "--cluster", cluster, "--name", name, "--etcd", etcd.joined(separator: ","), "--store", storePath,
-                "--model", modelPath, "--listen", listen, "--feed", "tcp://127.0.0.1:\(ports[1])",
+                "--model", modelPath, "--listen", listen, "--feed", feed,
                 "--replication-listen", "tcp://127.0.0.1:\(ports[2])", "--http", "off", "--log-level", "info",
             ] + extra
         (process, lines) = try Self.launch(arguments, log: logPath)

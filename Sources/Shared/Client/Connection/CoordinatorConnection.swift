@@ -92,7 +92,8 @@ public final class CoordinatorConnection: Sendable {
 
     /// Connects to `endpoint`; the connection is made in the background.
     /// - Parameters:
-    ///   - endpoint: the coordinator's jobs/control endpoint (`tcp://127.0.0.1:7400`).
+    ///   - endpoint: the coordinator's jobs/control endpoint (`tcp://127.0.0.1:7400`), or a cluster's members'
+    ///     endpoints, comma-separated: requests go to whichever serves (its primary; ``ZMQSocket/connect(toEach:)``).
     ///   - curve: the peer's CURVE keys, for a coordinator that runs with CURVE; nil takes them from the
     ///     environment (`TRIBUTARY_CURVE_SECRET`, `TRIBUTARY_SERVER_KEY`), else connects without.
     ///   - context: the ZeroMQ context; nil uses the process's (`ZMQContext.shared()`).
@@ -107,7 +108,7 @@ public final class CoordinatorConnection: Sendable {
         try socket.setReconnectInterval(initial: 1000, maximum: 32_000)
         try socket.setSendHighWaterMark(0)
         try socket.setLinger(milliseconds: 2000)
-        try socket.connect(endpoint)
+        try socket.connect(toEach: endpoint)
         // Replies are handed to their waiters on the loop thread as they arrive: no task is woken in between.
         let receiver = Receiver()
         loop = try SocketLoop(
@@ -115,7 +116,8 @@ public final class CoordinatorConnection: Sendable {
             sockets: [
                 .init(
                     socket, receives: true, coalesce: { EnvelopePacking.coalesce($0) },
-                    consume: { receiver.connection?.deliver($0) })
+                    // With several endpoints (a cluster's members), what is sent while none serves waits for one.
+                    consume: { receiver.connection?.deliver($0) }, holdsUnsent: true)
             ])
         (messages, messagesContinuation) = AsyncStream.makeStream(of: [Tributary_V1_Envelope].self)
         receiver.connection = self

@@ -113,7 +113,7 @@ public final class ChangeFeed: AsyncSequence, Sendable {
         } else {
             for entity in options.filter.entities { try socket.subscribe(entity) }
         }
-        try socket.connect(feed)
+        try socket.connect(toEach: feed)
         loop = try SocketLoop(
             name: "tributary-feed", sockets: [.init(socket, receives: true)], inboundLimit: options.liveBufferMessages)
         client = try JobClient(endpoint: jobs, curve: keys)

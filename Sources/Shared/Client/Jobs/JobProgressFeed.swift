@@ -49,7 +49,7 @@ public final class JobProgressFeed: Sendable {
             // Both before connecting, so they go out together when the connection is made.
             try socket.subscribe(Wire.jobsTopic)
             try socket.subscribe(Wire.heartbeatTopic)
-            try socket.connect(feed)
+            try socket.connect(toEach: feed)
             // A waiter far behind a busy store's jobs: the oldest messages are kept, later ones dropped, and the
             // wait's periodic check finds what they said.
             loop = try SocketLoop(
