@@ -5,7 +5,7 @@ import TributaryMessaging
 public struct JobsEndpointOption: ParsableArguments {
     @Option(
         help: ArgumentHelp(
-            "The coordinator's jobs/control endpoint (env \(Endpoints.listenVariable); default \(Endpoints.defaultListen)).",
+            "The coordinator's jobs/control endpoint, or a cluster's members' comma-separated (env \(Endpoints.listenVariable); default \(Endpoints.defaultListen)).",
             valueName: "endpoint"))
     public var listen: String?
 
@@ -40,7 +40,7 @@ public struct JobsEndpointOption: ParsableArguments {
 public struct FeedEndpointOption: ParsableArguments {
     @Option(
         help: ArgumentHelp(
-            "The coordinator's feed endpoint (env \(Endpoints.feedVariable); default \(Endpoints.defaultFeed)).",
+            "The coordinator's feed endpoint, or a cluster's members' comma-separated (env \(Endpoints.feedVariable); default \(Endpoints.defaultFeed)).",
             valueName: "endpoint"))
     public var feed: String?
 

@@ -18,7 +18,8 @@ struct WorkerCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "The coordinator's jobs/control endpoint (env \(Endpoints.listenVariable)).", valueName: "endpoint"))
+            "The coordinator's jobs/control endpoint, or a cluster's members' comma-separated (env \(Endpoints.listenVariable)).",
+            valueName: "endpoint"))
     var connect: String?
 
     @Option(

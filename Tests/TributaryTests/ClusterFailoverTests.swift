@@ -378,3 +378,49 @@ extension ClusterFailoverTests {
         #expect(try await primary.stop() == 0)
     }
 }
+
+extension ClusterFailoverTests {
+    @Test(
+        "asynchronous: writes go on with no standby, the sync state says none is eligible, and the standby is not promoted when the primary dies"
+    )
+    func asynchronousNeverPromotes() async throws {
+        let directory = try TemporaryDirectory()
+        let etcd = try await EtcdCluster(in: directory)
+        let client = try EtcdClient(endpoints: etcd.endpoints)
+        let sync = ClusterSyncRecord(etcd: client, cluster: "t")
+        let modelPath = try directory.write("model.json", DemoData.modelJSON)
+        let node = { (name: String) in
+            try ClusterNodeProcess(
+                name: name, cluster: "t", etcd: etcd.endpoints, modelPath: modelPath, in: directory,
+                arguments: ["--asynchronous-replication"])
+        }
+        let a = try node("a")
+        try await a.waitFor("ready")
+        #expect(try await sync.read()?.asynchronous == true)
+        // No standby: acknowledged anyway.
+        let jobs = try JobClient(endpoint: a.listen)
+        let first = try await jobs.push([JobSpec(kind: "noop")]).ids
+        #expect(first.count == 1)
+        let b = try node("b")
+        try await b.waitFor("standby of=a")
+        _ = try await jobs.push([JobSpec(kind: "noop")])
+        await jobs.close()
+        a.kill()
+        // a's key goes with its lease; b, not eligible, does not take it over.
+        let key = LeaderElection.leaderKey(cluster: "t")
+        try await waitUntil("a's leader key to lapse", timeout: .seconds(20)) { try await client.get(key) == nil }
+        let watched = ContinuousClock.now
+        // Eight of b's looks for a leader (every 250 ms): none creates the key.
+        while ContinuousClock.now - watched < .seconds(2) {
+            #expect(try await client.get(key) == nil, "b took over though no standby was eligible")
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(!b.log.contains("leads cluster"))
+        // a, the one the record names, leads again when it comes back; b follows it.
+        try a.restart()
+        try await a.waitFor("ready")
+        try await b.waitFor("standby of=a")
+        #expect(try await b.stop() == 0)
+        #expect(try await a.stop() == 0)
+    }
+}

@@ -21,8 +21,7 @@ struct PrimaryReplication: Sendable {
     /// Promises ``epoch`` in `store` (before its writer exists, as opening it writes), binds the stage and starts
     /// recording into it.
     func start(on store: RootStore, context: ZMQContext, logger: Logger) async throws -> ReplicationStage {
-        let epoch = epoch
-        _ = try await store.pool.write { db in try ReplicaApply.promise(epoch, in: db) }
+        try await store.promise(epoch: epoch)
         let stage = try ReplicationStage(
             endpoint: listen, context: context, tail: try await store.replicationTail(), epoch: epoch,
             schema: try await store.pool.read(SchemaFingerprint.read),

@@ -15,6 +15,12 @@ extension RootStore {
         }
     }
 
+    /// The store promises to follow leader epoch `epoch` from now on, before its writer exists (a new primary's, as
+    /// opening the store writes): records of older epochs are refused from then on.
+    func promise(epoch: Int64) async throws {
+        _ = try await pool.write { db in try ReplicaApply.promise(epoch, in: db) }
+    }
+
     /// Stops recording.
     func stopRecording() async {
         try? await pool.writeWithoutTransaction { _ in self.writer.statements.capture = nil }
