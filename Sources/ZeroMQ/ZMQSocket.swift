@@ -62,7 +62,9 @@ public final class ZMQSocket {
     /// Connects to each endpoint of a comma-separated list (`tcp://a:7400,tcp://b:7400`): the members of a cluster,
     /// of which only the primary binds. With more than one, messages are queued only to completed connections
     /// (``setImmediate(_:)``), so that they go to whichever member serves, and a member that stops serving drops
-    /// out; while none does, a message is not sent (a request then times out, as one to a coordinator that is away).
+    /// out. While none does, a message cannot be sent: a ``SocketLoop`` member that holds what it cannot send keeps it
+    /// until one does (a request whose caller gave up meanwhile may then still arrive: pushes are retried with their
+    /// unique keys, saves with their ids).
     /// Each member is also tried again every half second, without the backoff of a single endpoint: a standby that
     /// takes over is found within that.
     public func connect(toEach list: String) throws {

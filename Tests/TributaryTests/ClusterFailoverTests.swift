@@ -424,3 +424,32 @@ extension ClusterFailoverTests {
         #expect(try await a.stop() == 0)
     }
 }
+
+extension ClusterFailoverTests {
+    @Test("a store that served alone becomes a cluster's primary: a new standby takes its rows from a snapshot")
+    func storeOfACoordinatorAlone() async throws {
+        let directory = try TemporaryDirectory()
+        // The store as a coordinator running alone left it: jobs, and no record of a cluster.
+        let alone = try await TestCoordinator.start(in: directory, workers: 0, storePath: directory.path("a.sqlite"))
+        let jobs = try JobClient(endpoint: alone.process.listenEndpoint)
+        let before = try await jobs.push((0..<5).map { _ in JobSpec(kind: "noop") }).ids
+        await jobs.close()
+        #expect(await alone.process.stop() == 0)
+
+        let etcd = try await EtcdCluster(in: directory)
+        let sync = ClusterSyncRecord(etcd: try EtcdClient(endpoints: etcd.endpoints), cluster: "t")
+        let node = { (name: String) in
+            try ClusterNodeProcess(
+                name: name, cluster: "t", etcd: etcd.endpoints, modelPath: alone.modelPath, in: directory)
+        }
+        let a = try node("a")
+        try await a.waitFor("ready")
+        let b = try node("b")
+        try await Self.pair(a, b, sync: sync)
+        // In sync: so it holds what a held before it recorded anything.
+        #expect(try Self.jobs(before, in: b) == Set(before))
+        #expect(b.log.contains("replaced by the primary's snapshot"))
+        #expect(try await b.stop() == 0)
+        #expect(try await a.stop() == 0)
+    }
+}

@@ -28,15 +28,35 @@ extension ClusterNode {
             return election.role
         }
         let keeper = SyncStateKeeper(record: sync, initial: initial, logger: logger)
-        let held = Mutex<(ReplicationStage, CommitPipeline)?>(nil)
+        let held = Mutex(HeldParts())
+        /// Stops what the stage holds from ever being acknowledged, and the router serving: now, or as soon as the
+        /// parts exist.
+        let abandon = { @Sendable (why: String) in
+            let parts = held.withLock { held in
+                held.abandoned = held.abandoned ?? why
+                return held.parts
+            }
+            guard let (stage, pipeline, server) = parts else { return }
+            stage.depose(why)
+            pipeline.abandon()
+            // No drain: the clients go to the new primary, and nothing more this one commits is answered.
+            if let server { Task { await server.stop(drainingWorkers: false) } }
+        }
         let primary = PrimaryReplication(
             epoch: epoch, listen: settings.replicationListen, asynchronous: settings.asynchronous,
             stillLeads: { election.leaderEpoch == epoch }, inSync: { keeper.inSync($0) },
-            started: { stage, pipeline in held.withLock { $0 = (stage, pipeline) } })
+            started: { stage, pipeline in
+                let why = held.withLock { held in
+                    held.parts = (stage, pipeline, nil)
+                    return held.abandoned
+                }
+                if let why { abandon(why) }
+            })
         let (tell, serving) = (standing, ready)
         let coordinator = CoordinatorService(
             configuration: configuration, logger: logger, primary: primary, services: services
         ) { server in
+            held.withLock { $0.parts?.server = server }
             tell(.primary(epoch: epoch))
             serving(server)
         }
@@ -48,12 +68,6 @@ extension ClusterNode {
                         failureTerminationBehavior: .gracefullyShutdownGroup)
                 },
                 logger: logger))
-        /// Stops what the stage holds from ever being acknowledged.
-        let abandon = { @Sendable (why: String) in
-            guard let (stage, pipeline) = held.withLock({ $0 }) else { return }
-            stage.depose(why)
-            pipeline.abandon()
-        }
         let grace = configuration.drainGracePeriod + .seconds(5)
         let next = try await withThrowingTaskGroup(of: PrimaryEnd.self) { tasks in
             tasks.addTask {
@@ -89,6 +103,12 @@ extension ClusterNode {
         standing(.deposed(epoch: epoch))
         return Task.isShuttingDownGracefully ? nil : next ?? election.role
     }
+}
+
+/// The primary's parts a lost leadership stops, once they exist, and why it was lost if it was before.
+private struct HeldParts {
+    var parts: (stage: ReplicationStage, pipeline: CommitPipeline, server: CoordinatorServer?)?
+    var abandoned: String?
 }
 
 /// How one of the primary role's tasks ended.

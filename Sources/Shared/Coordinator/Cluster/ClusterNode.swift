@@ -57,7 +57,15 @@ public struct ClusterNode: Service {
         let election = LeaderElection(
             etcd: etcd, cluster: settings.cluster,
             member: settings.member(listen: configuration.listen, feed: configuration.feed),
-            settings: settings.election, mayCampaign: { await sync.mayCampaign(name) }, logger: logger)
+            settings: settings.election,
+            mayCampaign: { [storePath = configuration.storePath] in
+                guard await sync.mayCampaign(name) else { return false }
+                // A store that holds nothing of the cluster's history (a new or wiped one) may lead only a cluster
+                // that never recorded who holds its commits.
+                guard case .some(.some) = try? await sync.read() else { return true }
+                let tail = try? await BlockingWork.run { try ReplicationTail.read(storeAt: storePath) }
+                return tail.map { $0 != .empty } ?? false
+            }, logger: logger)
         // Outside the graceful shutdown's reach (no task-local of the group): it resigns only once the role stopped,
         // so a primary that drains still leads while it does.
         let campaign = Task.detached { try await election.run() }
@@ -71,7 +79,7 @@ public struct ClusterNode: Service {
                 role = try await follow(leader, epoch: epoch, election: election)
             case .follower:
                 standing(.waiting)
-                role = await election.roles().first { $0 != current }
+                role = await cancelWhenGracefulShutdown { await election.roles().first { $0 != current } }
             }
             // A role that ended on its own (a service failed) is taken again, after a pause.
             if role == nil, !Task.isShuttingDownGracefully, !Task.isCancelled {

@@ -18,12 +18,12 @@ struct PrimaryReplication: Sendable {
     /// Told the stage and the pipeline once made, so that a lost leadership can stop what they hold.
     let started: @Sendable (ReplicationStage, CommitPipeline) -> Void
 
-    /// Promises ``epoch`` in `store` (before its writer exists, as opening it writes), binds the stage and starts
-    /// recording into it.
+    /// Promises ``epoch`` in `store` (before its writer exists, as opening it writes), gives a store with no record a
+    /// history of its own (``RootStore/beginHistory()``), binds the stage and starts recording into it.
     func start(on store: RootStore, context: ZMQContext, logger: Logger) async throws -> ReplicationStage {
         try await store.promise(epoch: epoch)
         let stage = try ReplicationStage(
-            endpoint: listen, context: context, tail: try await store.replicationTail(), epoch: epoch,
+            endpoint: listen, context: context, tail: try await store.beginHistory(), epoch: epoch,
             schema: try await store.pool.read(SchemaFingerprint.read),
             snapshots: SnapshotSource(store: store, logger: logger), asynchronous: asynchronous,
             stillLeads: stillLeads, inSync: inSync, logger: logger)

@@ -124,6 +124,9 @@ final class ReplicationStage: CommitStage, Sendable {
                 state.keptBytes -= state.kept.removeFirst().changes.count
             }
             state.tail = record.tail
+            // A primary that no longer leads sends nothing more: a standby could otherwise take what no client was
+            // answered for, into the history it goes on with.
+            guard state.deposed == nil, stillLeads() else { return }
             // Queued under the lock, so that a standby's catch-up (queued under it too) and the new records reach
             // it in order.
             for (name, standby) in state.standbys where standby.next == record.position {

@@ -86,14 +86,17 @@ enum SnapshotFetch {
         }
     }
 
-    /// Puts the snapshot at `path` in place of the (closed) store at `storePath`: checked to be a store with a
-    /// replication row, its WAL files gone first (the store's own would be replayed over it), renamed, and the
-    /// directory synced. Returns the last record it holds.
+    /// Puts the snapshot at `path` in place of the (closed) store at `storePath`: checked whole (`PRAGMA
+    /// quick_check`) and to hold a replication row, its WAL files gone first (the store's own would be replayed over
+    /// it), renamed, and the directory synced. Returns the last record it holds.
     static func install(_ path: String, as storePath: String) throws -> ReplicationTail {
         var configuration = Configuration()
         configuration.readonly = true
-        let tail = try DatabaseQueue(path: path, configuration: configuration).read { db in
-            try ReplicationTail.read(db)
+        let (check, tail) = try DatabaseQueue(path: path, configuration: configuration).read { db in
+            (try String.fetchOne(db, sql: "PRAGMA quick_check"), try ReplicationTail.read(db))
+        }
+        guard check == "ok" else {
+            throw SnapshotError(description: "the snapshot fetched is damaged: \(check ?? "no answer to quick_check")")
         }
         for suffix in ["-wal", "-shm"] { unlink(storePath + suffix) }
         guard rename(path, storePath) == 0 else {

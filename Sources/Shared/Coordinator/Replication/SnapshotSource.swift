@@ -4,7 +4,7 @@ import Synchronization
 
 /// A primary's snapshots for standbys that cannot follow from their last record (docs/failover.md): a consistent
 /// copy of the store (``RootStore/backup(to:)``: `VACUUM INTO` on a reader, so the primary serves meanwhile), sent
-/// in chunks that a standby asks for one at a time. Each copy is a generation; a standby that asks for a chunk of one
+/// in chunks that a standby asks for one at a time. Each copy is a generation (a random number); a standby that asks for a chunk of one
 /// that was replaced starts again. The copy holds the store's replication row, so the standby knows the last record
 /// it holds and goes on from the records kept after it.
 final class SnapshotSource: Sendable {
@@ -17,7 +17,6 @@ final class SnapshotSource: Sendable {
         /// A copy being made, and the standbys waiting for its first chunk.
         var making = false
         var waiting: [Data] = []
-        var lastGeneration: UInt64 = 0
     }
 
     private let store: RootStore
@@ -74,8 +73,9 @@ final class SnapshotSource: Sendable {
                 }
                 let replaced = state.current?.path
                 if let made {
-                    state.lastGeneration += 1
-                    state.current = (state.lastGeneration, made.path, made.size)
+                    // Random, so that a standby's request never names another source's copy (a primary that leads
+                    // again under a stage of its own).
+                    state.current = (UInt64.random(in: 1...UInt64.max), made.path, made.size)
                 }
                 return (state.waiting, made == nil ? nil : replaced, state.current)
             }

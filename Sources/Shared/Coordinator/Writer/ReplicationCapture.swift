@@ -88,6 +88,15 @@ final class ReplicationCapture: @unchecked Sendable {
 
 extension ReplicationTail {
     /// The store's replication row.
+    /// The last record of the store file at `path`, read with a connection of its own (the store may be open).
+    static func read(storeAt path: String) throws -> ReplicationTail {
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        defer { try? queue.close() }
+        return try queue.read { db in try read(db) }
+    }
+
     static func read(_ db: Database) throws -> ReplicationTail {
         guard
             let row = try Row.fetchOne(

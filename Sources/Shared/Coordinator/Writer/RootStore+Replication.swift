@@ -21,6 +21,22 @@ extension RootStore {
         _ = try await pool.write { db in try ReplicaApply.promise(epoch, in: db) }
     }
 
+    /// A store that holds no record yet takes a history of its own, before it records one: its replication row's
+    /// hash at position 0 becomes a random number, which its first record is chained to. A standby's store that holds
+    /// no record either (hash 0: a new one, or one wiped) then differs from it and takes a snapshot, rather than
+    /// records that could not bring on the rows this store held before it recorded any. Returns the store's tail.
+    func beginHistory() async throws -> ReplicationTail {
+        try await pool.write { db in
+            var tail = try ReplicationTail.read(db)
+            guard tail == .empty else { return tail }
+            tail.hash = UInt64.random(in: 1...UInt64.max)
+            try db.execute(
+                sql: "UPDATE tributary_replication SET hash = ? WHERE id = 1", arguments: [Int64(bitPattern: tail.hash)]
+            )
+            return tail
+        }
+    }
+
     /// Stops recording.
     func stopRecording() async {
         try? await pool.writeWithoutTransaction { _ in self.writer.statements.capture = nil }
