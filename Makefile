@@ -12,10 +12,11 @@ demo: deps
 ## test: lint, build (warnings are errors) and run every test, unit and integration. The heaviest suites (the chaos
 ## and multi-host tests, each an import of 100,000 rows through several processes, the replication and relay tests,
 ## the schedule and dependency tests with their own coordinators and workers) and the ones most sensitive to a loaded
-## machine (the size limits', with a worker in the test process; the dashboard's, driving chromium) run after the
-## rest, one after the other: on 2 cores, beside the others, the load pushed requests past their 10 s timeouts and
-## the browser past its 60 s waits.
-HEAVY_TESTS = ChaosTests|MemorySoakTests|FeedRewriteTests|MultiHostTests|ReplicationTests|RelayTests|ScheduleIntegrationTests|DependencyIntegrationTests|LimitsTests|DashboardBrowserTests|StoreFilesystemTests|SyncStallTests|ClusterFailoverTests
+## machine (the size limits', with a worker in the test process; the dashboard's, driving chromium; the election's
+## and the failover's, whose etcd leases last 3 s) run after the rest, one after the other: on 2 cores, beside the
+## others, the load pushed requests past their 10 s timeouts, the browser past its 60 s waits and etcd's answers past
+## the election's 1 s.
+HEAVY_TESTS = ChaosTests|MemorySoakTests|FeedRewriteTests|MultiHostTests|ReplicationTests|RelayTests|ScheduleIntegrationTests|DependencyIntegrationTests|LimitsTests|DashboardBrowserTests|StoreFilesystemTests|SyncStallTests|ClusterFailoverTests|LeaderElectionTests
 # The tests run with Tests/preload/readdir_copy.c preloaded: it keeps Foundation's Process.run() (Swift 6.3.1) from
 # reading past glibc's directory buffer when the test process holds many descriptors (the file says how).
 PRELOAD = .build/readdir_copy.so

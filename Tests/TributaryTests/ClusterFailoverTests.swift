@@ -93,6 +93,21 @@ extension ClusterFailoverTests {
         try node.read { db in Set(try Int64.fetchAll(db, sql: "SELECT id FROM tributary_jobs")) }
     }
 
+    /// A client pushing one job after another to `endpoint` until cancelled, and the ids it was answered with.
+    static func pushWithoutPause(to endpoint: String) -> (Locked<[Int64]>, Task<Void, any Error>) {
+        let acknowledged = Locked<[Int64]>([])
+        let pusher = Task {
+            let client = try JobClient(endpoint: endpoint)
+            while !Task.isCancelled {
+                if let ids = try? await client.push([JobSpec(kind: "noop")]).ids {
+                    acknowledged.withLock { $0 += ids }
+                }
+            }
+            await client.close()
+        }
+        return (acknowledged, pusher)
+    }
+
     /// Waits for `b`, started once `a` served as primary, to be its standby in sync.
     static func pair(_ a: ClusterNodeProcess, _ b: ClusterNodeProcess, sync: ClusterSyncRecord) async throws {
         try await b.waitFor("standby of=\(a.name)")
@@ -168,17 +183,7 @@ extension ClusterFailoverTests {
             name: "b", cluster: "t", etcd: etcd.endpoints, modelPath: modelPath, in: directory)
         try await Self.pair(a, b, sync: sync)
         // A client that pushes to a without pause, recording what a acknowledged.
-        let acknowledged = Locked<[Int64]>([])
-        let endpoint = a.listen
-        let pusher = Task {
-            let client = try JobClient(endpoint: endpoint)
-            while !Task.isCancelled {
-                if let ids = try? await client.push([JobSpec(kind: "noop")]).ids {
-                    acknowledged.withLock { $0 += ids }
-                }
-            }
-            await client.close()
-        }
+        let (acknowledged, pusher) = Self.pushWithoutPause(to: a.listen)
         try await waitUntil("a to acknowledge pushes") { acknowledged.value.count >= 20 }
         kill(a.pid, SIGSTOP)
         try await b.waitFor("primary", timeout: .seconds(20))
@@ -226,17 +231,7 @@ extension ClusterFailoverTests {
         let b = try ClusterNodeProcess(
             name: "b", cluster: "t", etcd: etcd.endpoints, modelPath: modelPath, in: directory)
         try await Self.pair(a, b, sync: sync)
-        let acknowledged = Locked<[Int64]>([])
-        let endpoint = a.listen
-        let pusher = Task {
-            let client = try JobClient(endpoint: endpoint)
-            while !Task.isCancelled {
-                if let ids = try? await client.push([JobSpec(kind: "noop")]).ids {
-                    acknowledged.withLock { $0 += ids }
-                }
-            }
-            await client.close()
-        }
+        let (acknowledged, pusher) = Self.pushWithoutPause(to: a.listen)
         try await waitUntil("a to acknowledge pushes") { acknowledged.value.count >= 20 }
         try await toEtcd.dropAnswers()
         try await toReplication.dropAnswers()
