@@ -29,25 +29,22 @@ extension ClusterNode {
         }
         let keeper = SyncStateKeeper(record: sync, initial: initial, logger: logger)
         let held = Mutex(HeldParts())
-        /// Stops what the stage holds from ever being acknowledged, and the router serving: now, or as soon as the
-        /// parts exist.
+        /// Stops what the stage holds from ever being acknowledged: now, or as soon as the parts exist.
         let abandon = { @Sendable (why: String) in
             let parts = held.withLock { held in
                 held.abandoned = held.abandoned ?? why
                 return held.parts
             }
-            guard let (stage, pipeline, server) = parts else { return }
+            guard let (stage, pipeline) = parts else { return }
             stage.depose(why)
             pipeline.abandon()
-            // No drain: the clients go to the new primary, and nothing more this one commits is answered.
-            if let server { Task { await server.stop(drainingWorkers: false) } }
         }
         let primary = PrimaryReplication(
             epoch: epoch, listen: settings.replicationListen, asynchronous: settings.asynchronous,
             stillLeads: { election.leaderEpoch == epoch }, inSync: { keeper.inSync($0) },
             started: { stage, pipeline in
                 let why = held.withLock { held in
-                    held.parts = (stage, pipeline, nil)
+                    held.parts = (stage, pipeline)
                     return held.abandoned
                 }
                 if let why { abandon(why) }
@@ -56,7 +53,6 @@ extension ClusterNode {
         let coordinator = CoordinatorService(
             configuration: configuration, logger: logger, primary: primary, services: services
         ) { server in
-            held.withLock { $0.parts?.server = server }
             tell(.primary(epoch: epoch))
             serving(server)
         }
@@ -107,7 +103,7 @@ extension ClusterNode {
 
 /// The primary's parts a lost leadership stops, once they exist, and why it was lost if it was before.
 private struct HeldParts {
-    var parts: (stage: ReplicationStage, pipeline: CommitPipeline, server: CoordinatorServer?)?
+    var parts: (stage: ReplicationStage, pipeline: CommitPipeline)?
     var abandoned: String?
 }
 
