@@ -142,6 +142,40 @@ struct CLITests {
         #expect(!FileManager.default.fileExists(atPath: directory.path("s.sqlite")), "nothing was opened")
     }
 
+    @Test("the coordinator refuses cluster flags that cannot work, naming the flag, and opens no store")
+    func clusterFlagsRefused() async throws {
+        let directory = try TemporaryDirectory()
+        let model = try directory.write("model.json", DemoData.modelJSON)
+        let store = ["--store", directory.path("s.sqlite"), "--model", model]
+        let cluster = [
+            "--cluster", "c", "--etcd", "http://127.0.0.1:1", "--replication-listen", "tcp://127.0.0.1:7490",
+            "--listen", "tcp://127.0.0.1:7491", "--feed", "tcp://127.0.0.1:7492",
+        ]
+        func without(_ flag: String) -> [String] {
+            guard let index = cluster.firstIndex(of: flag) else { return cluster }
+            return Array(cluster[..<index] + cluster[(index + 2)...])
+        }
+        let cases: [(arguments: [String], says: String)] = [
+            (without("--etcd"), "--cluster needs --etcd"),
+            (without("--replication-listen"), "--cluster needs --replication-listen"),
+            (cluster + ["--durability", "normal"], "--cluster needs --durability full"),
+            (without("--listen") + ["--listen", "tcp://127.0.0.1:*"], "--listen must be tcp://HOST:PORT with a port"),
+            (
+                without("--replication-listen") + ["--replication-listen", "tcp://0.0.0.0:7490", "--insecure"],
+                "--replication-listen binds 0.0.0.0: say with --advertise-host"
+            ),
+            (cluster + ["--name", "a b"], "--name must be a name of letters"),
+            (["--name", "a"], "--name has no use without --cluster"),
+            (["--asynchronous-replication"], "--asynchronous-replication has no use without --cluster"),
+        ]
+        for (arguments, says) in cases {
+            let refused = try await Binaries.run("tributary-coordinator", store + arguments)
+            #expect(refused.status != 0, "\(arguments) was not refused")
+            #expect(refused.error.contains(says), "\(arguments): \(refused.error)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.path("s.sqlite")), "nothing was opened")
+    }
+
     @Test(
         "push --wait imports, subscribe prints JSON events, status reports; a failing job and an unknown entity exit non-zero"
     )

@@ -56,7 +56,7 @@ extension ClusterNode {
             logger.notice(
                 "standby store replaced by the primary's snapshot (\(bytes) bytes, through record \(tail.position))")
         } catch {
-            unlink(path)
+            await BlockingWork.run { _ = unlink(path) }
             logger.error("cannot take the primary's snapshot: \(error)")
             // Asked again after a pause, rather than in a tight loop against a primary that cannot make one.
             try await Task.sleep(for: .seconds(1))

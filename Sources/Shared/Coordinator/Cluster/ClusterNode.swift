@@ -59,10 +59,16 @@ public struct ClusterNode: Service {
             member: settings.member(listen: configuration.listen, feed: configuration.feed),
             settings: settings.election,
             mayCampaign: { [storePath = configuration.storePath] in
-                guard await sync.mayCampaign(name) else { return false }
-                // A store that holds nothing of the cluster's history (a new or wiped one) may lead only a cluster
-                // that never recorded who holds its commits.
-                guard case .some(.some) = try? await sync.read() else { return true }
+                let recorded: SyncState?
+                do {
+                    recorded = try await sync.read()
+                } catch {
+                    return false  // etcd unreadable: not now
+                }
+                // A new cluster's nodes may; afterwards only a node the last state names eligible, and only with a
+                // store that holds the cluster's history (not a new or wiped one).
+                guard let state = recorded else { return true }
+                guard state.isEligible(name) else { return false }
                 let tail = try? await BlockingWork.run { try ReplicationTail.read(storeAt: storePath) }
                 return tail.map { $0 != .empty } ?? false
             }, logger: logger)

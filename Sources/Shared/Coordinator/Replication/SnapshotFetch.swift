@@ -22,12 +22,18 @@ enum SnapshotFetch {
         try dealer.connect(primary)
         let loop = try SocketLoop(name: "snapshot", sockets: [.init(dealer, receives: true)])
         loop.start()
-        unlink(path)
-        guard FileManager.default.createFile(atPath: path, contents: nil),
-            let file = FileHandle(forWritingAtPath: path)
-        else {
+        let file: FileHandle
+        do {
+            file = try await BlockingWork.run {
+                unlink(path)
+                guard FileManager.default.createFile(atPath: path, contents: nil),
+                    let file = FileHandle(forWritingAtPath: path)
+                else { throw SnapshotError(description: "cannot create \(path)") }
+                return file
+            }
+        } catch {
             await loop.stop()
-            throw SnapshotError(description: "cannot create \(path)")
+            throw error
         }
         do {
             let size = try await receive(into: file, over: loop)
@@ -38,9 +44,11 @@ enum SnapshotFetch {
             await loop.stop()
             return size
         } catch {
-            try? file.close()
             await loop.stop()
-            unlink(path)
+            await BlockingWork.run {
+                try? file.close()
+                _ = unlink(path)
+            }
             throw error
         }
     }

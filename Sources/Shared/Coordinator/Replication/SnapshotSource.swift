@@ -4,19 +4,35 @@ import Synchronization
 
 /// A primary's snapshots for standbys that cannot follow from their last record (docs/failover.md): a consistent
 /// copy of the store (``RootStore/backup(to:)``: `VACUUM INTO` on a reader, so the primary serves meanwhile), sent
-/// in chunks that a standby asks for one at a time. Each copy is a generation (a random number); a standby that asks for a chunk of one
-/// that was replaced starts again. The copy holds the store's replication row, so the standby knows the last record
-/// it holds and goes on from the records kept after it.
+/// in chunks that a standby asks for one at a time. The copy holds the store's replication row, so the standby knows
+/// the last record it holds and goes on from the records kept after it.
+///
+/// Each copy is a generation (a random number, so that a request never names another source's copy). A standby that
+/// asks for a new one gets a copy begun after it asked, never one begun before: the copy then holds at least every
+/// record the standby acknowledged before. Copies stay while standbys fetch them (two standbys never make each other
+/// start again), and go once none has asked for a chunk of them for ``SnapshotFetch/nextAnswer`` (after which the
+/// standby gives up) or when the stage stops.
 final class SnapshotSource: Sendable {
     /// The most bytes one chunk carries.
     static let chunkBytes = 4 << 20
 
+    /// A copy of the store standbys fetch.
+    private struct Copy: Sendable {
+        let generation: UInt64
+        let path: String
+        let size: UInt64
+        var lastUsed: ContinuousClock.Instant
+    }
+
     private struct State {
-        /// The current copy: its generation, file and size.
-        var current: (generation: UInt64, path: String, size: UInt64)?
-        /// A copy being made, and the standbys waiting for its first chunk.
+        var copies: [UInt64: Copy] = [:]
+        /// Whether a copy is being made, and the standbys that get it.
         var making = false
-        var waiting: [Data] = []
+        var gettingCopyBeingMade: [Data] = []
+        /// Standbys that asked while a copy was being made: they get the next one.
+        var gettingNextCopy: [Data] = []
+        /// Set by ``remove()``: a copy made after is deleted at once.
+        var stopped = false
     }
 
     private let store: RootStore
@@ -30,90 +46,113 @@ final class SnapshotSource: Sendable {
     }
 
     /// Answers a standby's request (on the stage's loop thread, never waiting): a chunk of generation `generation`
-    /// from `offset`; for generation 0, the first chunk of a new copy (made off the loop, then sent) or of the one
-    /// being made. `send` takes the frames of the answer.
+    /// from `offset` (read off the thread); for generation 0, the first chunk of a copy begun after this request.
+    /// `send` takes the frames of the answer.
     func request(
         generation: UInt64, offset: UInt64, from id: Data, send: @escaping @Sendable (Data, [Data]) -> Void
     ) {
         if generation == 0 {
             let start = state.withLock { state -> Bool in
-                state.waiting.append(id)
-                defer { state.making = true }
-                return !state.making
+                state.gettingNextCopy.append(id)
+                return Self.beginCopy(&state)
             }
             if start { make(send: send) }
             return
         }
-        let current = state.withLock { $0.current }
-        guard let current, current.generation == generation else {
-            send(id, ReplicationMessage.snapshotNeeded("that snapshot was replaced by a newer one: start again").frames)
+        let copy = state.withLock { state -> Copy? in
+            state.copies[generation]?.lastUsed = .now
+            return state.copies[generation]
+        }
+        guard let copy else {
+            send(id, ReplicationMessage.snapshotNeeded("that snapshot is gone: start again").frames)
             return
         }
-        send(id, chunk(of: current, at: offset))
+        Task { send(id, await Self.read(copy, at: offset)) }
     }
 
-    /// Makes a new copy and sends each waiting standby its first chunk.
+    /// Moves the standbys waiting for the next copy to the one about to be made; false when one is being made (it
+    /// begins once that one is done) or none waits.
+    private static func beginCopy(_ state: inout State) -> Bool {
+        guard !state.making, !state.gettingNextCopy.isEmpty, !state.stopped else { return false }
+        state.making = true
+        state.gettingCopyBeingMade = state.gettingNextCopy
+        state.gettingNextCopy = []
+        return true
+    }
+
+    /// Makes a new copy, sends each standby that gets it its first chunk, and begins the next copy if standbys asked
+    /// meanwhile.
     private func make(send: @escaping @Sendable (Data, [Data]) -> Void) {
         let (store, logger) = (store, logger)
         // One copy at a time, then it is done: bounded, so a task rather than a service of its own.
         Task {
             let path = "\(store.path).snapshot-\(UUID().uuidString.prefix(8))"
-            var made: (generation: UInt64, path: String, size: UInt64)?
+            var made: Copy?
             do {
                 let backup = try await store.backup(to: path)
                 logger.notice("replication: snapshot made for standbys (\(backup.bytes) bytes, seq \(backup.lastSeq))")
-                made = (0, path, backup.bytes)
+                made = Copy(
+                    generation: UInt64.random(in: 1...UInt64.max), path: path, size: backup.bytes, lastUsed: .now)
             } catch {
                 logger.error("replication: cannot make a snapshot for standbys: \(error)")
             }
-            let (waiting, replaced, current) = state.withLock { state in
-                defer {
-                    state.waiting = []
-                    state.making = false
-                }
-                let replaced = state.current?.path
+            let (receivers, unused, next) = state.withLock { state in
+                let receivers = state.gettingCopyBeingMade
+                state.gettingCopyBeingMade = []
+                state.making = false
+                // Copies no standby asked a chunk of for as long as one waits for an answer: given up.
+                let idle = state.copies.values.filter { .now - $0.lastUsed > SnapshotFetch.nextAnswer }
+                for copy in idle { state.copies[copy.generation] = nil }
+                var unused = idle.map(\.path)
                 if let made {
-                    // Random, so that a standby's request never names another source's copy (a primary that leads
-                    // again under a stage of its own).
-                    state.current = (UInt64.random(in: 1...UInt64.max), made.path, made.size)
+                    if state.stopped { unused.append(made.path) } else { state.copies[made.generation] = made }
                 }
-                return (state.waiting, made == nil ? nil : replaced, state.current)
+                return (receivers, unused, Self.beginCopy(&state))
             }
-            if let replaced { unlink(replaced) }
-            for id in waiting {
-                if made != nil, let current {
-                    send(id, self.chunk(of: current, at: 0))
+            await BlockingWork.run {
+                for path in unused { _ = unlink(path) }
+            }
+            for id in receivers {
+                if let made {
+                    send(id, await Self.read(made, at: 0))
                 } else {
                     send(id, ReplicationMessage.snapshotNeeded("the primary could not make a snapshot").frames)
                 }
             }
+            if next { self.make(send: send) }
         }
     }
 
-    /// The frames of the chunk of `snapshot` at `offset` (a read of at most ``chunkBytes`` from the file).
-    private func chunk(of snapshot: (generation: UInt64, path: String, size: UInt64), at offset: UInt64) -> [Data] {
-        guard offset <= snapshot.size, let file = FileHandle(forReadingAtPath: snapshot.path) else {
+    /// ``chunk(of:at:)``, read off the cooperative pool.
+    private static func read(_ copy: Copy, at offset: UInt64) async -> [Data] {
+        let frames = try? await BlockingWork.run { chunk(of: copy, at: offset) }
+        return frames ?? ReplicationMessage.snapshotNeeded("cannot read the snapshot: start again").frames
+    }
+
+    /// The frames of the chunk of `copy` at `offset` (a read of at most ``chunkBytes`` from the file).
+    private static func chunk(of copy: Copy, at offset: UInt64) -> [Data] {
+        guard offset <= copy.size, let file = FileHandle(forReadingAtPath: copy.path) else {
             return ReplicationMessage.snapshotNeeded("no such part of the snapshot: start again").frames
         }
         defer { try? file.close() }
         do {
             try file.seek(toOffset: offset)
-            let data = try file.read(upToCount: Self.chunkBytes) ?? Data()
+            let data = try file.read(upToCount: chunkBytes) ?? Data()
             return ReplicationMessage.snapshotChunk(
-                generation: snapshot.generation, offset: offset, total: snapshot.size, data: data
+                generation: copy.generation, offset: offset, total: copy.size, data: data
             ).frames
         } catch {
             return ReplicationMessage.snapshotNeeded("cannot read the snapshot: \(error)").frames
         }
     }
 
-    /// Deletes the current copy (the stage stops).
+    /// Deletes every copy, and any made from now on (the stage stops).
     func remove() {
-        if let path = state.withLock({ state in
-            defer { state.current = nil }
-            return state.current?.path
-        }) {
-            unlink(path)
+        let paths = state.withLock { state in
+            state.stopped = true
+            defer { state.copies = [:] }
+            return state.copies.values.map(\.path)
         }
+        for path in paths { unlink(path) }
     }
 }

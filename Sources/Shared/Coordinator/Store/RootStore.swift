@@ -74,7 +74,7 @@ public final class RootStore: Sendable {
     /// Opens (creating if needed) the store at `path` for `model`, its commits synced as `durability` says. Jobs a
     /// previous coordinator left running are put back in the queue, unless `requeueLeftRunning` is false: a store of
     /// a cluster writes only what its records say, and a new primary puts them back through its writer
-    /// (``StoreWrite/requeueLeftRunning()``), so that its standbys get that write too.
+    /// (`StoreWrite.requeueLeftRunning()`), so that its standbys get that write too.
     /// - Throws: ``/TributaryCore/ModelError`` when the model is incompatible with the store;
     ///   ``/TributaryCore/StoreError`` when the file cannot be opened, belongs to another program, or another
     ///   coordinator has it open. A refused store is left byte for byte as it was.

@@ -87,7 +87,6 @@ final class ReplicationCapture: @unchecked Sendable {
 }
 
 extension ReplicationTail {
-    /// The store's replication row.
     /// The last record of the store file at `path`, read with a connection of its own (the store may be open).
     static func read(storeAt path: String) throws -> ReplicationTail {
         var configuration = Configuration()
@@ -97,6 +96,7 @@ extension ReplicationTail {
         return try queue.read { db in try read(db) }
     }
 
+    /// The last record the store's replication row names (``empty`` for a store that has none).
     static func read(_ db: Database) throws -> ReplicationTail {
         guard
             let row = try Row.fetchOne(
