@@ -23,16 +23,12 @@ struct ClusterFailoverTests {
         "SIGKILL the primary: the standby leads within 10 s with every acknowledged push; its writes wait for a standby until the old primary rejoins"
     )
     func killThePrimary() async throws {
-        let directory = try TemporaryDirectory()
-        let etcd = try await EtcdCluster(in: directory)
-        let sync = ClusterSyncRecord(etcd: try EtcdClient(endpoints: etcd.endpoints), cluster: "t")
-        let modelPath = try directory.write("model.json", DemoData.modelJSON)
-        let a = try ClusterNodeProcess(
-            name: "a", cluster: "t", etcd: etcd.endpoints, modelPath: modelPath, in: directory)
+        let bed = try await ClusterTestBed()
+        let sync = bed.sync
+        let a = try bed.node("a")
         let first = try await a.waitFor("primary")
         try await a.waitFor("ready")
-        let b = try ClusterNodeProcess(
-            name: "b", cluster: "t", etcd: etcd.endpoints, modelPath: modelPath, in: directory)
+        let b = try bed.node("b")
         #expect(
             try await b.waitFor("standby")
                 == "tributary-coordinator standby of=a \(first.dropFirst("tributary-coordinator primary ".count))")
@@ -40,6 +36,12 @@ struct ClusterFailoverTests {
 
         // Acknowledged by a: so on b too.
         let client = try JobClient(endpoint: a.listen)
+        let epochA = Int64(first.split(separator: "=").last ?? "") ?? 0
+        // a's status names its cluster and its standby, in sync; nothing blocked.
+        let status = try #require(try await client.status().cluster)
+        #expect(status.cluster == ClusterTestBed.cluster && status.node == "a" && status.epoch == epochA)
+        #expect(status.standbys.map(\.name) == ["b"] && status.standbys.allSatisfy(\.inSync))
+        #expect(!status.writesBlocked)
         var acknowledged: [Int64] = []
         for _ in 0..<50 {
             acknowledged += try await client.push((0..<10).map { _ in JobSpec(kind: "noop") }).ids
@@ -51,7 +53,6 @@ struct ClusterFailoverTests {
         try await b.waitFor("ready")
         let takeover = ContinuousClock.now - killed
         #expect(takeover < .seconds(10), "b served as primary \(takeover) after a was killed")
-        let epochA = Int64(first.split(separator: "=").last ?? "") ?? 0
         let epochB = Int64(promoted.split(separator: "=").last ?? "") ?? 0
         #expect(epochB > epochA)
         #expect(try Self.jobs(acknowledged, in: b) == Set(acknowledged))
@@ -70,6 +71,9 @@ struct ClusterFailoverTests {
         }
         let committed = try b.read { db in try Int64.fetchOne(db, sql: "SELECT max(id) FROM tributary_jobs") ?? 0 }
         #expect(!answered.value, "b acknowledged a push no standby holds")
+        // Its status says so: writes blocked, the push held.
+        let blocked = try #require(try await later.status().cluster)
+        #expect(blocked.node == "b" && blocked.epoch == epochB && blocked.writesBlocked && blocked.heldWrites >= 1)
         #expect(
             try a.read { db in
                 try Int64.fetchOne(db, sql: "SELECT count(*) FROM tributary_jobs WHERE id = ?", arguments: [committed])
@@ -118,14 +122,9 @@ extension ClusterFailoverTests {
         "a standby with a new store, behind the records the primary keeps, catches up from its snapshot while the primary serves"
     )
     func newStandbyFromSnapshot() async throws {
-        let directory = try TemporaryDirectory()
-        let etcd = try await EtcdCluster(in: directory)
-        let sync = ClusterSyncRecord(etcd: try EtcdClient(endpoints: etcd.endpoints), cluster: "t")
-        let modelPath = try directory.write("model.json", DemoData.modelJSON)
-        let node = { (name: String) in
-            try ClusterNodeProcess(
-                name: name, cluster: "t", etcd: etcd.endpoints, modelPath: modelPath, in: directory)
-        }
+        let bed = try await ClusterTestBed()
+        let sync = bed.sync
+        let node = { (name: String) in try bed.node(name) }
         let a = try node("a")
         try await a.waitFor("ready")
         let b = try node("b")
@@ -172,15 +171,11 @@ extension ClusterFailoverTests {
         "SIGSTOP the primary past its lease: the standby takes over; woken, the old primary acknowledges nothing more, steps down and rejoins as a standby with nothing unacknowledged"
     )
     func pauseThePrimary() async throws {
-        let directory = try TemporaryDirectory()
-        let etcd = try await EtcdCluster(in: directory)
-        let sync = ClusterSyncRecord(etcd: try EtcdClient(endpoints: etcd.endpoints), cluster: "t")
-        let modelPath = try directory.write("model.json", DemoData.modelJSON)
-        let a = try ClusterNodeProcess(
-            name: "a", cluster: "t", etcd: etcd.endpoints, modelPath: modelPath, in: directory)
+        let bed = try await ClusterTestBed()
+        let sync = bed.sync
+        let a = try bed.node("a")
         try await a.waitFor("ready")
-        let b = try ClusterNodeProcess(
-            name: "b", cluster: "t", etcd: etcd.endpoints, modelPath: modelPath, in: directory)
+        let b = try bed.node("b")
         try await Self.pair(a, b, sync: sync)
         // A client that pushes to a without pause, recording what a acknowledged.
         let (acknowledged, pusher) = Self.pushWithoutPause(to: a.listen)
@@ -215,21 +210,19 @@ extension ClusterFailoverTests {
         "cut the primary off from etcd and its standby: it stops acknowledging within its lease, the standby takes over, and back, the old primary rejoins with what it never acknowledged gone"
     )
     func partitionThePrimary() async throws {
-        let directory = try TemporaryDirectory()
-        let etcd = try await EtcdCluster(in: directory)
-        let sync = ClusterSyncRecord(etcd: try EtcdClient(endpoints: etcd.endpoints), cluster: "t")
-        let modelPath = try directory.write("model.json", DemoData.modelJSON)
-        // a reaches etcd, and b reaches a's replication endpoint, through taps that can drop everything.
-        let etcdPort = try #require(etcd.endpoints.first?.split(separator: ":").last.map(String.init))
+        let bed = try await ClusterTestBed()
+        let sync = bed.sync
+        // a reaches etcd (one member of it), and b reaches a's replication endpoint, through taps that can drop
+        // everything.
+        let etcdPort = try #require(bed.etcd.endpoints.first?.split(separator: ":").last.map(String.init))
         let toEtcd = try TCPTap(port: etcdPort, bothWays: true)
         let ports = try EtcdCluster.freePorts(3)
         let toReplication = try TCPTap(port: String(ports[2]), bothWays: true)
-        let a = try ClusterNodeProcess(
-            name: "a", cluster: "t", etcd: ["http://127.0.0.1:\(toEtcd.port)"], modelPath: modelPath, in: directory,
-            ports: ports, arguments: ["--replication-advertise", toReplication.endpoint])
+        let a = try bed.node(
+            "a", etcd: ["http://127.0.0.1:\(toEtcd.port)"], ports: ports,
+            arguments: ["--replication-advertise", toReplication.endpoint])
         try await a.waitFor("ready")
-        let b = try ClusterNodeProcess(
-            name: "b", cluster: "t", etcd: etcd.endpoints, modelPath: modelPath, in: directory)
+        let b = try bed.node("b")
         try await Self.pair(a, b, sync: sync)
         let (acknowledged, pusher) = Self.pushWithoutPause(to: a.listen)
         try await waitUntil("a to acknowledge pushes") { acknowledged.value.count >= 20 }
@@ -276,14 +269,9 @@ extension ClusterFailoverTests {
         "three nodes: SIGKILL the primary halfway through a 50,000-row import; a standby leads within 10 s, the workers and the subscriber follow it, every row lands once and the feed's seqs run without a gap"
     )
     func killThePrimaryDuringAnImport() async throws {
-        let directory = try TemporaryDirectory()
-        let etcd = try await EtcdCluster(in: directory)
-        let sync = ClusterSyncRecord(etcd: try EtcdClient(endpoints: etcd.endpoints), cluster: "t")
-        let modelPath = try directory.write("model.json", DemoData.modelJSON)
-        let node = { (name: String) in
-            try ClusterNodeProcess(
-                name: name, cluster: "t", etcd: etcd.endpoints, modelPath: modelPath, in: directory)
-        }
+        let bed = try await ClusterTestBed()
+        let sync = bed.sync
+        let node = { (name: String) in try bed.node(name) }
         let a = try node("a")
         try await a.waitFor("ready")
         let (b, c) = (try node("b"), try node("c"))
@@ -379,16 +367,9 @@ extension ClusterFailoverTests {
         "asynchronous: writes go on with no standby, the sync state says none is eligible, and the standby is not promoted when the primary dies"
     )
     func asynchronousNeverPromotes() async throws {
-        let directory = try TemporaryDirectory()
-        let etcd = try await EtcdCluster(in: directory)
-        let client = try EtcdClient(endpoints: etcd.endpoints)
-        let sync = ClusterSyncRecord(etcd: client, cluster: "t")
-        let modelPath = try directory.write("model.json", DemoData.modelJSON)
-        let node = { (name: String) in
-            try ClusterNodeProcess(
-                name: name, cluster: "t", etcd: etcd.endpoints, modelPath: modelPath, in: directory,
-                arguments: ["--asynchronous-replication"])
-        }
+        let bed = try await ClusterTestBed()
+        let (client, sync) = (bed.etcdClient, bed.sync)
+        let node = { (name: String) in try bed.node(name, arguments: ["--asynchronous-replication"]) }
         let a = try node("a")
         try await a.waitFor("ready")
         #expect(try await sync.read()?.asynchronous == true)
@@ -402,7 +383,7 @@ extension ClusterFailoverTests {
         await jobs.close()
         a.kill()
         // a's key goes with its lease; b, not eligible, does not take it over.
-        let key = LeaderElection.leaderKey(cluster: "t")
+        let key = LeaderElection.leaderKey(cluster: ClusterTestBed.cluster)
         try await waitUntil("a's leader key to lapse", timeout: .seconds(20)) { try await client.get(key) == nil }
         let watched = ContinuousClock.now
         // Eight of b's looks for a leader (every 250 ms): none creates the key.
@@ -431,12 +412,9 @@ extension ClusterFailoverTests {
         await jobs.close()
         #expect(await alone.process.stop() == 0)
 
-        let etcd = try await EtcdCluster(in: directory)
-        let sync = ClusterSyncRecord(etcd: try EtcdClient(endpoints: etcd.endpoints), cluster: "t")
-        let node = { (name: String) in
-            try ClusterNodeProcess(
-                name: name, cluster: "t", etcd: etcd.endpoints, modelPath: alone.modelPath, in: directory)
-        }
+        let bed = try await ClusterTestBed(in: directory, modelPath: alone.modelPath)
+        let sync = bed.sync
+        let node = { (name: String) in try bed.node(name) }
         let a = try node("a")
         try await a.waitFor("ready")
         let b = try node("b")

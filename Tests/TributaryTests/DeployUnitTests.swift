@@ -10,6 +10,7 @@ struct DeployUnitTests {
         arguments: [
             ("tributary-coordinator.service", "tributary-coordinator"),
             ("tributary-worker@.service", "tributary-worker"),
+            ("tributary-coordinator.service.d/cluster.conf", "tributary-coordinator"),
         ])
     func optionsExist(unit: String, executable: String) async throws {
         let text = try String(
@@ -18,7 +19,8 @@ struct DeployUnitTests {
         var command = ""
         var inside = false
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            if line.hasPrefix("ExecStart=") { inside = true }
+            // An empty ExecStart= (a drop-in resetting the unit's) starts nothing.
+            if line.hasPrefix("ExecStart="), line != "ExecStart=" { inside = true }
             guard inside else { continue }
             command += line + " "
             if !line.hasSuffix("\\") { break }

@@ -30,7 +30,8 @@ extension DashboardSnapshot {
             rates: rates.samples,
             recent: rates.recent(reading),
             batches: try await batchList, workers: status.workers, running: status.running, dead: try await deadJobs,
-            queued: try await queuedJobs, subscribers: try await subscriberList, queues: status.queues)
+            queued: try await queuedJobs, subscribers: try await subscriberList, queues: status.queues,
+            cluster: status.cluster)
     }
 }
 

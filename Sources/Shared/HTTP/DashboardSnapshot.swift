@@ -37,4 +37,6 @@ struct DashboardSnapshot: Encodable, Sendable {
     var queued: [JobInfo]
     var subscribers: [DurableSubscriber]
     var queues: [CoordinatorStatus.Queue]
+    /// The cluster this coordinator is the primary of; absent alone.
+    var cluster: ClusterStatus?
 }

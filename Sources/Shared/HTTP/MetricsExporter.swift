@@ -62,6 +62,17 @@ public final class MetricsExporter: Sendable {
         gauge(MetricNames.storeWritable).set(status.storeUnwritable == nil ? 1.0 : 0.0)
         gauge(MetricNames.historyOldestSeq).set(Double(status.oldestHistorySeq))
         gauge(MetricNames.historyNewestSeq).set(Double(status.lastSeq))
+        if let cluster = status.cluster {
+            gauge(MetricNames.clusterEpoch).set(Double(cluster.epoch))
+            gauge(MetricNames.clusterWritesBlocked).set(cluster.writesBlocked ? 1.0 : 0.0)
+            gauge(MetricNames.clusterHeldWrites).set(Double(cluster.heldWrites))
+            gauge(MetricNames.clusterStandbysInSync).set(Double(cluster.standbys.filter(\.inSync).count))
+            // Standbys are the cluster's members, a handful: each keeps its series.
+            for standby in cluster.standbys {
+                gauge(MetricNames.clusterStandbyLagRecords, [("standby", standby.name)])
+                    .set(Double(standby.lagRecords))
+            }
+        }
         if let resident = Self.residentMemoryBytes() { gauge(MetricNames.processResidentMemory).set(Double(resident)) }
         queueGauges.withLock { known in
             // Queue names come from clients: at most 64 of them get series (the deepest first), like job kinds.

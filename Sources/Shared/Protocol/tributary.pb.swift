@@ -1753,52 +1753,149 @@ public nonisolated struct Tributary_V1_JobCounts: Sendable {
   public init() {}
 }
 
-public nonisolated struct Tributary_V1_StatusReply: Sendable {
+public nonisolated struct Tributary_V1_StatusReply: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var workers: [Tributary_V1_WorkerInfo] = []
+  public var workers: [Tributary_V1_WorkerInfo] {
+    get {_storage._workers}
+    set {_uniqueStorage()._workers = newValue}
+  }
 
   public var jobs: Tributary_V1_JobCounts {
-    get {_jobs ?? Tributary_V1_JobCounts()}
-    set {_jobs = newValue}
+    get {_storage._jobs ?? Tributary_V1_JobCounts()}
+    set {_uniqueStorage()._jobs = newValue}
   }
   /// Returns true if `jobs` has been explicitly set.
-  public var hasJobs: Bool {self._jobs != nil}
+  public var hasJobs: Bool {_storage._jobs != nil}
   /// Clears the value of `jobs`. Subsequent reads from it will return its default value.
-  public mutating func clearJobs() {self._jobs = nil}
+  public mutating func clearJobs() {_uniqueStorage()._jobs = nil}
 
-  public var lastSeq: UInt64 = 0
+  public var lastSeq: UInt64 {
+    get {_storage._lastSeq}
+    set {_uniqueStorage()._lastSeq = newValue}
+  }
 
-  public var storePath: String = String()
+  public var storePath: String {
+    get {_storage._storePath}
+    set {_uniqueStorage()._storePath = newValue}
+  }
 
   /// the coordinator's local worker processes (--workers)
-  public var pool: [Tributary_V1_PoolProcess] = []
+  public var pool: [Tributary_V1_PoolProcess] {
+    get {_storage._pool}
+    set {_uniqueStorage()._pool = newValue}
+  }
 
   /// running jobs with their progress (at most 50), without error histories
-  public var running: [Tributary_V1_JobInfo] = []
+  public var running: [Tributary_V1_JobInfo] {
+    get {_storage._running}
+    set {_uniqueStorage()._running = newValue}
+  }
 
   /// the oldest commit the history keeps (commits before it were pruned)
-  public var oldestHistorySeq: UInt64 = 0
+  public var oldestHistorySeq: UInt64 {
+    get {_storage._oldestHistorySeq}
+    set {_uniqueStorage()._oldestHistorySeq = newValue}
+  }
 
   /// each queue with queued jobs or paused, by name
-  public var queues: [Tributary_V1_QueueInfo] = []
+  public var queues: [Tributary_V1_QueueInfo] {
+    get {_storage._queues}
+    set {_uniqueStorage()._queues = newValue}
+  }
 
   /// the coordinator's concurrency limits (--limit), with what runs under each
-  public var limits: [Tributary_V1_RunLimitInfo] = []
+  public var limits: [Tributary_V1_RunLimitInfo] {
+    get {_storage._limits}
+    set {_uniqueStorage()._limits = newValue}
+  }
 
   /// why the store cannot be written now (a full disk, a read-only filesystem);
-  public var storeUnwritable: String = String()
+  public var storeUnwritable: String {
+    get {_storage._storeUnwritable}
+    set {_uniqueStorage()._storeUnwritable = newValue}
+  }
 
   /// empty while it can
-  public var storeUnwritableSeconds: Double = 0
+  public var storeUnwritableSeconds: Double {
+    get {_storage._storeUnwritableSeconds}
+    set {_uniqueStorage()._storeUnwritableSeconds = newValue}
+  }
+
+  /// set when the coordinator is its cluster's primary (docs/failover.md)
+  public var cluster: Tributary_V1_ClusterInfo {
+    get {_storage._cluster ?? Tributary_V1_ClusterInfo()}
+    set {_uniqueStorage()._cluster = newValue}
+  }
+  /// Returns true if `cluster` has been explicitly set.
+  public var hasCluster: Bool {_storage._cluster != nil}
+  /// Clears the value of `cluster`. Subsequent reads from it will return its default value.
+  public mutating func clearCluster() {_uniqueStorage()._cluster = nil}
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
-  fileprivate var _jobs: Tributary_V1_JobCounts? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+/// A cluster's primary and the standbys that follow it (docs/failover.md). Only the primary answers: standbys bind
+/// nothing for clients.
+public nonisolated struct Tributary_V1_ClusterInfo: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the cluster's name (--cluster)
+  public var cluster: String = String()
+
+  /// this coordinator's name in it (--name)
+  public var node: String = String()
+
+  /// the leader epoch it writes under (the etcd revision of its leader key)
+  public var epoch: Int64 = 0
+
+  /// it acknowledges without waiting for a standby (--asynchronous-replication)
+  public var asynchronous: Bool = false
+
+  /// the position of the store's last replication record
+  public var lastRecord: UInt64 = 0
+
+  /// the standbys that said hello, by name
+  public var standbys: [Tributary_V1_StandbyInfo] = []
+
+  /// committed writes not yet acknowledged, waiting for the standbys' copies
+  public var heldWrites: UInt64 = 0
+
+  /// no standby is in sync: writes are committed and held until one is (strict)
+  public var writesBlocked: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Tributary_V1_StandbyInfo: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var name: String = String()
+
+  /// the last record it holds synced
+  public var acknowledged: UInt64 = 0
+
+  /// it held every record once: each write waits for it from then on
+  public var inSync: Bool = false
+
+  /// records the primary holds beyond what it acknowledged
+  public var lagRecords: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
 }
 
 public nonisolated struct Tributary_V1_RunLimitInfo: Sendable {
@@ -5409,7 +5506,154 @@ nonisolated extension Tributary_V1_JobCounts: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Tributary_V1_StatusReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StatusReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}workers\0\u{1}jobs\0\u{3}last_seq\0\u{3}store_path\0\u{1}pool\0\u{1}running\0\u{3}oldest_history_seq\0\u{1}queues\0\u{1}limits\0\u{3}store_unwritable\0\u{3}store_unwritable_seconds\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}workers\0\u{1}jobs\0\u{3}last_seq\0\u{3}store_path\0\u{1}pool\0\u{1}running\0\u{3}oldest_history_seq\0\u{1}queues\0\u{1}limits\0\u{3}store_unwritable\0\u{3}store_unwritable_seconds\0\u{1}cluster\0")
+
+  fileprivate class _StorageClass {
+    var _workers: [Tributary_V1_WorkerInfo] = []
+    var _jobs: Tributary_V1_JobCounts? = nil
+    var _lastSeq: UInt64 = 0
+    var _storePath: String = String()
+    var _pool: [Tributary_V1_PoolProcess] = []
+    var _running: [Tributary_V1_JobInfo] = []
+    var _oldestHistorySeq: UInt64 = 0
+    var _queues: [Tributary_V1_QueueInfo] = []
+    var _limits: [Tributary_V1_RunLimitInfo] = []
+    var _storeUnwritable: String = String()
+    var _storeUnwritableSeconds: Double = 0
+    var _cluster: Tributary_V1_ClusterInfo? = nil
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _workers = source._workers
+      _jobs = source._jobs
+      _lastSeq = source._lastSeq
+      _storePath = source._storePath
+      _pool = source._pool
+      _running = source._running
+      _oldestHistorySeq = source._oldestHistorySeq
+      _queues = source._queues
+      _limits = source._limits
+      _storeUnwritable = source._storeUnwritable
+      _storeUnwritableSeconds = source._storeUnwritableSeconds
+      _cluster = source._cluster
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeRepeatedMessageField(value: &_storage._workers) }()
+        case 2: try { try decoder.decodeSingularMessageField(value: &_storage._jobs) }()
+        case 3: try { try decoder.decodeSingularUInt64Field(value: &_storage._lastSeq) }()
+        case 4: try { try decoder.decodeSingularStringField(value: &_storage._storePath) }()
+        case 5: try { try decoder.decodeRepeatedMessageField(value: &_storage._pool) }()
+        case 6: try { try decoder.decodeRepeatedMessageField(value: &_storage._running) }()
+        case 7: try { try decoder.decodeSingularUInt64Field(value: &_storage._oldestHistorySeq) }()
+        case 8: try { try decoder.decodeRepeatedMessageField(value: &_storage._queues) }()
+        case 9: try { try decoder.decodeRepeatedMessageField(value: &_storage._limits) }()
+        case 10: try { try decoder.decodeSingularStringField(value: &_storage._storeUnwritable) }()
+        case 11: try { try decoder.decodeSingularDoubleField(value: &_storage._storeUnwritableSeconds) }()
+        case 12: try { try decoder.decodeSingularMessageField(value: &_storage._cluster) }()
+        default: break
+        }
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if !_storage._workers.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._workers, fieldNumber: 1)
+      }
+      try { if let v = _storage._jobs {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+      } }()
+      if _storage._lastSeq != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._lastSeq, fieldNumber: 3)
+      }
+      if !_storage._storePath.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._storePath, fieldNumber: 4)
+      }
+      if !_storage._pool.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._pool, fieldNumber: 5)
+      }
+      if !_storage._running.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._running, fieldNumber: 6)
+      }
+      if _storage._oldestHistorySeq != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._oldestHistorySeq, fieldNumber: 7)
+      }
+      if !_storage._queues.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._queues, fieldNumber: 8)
+      }
+      if !_storage._limits.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._limits, fieldNumber: 9)
+      }
+      if !_storage._storeUnwritable.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._storeUnwritable, fieldNumber: 10)
+      }
+      if _storage._storeUnwritableSeconds.bitPattern != 0 {
+        try visitor.visitSingularDoubleField(value: _storage._storeUnwritableSeconds, fieldNumber: 11)
+      }
+      try { if let v = _storage._cluster {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
+      } }()
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_StatusReply, rhs: Tributary_V1_StatusReply) -> Bool {
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._workers != rhs_storage._workers {return false}
+        if _storage._jobs != rhs_storage._jobs {return false}
+        if _storage._lastSeq != rhs_storage._lastSeq {return false}
+        if _storage._storePath != rhs_storage._storePath {return false}
+        if _storage._pool != rhs_storage._pool {return false}
+        if _storage._running != rhs_storage._running {return false}
+        if _storage._oldestHistorySeq != rhs_storage._oldestHistorySeq {return false}
+        if _storage._queues != rhs_storage._queues {return false}
+        if _storage._limits != rhs_storage._limits {return false}
+        if _storage._storeUnwritable != rhs_storage._storeUnwritable {return false}
+        if _storage._storeUnwritableSeconds != rhs_storage._storeUnwritableSeconds {return false}
+        if _storage._cluster != rhs_storage._cluster {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_ClusterInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ClusterInfo"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}cluster\0\u{1}node\0\u{1}epoch\0\u{1}asynchronous\0\u{3}last_record\0\u{1}standbys\0\u{3}held_writes\0\u{3}writes_blocked\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5417,75 +5661,101 @@ nonisolated extension Tributary_V1_StatusReply: SwiftProtobuf.Message, SwiftProt
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.workers) }()
-      case 2: try { try decoder.decodeSingularMessageField(value: &self._jobs) }()
-      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.lastSeq) }()
-      case 4: try { try decoder.decodeSingularStringField(value: &self.storePath) }()
-      case 5: try { try decoder.decodeRepeatedMessageField(value: &self.pool) }()
-      case 6: try { try decoder.decodeRepeatedMessageField(value: &self.running) }()
-      case 7: try { try decoder.decodeSingularUInt64Field(value: &self.oldestHistorySeq) }()
-      case 8: try { try decoder.decodeRepeatedMessageField(value: &self.queues) }()
-      case 9: try { try decoder.decodeRepeatedMessageField(value: &self.limits) }()
-      case 10: try { try decoder.decodeSingularStringField(value: &self.storeUnwritable) }()
-      case 11: try { try decoder.decodeSingularDoubleField(value: &self.storeUnwritableSeconds) }()
+      case 1: try { try decoder.decodeSingularStringField(value: &self.cluster) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.node) }()
+      case 3: try { try decoder.decodeSingularInt64Field(value: &self.epoch) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.asynchronous) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.lastRecord) }()
+      case 6: try { try decoder.decodeRepeatedMessageField(value: &self.standbys) }()
+      case 7: try { try decoder.decodeSingularUInt64Field(value: &self.heldWrites) }()
+      case 8: try { try decoder.decodeSingularBoolField(value: &self.writesBlocked) }()
       default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    if !self.workers.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.workers, fieldNumber: 1)
+    if !self.cluster.isEmpty {
+      try visitor.visitSingularStringField(value: self.cluster, fieldNumber: 1)
     }
-    try { if let v = self._jobs {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
-    } }()
-    if self.lastSeq != 0 {
-      try visitor.visitSingularUInt64Field(value: self.lastSeq, fieldNumber: 3)
+    if !self.node.isEmpty {
+      try visitor.visitSingularStringField(value: self.node, fieldNumber: 2)
     }
-    if !self.storePath.isEmpty {
-      try visitor.visitSingularStringField(value: self.storePath, fieldNumber: 4)
+    if self.epoch != 0 {
+      try visitor.visitSingularInt64Field(value: self.epoch, fieldNumber: 3)
     }
-    if !self.pool.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.pool, fieldNumber: 5)
+    if self.asynchronous != false {
+      try visitor.visitSingularBoolField(value: self.asynchronous, fieldNumber: 4)
     }
-    if !self.running.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.running, fieldNumber: 6)
+    if self.lastRecord != 0 {
+      try visitor.visitSingularUInt64Field(value: self.lastRecord, fieldNumber: 5)
     }
-    if self.oldestHistorySeq != 0 {
-      try visitor.visitSingularUInt64Field(value: self.oldestHistorySeq, fieldNumber: 7)
+    if !self.standbys.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.standbys, fieldNumber: 6)
     }
-    if !self.queues.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.queues, fieldNumber: 8)
+    if self.heldWrites != 0 {
+      try visitor.visitSingularUInt64Field(value: self.heldWrites, fieldNumber: 7)
     }
-    if !self.limits.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.limits, fieldNumber: 9)
-    }
-    if !self.storeUnwritable.isEmpty {
-      try visitor.visitSingularStringField(value: self.storeUnwritable, fieldNumber: 10)
-    }
-    if self.storeUnwritableSeconds.bitPattern != 0 {
-      try visitor.visitSingularDoubleField(value: self.storeUnwritableSeconds, fieldNumber: 11)
+    if self.writesBlocked != false {
+      try visitor.visitSingularBoolField(value: self.writesBlocked, fieldNumber: 8)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Tributary_V1_StatusReply, rhs: Tributary_V1_StatusReply) -> Bool {
-    if lhs.workers != rhs.workers {return false}
-    if lhs._jobs != rhs._jobs {return false}
-    if lhs.lastSeq != rhs.lastSeq {return false}
-    if lhs.storePath != rhs.storePath {return false}
-    if lhs.pool != rhs.pool {return false}
-    if lhs.running != rhs.running {return false}
-    if lhs.oldestHistorySeq != rhs.oldestHistorySeq {return false}
-    if lhs.queues != rhs.queues {return false}
-    if lhs.limits != rhs.limits {return false}
-    if lhs.storeUnwritable != rhs.storeUnwritable {return false}
-    if lhs.storeUnwritableSeconds != rhs.storeUnwritableSeconds {return false}
+  public static func ==(lhs: Tributary_V1_ClusterInfo, rhs: Tributary_V1_ClusterInfo) -> Bool {
+    if lhs.cluster != rhs.cluster {return false}
+    if lhs.node != rhs.node {return false}
+    if lhs.epoch != rhs.epoch {return false}
+    if lhs.asynchronous != rhs.asynchronous {return false}
+    if lhs.lastRecord != rhs.lastRecord {return false}
+    if lhs.standbys != rhs.standbys {return false}
+    if lhs.heldWrites != rhs.heldWrites {return false}
+    if lhs.writesBlocked != rhs.writesBlocked {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_StandbyInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".StandbyInfo"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}acknowledged\0\u{3}in_sync\0\u{3}lag_records\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.acknowledged) }()
+      case 3: try { try decoder.decodeSingularBoolField(value: &self.inSync) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.lagRecords) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
+    }
+    if self.acknowledged != 0 {
+      try visitor.visitSingularUInt64Field(value: self.acknowledged, fieldNumber: 2)
+    }
+    if self.inSync != false {
+      try visitor.visitSingularBoolField(value: self.inSync, fieldNumber: 3)
+    }
+    if self.lagRecords != 0 {
+      try visitor.visitSingularUInt64Field(value: self.lagRecords, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_StandbyInfo, rhs: Tributary_V1_StandbyInfo) -> Bool {
+    if lhs.name != rhs.name {return false}
+    if lhs.acknowledged != rhs.acknowledged {return false}
+    if lhs.inSync != rhs.inSync {return false}
+    if lhs.lagRecords != rhs.lagRecords {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -28,6 +28,20 @@ struct StatusCommand: AsyncParsableCommand {
                 "          CANNOT BE WRITTEN for \(Int(status.storeUnwritableSeconds)) s: \(reason); jobs wait, pushes and commands are refused"
             )
         }
+        if let cluster = status.cluster {
+            let mode = cluster.asynchronous ? "  asynchronous" : ""
+            Terminal.line(
+                "cluster   \(cluster.cluster)  primary \(cluster.node)  epoch \(cluster.epoch)  record \(cluster.lastRecord)  held writes \(cluster.heldWrites)\(mode)"
+            )
+            if cluster.writesBlocked {
+                Terminal.line("          WRITES BLOCKED: no standby is in sync; writes are held until one is")
+            }
+            for standby in cluster.standbys {
+                Terminal.line(
+                    "standby   \(standby.name)  \(standby.inSync ? "in sync" : "catching up")  acknowledged \(standby.acknowledged)  lag \(standby.lagRecords) records"
+                )
+            }
+        }
         Terminal.line("last seq  \(status.lastSeq)  (history from seq \(status.oldestHistorySeq))")
         let counts = JobState.allCases.map { "\($0.rawValue) \(status.jobs[$0])" }
         Terminal.line("jobs      " + counts.joined(separator: "  "))

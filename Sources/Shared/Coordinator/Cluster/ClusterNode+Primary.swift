@@ -40,7 +40,8 @@ extension ClusterNode {
             pipeline.abandon()
         }
         let primary = PrimaryReplication(
-            epoch: epoch, listen: settings.replicationListen, asynchronous: settings.asynchronous,
+            cluster: settings.cluster, node: settings.name, epoch: epoch, listen: settings.replicationListen,
+            asynchronous: settings.asynchronous,
             stillLeads: { election.leaderEpoch == epoch }, inSync: { keeper.inSync($0) },
             started: { stage, pipeline in
                 let why = held.withLock { held in

@@ -1,10 +1,14 @@
 import Logging
+import TributaryCore
 import ZeroMQ
 
 /// What a coordinator adds to its commit path while it is its cluster's primary (docs/failover.md): its store
 /// promises the leader epoch, records every write transaction from then on, and the ``ReplicationStage`` holds each
 /// write until the standbys in sync have it.
 struct PrimaryReplication: Sendable {
+    /// The cluster's name and this node's, for its status.
+    let cluster: String
+    let node: String
     /// The leader epoch this primary writes under.
     let epoch: Int64
     /// The replication endpoint to bind.
@@ -29,5 +33,10 @@ struct PrimaryReplication: Sendable {
             stillLeads: stillLeads, inSync: inSync, logger: logger)
         _ = try await store.startRecording(epoch: epoch) { stage.recorded($0) }
         return stage
+    }
+
+    /// The cluster as this primary's status shows it: its stage's standbys, and the writes its pipeline holds.
+    func status(of stage: ReplicationStage, pipeline: CommitPipeline) -> ClusterStatus {
+        stage.status(cluster: cluster, node: node, heldWrites: pipeline.heldCount)
     }
 }

@@ -13,6 +13,8 @@ struct HandlerParts: Sendable {
     let logger: Logger
     /// Tells the router what changed for its workers (a job cancelled while running, jobs that became due).
     let tell: @Sendable (JobsChange) -> Void
+    /// The cluster as this coordinator's status shows it, while it is its cluster's primary; nil alone.
+    var cluster: (@Sendable () -> ClusterStatus)?
 }
 
 /// What a handler's write changed that the router acts on for the workers it serves, in its next step.

@@ -10,6 +10,11 @@ package struct StatusHandler: Sendable {
     /// Workers, the local pool, running jobs, counts by state, queues, limits and the feed's positions.
     package func status() -> Promised<CoordinatorStatus> {
         let reader = StatusReader(store: parts.store, limits: parts.configuration.runLimits, snapshot: parts.snapshot)
-        return RequestPlace.committed(parts) { try CoordinatorStatus(try await reader.reply()) }
+        let cluster = parts.cluster
+        return RequestPlace.committed(parts) {
+            var status = try CoordinatorStatus(try await reader.reply())
+            status.cluster = cluster?()
+            return status
+        }
     }
 }

@@ -29,6 +29,11 @@ extension MetricNames {
         walBytes: "Size of the store's write-ahead log.",
         storeWritable:
             "1 while the store can be written; 0 after a write was refused for a full disk or a read-only filesystem.",
+        clusterEpoch: "The leader epoch this primary of a cluster writes under.",
+        clusterWritesBlocked: "1 while a cluster's primary holds every write for want of a standby in sync, else 0.",
+        clusterHeldWrites: "Writes committed by a cluster's primary and not acknowledged yet (waiting for standbys).",
+        clusterStandbysInSync: "Standbys in sync with a cluster's primary: each write waits for each of them.",
+        clusterStandbyLagRecords: "Replication records a standby is behind its primary, by standby.",
         historyOldestSeq: "The oldest sequence number the history keeps.",
         historyNewestSeq: "The last sequence number committed.",
         peersRefused: "Connections refused at the CURVE handshake, by reason.",

@@ -51,6 +51,16 @@ public enum MetricNames {
     /// Gauge, read at each scrape: 1 while the store can be written, 0 while a write was refused for a full disk or
     /// a read-only filesystem (until one commits).
     public static let storeWritable = "tributary_store_writable"
+    /// Gauge, read at each scrape: the leader epoch of a cluster's primary (absent for a coordinator alone).
+    public static let clusterEpoch = "tributary_cluster_epoch"
+    /// Gauge, read at each scrape: 1 while a cluster's primary holds its writes for want of a standby in sync.
+    public static let clusterWritesBlocked = "tributary_cluster_writes_blocked"
+    /// Gauge, read at each scrape: writes a cluster's primary committed and has not acknowledged yet.
+    public static let clusterHeldWrites = "tributary_cluster_held_writes"
+    /// Gauge, read at each scrape: a cluster's standbys in sync.
+    public static let clusterStandbysInSync = "tributary_cluster_standbys_in_sync"
+    /// Gauge, by `standby`, read at each scrape: records the primary holds beyond what the standby acknowledged.
+    public static let clusterStandbyLagRecords = "tributary_cluster_standby_lag_records"
     /// Gauge, read at each scrape.
     public static let historyOldestSeq = "tributary_history_oldest_seq"
     /// Gauge, read at each scrape.

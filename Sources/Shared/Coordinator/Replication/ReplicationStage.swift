@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Synchronization
+import TributaryCore
 import ZeroMQ
 
 /// A primary's synchronous replication (docs/failover.md): the ``CommitStage`` that holds each write until every
@@ -150,6 +151,23 @@ final class ReplicationStage: CommitStage, Sendable {
     var standbys: [(name: String, acknowledged: UInt64, inSync: Bool)] {
         state.withLock { state in
             state.standbys.map { ($0.key, $0.value.acknowledged, $0.value.inSync) }.sorted { $0.name < $1.name }
+        }
+    }
+
+    /// The stage as its primary's status shows it (``PrimaryReplication/status(of:pipeline:)``): the last record,
+    /// each standby with what it acknowledged, and whether writes wait for want of a standby in sync.
+    func status(cluster: String, node: String, heldWrites: Int) -> ClusterStatus {
+        state.withLock { state in
+            let last = state.tail.position
+            let standbys = state.standbys.sorted { $0.key < $1.key }.map { name, standby in
+                ClusterStatus.Standby(
+                    name: name, acknowledged: standby.acknowledged, inSync: standby.inSync,
+                    lagRecords: last - min(standby.acknowledged, last))
+            }
+            return ClusterStatus(
+                cluster: cluster, node: node, epoch: epoch, asynchronous: asynchronous, lastRecord: last,
+                standbys: standbys, heldWrites: UInt64(heldWrites),
+                writesBlocked: !asynchronous && !standbys.contains(where: \.inSync))
         }
     }
 

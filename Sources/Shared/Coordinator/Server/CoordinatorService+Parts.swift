@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import TributaryCore
 import ZeroMQ
 
 /// Composing the coordinator: the feed's socket, the router's socket (one loop runs both), the store, then the writer and the readers
@@ -63,10 +64,15 @@ extension CoordinatorService {
             io.reply(to: peer, requestID: requestID, body)
         }
         let snapshot = RouterSnapshot()
+        var cluster: (@Sendable () -> ClusterStatus)?
+        if let primary, let stage {
+            let pipeline = writer.pipeline
+            cluster = { primary.status(of: stage, pipeline: pipeline) }
+        }
         let handlers = CoordinatorHandlers(
             HandlerParts(
                 store: store, writer: writer, readers: readers, configuration: configuration, snapshot: snapshot,
-                logger: logger, tell: { io.post(.jobsChanged($0)) }))
+                logger: logger, tell: { io.post(.jobsChanged($0)) }, cluster: cluster))
         return CoordinatorServer(
             configuration: configuration, logger: logger,
             parts: CoordinatorParts(

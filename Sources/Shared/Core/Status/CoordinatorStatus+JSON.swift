@@ -2,12 +2,12 @@ import Foundation
 
 /// The coordinator's status as JSON (`tributary status --json`, the HTTP API's `/api/status`): every field, under
 /// the protocol's lowerCamelCase names (`StatusReply` in docs/protocol.md). Absent values are written as the protocol
-/// writes them: `currentJobId` 0 for an idle worker, `periodSeconds` 0 for a concurrency limit; running jobs are
-/// written as ``JobJSON`` writes a job.
+/// writes them: `currentJobId` 0 for an idle worker, `periodSeconds` 0 for a concurrency limit; `cluster` null for a
+/// coordinator alone; running jobs are written as ``JobJSON`` writes a job.
 extension CoordinatorStatus: Encodable {
     enum CodingKeys: String, CodingKey {
         case workers, jobs, lastSeq, oldestHistorySeq, storePath, storeUnwritable, storeUnwritableSeconds, pool
-        case running, limits, queues
+        case running, limits, queues, cluster
     }
 
     /// Writes every field under its key.
@@ -24,6 +24,42 @@ extension CoordinatorStatus: Encodable {
         try container.encode(running, forKey: .running)
         try container.encode(limits, forKey: .limits)
         try container.encode(queues, forKey: .queues)
+        // null for a coordinator alone, whose reply leaves the message unset.
+        try container.encode(cluster, forKey: .cluster)
+    }
+}
+
+extension ClusterStatus: Encodable {
+    enum CodingKeys: String, CodingKey {
+        case cluster, node, epoch, asynchronous, lastRecord, standbys, heldWrites, writesBlocked
+    }
+
+    /// Writes every field under its key.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(cluster, forKey: .cluster)
+        try container.encode(node, forKey: .node)
+        try container.encode(epoch, forKey: .epoch)
+        try container.encode(asynchronous, forKey: .asynchronous)
+        try container.encode(lastRecord, forKey: .lastRecord)
+        try container.encode(standbys, forKey: .standbys)
+        try container.encode(heldWrites, forKey: .heldWrites)
+        try container.encode(writesBlocked, forKey: .writesBlocked)
+    }
+}
+
+extension ClusterStatus.Standby: Encodable {
+    enum CodingKeys: String, CodingKey {
+        case name, acknowledged, inSync, lagRecords
+    }
+
+    /// Writes every field under its key.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        try container.encode(acknowledged, forKey: .acknowledged)
+        try container.encode(inSync, forKey: .inSync)
+        try container.encode(lagRecords, forKey: .lagRecords)
     }
 }
 

@@ -19,6 +19,7 @@ extension CoordinatorStatus {
         running = try wire.running.map(JobInfo.init)
         limits = try wire.limits.map(Limit.init)
         queues = wire.queues.map(Queue.init)
+        cluster = wire.hasCluster ? ClusterStatus(wire.cluster) : nil
     }
 
     /// As `StatusReply` carries it.
@@ -35,6 +36,40 @@ extension CoordinatorStatus {
             $0.running = running.map(\.wire)
             $0.limits = limits.map(\.wire)
             $0.queues = queues.map(\.wire)
+            if let cluster { $0.cluster = cluster.wire }
+        }
+    }
+}
+
+extension ClusterStatus {
+    /// The cluster a `ClusterInfo` carries.
+    public init(_ wire: Tributary_V1_ClusterInfo) {
+        self.init(
+            cluster: wire.cluster, node: wire.node, epoch: wire.epoch, asynchronous: wire.asynchronous,
+            lastRecord: wire.lastRecord,
+            standbys: wire.standbys.map {
+                Standby(name: $0.name, acknowledged: $0.acknowledged, inSync: $0.inSync, lagRecords: $0.lagRecords)
+            }, heldWrites: wire.heldWrites, writesBlocked: wire.writesBlocked)
+    }
+
+    /// As `ClusterInfo` carries it.
+    public var wire: Tributary_V1_ClusterInfo {
+        Tributary_V1_ClusterInfo.with {
+            $0.cluster = cluster
+            $0.node = node
+            $0.epoch = epoch
+            $0.asynchronous = asynchronous
+            $0.lastRecord = lastRecord
+            $0.standbys = standbys.map { standby in
+                Tributary_V1_StandbyInfo.with {
+                    $0.name = standby.name
+                    $0.acknowledged = standby.acknowledged
+                    $0.inSync = standby.inSync
+                    $0.lagRecords = standby.lagRecords
+                }
+            }
+            $0.heldWrites = heldWrites
+            $0.writesBlocked = writesBlocked
         }
     }
 }

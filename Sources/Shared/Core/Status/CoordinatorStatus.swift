@@ -126,6 +126,8 @@ public struct CoordinatorStatus: Sendable, Equatable {
     public var limits: [Limit] = []
     /// Each queue with waiting jobs, by name.
     public var queues: [Queue] = []
+    /// The cluster this coordinator is the primary of; nil for a coordinator alone.
+    public var cluster: ClusterStatus?
 
     /// A status with nothing in it, to fill in.
     public init() {}

@@ -405,6 +405,18 @@
     setText($('store-path'), store.path);
     setTitle($('store-path'), store.path ? 'store: ' + store.path : '');
     show($('not-ready'), snapshot.ready === false);
+    // A cluster's primary: its epoch and each standby with how far behind it is.
+    const cluster = snapshot.cluster ? object(snapshot.cluster) : null;
+    show($('cluster'), cluster !== null);
+    show($('writes-blocked'), cluster !== null && cluster.writesBlocked === true);
+    if (cluster !== null) {
+      const standbys = list(cluster.standbys).map((standby) => {
+        const entry = object(standby);
+        return entry.name + (entry.inSync ? ' in sync' : ' catching up') + ', lag ' + formatInteger(entry.lagRecords);
+      });
+      setText($('cluster'), 'primary ' + cluster.node + ' of ' + cluster.cluster + ' · epoch ' + cluster.epoch
+        + ' · ' + (standbys.length > 0 ? standbys.join(' · ') : 'no standby'));
+    }
     setText($('updated'), formatClock(snapshot.time));
     setTitle($('updated'), formatDateTime(snapshot.time));
     const dead = object(snapshot.jobs).dead;

@@ -1,0 +1,55 @@
+/// A cluster's primary and the standbys that follow it, as its status shows them (`ClusterInfo`, docs/failover.md):
+/// only the primary answers a status, since standbys bind nothing for clients.
+public struct ClusterStatus: Sendable, Equatable {
+    /// A standby that said hello to the primary.
+    public struct Standby: Sendable, Equatable {
+        /// Its name in the cluster.
+        public var name: String
+        /// The last record it holds, synced.
+        public var acknowledged: UInt64
+        /// Whether it held every record once: each write waits for it from then on.
+        public var inSync: Bool
+        /// Records the primary holds beyond what it acknowledged.
+        public var lagRecords: UInt64
+
+        /// A standby as its primary sees it.
+        public init(name: String, acknowledged: UInt64, inSync: Bool, lagRecords: UInt64) {
+            self.name = name
+            self.acknowledged = acknowledged
+            self.inSync = inSync
+            self.lagRecords = lagRecords
+        }
+    }
+
+    /// The cluster's name (`--cluster`).
+    public var cluster: String
+    /// This coordinator's name in it (`--name`).
+    public var node: String
+    /// The leader epoch it writes under.
+    public var epoch: Int64
+    /// Whether it acknowledges without waiting for a standby (`--asynchronous-replication`).
+    public var asynchronous: Bool
+    /// The position of the store's last replication record.
+    public var lastRecord: UInt64
+    /// The standbys that said hello, by name.
+    public var standbys: [Standby]
+    /// Committed writes not acknowledged yet: they wait for the standbys' copies.
+    public var heldWrites: UInt64
+    /// No standby is in sync: writes are committed and held until one is (strict replication).
+    public var writesBlocked: Bool
+
+    /// A primary's replication as it stands.
+    public init(
+        cluster: String, node: String, epoch: Int64, asynchronous: Bool, lastRecord: UInt64, standbys: [Standby],
+        heldWrites: UInt64, writesBlocked: Bool
+    ) {
+        self.cluster = cluster
+        self.node = node
+        self.epoch = epoch
+        self.asynchronous = asynchronous
+        self.lastRecord = lastRecord
+        self.standbys = standbys
+        self.heldWrites = heldWrites
+        self.writesBlocked = writesBlocked
+    }
+}
