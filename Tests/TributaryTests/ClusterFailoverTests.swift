@@ -426,3 +426,14 @@ extension ClusterFailoverTests {
         #expect(try await a.stop() == 0)
     }
 }
+
+extension ClusterFailoverTests {
+    @Test("tributary demo --failover: the primary killed halfway, a standby takes over, every row and seq checked")
+    func failoverDemo() async throws {
+        let run = try await Binaries.run("tributary", ["demo", "--failover", "--rows", "10000", "--users", "200"])
+        #expect(run.status == 0, "\(run.error)")
+        #expect(run.output.contains("took over"), "\(run.output)")
+        #expect(run.output.contains("10000 pull requests in the new primary's store"), "\(run.output)")
+        #expect(run.output.contains("without a gap, and was never told FEED_REWRITTEN"), "\(run.output)")
+    }
+}
