@@ -62,8 +62,10 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
-## bench: figures against baselines measured in the same run (release build); BENCH_FLAGS=--quick for a short run
+## bench: figures against baselines measured in the same run (release build); BENCH_FLAGS=--quick for a short run.
+## The standby figures start Debian's etcd (etcd-server), installed when missing
 bench: deps
+	@[ -x /usr/bin/etcd ] || scripts/apt-install.sh "The standby benchmark" etcd-server
 	$(SWIFT) build -c release
 	.build/release/tributary-bench $(BENCH_FLAGS)
 

@@ -257,7 +257,7 @@ let package = Package(
             name: "tributary-bench",
             dependencies: [
                 "TributaryCore", "TributaryProtocol", "TributaryClient", "TributaryCoordinator", "TributaryDemo",
-                "TributaryCommandSupport", "TributaryTestSupport", "ZeroMQ",
+                "TributaryCommandSupport", "TributaryTestSupport", "TributaryCluster", "ZeroMQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),

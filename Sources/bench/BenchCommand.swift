@@ -49,6 +49,10 @@ struct BenchCommand: AsyncParsableCommand {
               live result's above (the count and greatest login of the users the saves insert).
             spread: 12 import jobs of 1,000 rows pushed at once to 2 idle workers (32 slots each): the most either \
               ran (6 when spread evenly, 12 when the first worker's credit takes them all).
+            standby (needs root and Debian's etcd, which `make bench` installs): `save round trip` (p50, p99, \
+              saves/s), `jobs` and `import` with the coordinator as a cluster's primary whose commits each wait for \
+              a synchronous standby on another host (network namespaces joined by a veth pair), against the same \
+              coordinator alone, alternated --rounds times (medians).
             restart: a coordinator's start, from launch to serving, on a store with 100,000 queued jobs, against
               the same start on an empty store.
             fanout (only with --only fanout; needs root): --subscribers `tributary subscribe` processes on two
@@ -62,13 +66,14 @@ struct BenchCommand: AsyncParsableCommand {
             """)
 
     enum Benchmark: String, ExpressibleByArgument, CaseIterable {
-        case `import`, memory, scaling, jobs, latency, saves, live, aggregates, spread, restart, fanout, merge
+        case `import`, memory, scaling, jobs, latency, saves, live, aggregates, spread, restart, standby, fanout, merge
         case jobLatency = "job-latency"
 
         /// What a run without --only measures (fanout needs root and takes its own run; merge is for comparing
         /// builds).
         static let byDefault: [Benchmark] = [
             .import, .memory, .scaling, .jobs, .jobLatency, .latency, .saves, .live, .aggregates, .spread, .restart,
+            .standby,
         ]
     }
 
@@ -127,12 +132,16 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(
         help: ArgumentHelp(
             "Run only these benchmarks (repeatable): import, memory, scaling, jobs, job-latency, latency, saves, live, "
-                + "aggregates, spread, restart, fanout, merge."))
+                + "aggregates, spread, restart, standby, fanout, merge."))
     var only: [Benchmark] = []
 
     /// Set when the bench runs itself as the live benchmark's view probe: `fetched` or `entity`.
     @Option(help: .hidden)
     var viewProbe: String?
+
+    /// Set when the bench runs itself inside host A of the standby figures: the hosts (``StandbyBenchmark/Hosts``).
+    @Option(help: .hidden)
+    var standbyHosts: String?
 
     /// Set when the bench runs itself as the live benchmark's saver (a worker of ``LatencyProbe`` jobs).
     @Flag(help: .hidden)
@@ -180,6 +189,16 @@ struct BenchCommand: AsyncParsableCommand {
             "tributary-bench-\(UUID().uuidString.prefix(8).lowercased())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
+        if let standbyHosts {
+            guard let hosts = StandbyBenchmark.Hosts(option: standbyHosts) else {
+                throw ValidationError("--standby-hosts must be A,B,A-ADDRESS,B-ADDRESS")
+            }
+            try await StandbyBenchmark(
+                hosts: hosts, directory: directory, rows: rows, saves: saves, jobs: jobs, workers: workers,
+                rounds: rounds
+            ).run()
+            return
+        }
         Terminal.error("bench: \(rows) pull requests by \(users) users, \(workers) workers, in \(directory.path)")
 
         // The live figures read the store of the import's first round when it runs, of an import of their own if not.
@@ -226,6 +245,9 @@ struct BenchCommand: AsyncParsableCommand {
             Terminal.line(
                 "spread                 the busier of 2 idle workers ran \(ran.max() ?? 0) of 12 import jobs "
                     + "(\(ran.map(String.init).joined(separator: " and ")))")
+        }
+        if selected.contains(.standby) {
+            try await runStandby(rows: rows)
         }
         if selected.contains(.fanout) {
             try await runFanOut(directory: directory)
@@ -303,6 +325,31 @@ struct BenchCommand: AsyncParsableCommand {
         (importConcurrency.map { ["--worker-concurrency", String($0)] } ?? [])
             + (commitRows.map { ["--commit-rows", String($0)] } ?? [])
             + (commitSeconds.map { ["--commit-seconds", String($0)] } ?? [])
+    }
+
+    /// The standby figures (``StandbyBenchmark``): this executable run again inside host A of two network
+    /// namespaces it makes, printing them.
+    private func runStandby(rows: Int) async throws {
+        guard NetworkNamespaces.available else {
+            Terminal.error("bench: standby needs root and iproute2 to make network namespaces; skipped")
+            return
+        }
+        let namespaces = try NetworkNamespaces(spokes: 1)
+        defer { namespaces.remove() }
+        let process = Process()
+        (process.executableURL, process.arguments) = namespaces.command(
+            in: 0, try Executables.sibling("tributary-bench"),
+            [
+                "--standby-hosts", StandbyBenchmark.Hosts(namespaces).option, "--rows", String(rows), "--saves",
+                String(quick ? 1_000 : saves), "--jobs", String(quick ? 10_000 : jobs), "--workers", String(workers),
+                "--rounds", String(quick ? 1 : rounds),
+            ])
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        while process.isRunning { try await Task.sleep(for: .milliseconds(100)) }
+        guard process.terminationStatus == 0 else {
+            throw BaselineError("the standby figures failed (exit \(process.terminationStatus))")
+        }
     }
 
     private func runFanOut(directory: URL) async throws {

@@ -23,17 +23,18 @@ struct ImportBenchmark {
     /// Rows per import job (`tributary push import --chunk`) and per save (`batch_size`; nil: the worker's default).
     var rowsPerJob = 1000
     var batchSize: Int?
+    /// How the coordinator is started: alone, or as a cluster's primary with a standby.
+    var launch = CoordinatorLaunch.alone
 
     /// - Parameter stalledSubscriber: connect a subscriber that never reads, to show what it costs.
     /// - Parameter name: the folder of this run's store, removed once measured unless `keep`.
     func run(stalledSubscriber: Bool, name: String? = nil, keep: Bool = false) async throws -> Result {
         let folder = directory.appendingPathComponent(name ?? (stalledSubscriber ? "import-stalled" : "import"))
         defer { if !keep { try? FileManager.default.removeItem(at: folder) } }
-        let started = try await CoordinatorProcess.startDemoStore(
-            in: folder,
-            arguments: ["--workers", String(workers), "--log-level", "warning"] + extraArguments)
-        let coordinator = started.process
-        let log = started.logPath
+        let launched = try await launch.start(
+            folder, ["--workers", String(workers), "--log-level", "warning"] + extraArguments)
+        let coordinator = launched.process
+        let log = launched.logPath
         let context = try ZMQContext()
         var stalled: ZMQSocket?
         do {
@@ -59,14 +60,14 @@ struct ImportBenchmark {
             await client.close()
             stalled?.close()
             stalled = nil
-            await coordinator.stop()
+            await launched.stop()
             context.terminate()
             return Result(
                 rowsPerSecond: Double(rows) / elapsed.seconds, coordinatorPeakBytes: peak,
                 footprint: try? StoreFootprint(path: folder.appendingPathComponent("store.sqlite").path))
         } catch {
             stalled?.close()
-            await coordinator.stop()
+            await launched.stop()
             throw error
         }
     }

@@ -18,6 +18,8 @@ struct JobsBenchmark {
     let directory: URL
     /// The coordinator's `--durability`.
     var durability = Durability.full
+    /// How the coordinator is started: alone, or as a cluster's primary with a standby.
+    var launch = CoordinatorLaunch.alone
 
     /// One run's jobs/s, and the requests of the dashboard load that ran beside it (nil without one).
     struct Outcome {
@@ -29,14 +31,14 @@ struct JobsBenchmark {
     /// - Parameter dashboards: whether a ``DashboardLoad`` runs on the coordinator's HTTP endpoint from the first push
     ///   until the last job is done (the endpoint serves in every run).
     func run(name: String = "jobs", dashboards: Bool = false) async throws -> Outcome {
-        let started = try await CoordinatorProcess.startDemoStore(
-            in: directory.appendingPathComponent(name),
-            arguments: [
+        let launched = try await launch.start(
+            directory.appendingPathComponent(name),
+            [
                 "--workers", String(workers), "--worker-concurrency", String(concurrency), "--log-level", "warning",
                 "--http", "127.0.0.1:*", "--durability", durability.rawValue,
             ])
-        let coordinator = started.process
-        let log = started.logPath
+        let coordinator = launched.process
+        let log = launched.logPath
         var load: Task<DashboardLoad.Tally, Never>?
         do {
             let client = try JobClient(endpoint: coordinator.listenEndpoint)
@@ -62,12 +64,12 @@ struct JobsBenchmark {
                 throw BaselineError("only \(status.doneJobs) of \(jobs) jobs are done; see \(log)")
             }
             await client.close()
-            await coordinator.stop()
+            await launched.stop()
             return Outcome(jobsPerSecond: Double(jobs) / elapsed.seconds, dashboards: tally)
         } catch {
             load?.cancel()
             _ = await load?.value
-            await coordinator.stop()
+            await launched.stop()
             throw error
         }
     }

@@ -17,7 +17,8 @@ struct Figure {
 
     var line: String {
         let text =
-            "\(name.padding(toLength: 22, withPad: " ", startingAt: 0)) tributary \(Self.format(tributary)) \(unit)"
+            // Names longer than the column are written whole.
+            "\(name.padding(toLength: max(22, name.count), withPad: " ", startingAt: 0)) tributary \(Self.format(tributary)) \(unit)"
             + "   baseline \(Self.format(baseline)) \(unit)   ratio \(String(format: "%.3f", ratio))"
         return note.isEmpty ? text : text + "   (\(note))"
     }

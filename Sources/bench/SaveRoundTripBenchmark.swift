@@ -18,6 +18,8 @@ struct SaveRoundTripBenchmark {
     /// Whether each saver edits and saves in one block of its context (`try context.save()` in `performAndWait`,
     /// on a thread of its own, as a UI's main thread does), rather than `try await context.save()` after the edit.
     var inBlock = false
+    /// How the coordinator is started: alone, or as a cluster's primary with a standby.
+    var launch = CoordinatorLaunch.alone
 
     /// What a run measured: each save's time, and the saves per second over the run (edits included).
     struct Outcome {
@@ -27,10 +29,10 @@ struct SaveRoundTripBenchmark {
 
     /// `saves` saves shared by `savers` contexts saving at once: one view context when `savers` is 1.
     func run(saves: Int, savers: Int) async throws -> Outcome {
-        let coordinator = try await CoordinatorProcess.startDemoStore(
-            in: directory.appendingPathComponent("save-round-trip-\(savers)-\(durability)"),
-            arguments: ["--log-level", "warning", "--durability", durability.rawValue]
-        ).process
+        let launched = try await launch.start(
+            directory.appendingPathComponent("save-round-trip-\(savers)-\(durability)"),
+            ["--log-level", "warning", "--durability", durability.rawValue])
+        let coordinator = launched.process
         var view: ViewContext?
         var connection: CoordinatorConnection?
         do {
@@ -70,12 +72,12 @@ struct SaveRoundTripBenchmark {
             let elapsed = clock.now - started
             await view?.close()
             await connection?.close()
-            await coordinator.stop()
+            await launched.stop()
             return Outcome(latencies: latencies, savesPerSecond: Double(each * savers) / max(elapsed.seconds, 1e-9))
         } catch {
             await view?.close()
             await connection?.close()
-            await coordinator.stop()
+            await launched.stop()
             throw error
         }
     }

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 import TributaryCluster
+import TributaryCommandSupport
 import TributaryCore
 
 @testable import TributaryClient
@@ -216,7 +217,7 @@ extension ClusterFailoverTests {
         // everything.
         let etcdPort = try #require(bed.etcd.endpoints.first?.split(separator: ":").last.map(String.init))
         let toEtcd = try TCPTap(port: etcdPort, bothWays: true)
-        let ports = try EtcdCluster.freePorts(3)
+        let ports = try LoopbackPorts.free(3)
         let toReplication = try TCPTap(port: String(ports[2]), bothWays: true)
         let a = try bed.node(
             "a", etcd: ["http://127.0.0.1:\(toEtcd.port)"], ports: ports,

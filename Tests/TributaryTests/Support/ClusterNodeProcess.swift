@@ -23,7 +23,7 @@ final class ClusterNodeProcess: @unchecked Sendable {
         name: String, cluster: String, etcd: [String], modelPath: String, in directory: TemporaryDirectory,
         ports given: [Int]? = nil, arguments extra: [String] = []
     ) throws {
-        let ports = try given ?? EtcdCluster.freePorts(3)
+        let ports = try given ?? LoopbackPorts.free(3)
         self.name = name
         listen = "tcp://127.0.0.1:\(ports[0])"
         feed = "tcp://127.0.0.1:\(ports[1])"

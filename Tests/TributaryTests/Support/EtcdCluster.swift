@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TributaryCluster
+import TributaryCommandSupport
 
 /// Debian's etcd (`etcd-server`, installed by `make test-tools`) for a test: `count` members on loopback ports of
 /// their own, data in the test's directory, SIGKILLed when released.
@@ -15,7 +16,7 @@ final class EtcdCluster {
         try #require(
             FileManager.default.isExecutableFile(atPath: etcd.path),
             "etcd is not installed: `make test-tools` installs Debian's etcd-server")
-        let ports = try Self.freePorts(count * 2)
+        let ports = try LoopbackPorts.free(count * 2)
         let clients = (0..<count).map { "http://127.0.0.1:\(ports[$0 * 2])" }
         let peers = (0..<count).map { "http://127.0.0.1:\(ports[$0 * 2 + 1])" }
         let initial = (0..<count).map { "m\($0)=\(peers[$0])" }.joined(separator: ",")
@@ -51,28 +52,6 @@ final class EtcdCluster {
         for process in processes where process.isRunning {
             Foundation.kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
-        }
-    }
-
-    /// `count` loopback TCP ports free right now (bound, read, released).
-    static func freePorts(_ count: Int) throws -> [Int] {
-        var sockets: [Int32] = []
-        defer { for socket in sockets { close(socket) } }
-        return try (0..<count).map { _ in
-            let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            sockets.append(socket)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = 0
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0
-                }
-            }
-            try #require(bound, "no free port: \(String(cString: strerror(errno)))")
-            return Int(UInt16(bigEndian: address.sin_port))
         }
     }
 }
