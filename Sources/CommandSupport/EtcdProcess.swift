@@ -35,12 +35,17 @@ public final class EtcdProcess: Sendable {
         process.standardInput = FileHandle.nullDevice
         try process.run()
         let deadline = ContinuousClock.now + .seconds(30)
-        while !LoopbackPorts.accepts(address: address, port: ports.client) {
-            guard process.isRunning, ContinuousClock.now < deadline else {
-                stop()
-                throw EtcdProcessError(description: "etcd did not listen at \(endpoint) within 30 s")
+        do {
+            while !LoopbackPorts.accepts(address: address, port: ports.client) {
+                guard process.isRunning, ContinuousClock.now < deadline else {
+                    throw EtcdProcessError(description: "etcd did not listen at \(endpoint) within 30 s")
+                }
+                try await Task.sleep(for: .milliseconds(50))
             }
-            try await Task.sleep(for: .milliseconds(50))
+        } catch {
+            // Not left running: cancelled, or not listening in time.
+            stop()
+            throw error
         }
     }
 

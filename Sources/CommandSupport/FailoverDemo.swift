@@ -102,7 +102,11 @@ public struct FailoverDemo: Sendable {
         }
         let batch = try await JobPusher(client: client).push(specs).batch
         var status = try await client.batchStatus(batch)
+        let deadline = ContinuousClock.now + .seconds(600)
         while status.doneJobs * 2 < status.totalJobs {
+            guard ContinuousClock.now < deadline else {
+                throw DemoError("the import did not get halfway in 10 minutes")
+            }
             Terminal.progress(Terminal.progressBar(done: status.doneRows, total: UInt64(rows), unit: "pull requests"))
             try await Task.sleep(for: .milliseconds(100))
             status = try await client.batchStatus(batch)
@@ -128,6 +132,7 @@ public struct FailoverDemo: Sendable {
                 + "and the subscriber follow it")
 
         while status.doneJobs + status.deadJobs < status.totalJobs {
+            guard ContinuousClock.now < deadline else { throw DemoError("the import did not finish in 10 minutes") }
             Terminal.progress(Terminal.progressBar(done: status.doneRows, total: UInt64(rows), unit: "pull requests"))
             try await Task.sleep(for: .milliseconds(100))
             // The first requests may go out before the client found the new primary: they time out, and are asked again.

@@ -11,8 +11,9 @@ struct CoordinatorLaunch: Sendable {
     /// A coordinator alone, on free loopback ports.
     static let alone = CoordinatorLaunch { folder, arguments in
         let started = try await CoordinatorProcess.startDemoStore(in: folder, arguments: arguments)
+        let process = started.process
         return LaunchedCoordinator(
-            process: started.process, storePath: started.storePath, logPath: started.logPath, stopOthers: {})
+            process: process, storePath: started.storePath, logPath: started.logPath, stop: { await process.stop() })
     }
 }
 
@@ -22,12 +23,6 @@ struct LaunchedCoordinator: Sendable {
     let process: CoordinatorProcess
     let storePath: String
     let logPath: String
-    /// Stops what was started beside it (a standby), once it stopped.
-    let stopOthers: @Sendable () async -> Void
-
-    /// Stops the coordinator (SIGTERM, then waits), then what runs beside it.
-    func stop() async {
-        await process.stop()
-        await stopOthers()
-    }
+    /// Stops the coordinator and what was started beside it (a standby), and waits for them.
+    let stop: @Sendable () async -> Void
 }

@@ -177,8 +177,9 @@ struct StandbyCluster: Sendable {
         standby.standardOutput = FileHandle.nullDevice
         standby.standardError = try FileHandle(forWritingTo: standbyLog)
         standby.standardInput = FileHandle.nullDevice
+        // SIGKILL: a standby stopped gracefully after its primary would take over, and wait for a standby of its own.
         let stopStandby = { @Sendable in
-            if standby.isRunning { standby.terminate() }
+            if standby.isRunning { kill(standby.processIdentifier, SIGKILL) }
             while standby.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
         }
         do {
@@ -198,7 +199,12 @@ struct StandbyCluster: Sendable {
         }
         return LaunchedCoordinator(
             process: primary, storePath: folder.appendingPathComponent("a.sqlite").path, logPath: primaryLog.path,
-            stopOthers: stopStandby)
+            stop: {
+                // The standby first, so that the primary does not hand over as it stops; it drops the standby from
+                // the sync state within seconds.
+                await stopStandby()
+                await primary.stop()
+            })
     }
 
     /// Numbers the starts.

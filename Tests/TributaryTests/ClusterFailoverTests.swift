@@ -438,3 +438,39 @@ extension ClusterFailoverTests {
         #expect(run.output.contains("without a gap, and was never told FEED_REWRITTEN"), "\(run.output)")
     }
 }
+
+extension ClusterFailoverTests {
+    @Test(
+        "of two standbys in sync, one SIGKILLed is dropped from the sync state within seconds and writes go on with the other; back, it is in sync and named again"
+    )
+    func loseOneOfTwoStandbys() async throws {
+        let bed = try await ClusterTestBed()
+        let sync = bed.sync
+        let a = try bed.node("a")
+        try await a.waitFor("ready")
+        let (b, c) = (try bed.node("b"), try bed.node("c"))
+        for standby in [b, c] { try await standby.waitFor("standby of=a") }
+        try await waitUntil("b and c to be recorded in sync") { (try? await sync.read())??.standbys == ["b", "c"] }
+        let client = try JobClient(endpoint: a.listen)
+        _ = try await client.push([JobSpec(kind: "noop")])
+        c.kill()
+        let killed = ContinuousClock.now
+        // Held while c still counts, then acknowledged with b's copy once the record no longer names c.
+        let pushed = try await client.push([JobSpec(kind: "noop")]).ids
+        let waited = ContinuousClock.now - killed
+        #expect(waited < .seconds(10), "the push waited \(waited) after c was killed")
+        #expect(try await sync.read()?.standbys == ["b"], "c was still named when the push was acknowledged")
+        #expect(try Self.jobs(pushed, in: b) == Set(pushed))
+        let status = try #require(try await client.status().cluster)
+        #expect(!status.writesBlocked)
+        #expect(status.standbys.first { $0.name == "c" }.map { !$0.inSync && !$0.connected } == true)
+        // Back: it catches up, is in sync again, and named again.
+        try c.restart()
+        try await c.waitFor("standby of=a")
+        try await waitUntil("c to be recorded in sync again") { (try? await sync.read())??.standbys == ["b", "c"] }
+        #expect(try Self.jobs(pushed, in: c) == Set(pushed))
+        await client.close()
+        for standby in [b, c] { #expect(try await standby.stop() == 0) }
+        #expect(try await a.stop() == 0)
+    }
+}

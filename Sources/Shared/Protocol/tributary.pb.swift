@@ -1869,7 +1869,7 @@ public nonisolated struct Tributary_V1_ClusterInfo: Sendable {
   /// committed writes not yet acknowledged, waiting for the standbys' copies
   public var heldWrites: UInt64 = 0
 
-  /// no standby is in sync: writes are committed and held until one is (strict)
+  /// writes are committed and held for want of a standby (strict): none is in
   public var writesBlocked: Bool = false
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -1892,6 +1892,9 @@ public nonisolated struct Tributary_V1_StandbyInfo: Sendable {
 
   /// records the primary holds beyond what it acknowledged
   public var lagRecords: UInt64 = 0
+
+  /// heard from within 3 s (one in sync that is not is dropped from the sync state)
+  public var connected: Bool = false
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -5718,7 +5721,7 @@ nonisolated extension Tributary_V1_ClusterInfo: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension Tributary_V1_StandbyInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StandbyInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}acknowledged\0\u{3}in_sync\0\u{3}lag_records\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}acknowledged\0\u{3}in_sync\0\u{3}lag_records\0\u{1}connected\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5730,6 +5733,7 @@ nonisolated extension Tributary_V1_StandbyInfo: SwiftProtobuf.Message, SwiftProt
       case 2: try { try decoder.decodeSingularUInt64Field(value: &self.acknowledged) }()
       case 3: try { try decoder.decodeSingularBoolField(value: &self.inSync) }()
       case 4: try { try decoder.decodeSingularUInt64Field(value: &self.lagRecords) }()
+      case 5: try { try decoder.decodeSingularBoolField(value: &self.connected) }()
       default: break
       }
     }
@@ -5748,6 +5752,9 @@ nonisolated extension Tributary_V1_StandbyInfo: SwiftProtobuf.Message, SwiftProt
     if self.lagRecords != 0 {
       try visitor.visitSingularUInt64Field(value: self.lagRecords, fieldNumber: 4)
     }
+    if self.connected != false {
+      try visitor.visitSingularBoolField(value: self.connected, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -5756,6 +5763,7 @@ nonisolated extension Tributary_V1_StandbyInfo: SwiftProtobuf.Message, SwiftProt
     if lhs.acknowledged != rhs.acknowledged {return false}
     if lhs.inSync != rhs.inSync {return false}
     if lhs.lagRecords != rhs.lagRecords {return false}
+    if lhs.connected != rhs.connected {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

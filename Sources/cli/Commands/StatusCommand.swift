@@ -34,11 +34,11 @@ struct StatusCommand: AsyncParsableCommand {
                 "cluster   \(cluster.cluster)  primary \(cluster.node)  epoch \(cluster.epoch)  record \(cluster.lastRecord)  held writes \(cluster.heldWrites)\(mode)"
             )
             if cluster.writesBlocked {
-                Terminal.line("          WRITES BLOCKED: no standby is in sync; writes are held until one is")
+                Terminal.line("          WRITES BLOCKED: held for want of a standby in sync (strict replication)")
             }
             for standby in cluster.standbys {
                 Terminal.line(
-                    "standby   \(standby.name)  \(standby.inSync ? "in sync" : "catching up")  acknowledged \(standby.acknowledged)  lag \(standby.lagRecords) records"
+                    "standby   \(standby.name)  \(standby.inSync ? "in sync" : "catching up")\(standby.connected ? "" : " (not heard from)")  acknowledged \(standby.acknowledged)  lag \(standby.lagRecords) records"
                 )
             }
         }

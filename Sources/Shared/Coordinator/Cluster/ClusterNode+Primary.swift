@@ -42,8 +42,9 @@ extension ClusterNode {
         let primary = PrimaryReplication(
             cluster: settings.cluster, node: settings.name, epoch: epoch, listen: settings.replicationListen,
             asynchronous: settings.asynchronous,
-            stillLeads: { election.leaderEpoch == epoch }, inSync: { keeper.inSync($0) },
+            stillLeads: { election.leaderEpoch == epoch }, syncChanged: { keeper.syncChanged() },
             started: { stage, pipeline in
+                keeper.attach(stage)
                 let why = held.withLock { held in
                     held.parts = (stage, pipeline)
                     return held.abandoned

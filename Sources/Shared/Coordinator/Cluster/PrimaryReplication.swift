@@ -17,8 +17,8 @@ struct PrimaryReplication: Sendable {
     let asynchronous: Bool
     /// Whether this node still leads under ``epoch`` (its election's clock): nothing is released once it does not.
     let stillLeads: @Sendable () -> Bool
-    /// Told the standbys in sync each time one more is.
-    let inSync: @Sendable ([String]) -> Void
+    /// Told each time the standbys in sync, or those to drop, change (``SyncStateKeeper/syncChanged()``).
+    let syncChanged: @Sendable () -> Void
     /// Told the stage and the pipeline once made, so that a lost leadership can stop what they hold.
     let started: @Sendable (ReplicationStage, CommitPipeline) -> Void
 
@@ -30,7 +30,7 @@ struct PrimaryReplication: Sendable {
             endpoint: listen, context: context, tail: try await store.beginHistory(), epoch: epoch,
             schema: try await store.pool.read(SchemaFingerprint.read),
             snapshots: SnapshotSource(store: store, logger: logger), asynchronous: asynchronous,
-            stillLeads: stillLeads, inSync: inSync, logger: logger)
+            stillLeads: stillLeads, syncChanged: syncChanged, logger: logger)
         _ = try await store.startRecording(epoch: epoch) { stage.recorded($0) }
         return stage
     }

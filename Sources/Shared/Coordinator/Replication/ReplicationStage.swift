@@ -13,8 +13,10 @@ import ZeroMQ
 /// Records come from the writer's ``ReplicationCapture`` (``recorded(_:)``, on the writer's thread) and go out on a
 /// ROUTER socket of their own, one loop thread, to each standby that said hello with a tail the kept records
 /// continue. A standby is in sync once it acknowledged the last record at the time; from then on every release
-/// waits for it, and one that goes away, or refuses a record, holds the writes until it comes back and catches up
-/// (strict: no write is acknowledged with fewer copies than promised). With no standby in sync nothing is released.
+/// waits for it. One that falls silent for ``dropAfter`` (gone, fetching a snapshot, refusing records), or comes
+/// back behind what it acknowledged, is dropped: once the cluster's record in etcd no longer names it (``dropped(_:)``,
+/// from the ``SyncStateKeeper``), releases stop waiting for it; until then they still do (strict: no write is
+/// acknowledged with fewer copies than the record promises). With no standby in sync nothing is released.
 /// Nothing is released either once the primary learns it was deposed: a standby promised a newer epoch, or holds
 /// records beyond this store's.
 ///
@@ -29,6 +31,10 @@ final class ReplicationStage: CommitStage, Sendable {
         var acknowledged: UInt64
         /// It acknowledged the last record there was at the time: every release waits for it from then on.
         var inSync = false
+        /// When it last acknowledged records or was taken at its hello.
+        var lastHeard = ContinuousClock.now
+        /// In sync, and to be dropped: releases wait for it until the cluster's record no longer names it.
+        var dropping = false
     }
 
     private struct State {
@@ -63,8 +69,12 @@ final class ReplicationStage: CommitStage, Sendable {
     private let state: Mutex<State>
     private let snapshots: SnapshotSource?
     private let stillLeads: @Sendable () -> Bool
-    private let inSync: @Sendable ([String]) -> Void
+    private let syncChanged: @Sendable () -> Void
     private let logger: Logger
+
+    /// How long an in-sync standby may be silent before it is dropped: it says hello at least every
+    /// ``ReplicaLink/helloInterval`` (1 s) while it follows.
+    static let dropAfter: Duration = .seconds(3)
 
     /// Binds `endpoint` (`tcp://HOST:PORT`, port `*` for any).
     /// - Parameters:
@@ -74,12 +84,13 @@ final class ReplicationStage: CommitStage, Sendable {
     ///   - snapshots: the copies of the store for standbys the kept records cannot bring on (nil: they are refused).
     ///   - asynchronous: release each write at once, standbys or not (they still get every record).
     ///   - stillLeads: asked before each release: nothing is released once the primary's leadership may have lapsed.
-    ///   - inSync: told the names of the standbys in sync each time one more is (outside the stage's lock).
+    ///   - syncChanged: told (outside the stage's lock) each time the standbys in sync, or those to drop, change:
+    ///     the ``SyncStateKeeper`` then reads ``syncSet``.
     init(
         endpoint: String, context: ZMQContext, tail: ReplicationTail, epoch: Int64, schema: UInt64,
         snapshots: SnapshotSource? = nil, asynchronous: Bool = false,
         stillLeads: @escaping @Sendable () -> Bool = { true },
-        inSync: @escaping @Sendable ([String]) -> Void = { _ in }, logger: Logger
+        syncChanged: @escaping @Sendable () -> Void = {}, logger: Logger
     ) throws {
         let router = try context.makeSocket(.router)
         try router.setLinger(milliseconds: 0)
@@ -91,7 +102,7 @@ final class ReplicationStage: CommitStage, Sendable {
         self.asynchronous = asynchronous
         self.snapshots = snapshots
         self.stillLeads = stillLeads
-        self.inSync = inSync
+        self.syncChanged = syncChanged
         state = Mutex(State(tail: tail))
         self.logger = logger
         let received = Received()
@@ -106,12 +117,60 @@ final class ReplicationStage: CommitStage, Sendable {
         weak var stage: ReplicationStage?
     }
 
-    /// Serves standbys until graceful shutdown.
+    /// Serves standbys until graceful shutdown, looking each half second for standbys fallen silent and snapshot
+    /// copies no longer fetched.
     func run() async throws {
         loop.start()
-        try? await gracefulShutdown()
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(500))
+                self.dropSilentStandbys()
+                self.snapshots?.removeIdleCopies()
+            }
+        }
         await loop.stop()
-        snapshots?.remove()
+        await snapshots?.remove()
+    }
+
+    /// Marks each in-sync standby not heard from for ``dropAfter`` to be dropped.
+    private func dropSilentStandbys() {
+        let now = ContinuousClock.now
+        let silent = state.withLock { state -> [String] in
+            let silent = state.standbys.filter {
+                $0.value.inSync && !$0.value.dropping && now - $0.value.lastHeard > Self.dropAfter
+            }
+            for name in silent.keys { state.standbys[name]?.dropping = true }
+            return silent.keys.sorted()
+        }
+        guard !silent.isEmpty else { return }
+        logger.warning(
+            "replication: standby \(silent.joined(separator: ", ")) silent for \(Self.dropAfter): dropped from the sync state once etcd records it"
+        )
+        syncChanged()
+    }
+
+    /// The standbys releases wait for (in sync), and those of them to be dropped: the ``SyncStateKeeper`` records in
+    /// etcd those in sync and not dropping, then tells ``dropped(_:)`` which it no longer names.
+    var syncSet: (inSync: [String], dropping: [String]) {
+        state.withLock { state in
+            (
+                state.standbys.filter(\.value.inSync).keys.sorted(),
+                state.standbys.filter { $0.value.inSync && $0.value.dropping }.keys.sorted()
+            )
+        }
+    }
+
+    /// The cluster's record no longer names `names`: releases stop waiting for them (they are in sync again once they
+    /// acknowledge the last record, and then named again).
+    func dropped(_ names: [String]) {
+        let (release, through) = state.withLock { state -> ((@Sendable (UInt64) -> Void)?, UInt64?) in
+            for name in names where state.standbys[name]?.dropping == true {
+                state.standbys[name]?.inSync = false
+                state.standbys[name]?.dropping = false
+            }
+            return (state.release, releasable(&state))
+        }
+        if let release, let through { release(through) }
     }
 
     /// A record the writer committed (on its thread, in order): kept, and sent to each standby that has every
@@ -159,15 +218,19 @@ final class ReplicationStage: CommitStage, Sendable {
     func status(cluster: String, node: String, heldWrites: Int) -> ClusterStatus {
         state.withLock { state in
             let last = state.tail.position
+            let now = ContinuousClock.now
             let standbys = state.standbys.sorted { $0.key < $1.key }.map { name, standby in
                 ClusterStatus.Standby(
                     name: name, acknowledged: standby.acknowledged, inSync: standby.inSync,
-                    lagRecords: last - min(standby.acknowledged, last))
+                    lagRecords: last - min(standby.acknowledged, last),
+                    connected: now - standby.lastHeard <= Self.dropAfter)
             }
+            // Strict: a standby in sync that is gone holds every write until it is dropped.
+            let waitingForOne = state.standbys.values.contains { $0.inSync && $0.dropping }
             return ClusterStatus(
                 cluster: cluster, node: node, epoch: epoch, asynchronous: asynchronous, lastRecord: last,
                 standbys: standbys, heldWrites: UInt64(heldWrites),
-                writesBlocked: !asynchronous && !standbys.contains(where: \.inSync))
+                writesBlocked: !asynchronous && (!standbys.contains(where: \.inSync) || waitingForOne))
         }
     }
 
@@ -202,9 +265,10 @@ final class ReplicationStage: CommitStage, Sendable {
             return
         }
         let id = frames[0]
-        let (release, through, note, synced) = state.withLock {
-            state -> ((@Sendable (UInt64) -> Void)?, UInt64?, String?, [String]?) in
+        let (release, through, note, changed) = state.withLock {
+            state -> ((@Sendable (UInt64) -> Void)?, UInt64?, String?, Bool) in
             let wasInSync = Set(state.standbys.filter(\.value.inSync).keys)
+            let wasDropping = Set(state.standbys.filter(\.value.dropping).keys)
             var note: String?
             switch message {
             case .hello(let hello):
@@ -214,9 +278,10 @@ final class ReplicationStage: CommitStage, Sendable {
                     var standby = state.standbys[name]
                 else {
                     // Not (or no longer) known under this socket: it says hello again when idle.
-                    return (nil, nil, nil, nil)
+                    return (nil, nil, nil, false)
                 }
                 standby.acknowledged = max(standby.acknowledged, position)
+                standby.lastHeard = .now
                 if standby.acknowledged >= state.tail.position { standby.inSync = true }
                 state.standbys[name] = standby
             case .refused(let reason, let staleEpoch):
@@ -235,10 +300,11 @@ final class ReplicationStage: CommitStage, Sendable {
                 note = "a standby sent what only a primary sends; dropped"
             }
             let inSync = Set(state.standbys.filter(\.value.inSync).keys)
-            return (state.release, releasable(&state), note, inSync == wasInSync ? nil : inSync.sorted())
+            let dropping = Set(state.standbys.filter(\.value.dropping).keys)
+            return (state.release, releasable(&state), note, inSync != wasInSync || dropping != wasDropping)
         }
         if let note { logger.warning("replication: \(note)") }
-        if let synced { inSync(synced) }
+        if changed { syncChanged() }
         if let release, let through { release(through) }
     }
 
@@ -295,10 +361,15 @@ final class ReplicationStage: CommitStage, Sendable {
             }
             records = state.kept[first...]
         }
-        // Validated: it takes its place again (in sync if it was, or once it holds the last record).
-        let wasInSync = state.standbys[hello.name]?.inSync == true
+        // Validated: it takes its place again (in sync if it was, or once it holds the last record). One in sync
+        // that comes back without records it acknowledged (an older copy of the store) is dropped: the record in
+        // etcd must not name it while it lacks them.
+        let before = state.standbys[hello.name]
+        let wasInSync = before?.inSync == true
+        let lostRecords = wasInSync && tail.position < (before?.acknowledged ?? 0)
         state.standbys[hello.name] = Standby(
-            id: id, next: last.position + 1, acknowledged: tail.position, inSync: wasInSync || records.isEmpty)
+            id: id, next: last.position + 1, acknowledged: tail.position, inSync: wasInSync || records.isEmpty,
+            dropping: before?.dropping == true || lostRecords)
         for record in records { loop.send([id] + ReplicationMessage.record(record, from: epoch).frames, on: 0) }
         return records.isEmpty
             ? nil : "standby '\(hello.name)' at record \(tail.position): sent the \(records.count) after it"

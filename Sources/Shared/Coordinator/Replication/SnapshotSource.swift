@@ -53,6 +53,9 @@ final class SnapshotSource: Sendable {
     ) {
         if generation == 0 {
             let start = state.withLock { state -> Bool in
+                // A standby that asks again (its earlier fetch gave up) gets only a copy begun after this request.
+                state.gettingCopyBeingMade.removeAll { $0 == id }
+                state.gettingNextCopy.removeAll { $0 == id }
                 state.gettingNextCopy.append(id)
                 return Self.beginCopy(&state)
             }
@@ -100,10 +103,7 @@ final class SnapshotSource: Sendable {
                 let receivers = state.gettingCopyBeingMade
                 state.gettingCopyBeingMade = []
                 state.making = false
-                // Copies no standby asked a chunk of for as long as one waits for an answer: given up.
-                let idle = state.copies.values.filter { .now - $0.lastUsed > SnapshotFetch.nextAnswer }
-                for copy in idle { state.copies[copy.generation] = nil }
-                var unused = idle.map(\.path)
+                var unused: [String] = []
                 if let made {
                     if state.stopped { unused.append(made.path) } else { state.copies[made.generation] = made }
                 }
@@ -146,13 +146,32 @@ final class SnapshotSource: Sendable {
         }
     }
 
+    /// Deletes the copies no standby asked a chunk of for as long as a standby waits for an answer
+    /// (``SnapshotFetch/nextAnswer``): their standbys finished, or gave up. Called by the stage twice a second.
+    func removeIdleCopies() {
+        let now = ContinuousClock.now
+        let idle = state.withLock { state -> [String] in
+            let idle = state.copies.values.filter { now - $0.lastUsed > SnapshotFetch.nextAnswer }
+            for copy in idle { state.copies[copy.generation] = nil }
+            return idle.map(\.path)
+        }
+        guard !idle.isEmpty else { return }
+        Task {
+            await BlockingWork.run {
+                for path in idle { _ = unlink(path) }
+            }
+        }
+    }
+
     /// Deletes every copy, and any made from now on (the stage stops).
-    func remove() {
+    func remove() async {
         let paths = state.withLock { state in
             state.stopped = true
             defer { state.copies = [:] }
             return state.copies.values.map(\.path)
         }
-        for path in paths { unlink(path) }
+        await BlockingWork.run {
+            for path in paths { _ = unlink(path) }
+        }
     }
 }

@@ -11,13 +11,16 @@ public struct ClusterStatus: Sendable, Equatable {
         public var inSync: Bool
         /// Records the primary holds beyond what it acknowledged.
         public var lagRecords: UInt64
+        /// Whether the primary heard from it lately (within the 3 s after which one in sync is dropped).
+        public var connected: Bool
 
         /// A standby as its primary sees it.
-        public init(name: String, acknowledged: UInt64, inSync: Bool, lagRecords: UInt64) {
+        public init(name: String, acknowledged: UInt64, inSync: Bool, lagRecords: UInt64, connected: Bool = true) {
             self.name = name
             self.acknowledged = acknowledged
             self.inSync = inSync
             self.lagRecords = lagRecords
+            self.connected = connected
         }
     }
 
@@ -35,7 +38,8 @@ public struct ClusterStatus: Sendable, Equatable {
     public var standbys: [Standby]
     /// Committed writes not acknowledged yet: they wait for the standbys' copies.
     public var heldWrites: UInt64
-    /// No standby is in sync: writes are committed and held until one is (strict replication).
+    /// Writes are committed and held for want of a standby (strict replication): none is in sync, or one in sync is
+    /// gone and not yet dropped from the cluster's record.
     public var writesBlocked: Bool
 
     /// A primary's replication as it stands.

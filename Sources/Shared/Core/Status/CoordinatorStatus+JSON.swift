@@ -50,7 +50,7 @@ extension ClusterStatus: Encodable {
 
 extension ClusterStatus.Standby: Encodable {
     enum CodingKeys: String, CodingKey {
-        case name, acknowledged, inSync, lagRecords
+        case name, acknowledged, inSync, lagRecords, connected
     }
 
     /// Writes every field under its key.
@@ -60,6 +60,7 @@ extension ClusterStatus.Standby: Encodable {
         try container.encode(acknowledged, forKey: .acknowledged)
         try container.encode(inSync, forKey: .inSync)
         try container.encode(lagRecords, forKey: .lagRecords)
+        try container.encode(connected, forKey: .connected)
     }
 }
 

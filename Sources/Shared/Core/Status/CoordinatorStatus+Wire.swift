@@ -48,7 +48,9 @@ extension ClusterStatus {
             cluster: wire.cluster, node: wire.node, epoch: wire.epoch, asynchronous: wire.asynchronous,
             lastRecord: wire.lastRecord,
             standbys: wire.standbys.map {
-                Standby(name: $0.name, acknowledged: $0.acknowledged, inSync: $0.inSync, lagRecords: $0.lagRecords)
+                Standby(
+                    name: $0.name, acknowledged: $0.acknowledged, inSync: $0.inSync, lagRecords: $0.lagRecords,
+                    connected: $0.connected)
             }, heldWrites: wire.heldWrites, writesBlocked: wire.writesBlocked)
     }
 
@@ -66,6 +68,7 @@ extension ClusterStatus {
                     $0.acknowledged = standby.acknowledged
                     $0.inSync = standby.inSync
                     $0.lagRecords = standby.lagRecords
+                    $0.connected = standby.connected
                 }
             }
             $0.heldWrites = heldWrites

@@ -412,7 +412,8 @@
     if (cluster !== null) {
       const standbys = list(cluster.standbys).map((standby) => {
         const entry = object(standby);
-        return entry.name + (entry.inSync ? ' in sync' : ' catching up') + ', lag ' + formatInteger(entry.lagRecords);
+        return entry.name + (entry.inSync ? ' in sync' : ' catching up') + (entry.connected === false ? ' (gone)' : '')
+          + ', lag ' + formatInteger(entry.lagRecords);
       });
       setText($('cluster'), 'primary ' + cluster.node + ' of ' + cluster.cluster + ' · epoch ' + cluster.epoch
         + ' · ' + (standbys.length > 0 ? standbys.join(' · ') : 'no standby'));
