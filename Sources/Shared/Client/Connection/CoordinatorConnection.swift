@@ -93,7 +93,7 @@ public final class CoordinatorConnection: Sendable {
     /// Connects to `endpoint`; the connection is made in the background.
     /// - Parameters:
     ///   - endpoint: the coordinator's jobs/control endpoint (`tcp://127.0.0.1:7400`), or a cluster's members'
-    ///     endpoints, comma-separated: requests go to whichever serves (its primary; ``ZMQSocket/connect(toEach:)``).
+    ///     endpoints, comma-separated: requests go to whichever serves (its primary; `ZMQSocket.connect(toEach:)`).
     ///   - curve: the peer's CURVE keys, for a coordinator that runs with CURVE; nil takes them from the
     ///     environment (`TRIBUTARY_CURVE_SECRET`, `TRIBUTARY_SERVER_KEY`), else connects without.
     ///   - context: the ZeroMQ context; nil uses the process's (`ZMQContext.shared()`).

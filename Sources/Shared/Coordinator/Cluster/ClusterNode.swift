@@ -5,14 +5,14 @@ import Synchronization
 import TributaryCluster
 import ZeroMQ
 
-/// A coordinator as a member of a cluster (docs/failover.md): it campaigns through etcd (``LeaderElection``) and
+/// A coordinator as a member of a cluster (docs/failover.md): it campaigns through etcd (`LeaderElection`) and
 /// runs as what the election makes it, one role at a time on the same store file:
 ///
 /// - **primary** (leading under an epoch): the whole coordinator (``CoordinatorService``) with its store recording
-///   every write transaction and the ``ReplicationStage`` holding each until the standbys in sync have it; it records
-///   in etcd who holds every acknowledged commit (``SyncStateKeeper``). Once its leadership lapses (its own clock) it
+///   every write transaction and the `ReplicationStage` holding each until the standbys in sync have it; it records
+///   in etcd who holds every acknowledged commit (`SyncStateKeeper`). Once its leadership lapses (its own clock) it
 ///   releases nothing more and abandons what it held, then stops serving.
-/// - **standby** (another member leads): the store, its writer and a ``ReplicaLink`` applying the primary's records.
+/// - **standby** (another member leads): the store, its writer and a `ReplicaLink` applying the primary's records.
 ///   It binds nothing for clients.
 ///
 /// A node that is neither (no leader yet, or the leader key still names this node's previous run) waits. At graceful
@@ -28,6 +28,8 @@ public struct ClusterNode: Service {
     /// A member of the cluster `configuration.cluster` names.
     ///
     /// - Parameters:
+    ///   - configuration: the coordinator's configuration, its ``CoordinatorConfiguration/cluster`` set.
+    ///   - logger: where the node and the coordinator it runs log.
     ///   - services: more services beside the router while primary (the HTTP endpoint), as ``CoordinatorService``
     ///     takes them.
     ///   - ready: called each time the node serves as primary, as ``CoordinatorService`` calls it.
