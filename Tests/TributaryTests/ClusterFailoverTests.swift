@@ -271,15 +271,7 @@ extension ClusterFailoverTests {
     )
     func killThePrimaryDuringAnImport() async throws {
         let bed = try await ClusterTestBed()
-        let sync = bed.sync
-        let node = { (name: String) in try bed.node(name) }
-        let a = try node("a")
-        try await a.waitFor("ready")
-        let (b, c) = (try node("b"), try node("c"))
-        for standby in [b, c] { try await standby.waitFor("standby of=a") }
-        try await waitUntil("b and c to be recorded in sync") {
-            (try? await sync.read())??.standbys == ["b", "c"]
-        }
+        let (a, b, c) = try await bed.primaryWithTwoStandbys()
         let nodes = [a, b, c]
         // Every client names every node: only the primary binds, so that is where requests go.
         let listen = nodes.map(\.listen).joined(separator: ",")
@@ -446,11 +438,7 @@ extension ClusterFailoverTests {
     func loseOneOfTwoStandbys() async throws {
         let bed = try await ClusterTestBed()
         let sync = bed.sync
-        let a = try bed.node("a")
-        try await a.waitFor("ready")
-        let (b, c) = (try bed.node("b"), try bed.node("c"))
-        for standby in [b, c] { try await standby.waitFor("standby of=a") }
-        try await waitUntil("b and c to be recorded in sync") { (try? await sync.read())??.standbys == ["b", "c"] }
+        let (a, b, c) = try await bed.primaryWithTwoStandbys()
         let client = try JobClient(endpoint: a.listen)
         _ = try await client.push([JobSpec(kind: "noop")])
         c.kill()

@@ -37,4 +37,14 @@ struct ClusterTestBed {
             name: name, cluster: Self.cluster, etcd: endpoints ?? etcd.endpoints, modelPath: modelPath,
             in: directory, ports: ports, arguments: arguments)
     }
+
+    /// Starts a, b and c: a the primary, b and c its standbys, returning once the sync state names both.
+    func primaryWithTwoStandbys() async throws -> (ClusterNodeProcess, ClusterNodeProcess, ClusterNodeProcess) {
+        let a = try node("a")
+        try await a.waitFor("ready")
+        let (b, c) = (try node("b"), try node("c"))
+        for standby in [b, c] { try await standby.waitFor("standby of=a") }
+        try await waitUntil("b and c to be recorded in sync") { (try? await sync.read())??.standbys == ["b", "c"] }
+        return (a, b, c)
+    }
 }
