@@ -67,6 +67,12 @@ struct WorkerCommand: AsyncParsableCommand {
     )
     var parentPid: Int32?
 
+    @Option(
+        help: ArgumentHelp(
+            "Append a JSON line to this file as each job attempt starts and as it ends (job, attempt, worker id, outcome, wall and monotonic times).",
+            valueName: "path"))
+    var jobLog: String?
+
     @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
@@ -85,6 +91,14 @@ struct WorkerCommand: AsyncParsableCommand {
         guard (50...60_000).contains(heartbeatMs) else {
             throw ValidationError("--heartbeat-ms must be between 50 and 60000")
         }
+        if let jobLog {
+            let directory = URL(fileURLWithPath: jobLog).deletingLastPathComponent().path
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
+            else {
+                throw ValidationError("--job-log: the directory \(directory) does not exist")
+            }
+        }
         do {
             _ = try CurveClientKeys.resolve(secretFile: curveSecret, serverKeyFile: serverKey)
         } catch let error as KeyFileError {
@@ -102,6 +116,7 @@ struct WorkerCommand: AsyncParsableCommand {
         configuration.concurrency = concurrency
         configuration.shutdownTimeout = .milliseconds(Int64((shutdownSeconds * 1000).rounded()))
         (configuration.queues, configuration.queueWeights) = try JobQueue.weightedList(queues)
+        configuration.jobLogPath = jobLog
         let group = ServiceGroup(
             configuration: .init(
                 services: [.init(service: WorkerService(configuration: configuration, logger: logger))],

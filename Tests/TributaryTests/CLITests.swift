@@ -100,6 +100,12 @@ struct CLITests {
         let level = try await Binaries.run("tributary-worker", ["--log-level", "loud"])
         #expect(level.status != 0)
         #expect(level.error.contains("unknown log level 'loud'"))
+        let jobLog = try await Binaries.run("tributary-worker", ["--job-log", directory.path("none/jobs.ndjson")])
+        #expect(jobLog.status != 0)
+        #expect(
+            jobLog.error.contains("--job-log: the directory \(directory.path("none")) does not exist"),
+            "\(jobLog.error)")
+        #expect(!FileManager.default.fileExists(atPath: directory.path("none")), "a refused start creates nothing")
     }
 
     @Test("keys generate writes a public key file with its role and a 0600 secret file, and never prints the secret")

@@ -16,18 +16,22 @@ struct ChaosTests {
     final class WorkerProcess {
         private(set) var process: Process
         let endpoint: String
+        /// More arguments (a `--job-log`).
+        let arguments: [String]
 
-        init(endpoint: String) throws {
+        init(endpoint: String, arguments: [String] = []) throws {
             self.endpoint = endpoint
-            process = try Self.launch(endpoint)
+            self.arguments = arguments
+            process = try Self.launch(endpoint, arguments: arguments)
         }
 
-        static func launch(_ endpoint: String) throws -> Process {
+        static func launch(_ endpoint: String, arguments: [String] = []) throws -> Process {
             let process = Process()
             process.executableURL = Binaries.url("tributary-worker")
-            process.arguments = [
-                "--connect", endpoint, "--heartbeat-ms", "200", "--concurrency", "2", "--log-level", "critical",
-            ]
+            process.arguments =
+                [
+                    "--connect", endpoint, "--heartbeat-ms", "200", "--concurrency", "2", "--log-level", "critical",
+                ] + arguments
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
@@ -37,7 +41,15 @@ struct ChaosTests {
         func signal(_ signal: Int32) async throws {
             kill(process.processIdentifier, signal)
             await process.exited()
-            process = try Self.launch(endpoint)
+            process = try Self.launch(endpoint, arguments: arguments)
+        }
+
+        /// Stops it gracefully (SIGTERM) and waits for it to exit.
+        /// - Returns: its exit status.
+        func terminate() async -> Int32 {
+            kill(process.processIdentifier, SIGTERM)
+            await process.exited()
+            return process.terminationStatus
         }
 
         func stop() {

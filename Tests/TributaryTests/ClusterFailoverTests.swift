@@ -267,7 +267,7 @@ extension ClusterFailoverTests {
 
 extension ClusterFailoverTests {
     @Test(
-        "three nodes: SIGKILL the primary halfway through a 50,000-row import; a standby leads within 10 s, the workers and the subscriber follow it, every row lands once and the feed's seqs run without a gap"
+        "three nodes: SIGKILL the primary halfway through a 50,000-row import; a standby leads within 10 s, the workers and the subscriber follow it, every row lands once, the feed's seqs run without a gap and no job runs on two workers at once"
     )
     func killThePrimaryDuringAnImport() async throws {
         let bed = try await ClusterTestBed()
@@ -276,7 +276,12 @@ extension ClusterFailoverTests {
         // Every client names every node: only the primary binds, so that is where requests go.
         let listen = nodes.map(\.listen).joined(separator: ",")
         let feedEndpoints = nodes.map(\.feed).joined(separator: ",")
-        let workers = try (0..<2).map { _ in try ChaosTests.WorkerProcess(endpoint: listen) }
+        // Each worker records the attempts it runs: the ledger that shows no job ran on two workers at once.
+        let ledgers = try TemporaryDirectory()
+        let logs = (0..<3).map { ledgers.path("worker-\($0).ndjson") }
+        var workers = try logs.prefix(2).map {
+            try ChaosTests.WorkerProcess(endpoint: listen, arguments: ["--job-log", $0])
+        }
         defer { workers.forEach { $0.stop() } }
         var options = ChangeFeed.Options()
         options.since = 0
@@ -307,6 +312,9 @@ extension ClusterFailoverTests {
         }
         a.kill()
         let killed = ContinuousClock.now
+        // A worker that joins during the failover, with slots free: the jobs the others still run must not be given
+        // to it.
+        workers.append(try ChaosTests.WorkerProcess(endpoint: listen, arguments: ["--job-log", logs[2]]))
         // Whichever standby the election picks.
         let primary = try await withTimeout("a standby to lead", .seconds(20)) {
             try await withThrowingTaskGroup(of: ClusterNodeProcess.self) { group in
@@ -350,6 +358,15 @@ extension ClusterFailoverTests {
             let mismatches = try expected.mismatches(in: db)
             #expect(mismatches.users == 0 && mismatches.authors == 0 && mismatches.reviewers == 0)
         }
+        // Stopped gracefully, the workers have written their ledgers whole.
+        for worker in workers { #expect(await worker.terminate() == 0) }
+        let ledger = try JobLedger(paths: logs)
+        #expect(ledger.unfinished.isEmpty, "every attempt a worker started, it ended: \(ledger.unfinished)")
+        #expect(ledger.completedJobs.count == 100, "every job completed on a worker")
+        #expect(
+            ledger.overlaps.isEmpty,
+            "no job ran on two workers at once: \(ledger.overlaps.prefix(5).map { "job \($0.0.job) attempt \($0.0.attempt) on \($0.0.worker) and attempt \($0.1.attempt) on \($0.1.worker)" })"
+        )
         for node in [b, c] where node !== primary { #expect(try await node.stop() == 0) }
         #expect(try await primary.stop() == 0)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ZeroMQ
 
 @testable import TributaryClient
 @testable import TributaryProtocol
@@ -69,6 +70,59 @@ struct CoordinatorConnectionTests {
         let result = try await withTimeout("the abandoned request to end", .seconds(10)) { try await waiting.value }
         let error = try #require(throws: ProtocolError.self) { try result.get() }
         #expect(error.code == .shuttingDown && error.message.contains("the test is over"))
+        await connection.close()
+    }
+
+    @Test(
+        "a save answered UNKNOWN_WORKER waits for the copy sent once the worker registered anew; the error comes on messages"
+    )
+    func saveAnsweredUnknownWorker() async throws {
+        let context = try ZMQContext()
+        defer { context.terminate() }
+        let router = try context.makeSocket(.router)
+        defer { router.close() }
+        let endpoint = try router.bind("tcp://127.0.0.1:*")
+        let connection = try CoordinatorConnection(endpoint: endpoint)
+        let save = Tributary_V1_SaveChanges.with {
+            $0.jobID = 7
+            $0.attempt = 1
+            $0.completesJob = true
+        }
+        let request = Task {
+            try await connection.request(.saveChanges(save), timeout: .seconds(30), resendAs: .saveChanges(save))
+        }
+        /// The next request the router reads, and who sent it.
+        func receive() throws -> (peer: Data, envelope: Tributary_V1_Envelope) {
+            guard try router.waitForInput(milliseconds: 10_000), let frames = try router.receive() else {
+                throw TimedOut(what: "the save")
+            }
+            return (frames[0], try Wire.decode(frames.dropFirst()))
+        }
+        let first = try receive()
+        let refusal = ProtocolError(.unknownWorker, "this peer has not registered as a worker")
+        try router.send([first.peer] + Wire.frames(Wire.envelope(first.envelope.requestID, .error(refusal.wire))))
+        let unsolicited = try #require(
+            try await withTimeout("the error to come on messages", .seconds(10)) {
+                await connection.messages.first { _ in true }
+            })
+        guard case .error(let error) = unsolicited.first?.body else {
+            Issue.record("the error is passed on: \(unsolicited)")
+            return
+        }
+        #expect(error.code == .unknownWorker)
+        #expect(connection.pendingRequests == 1, "the save still waits")
+        connection.resendPendingRequests()
+        let again = try receive()
+        #expect(again.envelope.requestID == first.envelope.requestID && again.envelope.saveChanges == save)
+        try router.send(
+            [again.peer]
+                + Wire.frames(Wire.envelope(again.envelope.requestID, .saveAck(.with { $0.jobID = 7 }))))
+        let reply = try await withTimeout("the save's answer", .seconds(10)) { try await request.value }
+        guard case .saveAck(let ack) = reply.body else {
+            Issue.record("the save is answered by the copy sent again: \(reply)")
+            return
+        }
+        #expect(ack.jobID == 7)
         await connection.close()
     }
 }

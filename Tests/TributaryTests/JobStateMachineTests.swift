@@ -212,11 +212,29 @@ struct JobStateMachineTests {
                 #expect(timedOut.map(\.jobID).sorted() == running, "\(what)")
                 for id in running { model.failed(id, permanent: false, due: false) }
             case 71..<73:
-                let running = model.running()
-                what = "restart with \(running) running"
-                _ = try await jobs.requeueAfterRestart()
+                // A restart, or a cluster's new primary sparing the jobs leased under its own ids (here, one worker's).
+                let spared = Bool.random(using: &random) ? workers.randomElement(using: &random)! : nil
+                let running = model.running().filter { model.jobs[$0]!.worker != spared }
+                what = "restart with \(running) running, sparing \(spared ?? "none")"
+                _ = try await jobs.requeueAfterRestart(sparing: spared)
                 for id in running { model.failed(id, permanent: false, due: true) }
-            case 73..<78:
+            case 73..<75:
+                // A worker registered anew (as `to`) names the attempts it still runs under its old id, some of them
+                // late (an earlier attempt), and another worker's job.
+                let from = workers.randomElement(using: &random)!
+                let to = workers.filter { $0 != from }.randomElement(using: &random)!
+                let held = model.running(from).filter { _ in Int.random(in: 0..<4, using: &random) > 0 }
+                var named = model.running(from).map { id in
+                    JobStore.HeldAttempt(job: id, attempt: Int64(model.jobs[id]!.attempt - (held.contains(id) ? 0 : 1)))
+                }
+                if let other = model.running().first(where: { model.jobs[$0]!.worker != from }) {
+                    named.append(JobStore.HeldAttempt(job: other, attempt: Int64(model.jobs[other]!.attempt)))
+                }
+                what = "adopt \(from)'s \(named.map { "\($0.job)#\($0.attempt)" }) by \(to)"
+                let adopted = try await jobs.adoptJobs(named, from: from, to: to)
+                #expect(adopted.sorted() == held.sorted(), "\(what): \(adopted)")
+                for id in held { model.jobs[id]!.worker = to }
+            case 75..<78:
                 what = "stop: hand back \(model.running())"
                 #expect(try await jobs.releaseAllRunningJobs() == model.running().count, "\(what)")
                 for id in model.running() { model.handBack(id) }

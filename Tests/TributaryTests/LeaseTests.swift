@@ -111,6 +111,61 @@ struct LeaseTests {
         #expect(job.errors.first?.message.contains("missed 3 heartbeats") == true)
     }
 
+    @Test(
+        "a hello naming as its previous id a worker still registered takes none of its jobs; one naming more than 1,024 held jobs is refused"
+    )
+    func heldJobsOfALiveWorker() async throws {
+        let directory = try TemporaryDirectory()
+        let exitStatus = try await TestCoordinator.with(in: directory, workers: 0) { coordinator in
+            let context = try ZMQContext()
+            defer { context.terminate() }
+            let worker = try RawWorker(context: context, endpoint: coordinator.process.listenEndpoint)
+            defer { worker.socket.close() }
+            try worker.hello(heartbeatMs: 10_000)
+            try worker.send(.workerReady(.with { $0.credit = 1 }))
+            let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+            let id = try await client.push([JobSpec(kind: "noop")]).ids[0]
+            await client.close()
+            guard case .jobAssignment(let assignment) = try worker.receive().body else {
+                throw TimedOut(what: "the assignment")
+            }
+            let other = try RawWorker(context: context, endpoint: coordinator.process.listenEndpoint)
+            defer { other.socket.close() }
+            var hello = Tributary_V1_WorkerHello.with {
+                $0.name = "other"
+                $0.jobKinds = ["noop"]
+                $0.previousWorkerID = "w1"
+                $0.heldJobs = [
+                    .with {
+                        $0.jobID = assignment.jobID
+                        $0.attempt = assignment.attempt
+                    }
+                ]
+            }
+            try other.send(.workerHello(hello), requestID: 1)
+            guard case .welcome(let welcome) = try other.receive().body else { throw TimedOut(what: "a welcome") }
+            #expect(welcome.workerID == "w2")
+            // The job is still the first worker's: its completion is taken.
+            try worker.send(
+                .saveChanges(
+                    .with {
+                        $0.jobID = UInt64(id)
+                        $0.attempt = assignment.attempt
+                        $0.completesJob = true
+                    }), requestID: 2)
+            let answer = try worker.receive()
+            guard case .saveAck(let ack) = answer.body else {
+                throw TimedOut(what: "an ack of the first worker's completion, got \(answer.body as Any)")
+            }
+            #expect(ack.jobID == UInt64(id) && !ack.duplicate)
+            hello.heldJobs = Array(repeating: hello.heldJobs[0], count: 1_025)
+            try other.send(.workerHello(hello), requestID: 3)
+            guard case .error(let error) = try other.receive().body else { throw TimedOut(what: "a refusal") }
+            #expect(error.code == .invalidRequest && error.message.contains("at most 1024"), "\(error.message)")
+        }.1
+        #expect(exitStatus == 0)
+    }
+
     @Test("the save that completes a job may ask for the next one: it comes with the ack, with no WorkerReady")
     func creditWithCompletion() async throws {
         let exitStatus = try await withRawWorker { worker, client in

@@ -1202,6 +1202,29 @@ public nonisolated struct Tributary_V1_WorkerHello: Sendable {
   /// queues at random, a queue coming first with a chance in proportion to its weight (Sidekiq's weighted queues).
   public var queueWeights: [UInt32] = []
 
+  /// Registering anew (its coordinator forgot it, or a cluster's new primary serves): the id this worker had, and the
+  /// job attempts it still runs under that id. The coordinator hands each to the new registration when the store still
+  /// leases it to that id and attempt (a new primary adopts the jobs its predecessor leased to live workers, rather
+  /// than running them again); the others' saves are refused as those of a voided lease. At most 1,024.
+  public var previousWorkerID: String = String()
+
+  public var heldJobs: [Tributary_V1_HeldJob] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// A job attempt a worker runs.
+public nonisolated struct Tributary_V1_HeldJob: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var jobID: UInt64 = 0
+
+  public var attempt: UInt32 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -4390,7 +4413,7 @@ nonisolated extension Tributary_V1_PropertyConflict: SwiftProtobuf.Message, Swif
 
 nonisolated extension Tributary_V1_WorkerHello: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".WorkerHello"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}pid\0\u{3}heartbeat_interval_ms\0\u{3}job_kinds\0\u{3}accepts_batches\0\u{1}queues\0\u{3}queue_weights\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}pid\0\u{3}heartbeat_interval_ms\0\u{3}job_kinds\0\u{3}accepts_batches\0\u{1}queues\0\u{3}queue_weights\0\u{3}previous_worker_id\0\u{3}held_jobs\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4405,6 +4428,8 @@ nonisolated extension Tributary_V1_WorkerHello: SwiftProtobuf.Message, SwiftProt
       case 5: try { try decoder.decodeSingularBoolField(value: &self.acceptsBatches) }()
       case 6: try { try decoder.decodeRepeatedStringField(value: &self.queues) }()
       case 7: try { try decoder.decodeRepeatedUInt32Field(value: &self.queueWeights) }()
+      case 8: try { try decoder.decodeSingularStringField(value: &self.previousWorkerID) }()
+      case 9: try { try decoder.decodeRepeatedMessageField(value: &self.heldJobs) }()
       default: break
       }
     }
@@ -4432,6 +4457,12 @@ nonisolated extension Tributary_V1_WorkerHello: SwiftProtobuf.Message, SwiftProt
     if !self.queueWeights.isEmpty {
       try visitor.visitPackedUInt32Field(value: self.queueWeights, fieldNumber: 7)
     }
+    if !self.previousWorkerID.isEmpty {
+      try visitor.visitSingularStringField(value: self.previousWorkerID, fieldNumber: 8)
+    }
+    if !self.heldJobs.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.heldJobs, fieldNumber: 9)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4443,6 +4474,43 @@ nonisolated extension Tributary_V1_WorkerHello: SwiftProtobuf.Message, SwiftProt
     if lhs.acceptsBatches != rhs.acceptsBatches {return false}
     if lhs.queues != rhs.queues {return false}
     if lhs.queueWeights != rhs.queueWeights {return false}
+    if lhs.previousWorkerID != rhs.previousWorkerID {return false}
+    if lhs.heldJobs != rhs.heldJobs {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_HeldJob: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".HeldJob"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}job_id\0\u{1}attempt\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.jobID) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.attempt) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.jobID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.jobID, fieldNumber: 1)
+    }
+    if self.attempt != 0 {
+      try visitor.visitSingularUInt32Field(value: self.attempt, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_HeldJob, rhs: Tributary_V1_HeldJob) -> Bool {
+    if lhs.jobID != rhs.jobID {return false}
+    if lhs.attempt != rhs.attempt {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

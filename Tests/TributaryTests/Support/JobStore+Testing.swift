@@ -110,8 +110,15 @@ extension JobStore {
     }
 
     /// What a restarted coordinator does with the jobs its predecessor left running.
-    func requeueAfterRestart() async throws -> [JobsLeftRunning] {
-        try await transaction { db in try Self.requeueAfterRestart(db) }
+    func requeueAfterRestart(sparing prefix: String? = nil) async throws -> [JobsLeftRunning] {
+        try await transaction { db in try Self.requeueAfterRestart(db, sparing: prefix) }
+    }
+
+    /// Leases the attempts `previous` still runs to `worker`, where the store still leases them to `previous`.
+    func adoptJobs(_ held: [HeldAttempt], from previous: String, to worker: String) async throws -> [Int64] {
+        try await transaction { db in
+            try Self.adoptJobs(held, from: previous, to: worker, in: db, statements: self.writer.statements)
+        }
     }
 
     /// Runs `body` in a write transaction of its own on the writer connection.

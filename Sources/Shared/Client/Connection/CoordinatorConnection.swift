@@ -167,7 +167,8 @@ public final class CoordinatorConnection: Sendable {
     ///   - timeout: how long to wait before giving up with a message naming the endpoint.
     ///   - resendAs: what `resendPendingRequests()` sends in its place, under the same request id, while no reply
     ///     came: for a request that is safe to receive twice (a job's save, whose batch index makes a second copy
-    ///     answered rather than applied). Nil: sent once.
+    ///     answered rather than applied). Nil: sent once. Such a request answered `UNKNOWN_WORKER` goes on waiting
+    ///     for the answer to the copy sent once the worker registered anew (the error comes on ``messages``).
     /// - Throws: ``/TributaryProtocol/ProtocolError`` when the coordinator answers with an error, when no answer
     ///   comes in time, or `UNSUPPORTED` naming the capability and both versions when the coordinator lacks a
     ///   capability the request needs.
@@ -336,7 +337,19 @@ public final class CoordinatorConnection: Sendable {
             let envelope = sized.envelope
             heardVersion.store(ProtocolVersion.of(envelope), ordering: .relaxed)
             let waiter =
-                envelope.requestID == 0 ? nil : pending.withLock { $0.waiters.removeValue(forKey: envelope.requestID) }
+                envelope.requestID == 0
+                ? nil
+                : pending.withLock { pending -> Waiter? in
+                    // A request sent again once the worker registers anew (a save reaching a cluster's new primary
+                    // before the worker's new hello) waits for that copy's answer; the error goes on to `messages`,
+                    // where it has the worker register.
+                    if let waiter = pending.waiters[envelope.requestID], waiter.resend != nil,
+                        case .error(let error) = envelope.body, error.code == .unknownWorker
+                    {
+                        return nil
+                    }
+                    return pending.waiters.removeValue(forKey: envelope.requestID)
+                }
             if let waiter {
                 waiter.reply.resume(with: .success(envelope))
             } else {

@@ -35,6 +35,9 @@ public struct WorkerConfiguration: Sendable {
     /// (``/TributaryCore/JobQueue/claimOrder(_:weights:using:)``).
     public var queueWeights: [UInt32] = []
 
+    /// Where the worker records each job attempt's start and end as a JSON line (``JobLog``); nil: nowhere.
+    public var jobLogPath: String?
+
     /// The defaults: the local coordinator's default endpoint, the `default` queue, the built-in handlers only.
     public init() {}
 

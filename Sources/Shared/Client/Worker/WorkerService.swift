@@ -22,11 +22,24 @@ public struct WorkerService: Service {
     }
 
     public func run() async throws {
+        let jobLog = try configuration.jobLogPath.map(JobLog.init(path:))
+        do {
+            try await serve(jobLog: jobLog)
+        } catch {
+            await jobLog?.close()
+            throw error
+        }
+        await jobLog?.close()
+    }
+
+    /// Registers, runs jobs until told to stop, and says goodbye.
+    private func serve(jobLog: JobLog?) async throws {
         let connection = try CoordinatorConnection(endpoint: configuration.endpoint, curve: configuration.curve)
         logger.info("connecting", metadata: ["coordinator": "\(connection.endpoint)"])
+        let running = RunningJobs(log: jobLog)
         let registered: Model?
         do {
-            registered = try await registerUnlessStopping(connection)
+            registered = try await registerUnlessStopping(connection, running: running)
         } catch {
             // Sends what is queued (a goodbye to a coordinator that cannot serve this worker) before the error ends
             // the process.
@@ -41,7 +54,6 @@ public struct WorkerService: Service {
         // Credit is additive: the worker asks for as many jobs as it runs at once, then for one more as each
         // finishes, so jobs are already waiting here when a slot frees up (no idle round trip).
         let concurrency = UInt32(max(1, configuration.concurrency))
-        let running = RunningJobs()
         connection.send(.workerReady(.with { $0.credit = concurrency }))
         // On graceful shutdown the message stream ends (no new jobs) while saves still get their acks; this costs
         // nothing per message, where `cancelOnGracefulShutdown()` ran each one through a merged sequence's task.
@@ -125,7 +137,9 @@ public struct WorkerService: Service {
                         // jobs end; jobs still running are left out of the credit below.
                         running.registration.add(1, ordering: .relaxed)
                         // Stopping while the coordinator is away: the running jobs end (their saves are refused).
-                        guard let registered = try await registerUnlessStopping(connection) else { break messages }
+                        guard let registered = try await registerUnlessStopping(connection, running: running) else {
+                            break messages
+                        }
                         model = registered
                         registeredAt = .now
                         running.draining.store(false, ordering: .relaxed)
@@ -148,17 +162,21 @@ public struct WorkerService: Service {
 
     /// ``register(_:)`` that gives up on graceful shutdown (SIGTERM while no coordinator answers).
     /// - Returns: the store's model, or nil when the worker is stopping.
-    private func registerUnlessStopping(_ connection: CoordinatorConnection) async throws -> Model? {
+    private func registerUnlessStopping(_ connection: CoordinatorConnection, running: RunningJobs) async throws
+        -> Model?
+    {
         do {
-            return try await cancelWhenGracefulShutdown { try await register(connection) }
+            return try await cancelWhenGracefulShutdown { try await register(connection, running: running) }
         } catch is CancellationError where Task.isShuttingDownGracefully {
             return nil
         }
     }
 
-    /// Says hello until the coordinator answers, and returns the store's model from its welcome.
-    private func register(_ connection: CoordinatorConnection) async throws -> Model {
-        let hello = Tributary_V1_WorkerHello.with {
+    /// Says hello until the coordinator answers, and returns the store's model from its welcome. Registering anew,
+    /// the hello names the id the worker had and the attempts it still runs, which a cluster's new primary hands to
+    /// the new registration when its store still leases them to that id (docs/failover.md).
+    private func register(_ connection: CoordinatorConnection, running: RunningJobs) async throws -> Model {
+        var hello = Tributary_V1_WorkerHello.with {
             $0.name = configuration.name
             $0.pid = getpid()
             $0.heartbeatIntervalMs =
@@ -171,6 +189,15 @@ public struct WorkerService: Service {
         }
         while true {
             try Task.checkCancellation()
+            if let previous = running.workerID {
+                hello.previousWorkerID = previous
+                hello.heldJobs = running.attempts.map { job, attempt in
+                    .with {
+                        $0.jobID = job
+                        $0.attempt = attempt
+                    }
+                }
+            }
             do {
                 let reply = try await connection.request(.workerHello(hello), timeout: .seconds(5))
                 guard case .welcome(let welcome) = reply.body else {
@@ -178,6 +205,7 @@ public struct WorkerService: Service {
                         .unknownMessage, "the coordinator answered hello with something other than Welcome")
                 }
                 let model = try Model.decode(Data(welcome.modelJson.utf8), source: "the coordinator's model")
+                running.workerID = welcome.workerID
                 logger.info(
                     "registered", metadata: ["worker": "\(welcome.workerID)", "coordinator": "\(connection.endpoint)"])
                 return model
@@ -209,6 +237,14 @@ public struct WorkerService: Service {
             return false
         }
         let registration = running.registration.load(ordering: .relaxed)
+        running.log?.record(
+            .start, job: assignment.jobID, attempt: assignment.attempt, worker: running.workerID ?? "")
+        var outcome = "failed"
+        defer {
+            running.log?.record(
+                .end, job: assignment.jobID, attempt: assignment.attempt, worker: running.workerID ?? "",
+                outcome: outcome)
+        }
         let job = JobRun(
             assignment: assignment, model: model, connection: connection,
             asksForNextJob: { running.asksForMore && running.isCurrent(registration) }, logger: logger)
@@ -217,20 +253,25 @@ public struct WorkerService: Service {
         do {
             try await handler.run(job)
             if job.isCompleted {
+                outcome = "completed"
                 logger.debug("job done", metadata: metadata)
             } else if job.isInterrupted {
+                outcome = "interrupted"
                 logger.notice("job interrupted by the worker's stop", metadata: metadata)
             } else {
                 fail(
                     assignment, "the '\(assignment.spec.kind)' handler returned without completing the job", connection)
             }
         } catch let error as ProtocolError where error.code == .staleLease {
+            outcome = "lease lost"
             logger.notice("job lease lost", metadata: metadata)
         } catch is JobCancelled {
+            outcome = job.isInterrupted ? "interrupted" : "cancelled"
             logger.notice(
                 job.isInterrupted ? "job interrupted by the worker's stop" : "job cancelled", metadata: metadata)
         } catch let error as ProtocolError where error.code == .shuttingDown && job.isInterrupted {
             // A request of its own (a fetch) given up at the shutdown timeout: not the job's failure.
+            outcome = "interrupted"
             logger.notice(
                 "job interrupted by the worker's stop", metadata: metadata.merging(["error": "\(error)"]) { $1 })
         } catch {
@@ -259,6 +300,24 @@ public struct WorkerService: Service {
 /// The jobs a worker is running, shared by its job tasks: how many, and each one's run (to cancel it).
 private final class RunningJobs: Sendable {
     let count = Atomic<UInt32>(0)
+    /// Where each attempt's start and end is recorded, if anywhere.
+    let log: JobLog?
+    /// The id of the worker's last registration; nil before the first.
+    private let registeredID = Mutex<String?>(nil)
+
+    init(log: JobLog?) {
+        self.log = log
+    }
+
+    var workerID: String? {
+        get { registeredID.withLock { $0 } }
+        set { registeredID.withLock { $0 = newValue } }
+    }
+
+    /// The attempts running, by job.
+    var attempts: [(job: UInt64, attempt: UInt32)] {
+        runs.withLock { runs in runs.byJob.map { ($0.key, $0.value.attempt) }.sorted { $0.job < $1.job } }
+    }
     /// Set while the coordinator is stopping: no credit is asked for.
     let draining = Atomic<Bool>(false)
     /// Counts this worker's registrations: credit offered to an earlier one (it may have been lost with it) is

@@ -41,7 +41,7 @@ extension ClusterNode {
         }
         let primary = PrimaryReplication(
             cluster: settings.cluster, node: settings.name, epoch: epoch, listen: settings.replicationListen,
-            asynchronous: settings.asynchronous,
+            asynchronous: settings.asynchronous, jobAdoptionWindow: settings.jobAdoptionWindow,
             stillLeads: { election.leaderEpoch == epoch }, syncChanged: { keeper.syncChanged() },
             started: { stage, pipeline in
                 keeper.attach(stage)

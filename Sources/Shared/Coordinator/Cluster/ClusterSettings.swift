@@ -22,6 +22,10 @@ public struct ClusterSettings: Sendable {
     public var asynchronous = false
     /// The election's timings.
     public var election = LeaderElection.Settings()
+    /// How long a new primary leaves the jobs its predecessors leased running for their workers to register with it
+    /// and take them on (docs/failover.md, 'Jobs across a failover'); then those not taken on go back to the queue,
+    /// their attempts lost. A worker registers within about a heartbeat of the new primary binding.
+    public var jobAdoptionWindow: Duration = .seconds(5)
 
     /// A member of `cluster` named `name`, reaching etcd at `etcd` and serving standbys at `replicationListen`.
     public init(cluster: String, name: String, etcd: [String], replicationListen: String) {

@@ -15,6 +15,9 @@ struct PrimaryReplication: Sendable {
     let listen: String
     /// Release without waiting for a standby (``ClusterSettings/asynchronous``).
     let asynchronous: Bool
+    /// How long the jobs earlier primaries leased stay running for their workers to take on
+    /// (``ClusterSettings/jobAdoptionWindow``).
+    let jobAdoptionWindow: Duration
     /// Whether this node still leads under ``epoch`` (its election's clock): nothing is released once it does not.
     let stillLeads: @Sendable () -> Bool
     /// Told each time the standbys in sync, or those to drop, change (``SyncStateKeeper/syncChanged()``).

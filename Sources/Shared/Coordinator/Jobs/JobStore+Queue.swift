@@ -495,19 +495,25 @@ extension JobStore {
 
     /// The jobs a previous coordinator left running: their attempts count as lost (so a job that brings the
     /// coordinator down ends dead instead of looping), and they go back to the queue or die.
-    static func requeueAfterRestart(_ db: Database) throws -> [JobsLeftRunning] {
+    /// - Parameter sparing: the prefix of the worker ids whose jobs stay running (a cluster's primary spares its
+    ///   own leases, those it adopted included: ``WorkerRegistry/idPrefix(epoch:)``); nil spares none.
+    static func requeueAfterRestart(_ db: Database, sparing prefix: String? = nil) throws -> [JobsLeftRunning] {
+        let spared = prefix == nil ? "" : " AND coalesce(substr(worker, 1, length(:prefix)), '') <> :prefix"
         let jobs = try Row.fetchAll(
             db,
             sql: """
                 SELECT id, attempt, batch, kind, done, total, errors, uncounted, max_attempts, backoff_base_ms, backoff_cap_ms
-                FROM tributary_jobs WHERE state = \(JobState.running.sql)
-                """)
+                FROM tributary_jobs WHERE state = \(JobState.running.sql)\(spared)
+                """, arguments: prefix.map { ["prefix": $0] } ?? [:])
+        let message =
+            prefix == nil
+            ? "attempt lost: the coordinator restarted"
+            : "attempt lost: its worker did not register with the cluster's new primary in time"
         var byBatch: [String: JobsLeftRunning] = [:]
         for job in jobs {
-            // Before the coordinator serves: no subscriber or counter has seen these jobs in this process.
+            // Leased by another process: no counter of this one has seen these attempts.
             let failure = try recordFailure(
-                db, job: job, id: job["id"], attempt: job["attempt"],
-                message: "attempt lost: the coordinator restarted", permanent: false, retryAt: 0)
+                db, job: job, id: job["id"], attempt: job["attempt"], message: message, permanent: false, retryAt: 0)
             let batch: String = job["batch"]
             byBatch[batch, default: JobsLeftRunning(batch: batch)].count(failure.outcome)
         }

@@ -27,6 +27,9 @@ enum JobTransition: String, CaseIterable, Sendable {
     case fail
     /// A running job goes back to the queue without counting its attempt (a stopping worker, a claim never sent).
     case handBack
+    /// A cluster's new primary leases a running attempt to its worker's new registration: the worker registered anew
+    /// saying it still runs that attempt under the id the store names (``JobStore/adoptJobs(_:from:to:in:statements:)``).
+    case adopt
     /// A parent's end lets a waiting job run.
     case release
     /// A failed parent settles a waiting job by its policy: dead, or cancelled.
@@ -40,7 +43,7 @@ enum JobTransition: String, CaseIterable, Sendable {
     var from: Set<JobState> {
         switch self {
         case .claim: [.queued]
-        case .progress, .complete, .retry, .fail, .handBack: [.running]
+        case .progress, .complete, .retry, .fail, .handBack, .adopt: [.running]
         case .release, .settleByParent: [.waiting]
         case .cancel: [.waiting, .queued, .running]
         case .retryDead: [.dead]
@@ -50,7 +53,7 @@ enum JobTransition: String, CaseIterable, Sendable {
     /// The states a job may enter by this transition.
     var to: Set<JobState> {
         switch self {
-        case .claim, .progress: [.running]
+        case .claim, .progress, .adopt: [.running]
         case .complete: [.done]
         case .retry, .handBack, .release: [.queued]
         case .fail: [.dead]
@@ -69,6 +72,7 @@ enum JobTransition: String, CaseIterable, Sendable {
         case .retry, .retryDead: "retried"
         case .fail: "failed"
         case .handBack: "handed back"
+        case .adopt: "adopted"
         case .release: "released"
         case .settleByParent: "settled"
         case .cancel: "cancelled"

@@ -56,9 +56,10 @@ public actor CoordinatorServer: Service {
     /// - Parameters:
     ///   - activity: the peers' last messages as the socket's loop stamps them (``RouterIO``'s).
     ///   - authorization: with CURVE, who may send what.
+    ///   - epoch: the leader epoch it serves under as its cluster's primary, which the worker ids it grants carry.
     init(
         configuration: CoordinatorConfiguration, logger: Logger, parts: CoordinatorParts, io: RouterIO,
-        activity: PeerActivity, authorization: PeerAuthorization?
+        activity: PeerActivity, authorization: PeerAuthorization?, epoch: Int64? = nil
     ) {
         self.configuration = configuration
         self.logger = logger
@@ -66,8 +67,9 @@ public actor CoordinatorServer: Service {
         self.io = io
         let replies = PeerReplies(io: io, logger: logger)
         sessions = WorkerSessions(
-            configuration: configuration, logger: logger, parts: parts, io: io, activity: activity, replies: replies,
-            followUps: FollowUps(writer: parts.writer))
+            configuration: configuration, logger: logger, parts: parts, io: io,
+            workers: WorkerRegistry(activity: activity, idPrefix: epoch.map(WorkerRegistry.idPrefix(epoch:)) ?? ""),
+            replies: replies, followUps: FollowUps(writer: parts.writer))
         answers = CommitAnswers(sessions: sessions)
         self.replies = replies
         intake = Intake(authorization: authorization, limits: configuration.limits)

@@ -78,7 +78,7 @@ extension CoordinatorService {
             parts: CoordinatorParts(
                 store: store, writer: writer, readers: readers, publisher: publisher, totals: CoordinatorTotals(),
                 snapshot: snapshot, handlers: handlers),
-            io: io, activity: activity, authorization: admission?.authorization)
+            io: io, activity: activity, authorization: admission?.authorization, epoch: primary?.epoch)
     }
 
     /// Logs what opening the store did beyond opening it: an upgrade of its format, the model's indexes created or

@@ -92,10 +92,10 @@ public struct CoordinatorService: Service {
         let schedules = ScheduleService(
             store: server.store, writer: server.writer, logger: logger, jobsQueued: { server.jobsQueued() })
         services += [server, maintenance, schedules] as [any Service]
-        if primary != nil {
+        if let primary {
             services.append(
                 LeftRunningRequeue(
-                    write: try server.writer.queue(.requeueLeftRunning()), logger: logger,
+                    writer: server.writer, epoch: primary.epoch, window: primary.jobAdoptionWindow, logger: logger,
                     queued: { server.jobsQueued() }))
         }
         if let supervisor { services.append(supervisor) }

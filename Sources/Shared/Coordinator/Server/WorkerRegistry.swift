@@ -34,6 +34,10 @@ struct WorkerRegistry {
     private(set) var workers: [Data: WorkerRecord] = [:]
     private var order: [Data] = []
     private var nextNumber = 1
+    /// Put before each id: empty for a coordinator alone (`w1`, `w2`, …); a cluster's primary puts its epoch
+    /// (`e12-w1`), so that no two primaries grant leases under the same worker id and a new primary tells the leases
+    /// its predecessors granted from its own (``StoreWrite/requeueLeftRunning(grantedBefore:)``).
+    let idPrefix: String
     private var nextDispatch = 0
     /// Failures of job attempts that workers reported while the store could not be written, to be written once it
     /// can (``WorkerSessions/retryRefusedWrites()``); their jobs stay the workers' meanwhile.
@@ -49,7 +53,8 @@ struct WorkerRegistry {
         let milliseconds = hello.heartbeatIntervalMs == 0 ? 1000 : max(50, min(hello.heartbeatIntervalMs, 60_000))
         let interval = Duration.milliseconds(Int64(milliseconds))
         let record = WorkerRecord(
-            id: "w\(nextNumber)", routingID: routingID, name: hello.name, pid: hello.pid, heartbeatInterval: interval,
+            id: "\(idPrefix)w\(nextNumber)", routingID: routingID, name: hello.name, pid: hello.pid,
+            heartbeatInterval: interval,
             jobKinds: hello.jobKinds.isEmpty ? ["import"] : hello.jobKinds,
             queues: hello.queues.isEmpty ? [JobQueue.defaultName] : hello.queues, queueWeights: hello.queueWeights,
             lastSeen: now)
@@ -60,9 +65,13 @@ struct WorkerRegistry {
         return record
     }
 
-    init(activity: PeerActivity) {
+    init(activity: PeerActivity, idPrefix: String = "") {
         self.activity = activity
+        self.idPrefix = idPrefix
     }
+
+    /// The prefix of the worker ids a cluster's primary of `epoch` grants.
+    static func idPrefix(epoch: Int64) -> String { "e\(epoch)-" }
 
     /// Forgets a worker, and when it was last heard from.
     @discardableResult

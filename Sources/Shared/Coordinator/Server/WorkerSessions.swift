@@ -26,9 +26,9 @@ final class WorkerSessions {
 
     init(
         configuration: CoordinatorConfiguration, logger: Logger, parts: CoordinatorParts, io: RouterIO,
-        activity: PeerActivity, replies: PeerReplies, followUps: FollowUps
+        workers: WorkerRegistry, replies: PeerReplies, followUps: FollowUps
     ) {
-        workers = WorkerRegistry(activity: activity)
+        self.workers = workers
         self.configuration = configuration
         self.logger = logger
         self.parts = parts
@@ -63,8 +63,19 @@ final class WorkerSessions {
                 .invalidRequest,
                 "WorkerHello's queue_weights must give each of its queues a weight from 1 to 1000, or none")
         }
+        let held = try Self.heldAttempts(in: hello)
         if workers[peer] != nil { left(peer, reason: "reconnected") }
         let record = workers.register(routingID: peer, hello: hello, now: .now)
+        if !held.isEmpty {
+            // A registration still alive keeps its leases: only those of a worker gone from here are taken on.
+            if workers.workers.values.contains(where: { $0.id == hello.previousWorkerID }) {
+                logger.warning(
+                    "a worker named as its previous id one still registered: it takes none of its jobs",
+                    metadata: ["worker": "\(record.id)", "previous": "\(hello.previousWorkerID)"])
+            } else {
+                adopt(held, from: hello.previousWorkerID, by: record, at: peer)
+            }
+        }
         if hello.acceptsBatches { io.packingPeers.insert(peer) }
         logger.info(
             "worker joined",
@@ -79,6 +90,51 @@ final class WorkerSessions {
             $0.capabilities = CoordinatorServer.capabilityNames
         }
         replies.send(to: peer, requestID: requestID, .welcome(welcome))
+    }
+
+    /// The most job attempts a `WorkerHello` may name as still running: a worker's credit is capped at 1,024.
+    static let maximumHeldJobs = 1_024
+
+    /// The attempts a hello says its worker still runs under its previous id; none without one.
+    /// - Throws: ``/TributaryProtocol/ProtocolError`` `INVALID_REQUEST` for more than ``maximumHeldJobs`` or a job id
+    ///   out of range.
+    private static func heldAttempts(in hello: Tributary_V1_WorkerHello) throws -> [JobStore.HeldAttempt] {
+        guard hello.heldJobs.count <= maximumHeldJobs else {
+            throw ProtocolError(
+                .invalidRequest,
+                "WorkerHello names \(hello.heldJobs.count) held jobs; a worker holds at most \(maximumHeldJobs)")
+        }
+        guard !hello.previousWorkerID.isEmpty else { return [] }
+        return try hello.heldJobs.map { held in
+            try Intake.requireInt64(held.jobID, "held_jobs.job_id")
+            return JobStore.HeldAttempt(job: Int64(held.jobID), attempt: Int64(held.attempt))
+        }
+    }
+
+    /// Leases to a worker that registered anew the attempts it still runs, when the store still leases them to its
+    /// previous id (a cluster's new primary adopting what its predecessor leased to a live worker). Written behind
+    /// the saves before it, so the worker's saves, sent once it is welcomed, find them adopted; the worker holds
+    /// them from then on. Should it leave before, its departure (written after) hands them back by its id.
+    private func adopt(_ held: [JobStore.HeldAttempt], from previous: String, by worker: WorkerRecord, at peer: Data) {
+        followUps.write(.adoptJobs(held, from: previous, to: worker.id)) { [self] result in
+            switch result {
+            case .success(let adopted):
+                guard workers[peer]?.id == worker.id else { return }
+                let attempts = Dictionary(held.map { ($0.job, Int($0.attempt)) }) { first, _ in first }
+                for job in adopted { workers[peer]?.jobs[job] = attempts[job] }
+                logger.notice(
+                    "worker took its running jobs on",
+                    metadata: [
+                        "worker": "\(worker.id)", "previous": "\(previous)", "adopted": "\(adopted.count)",
+                        "voided": "\(held.count - adopted.count)",
+                    ])
+            case .failure(let error):
+                // Its saves of those jobs are refused as a voided lease's; the jobs go back once theirs lapse.
+                logger.warning(
+                    "cannot hand a worker the jobs it still runs",
+                    metadata: ["worker": "\(worker.id)", "jobs": "\(held.count)", "error": "\(error)"])
+            }
+        }
     }
 
     /// Credit from a `WorkerReady` or a save: the worker may be sent that many more jobs, from the next dispatch.

@@ -37,11 +37,23 @@ extension StoreWrite {
         .init(name: "release all running jobs") { store, db in try store.jobs.releaseAllRunningJobs(in: db) }
     }
 
-    /// Every job a previous primary left running back to the queue, its attempt counting as lost (what opening a
-    /// store does for a coordinator that runs alone): a new primary of a cluster cannot vouch for the leases the
-    /// one before it granted.
-    static func requeueLeftRunning() -> StoreWrite<[JobsLeftRunning]> {
-        .init(name: "requeue jobs left running", synced: true) { _, db in try JobStore.requeueAfterRestart(db) }
+    /// The jobs a previous primary left running and no worker adopted back to the queue, their attempts counting as
+    /// lost (what opening a store does for a coordinator that runs alone): those whose worker id does not start with
+    /// `prefix`, the one this primary grants (``WorkerRegistry/idPrefix(epoch:)``).
+    static func requeueLeftRunning(grantedBefore prefix: String) -> StoreWrite<[JobsLeftRunning]> {
+        .init(name: "requeue jobs left running", synced: true) { _, db in
+            try JobStore.requeueAfterRestart(db, sparing: prefix)
+        }
+    }
+
+    /// Running attempts a worker that registered anew still runs, leased to its new id `worker` when the store
+    /// still leases them to its `previous` one (``JobStore/adoptJobs(_:from:to:in:statements:)``).
+    static func adoptJobs(_ held: [JobStore.HeldAttempt], from previous: String, to worker: String)
+        -> StoreWrite<[Int64]>
+    {
+        .init(name: "adopt jobs") { store, db in
+            try JobStore.adoptJobs(held, from: previous, to: worker, in: db, statements: store.writer.statements)
+        }
     }
 
     /// A dead job back in the queue.
