@@ -220,18 +220,21 @@ struct JobStateMachineTests {
                 for id in running { model.failed(id, permanent: false, due: true) }
             case 73..<75:
                 // A worker registered anew (as `to`) names the attempts it still runs under its old id, some of them
-                // late (an earlier attempt), and another worker's job.
+                // late (an earlier attempt), and another worker's job: taken on only as a cluster's primary (whose
+                // ids start with `to`, here) takes on any attempt an earlier primary leased.
                 let from = workers.randomElement(using: &random)!
                 let to = workers.filter { $0 != from }.randomElement(using: &random)!
-                let held = model.running(from).filter { _ in Int.random(in: 0..<4, using: &random) > 0 }
+                let asPrimary = Bool.random(using: &random)
+                var held = model.running(from).filter { _ in Int.random(in: 0..<4, using: &random) > 0 }
                 var named = model.running(from).map { id in
                     JobStore.HeldAttempt(job: id, attempt: Int64(model.jobs[id]!.attempt - (held.contains(id) ? 0 : 1)))
                 }
                 if let other = model.running().first(where: { model.jobs[$0]!.worker != from }) {
                     named.append(JobStore.HeldAttempt(job: other, attempt: Int64(model.jobs[other]!.attempt)))
+                    if asPrimary && model.jobs[other]!.worker != to { held.append(other) }
                 }
-                what = "adopt \(from)'s \(named.map { "\($0.job)#\($0.attempt)" }) by \(to)"
-                let adopted = try await jobs.adoptJobs(named, from: from, to: to)
+                what = "adopt \(from)'s \(named.map { "\($0.job)#\($0.attempt)" }) by \(to), as primary \(asPrimary)"
+                let adopted = try await jobs.adoptJobs(named, from: [from], grantedBefore: asPrimary ? to : "", to: to)
                 #expect(adopted.sorted() == held.sorted(), "\(what): \(adopted)")
                 for id in held { model.jobs[id]!.worker = to }
             case 75..<78:

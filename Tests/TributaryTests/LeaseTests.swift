@@ -166,6 +166,67 @@ struct LeaseTests {
         #expect(exitStatus == 0)
     }
 
+    @Test(
+        "a worker that says hello again on its connection keeps the attempt it names as running; its other job goes back"
+    )
+    func helloAgainKeepsHeldJobs() async throws {
+        let directory = try TemporaryDirectory()
+        let exitStatus = try await TestCoordinator.with(in: directory, workers: 0) { coordinator in
+            let context = try ZMQContext()
+            defer { context.terminate() }
+            let worker = try RawWorker(context: context, endpoint: coordinator.process.listenEndpoint)
+            defer { worker.socket.close() }
+            try worker.hello(heartbeatMs: 10_000)
+            try worker.send(.workerReady(.with { $0.credit = 2 }))
+            let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+            let ids = try await client.push(Array(repeating: JobSpec(kind: "noop"), count: 2)).ids
+            var assignments: [Tributary_V1_JobAssignment] = []
+            while assignments.count < 2 {
+                guard case .jobAssignment(let assignment) = try worker.receive().body else {
+                    throw TimedOut(what: "two assignments")
+                }
+                assignments.append(assignment)
+            }
+            let (kept, dropped) = (assignments[0], assignments[1])
+            try worker.send(
+                .workerHello(
+                    .with {
+                        $0.name = "raw"
+                        $0.jobKinds = ["noop"]
+                        $0.heartbeatIntervalMs = 10_000
+                        $0.previousWorkerID = "w1"
+                        $0.heldJobs = [
+                            .with {
+                                $0.jobID = kept.jobID
+                                $0.attempt = kept.attempt
+                            }
+                        ]
+                    }), requestID: 2)
+            guard case .welcome(let welcome) = try worker.receive().body else { throw TimedOut(what: "a welcome") }
+            #expect(welcome.workerID == "w2")
+            try worker.send(
+                .saveChanges(
+                    .with {
+                        $0.jobID = kept.jobID
+                        $0.attempt = kept.attempt
+                        $0.completesJob = true
+                    }), requestID: 3)
+            let answer = try worker.receive()
+            guard case .saveAck(let ack) = answer.body else {
+                throw TimedOut(what: "an ack of the kept job's completion, got \(answer.body as Any)")
+            }
+            #expect(ack.jobID == kept.jobID && !ack.duplicate)
+            try await waitUntil("the other job to go back to the queue") {
+                try await client.job(Int64(dropped.jobID)).state == .queued
+            }
+            let done = try await client.job(Int64(kept.jobID))
+            #expect(done.state == .done && done.attempt == 1 && done.errors.isEmpty)
+            #expect(Set(ids.map(UInt64.init)) == [kept.jobID, dropped.jobID])
+            await client.close()
+        }.1
+        #expect(exitStatus == 0)
+    }
+
     @Test("the save that completes a job may ask for the next one: it comes with the ack, with no WorkerReady")
     func creditWithCompletion() async throws {
         let exitStatus = try await withRawWorker { worker, client in

@@ -114,10 +114,14 @@ extension JobStore {
         try await transaction { db in try Self.requeueAfterRestart(db, sparing: prefix) }
     }
 
-    /// Leases the attempts `previous` still runs to `worker`, where the store still leases them to `previous`.
-    func adoptJobs(_ held: [HeldAttempt], from previous: String, to worker: String) async throws -> [Int64] {
+    /// Leases the attempts a worker still runs to its new id `worker`, as a coordinator whose ids start with
+    /// `prefix` does.
+    func adoptJobs(_ held: [HeldAttempt], from previous: [String], grantedBefore prefix: String = "", to worker: String)
+        async throws -> [Int64]
+    {
         try await transaction { db in
-            try Self.adoptJobs(held, from: previous, to: worker, in: db, statements: self.writer.statements)
+            try Self.adoptJobs(
+                held, from: previous, grantedBefore: prefix, to: worker, in: db, statements: self.writer.statements)
         }
     }
 

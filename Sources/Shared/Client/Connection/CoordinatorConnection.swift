@@ -79,6 +79,8 @@ public final class CoordinatorConnection: Sendable {
         var waiters: [UInt64: Waiter] = [:]
         /// Set once the connection takes no more requests: what each later one fails with.
         var closedError: ProtocolError?
+        /// Set once ``messages`` is finished: nobody registers anew, so no request waits for a copy sent after.
+        var messagesFinished = false
         var closed: Bool { closedError != nil }
     }
 
@@ -168,7 +170,8 @@ public final class CoordinatorConnection: Sendable {
     ///   - resendAs: what `resendPendingRequests()` sends in its place, under the same request id, while no reply
     ///     came: for a request that is safe to receive twice (a job's save, whose batch index makes a second copy
     ///     answered rather than applied). Nil: sent once. Such a request answered `UNKNOWN_WORKER` goes on waiting
-    ///     for the answer to the copy sent once the worker registered anew (the error comes on ``messages``).
+    ///     for the answer to the copy sent once the worker registered anew (the error comes on ``messages``), unless
+    ///     ``finishMessages()`` was called.
     /// - Throws: ``/TributaryProtocol/ProtocolError`` when the coordinator answers with an error, when no answer
     ///   comes in time, or `UNSUPPORTED` naming the capability and both versions when the coordinator lacks a
     ///   capability the request needs.
@@ -293,6 +296,7 @@ public final class CoordinatorConnection: Sendable {
     /// Ends ``messages`` for a consumer that takes no more (later ones are dropped); requests still get their
     /// replies.
     public func finishMessages() {
+        pending.withLock { $0.messagesFinished = true }
         messagesContinuation.finish()
     }
 
@@ -344,7 +348,8 @@ public final class CoordinatorConnection: Sendable {
                     // before the worker's new hello) waits for that copy's answer; the error goes on to `messages`,
                     // where it has the worker register.
                     if let waiter = pending.waiters[envelope.requestID], waiter.resend != nil,
-                        case .error(let error) = envelope.body, error.code == .unknownWorker
+                        !pending.messagesFinished, case .error(let error) = envelope.body,
+                        error.code == .unknownWorker
                     {
                         return nil
                     }

@@ -116,9 +116,12 @@ public struct WorkerService: Service {
                     switch message.body {
                     case .jobAssignment(let assignment):
                         running.count.add(1, ordering: .relaxed)
+                        // Held from here, before its task starts: a registration that comes next names it.
+                        running.hold(assignment)
                         let model = model
                         jobs.addTask {
                             let asked = await runJob(assignment, model: model, connection: connection, running: running)
+                            running.release(assignment)
                             running.count.subtract(1, ordering: .relaxed)
                             if !asked && running.asksForMore { running.returnCredit(over: connection) }
                         }
@@ -314,9 +317,22 @@ private final class RunningJobs: Sendable {
         set { registeredID.withLock { $0 = newValue } }
     }
 
-    /// The attempts running, by job.
+    /// The attempts assigned and not ended, by job: what a new registration names as still running.
+    private let held = Mutex<[UInt64: UInt32]>([:])
+
+    func hold(_ assignment: Tributary_V1_JobAssignment) {
+        held.withLock { $0[assignment.jobID] = assignment.attempt }
+    }
+
+    func release(_ assignment: Tributary_V1_JobAssignment) {
+        held.withLock { held in
+            if held[assignment.jobID] == assignment.attempt { held.removeValue(forKey: assignment.jobID) }
+        }
+    }
+
+    /// The attempts held, by job.
     var attempts: [(job: UInt64, attempt: UInt32)] {
-        runs.withLock { runs in runs.byJob.map { ($0.key, $0.value.attempt) }.sorted { $0.job < $1.job } }
+        held.withLock { held in held.map { ($0.key, $0.value) }.sorted { $0.job < $1.job } }
     }
     /// Set while the coordinator is stopping: no credit is asked for.
     let draining = Atomic<Bool>(false)

@@ -7,7 +7,9 @@ import TributaryCluster
 extension ClusterNode {
     /// Serves as primary under `epoch` until this node no longer leads under it (then it releases nothing more and
     /// abandons what it held) or graceful shutdown. Returns the role that ended it; nil at shutdown.
-    func lead(epoch: Int64, election: LeaderElection, sync: ClusterSyncRecord)
+    /// - Parameter run: the how-many-th time this node serves under `epoch` (its role is taken again after a failed
+    ///   service), which its worker ids carry from the second on.
+    func lead(epoch: Int64, run: Int, election: LeaderElection, sync: ClusterSyncRecord)
         async throws -> ClusterRole?
     {
         // Who holds every commit acknowledged from now on: this node alone until standbys catch up. Written before
@@ -40,7 +42,7 @@ extension ClusterNode {
             pipeline.abandon()
         }
         let primary = PrimaryReplication(
-            cluster: settings.cluster, node: settings.name, epoch: epoch, listen: settings.replicationListen,
+            cluster: settings.cluster, node: settings.name, epoch: epoch, run: run, listen: settings.replicationListen,
             asynchronous: settings.asynchronous, jobAdoptionWindow: settings.jobAdoptionWindow,
             stillLeads: { election.leaderEpoch == epoch }, syncChanged: { keeper.syncChanged() },
             started: { stage, pipeline in

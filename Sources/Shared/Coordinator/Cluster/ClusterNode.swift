@@ -79,10 +79,13 @@ public struct ClusterNode: Service {
         let campaign = Task.detached { try await election.run() }
         defer { campaign.cancel() }
         var role: ClusterRole? = election.role
+        // How many times this node served as primary under each epoch: a run's worker ids are its own.
+        var runs: [Int64: Int] = [:]
         while let current = role, !Task.isShuttingDownGracefully, !Task.isCancelled {
             switch current {
             case .leader(let epoch):
-                role = try await lead(epoch: epoch, election: election, sync: sync)
+                runs[epoch, default: 0] += 1
+                role = try await lead(epoch: epoch, run: runs[epoch]!, election: election, sync: sync)
             case .follower(let leader?, let epoch) where leader.name != name:
                 role = try await follow(leader, epoch: epoch, election: election)
             case .follower:

@@ -11,6 +11,8 @@ struct PrimaryReplication: Sendable {
     let node: String
     /// The leader epoch this primary writes under.
     let epoch: Int64
+    /// The how-many-th time this node serves under ``epoch`` (from 1).
+    let run: Int
     /// The replication endpoint to bind.
     let listen: String
     /// Release without waiting for a standby (``ClusterSettings/asynchronous``).
@@ -24,6 +26,11 @@ struct PrimaryReplication: Sendable {
     let syncChanged: @Sendable () -> Void
     /// Told the stage and the pipeline once made, so that a lost leadership can stop what they hold.
     let started: @Sendable (ReplicationStage, CommitPipeline) -> Void
+
+    /// What the worker ids this primary grants start with: its epoch (`e12-`), and its run when not the first
+    /// (`e12.2-`). No two runs of any primaries grant the same id, and none's prefix starts another's, so a primary
+    /// tells the leases it granted from those its predecessors did (``StoreWrite/requeueLeftRunning(grantedBefore:)``).
+    var workerIDPrefix: String { run == 1 ? "e\(epoch)-" : "e\(epoch).\(run)-" }
 
     /// Promises ``epoch`` in `store` (before its writer exists, as opening it writes), gives a store with no record a
     /// history of its own (``RootStore/beginHistory()``), binds the stage and starts recording into it.

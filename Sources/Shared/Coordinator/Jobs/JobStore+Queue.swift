@@ -496,7 +496,7 @@ extension JobStore {
     /// The jobs a previous coordinator left running: their attempts count as lost (so a job that brings the
     /// coordinator down ends dead instead of looping), and they go back to the queue or die.
     /// - Parameter sparing: the prefix of the worker ids whose jobs stay running (a cluster's primary spares its
-    ///   own leases, those it adopted included: ``WorkerRegistry/idPrefix(epoch:)``); nil spares none.
+    ///   own leases, those it adopted included: ``PrimaryReplication/workerIDPrefix``); nil spares none.
     static func requeueAfterRestart(_ db: Database, sparing prefix: String? = nil) throws -> [JobsLeftRunning] {
         let spared = prefix == nil ? "" : " AND coalesce(substr(worker, 1, length(:prefix)), '') <> :prefix"
         let jobs = try Row.fetchAll(

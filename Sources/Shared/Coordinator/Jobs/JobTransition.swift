@@ -28,7 +28,7 @@ enum JobTransition: String, CaseIterable, Sendable {
     /// A running job goes back to the queue without counting its attempt (a stopping worker, a claim never sent).
     case handBack
     /// A cluster's new primary leases a running attempt to its worker's new registration: the worker registered anew
-    /// saying it still runs that attempt under the id the store names (``JobStore/adoptJobs(_:from:to:in:statements:)``).
+    /// saying it still runs that attempt under the id the store names (``JobStore/adoptJobs(_:from:grantedBefore:to:in:statements:)``).
     case adopt
     /// A parent's end lets a waiting job run.
     case release

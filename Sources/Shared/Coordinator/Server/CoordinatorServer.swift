@@ -56,10 +56,10 @@ public actor CoordinatorServer: Service {
     /// - Parameters:
     ///   - activity: the peers' last messages as the socket's loop stamps them (``RouterIO``'s).
     ///   - authorization: with CURVE, who may send what.
-    ///   - epoch: the leader epoch it serves under as its cluster's primary, which the worker ids it grants carry.
+    ///   - workerIDPrefix: what the worker ids it grants start with (a cluster's primary's epoch).
     init(
         configuration: CoordinatorConfiguration, logger: Logger, parts: CoordinatorParts, io: RouterIO,
-        activity: PeerActivity, authorization: PeerAuthorization?, epoch: Int64? = nil
+        activity: PeerActivity, authorization: PeerAuthorization?, workerIDPrefix: String = ""
     ) {
         self.configuration = configuration
         self.logger = logger
@@ -68,7 +68,7 @@ public actor CoordinatorServer: Service {
         let replies = PeerReplies(io: io, logger: logger)
         sessions = WorkerSessions(
             configuration: configuration, logger: logger, parts: parts, io: io,
-            workers: WorkerRegistry(activity: activity, idPrefix: epoch.map(WorkerRegistry.idPrefix(epoch:)) ?? ""),
+            workers: WorkerRegistry(activity: activity, idPrefix: workerIDPrefix),
             replies: replies, followUps: FollowUps(writer: parts.writer))
         answers = CommitAnswers(sessions: sessions)
         self.replies = replies

@@ -78,7 +78,8 @@ extension CoordinatorService {
             parts: CoordinatorParts(
                 store: store, writer: writer, readers: readers, publisher: publisher, totals: CoordinatorTotals(),
                 snapshot: snapshot, handlers: handlers),
-            io: io, activity: activity, authorization: admission?.authorization, epoch: primary?.epoch)
+            io: io, activity: activity, authorization: admission?.authorization,
+            workerIDPrefix: primary?.workerIDPrefix ?? "")
     }
 
     /// Logs what opening the store did beyond opening it: an upgrade of its format, the model's indexes created or

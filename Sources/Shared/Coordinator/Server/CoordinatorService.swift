@@ -95,7 +95,8 @@ public struct CoordinatorService: Service {
         if let primary {
             services.append(
                 LeftRunningRequeue(
-                    writer: server.writer, epoch: primary.epoch, window: primary.jobAdoptionWindow, logger: logger,
+                    writer: server.writer, workerIDPrefix: primary.workerIDPrefix, window: primary.jobAdoptionWindow,
+                    logger: logger,
                     queued: { server.jobsQueued() }))
         }
         if let supervisor { services.append(supervisor) }

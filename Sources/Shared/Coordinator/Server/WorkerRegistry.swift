@@ -35,8 +35,7 @@ struct WorkerRegistry {
     private var order: [Data] = []
     private var nextNumber = 1
     /// Put before each id: empty for a coordinator alone (`w1`, `w2`, …); a cluster's primary puts its epoch
-    /// (`e12-w1`), so that no two primaries grant leases under the same worker id and a new primary tells the leases
-    /// its predecessors granted from its own (``StoreWrite/requeueLeftRunning(grantedBefore:)``).
+    /// (`e12-w1`: ``PrimaryReplication/workerIDPrefix``).
     let idPrefix: String
     private var nextDispatch = 0
     /// Failures of job attempts that workers reported while the store could not be written, to be written once it
@@ -69,9 +68,6 @@ struct WorkerRegistry {
         self.activity = activity
         self.idPrefix = idPrefix
     }
-
-    /// The prefix of the worker ids a cluster's primary of `epoch` grants.
-    static func idPrefix(epoch: Int64) -> String { "e\(epoch)-" }
 
     /// Forgets a worker, and when it was last heard from.
     @discardableResult

@@ -75,7 +75,7 @@ extension WorkerSessions {
     /// Writes `worker`'s jobs back to the queue, then forgets it. If the store refuses, a worker still registered
     /// stays known (the next reap tries again); one whose peer registered anew meanwhile is kept aside and tried
     /// again once the store can be written.
-    private func handBack(_ worker: WorkerRecord, at peer: Data, reason: String, handsBack: Bool) {
+    func handBack(_ worker: WorkerRecord, at peer: Data, reason: String, handsBack: Bool) {
         // The metrics follow what the store did: a job whose completing save committed first stays done.
         let requeued: (Result<Int, any Error>) -> Void = { [self] result in
             switch result {

@@ -37,8 +37,9 @@ final class WorkerSessions {
         self.followUps = followUps
     }
 
-    /// A worker joins: its queues and weights checked, it is registered (a peer that said hello again starts a new
-    /// session: its old leases are void) and welcomed with its id, the model and the coordinator's capabilities.
+    /// A worker joins: its queues and weights checked, it is registered and welcomed with its id, the model and the
+    /// coordinator's capabilities. A peer that said hello again starts a new session: the attempts it names as still
+    /// running go on under the new one (``adopt(_:named:earlier:by:at:)``), its other leases are void.
     func hello(_ hello: Tributary_V1_WorkerHello, from peer: Data, requestID: UInt64) throws {
         if stopping { throw ProtocolError(.shuttingDown, "the coordinator is shutting down") }
         guard hello.queues.count <= JobQueue.maximumQueuesPerWorker else {
@@ -64,7 +65,8 @@ final class WorkerSessions {
                 "WorkerHello's queue_weights must give each of its queues a weight from 1 to 1000, or none")
         }
         let held = try Self.heldAttempts(in: hello)
-        if workers[peer] != nil { left(peer, reason: "reconnected") }
+        // This peer's registration so far, ended below once what it still runs was taken on.
+        let earlier = workers[peer]
         let record = workers.register(routingID: peer, hello: hello, now: .now)
         if !held.isEmpty {
             // A registration still alive keeps its leases: only those of a worker gone from here are taken on.
@@ -73,9 +75,11 @@ final class WorkerSessions {
                     "a worker named as its previous id one still registered: it takes none of its jobs",
                     metadata: ["worker": "\(record.id)", "previous": "\(hello.previousWorkerID)"])
             } else {
-                adopt(held, from: hello.previousWorkerID, by: record, at: peer)
+                adopt(held, named: hello.previousWorkerID, earlier: earlier?.id, by: record, at: peer)
             }
         }
+        // Behind the adoption: the earlier registration's other jobs go back (one leaving already has its hand-back).
+        if let earlier, !earlier.leaving { handBack(earlier, at: peer, reason: "reconnected", handsBack: false) }
         if hello.acceptsBatches { io.packingPeers.insert(peer) }
         logger.info(
             "worker joined",
@@ -111,12 +115,19 @@ final class WorkerSessions {
         }
     }
 
-    /// Leases to a worker that registered anew the attempts it still runs, when the store still leases them to its
-    /// previous id (a cluster's new primary adopting what its predecessor leased to a live worker). Written behind
-    /// the saves before it, so the worker's saves, sent once it is welcomed, find them adopted; the worker holds
-    /// them from then on. Should it leave before, its departure (written after) hands them back by its id.
-    private func adopt(_ held: [JobStore.HeldAttempt], from previous: String, by worker: WorkerRecord, at peer: Data) {
-        followUps.write(.adoptJobs(held, from: previous, to: worker.id)) { [self] result in
+    /// Leases to a worker that registered anew the attempts it still runs, where the store still leases them to the
+    /// id it names, to this peer's `earlier` registration, or to a worker of an earlier primary (a cluster's new primary
+    /// adopting what its predecessors leased to a live worker: ``JobStore/adoptJobs(_:from:grantedBefore:to:in:statements:)``).
+    /// Written behind the saves before it and before the earlier registration's hand-back, so the worker's saves, sent
+    /// once it is welcomed, find them adopted; the worker holds them from then on. Should it leave before, its
+    /// departure (written after) hands them back by its id.
+    private func adopt(
+        _ held: [JobStore.HeldAttempt], named previous: String, earlier: String?, by worker: WorkerRecord,
+        at peer: Data
+    ) {
+        let write = StoreWrite<[Int64]>.adoptJobs(
+            held, from: [previous] + (earlier.map { [$0] } ?? []), grantedBefore: workers.idPrefix, to: worker.id)
+        followUps.write(write) { [self] result in
             switch result {
             case .success(let adopted):
                 guard workers[peer]?.id == worker.id else { return }

@@ -39,20 +39,21 @@ extension StoreWrite {
 
     /// The jobs a previous primary left running and no worker adopted back to the queue, their attempts counting as
     /// lost (what opening a store does for a coordinator that runs alone): those whose worker id does not start with
-    /// `prefix`, the one this primary grants (``WorkerRegistry/idPrefix(epoch:)``).
+    /// `prefix`, the one this primary grants (``PrimaryReplication/workerIDPrefix``).
     static func requeueLeftRunning(grantedBefore prefix: String) -> StoreWrite<[JobsLeftRunning]> {
         .init(name: "requeue jobs left running", synced: true) { _, db in
             try JobStore.requeueAfterRestart(db, sparing: prefix)
         }
     }
 
-    /// Running attempts a worker that registered anew still runs, leased to its new id `worker` when the store
-    /// still leases them to its `previous` one (``JobStore/adoptJobs(_:from:to:in:statements:)``).
-    static func adoptJobs(_ held: [JobStore.HeldAttempt], from previous: String, to worker: String)
-        -> StoreWrite<[Int64]>
-    {
+    /// Running attempts a worker that registered anew still runs, leased to its new id `worker`
+    /// (``JobStore/adoptJobs(_:from:grantedBefore:to:in:statements:)``).
+    static func adoptJobs(
+        _ held: [JobStore.HeldAttempt], from previous: [String], grantedBefore prefix: String, to worker: String
+    ) -> StoreWrite<[Int64]> {
         .init(name: "adopt jobs") { store, db in
-            try JobStore.adoptJobs(held, from: previous, to: worker, in: db, statements: store.writer.statements)
+            try JobStore.adoptJobs(
+                held, from: previous, grantedBefore: prefix, to: worker, in: db, statements: store.writer.statements)
         }
     }
 
