@@ -91,18 +91,22 @@ struct CoordinatorConnectionTests {
         let request = Task {
             try await connection.request(.saveChanges(save), timeout: .seconds(30), resendAs: .saveChanges(save))
         }
-        /// The next request the router reads, and who sent it.
-        func receive() throws -> (peer: Data, envelope: Tributary_V1_Envelope) {
-            guard try router.waitForInput(milliseconds: 10_000), let frames = try router.receive() else {
-                throw TimedOut(what: "the save")
+        /// The next request the router reads, and who sent it; waited for on a thread of its own, so that the
+        /// connection's tasks run meanwhile on the cooperative pool (which other suites' tests may hold for seconds:
+        /// the waits are deadlines, generous).
+        let waiting = WaitingSocket(router)
+        func receive(_ what: String) async throws -> (peer: Data, envelope: Tributary_V1_Envelope) {
+            let frames = try await onOwnThread { () throws -> [Data]? in
+                try waiting.socket.waitForInput(milliseconds: 60_000) ? try waiting.socket.receive() : nil
             }
+            guard let frames else { throw TimedOut(what: what) }
             return (frames[0], try Wire.decode(frames.dropFirst()))
         }
-        let first = try receive()
+        let first = try await receive("the save")
         let refusal = ProtocolError(.unknownWorker, "this peer has not registered as a worker")
         try router.send([first.peer] + Wire.frames(Wire.envelope(first.envelope.requestID, .error(refusal.wire))))
         let unsolicited = try #require(
-            try await withTimeout("the error to come on messages", .seconds(10)) {
+            try await withTimeout("the error to come on messages", .seconds(60)) {
                 await connection.messages.first { _ in true }
             })
         guard case .error(let error) = unsolicited.first?.body else {
@@ -112,17 +116,26 @@ struct CoordinatorConnectionTests {
         #expect(error.code == .unknownWorker)
         #expect(connection.pendingRequests == 1, "the save still waits")
         connection.resendPendingRequests()
-        let again = try receive()
+        let again = try await receive("the save sent again")
         #expect(again.envelope.requestID == first.envelope.requestID && again.envelope.saveChanges == save)
         try router.send(
             [again.peer]
                 + Wire.frames(Wire.envelope(again.envelope.requestID, .saveAck(.with { $0.jobID = 7 }))))
-        let reply = try await withTimeout("the save's answer", .seconds(10)) { try await request.value }
+        let reply = try await withTimeout("the save's answer", .seconds(60)) { try await request.value }
         guard case .saveAck(let ack) = reply.body else {
             Issue.record("the save is answered by the copy sent again: \(reply)")
             return
         }
         #expect(ack.jobID == 7)
         await connection.close()
+    }
+}
+
+/// A socket handed to the thread that waits on it: the test uses it only once that wait returned.
+private final class WaitingSocket: @unchecked Sendable {
+    let socket: ZMQSocket
+
+    init(_ socket: ZMQSocket) {
+        self.socket = socket
     }
 }

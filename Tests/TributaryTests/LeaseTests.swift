@@ -13,19 +13,26 @@ import ZeroMQ
 /// A worker played by hand over a raw DEALER, so it can fall silent and come back as a zombie.
 struct RawWorker {
     let socket: ZMQSocket
+    let context: ZMQContext
+    let endpoint: String
 
     init(context: ZMQContext, endpoint: String) throws {
         socket = try context.makeSocket(.dealer)
         try socket.connect(endpoint)
+        self.context = context
+        self.endpoint = endpoint
     }
+
+    /// Another peer of the same coordinator (a connection of its own).
+    func anotherPeer() throws -> RawWorker { try RawWorker(context: context, endpoint: endpoint) }
 
     func send(_ body: Tributary_V1_Envelope.OneOf_Body, requestID: UInt64 = 0) throws {
         try socket.send(Wire.frames(Wire.envelope(requestID, body)))
     }
 
-    /// The next message, within five seconds.
+    /// The next message, within 30 seconds (a deadline: other suites' tests may hold the machine for seconds).
     func receive() throws -> Tributary_V1_Envelope {
-        guard try socket.waitForInput(milliseconds: 5_000), let frames = try socket.receive() else {
+        guard try socket.waitForInput(milliseconds: 30_000), let frames = try socket.receive() else {
             throw TimedOut(what: "a message from the coordinator")
         }
         return try Wire.decode(frames[...])
@@ -45,9 +52,9 @@ struct RawWorker {
 
 @Suite("Integration: leases, heartbeats and zombies", .serialized)
 struct LeaseTests {
-    /// Runs `body` with a raw worker registered, with a credit of one, at a coordinator without a pool, and a client
-    /// of it; returns the coordinator's exit status.
-    func withRawWorker(_ body: (RawWorker, JobClient) async throws -> Void) async throws -> Int32 {
+    /// Runs `body` with a raw worker registered (as `w1`), with a credit of `credit`, at a coordinator without a pool,
+    /// and a client of it; returns the coordinator's exit status.
+    func withRawWorker(credit: UInt32 = 1, _ body: (RawWorker, JobClient) async throws -> Void) async throws -> Int32 {
         let directory = try TemporaryDirectory()
         return try await TestCoordinator.with(in: directory, workers: 0) { coordinator in
             let context = try ZMQContext()
@@ -55,7 +62,7 @@ struct LeaseTests {
             let worker = try RawWorker(context: context, endpoint: coordinator.process.listenEndpoint)
             defer { worker.socket.close() }
             try worker.hello(heartbeatMs: 10_000)
-            try worker.send(.workerReady(.with { $0.credit = 1 }))
+            try worker.send(.workerReady(.with { $0.credit = credit }))
             let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
             try await body(worker, client)
             await client.close()
@@ -115,21 +122,12 @@ struct LeaseTests {
         "a hello naming as its previous id a worker still registered takes none of its jobs; one naming more than 1,024 held jobs is refused"
     )
     func heldJobsOfALiveWorker() async throws {
-        let directory = try TemporaryDirectory()
-        let exitStatus = try await TestCoordinator.with(in: directory, workers: 0) { coordinator in
-            let context = try ZMQContext()
-            defer { context.terminate() }
-            let worker = try RawWorker(context: context, endpoint: coordinator.process.listenEndpoint)
-            defer { worker.socket.close() }
-            try worker.hello(heartbeatMs: 10_000)
-            try worker.send(.workerReady(.with { $0.credit = 1 }))
-            let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+        let exitStatus = try await withRawWorker { worker, client in
             let id = try await client.push([JobSpec(kind: "noop")]).ids[0]
-            await client.close()
             guard case .jobAssignment(let assignment) = try worker.receive().body else {
                 throw TimedOut(what: "the assignment")
             }
-            let other = try RawWorker(context: context, endpoint: coordinator.process.listenEndpoint)
+            let other = try worker.anotherPeer()
             defer { other.socket.close() }
             var hello = Tributary_V1_WorkerHello.with {
                 $0.name = "other"
@@ -162,7 +160,7 @@ struct LeaseTests {
             try other.send(.workerHello(hello), requestID: 3)
             guard case .error(let error) = try other.receive().body else { throw TimedOut(what: "a refusal") }
             #expect(error.code == .invalidRequest && error.message.contains("at most 1024"), "\(error.message)")
-        }.1
+        }
         #expect(exitStatus == 0)
     }
 
@@ -170,15 +168,7 @@ struct LeaseTests {
         "a worker that says hello again on its connection keeps the attempt it names as running; its other job goes back"
     )
     func helloAgainKeepsHeldJobs() async throws {
-        let directory = try TemporaryDirectory()
-        let exitStatus = try await TestCoordinator.with(in: directory, workers: 0) { coordinator in
-            let context = try ZMQContext()
-            defer { context.terminate() }
-            let worker = try RawWorker(context: context, endpoint: coordinator.process.listenEndpoint)
-            defer { worker.socket.close() }
-            try worker.hello(heartbeatMs: 10_000)
-            try worker.send(.workerReady(.with { $0.credit = 2 }))
-            let client = try JobClient(endpoint: coordinator.process.listenEndpoint)
+        let exitStatus = try await withRawWorker(credit: 2) { worker, client in
             let ids = try await client.push(Array(repeating: JobSpec(kind: "noop"), count: 2)).ids
             var assignments: [Tributary_V1_JobAssignment] = []
             while assignments.count < 2 {
@@ -222,8 +212,7 @@ struct LeaseTests {
             let done = try await client.job(Int64(kept.jobID))
             #expect(done.state == .done && done.attempt == 1 && done.errors.isEmpty)
             #expect(Set(ids.map(UInt64.init)) == [kept.jobID, dropped.jobID])
-            await client.close()
-        }.1
+        }
         #expect(exitStatus == 0)
     }
 

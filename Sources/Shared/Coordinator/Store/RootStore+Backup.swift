@@ -24,6 +24,27 @@ extension RootStore {
     ///   not; nothing is left behind then.
     public func backup(to path: String) async throws -> StoreBackup {
         let started = ContinuousClock.now
+        // The file system's calls (checks, the copy's sync and link) wait on the disk: off the cooperative pool.
+        let temporary = try await BlockingWork.run { try Self.temporaryBackupPath(for: path) }
+        do {
+            try await pool.unsafeRead { db in try db.execute(sql: "VACUUM INTO ?", arguments: [temporary]) }
+        } catch {
+            await BlockingWork.run { _ = unlink(temporary) }
+            throw StoreError(.sqlite, "cannot back up to \(path): \(error)")
+        }
+        let (bytes, lastSeq) = try await BlockingWork.run {
+            defer { unlink(temporary) }
+            return try Self.complete(temporary, as: path)
+        }
+        let elapsed = ContinuousClock.now - started
+        return StoreBackup(
+            path: path, bytes: bytes, lastSeq: lastSeq,
+            seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+
+    /// Where a backup to `path` is written before it is complete: beside it, under a name of its own.
+    /// - Throws: ``/TributaryCore/StoreError`` (`invalidRequest`) when `path` exists or its directory does not.
+    private static func temporaryBackupPath(for path: String) throws -> String {
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
         var isDirectory: ObjCBool = false
@@ -35,26 +56,22 @@ extension RootStore {
             throw StoreError(
                 .invalidRequest, "cannot back up to \(path): the file exists (a backup never replaces one)")
         }
-        let temporary = "\(directory)/.\(url.lastPathComponent).\(UUID().uuidString).partial"
-        defer { unlink(temporary) }
-        do {
-            try await pool.unsafeRead { db in try db.execute(sql: "VACUUM INTO ?", arguments: [temporary]) }
-        } catch {
-            throw StoreError(.sqlite, "cannot back up to \(path): \(error)")
-        }
-        let lastSeq = try Self.lastSequenceNumber(ofFileAt: temporary)
-        try Self.sync(temporary)
+        return "\(directory)/.\(url.lastPathComponent).\(UUID().uuidString).partial"
+    }
+
+    /// Syncs the copy at `temporary` and links it to `path`, so that `path` appears only complete.
+    /// - Returns: its size and the last commit it holds.
+    private static func complete(_ temporary: String, as path: String) throws -> (bytes: UInt64, lastSeq: UInt64) {
+        let lastSeq = try lastSequenceNumber(ofFileAt: temporary)
+        try sync(temporary)
         guard link(temporary, path) == 0 else {
             let reason =
                 errno == EEXIST ? "the file exists (a backup never replaces one)" : String(cString: strerror(errno))
             throw StoreError(.invalidRequest, "cannot back up to \(path): \(reason)")
         }
-        try Self.sync(directory)
+        try sync(URL(fileURLWithPath: path).deletingLastPathComponent().path)
         let bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? UInt64) ?? 0
-        let elapsed = ContinuousClock.now - started
-        return StoreBackup(
-            path: path, bytes: bytes, lastSeq: lastSeq,
-            seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        return (bytes, lastSeq)
     }
 
     private static func lastSequenceNumber(ofFileAt path: String) throws -> UInt64 {
