@@ -10,8 +10,10 @@ import Foundation
 /// seconds since 1970. Lines are written on a queue of the log's own, never on the cooperative pool.
 public final class JobLog: Sendable {
     /// An attempt's start or end.
-    public enum Event: String, Sendable {
+    enum Event: String, Sendable {
+        /// The worker was handed the attempt and starts its handler.
         case start
+        /// The handler returned or threw: the attempt no longer runs here.
         case end
     }
 
@@ -60,7 +62,9 @@ public final class JobLog: Sendable {
 
 /// A job log that cannot be opened.
 public struct JobLogError: Error, CustomStringConvertible, Sendable {
+    /// The file that could not be opened.
     public let path: String
+    /// The system's reason (`strerror`).
     public let reason: String
     public var description: String { "cannot open the job log \(path): \(reason)" }
 }
