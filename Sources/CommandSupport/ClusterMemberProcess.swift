@@ -83,17 +83,21 @@ public final class ClusterMemberProcess: Sendable {
         }
     }
 
-    /// SIGKILL: the host is lost.
+    /// SIGKILL: the host is lost. Returns at once; ``exited()`` waits for it to be gone.
     public func kill() {
         if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+    }
+
+    /// Waits for the process to be gone, without holding a thread.
+    public func exited() async {
+        while process.isRunning { try? await Task.sleep(for: .milliseconds(10)) }
     }
 
     /// SIGTERM, and waits for it to exit; returns its exit status.
     @discardableResult
     public func stop() async -> Int32 {
         if process.isRunning { process.terminate() }
-        while process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
+        await exited()
         return process.terminationStatus
     }
 }

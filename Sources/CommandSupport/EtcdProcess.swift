@@ -51,7 +51,7 @@ public final class EtcdProcess: Sendable {
 
     /// Installs Debian's `etcd-server` with apt when etcd is missing and this process runs as root; otherwise leaves
     /// it to ``init(address:ports:directory:)`` to say what to run.
-    public static func installIfMissing() throws {
+    public static func installIfMissing() async throws {
         guard !FileManager.default.isExecutableFile(atPath: executable), getuid() == 0,
             FileManager.default.isExecutableFile(atPath: "/usr/bin/apt-get")
         else { return }
@@ -65,19 +65,16 @@ public final class EtcdProcess: Sendable {
             }
             apt.standardOutput = FileHandle.nullDevice
             try apt.run()
-            apt.waitUntilExit()
+            while apt.isRunning { try await Task.sleep(for: .milliseconds(100)) }
             guard apt.terminationStatus == 0 else {
                 throw EtcdProcessError(description: "apt-get \(arguments.joined(separator: " ")) failed")
             }
         }
     }
 
-    /// Stops it (SIGTERM) and waits for it to exit.
+    /// Stops it (SIGTERM); returns at once (etcd exits within moments, its data directory left as it is).
     public func stop() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        if process.isRunning { process.terminate() }
     }
 }
 

@@ -113,6 +113,7 @@ public struct FailoverDemo: Sendable {
         }
         Terminal.endProgress(Terminal.progressBar(done: status.doneRows, total: UInt64(rows), unit: "pull requests"))
         first.kill()
+        await first.exited()
         let killed = ContinuousClock.now
         Terminal.error("demo: SIGKILL to the primary a, halfway through the import")
         let promoted = try await withThrowingTaskGroup(of: ClusterMemberProcess.self) { group in

@@ -94,6 +94,10 @@ public final class SocketLoop: @unchecked Sendable {
         var jobs: [UnownedJob] = []
         /// The thread ended: jobs run on ``fallback`` from then on.
         var threadEnded = false
+        /// Held messages to hand from one socket to another (``moveUnsent(from:to:)``), in the order asked.
+        var moves: [(from: SocketIndex, to: SocketIndex)] = []
+        /// How many messages each socket holds (``unsentCount(on:)``), as the loop thread last counted.
+        var unsentCounts: [Int] = []
     }
 
     /// Every message received, in arrival order, in batches; finishes when the loop stops.
@@ -134,6 +138,7 @@ public final class SocketLoop: @unchecked Sendable {
         self.name = name
         self.members = sockets
         unsent = Unsent(sockets: sockets.count)
+        state.withLock { $0.unsentCounts = Array(repeating: 0, count: sockets.count) }
         self.wakeup = try WakeupSignal()
         self.onSendFailure = onSendFailure
         self.onReceive = onReceive
@@ -203,6 +208,23 @@ public final class SocketLoop: @unchecked Sendable {
         send(outgoing)
     }
 
+    /// How many messages `socket` holds because it could not take them (``Member``'s `holdsUnsent`), as the loop
+    /// thread last counted: for a caller that picks which socket to send on (a client of a cluster's members).
+    public func unsentCount(on socket: SocketIndex) -> Int {
+        state.withLock { $0.unsentCounts[socket] }
+    }
+
+    /// Hands what `from` holds, in order, to `to`, behind what `to` holds: messages no peer received yet, to send
+    /// through another socket. Done by the loop thread, before what is queued after this call is sent.
+    public func moveUnsent(from: SocketIndex, to: SocketIndex) {
+        let wasIdle = state.withLock { state -> Bool in
+            guard !state.stopping else { return false }
+            state.moves.append((from, to))
+            return state.moves.count == 1 && state.outbox.isEmpty
+        }
+        if wasIdle { wakeup.raise() }
+    }
+
     /// Asks the loop to send what is queued, close its sockets and stop; returns once it has. A loop that was
     /// never started closes its sockets at once (queued messages are dropped: nothing was connected to send
     /// them from).
@@ -241,14 +263,17 @@ public final class SocketLoop: @unchecked Sendable {
 
         while true {
             runJobs()
-            let (outgoing, stopping, started) = state.withLock { state in
+            let (outgoing, moves, stopping, started) = state.withLock {
+                state -> ([Outgoing], [(from: SocketIndex, to: SocketIndex)]?, Bool, Bool) in
                 // Before ``start()``, what is queued waits: the sockets are not the thread's yet.
-                guard state.started else { return ([Outgoing](), state.stopping, false) }
+                guard state.started else { return ([Outgoing](), nil, state.stopping, false) }
                 defer { state.outbox = [] }
-                return (state.outbox, state.stopping, true)
+                return (state.outbox, takeMoves(&state), state.stopping, true)
             }
+            if let moves { applyMoves(moves) }
             for index in members.indices where !unsent.waiting[index].isEmpty { sendUnsent(on: index) }
             send(outgoing)
+            if unsent.changed { countUnsent() }
             if stopping { break }
 
             // A socket whose messages go to ``inbound`` is not read while the consumer has not taken what fills it.
@@ -352,6 +377,7 @@ public final class SocketLoop: @unchecked Sendable {
     }
 
     private func hold(_ frames: [Data], on socket: SocketIndex) {
+        unsent.changed = true
         unsent.waiting[socket].append(frames)
         if unsent.waiting[socket].count > Self.unsentLimit {
             unsent.waiting[socket].removeFirst()
@@ -373,13 +399,41 @@ public final class SocketLoop: @unchecked Sendable {
             }
             sent += 1
         }
-        unsent.waiting[socket].removeFirst(sent)
+        if sent > 0 {
+            unsent.waiting[socket].removeFirst(sent)
+            unsent.changed = true
+        }
+    }
+
+    /// The moves asked for since the loop last took them, if any (most loops never move anything: no work then).
+    private func takeMoves(_ state: inout State) -> [(from: SocketIndex, to: SocketIndex)]? {
+        guard !state.moves.isEmpty else { return nil }
+        defer { state.moves = [] }
+        return state.moves
+    }
+
+    /// Hands what each move's socket holds to the other, in order.
+    private func applyMoves(_ moves: [(from: SocketIndex, to: SocketIndex)]) {
+        for move in moves where move.from != move.to && !unsent.waiting[move.from].isEmpty {
+            unsent.waiting[move.to] += unsent.waiting[move.from]
+            unsent.waiting[move.from] = []
+            unsent.changed = true
+        }
+    }
+
+    /// Publishes how many messages each socket holds, once they changed.
+    private func countUnsent() {
+        unsent.changed = false
+        let counts = unsent.waiting.map(\.count)
+        state.withLock { $0.unsentCounts = counts }
     }
 
     /// Per socket, the messages that wait for it to take messages again (``Member``'s `holdsUnsent`).
     /// `@unchecked Sendable`: only the loop thread touches it.
     private final class Unsent: @unchecked Sendable {
         var waiting: [[[Data]]]
+        /// Whether ``waiting`` changed since its counts were published.
+        var changed = false
         init(sockets: Int) { waiting = Array(repeating: [], count: sockets) }
     }
 

@@ -59,14 +59,11 @@ public final class ZMQSocket {
         try ZMQError.check("zmq_connect", detail: endpoint) { zmq_connect(unsafeHandle, endpoint) }
     }
 
-    /// Connects to each endpoint of a comma-separated list (`tcp://a:7400,tcp://b:7400`): the members of a cluster,
-    /// of which only the primary binds. With more than one, messages are queued only to completed connections
-    /// (``setImmediate(_:)``), so that they go to whichever member serves, and a member that stops serving drops
-    /// out. While none does, a message cannot be sent: a ``SocketLoop`` member that holds what it cannot send keeps it
-    /// until one does (a request whose caller gave up meanwhile may then still arrive: pushes are retried with their
-    /// unique keys, saves with their ids).
-    /// Each member is also tried again every half second, without the backoff of a single endpoint: a standby that
-    /// takes over is found within that.
+    /// Connects to each endpoint of a comma-separated list (`tcp://a:7401,tcp://b:7401`): the feed endpoints of a
+    /// cluster's members, of which only the primary binds, so that a SUB socket receives from whichever serves. With
+    /// more than one, messages are queued only to completed connections (``setImmediate(_:)``), and each member is
+    /// tried again every half second, without the backoff of a single endpoint: a standby that takes over is found
+    /// within that.
     public func connect(toEach list: String) throws {
         let endpoints = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         if endpoints.count > 1 {

@@ -414,6 +414,13 @@ struct CoordinatorCommand: AsyncParsableCommand {
         if configuration.cluster != nil {
             service = try ClusterNode(
                 configuration: configuration, logger: logger, services: services, ready: ready,
+                standbyServices: { standby in
+                    guard let httpEndpoint else { return [] }
+                    return [
+                        StandbyHTTPService(endpoint: httpEndpoint, standby: standby, exporter: exporter, logger: logger)
+                        { url in Terminal.line("tributary-coordinator http=\(url)") }
+                    ]
+                },
                 standing: { Terminal.line("tributary-coordinator \($0.line)") })
         } else {
             service = CoordinatorService(configuration: configuration, logger: logger, services: services, ready: ready)

@@ -273,7 +273,7 @@ extension ClusterFailoverTests {
         let bed = try await ClusterTestBed()
         let (a, b, c) = try await bed.primaryWithTwoStandbys()
         let nodes = [a, b, c]
-        // Every client names every node: only the primary binds, so that is where requests go.
+        // Every client names every node: standbys answer NOT_PRIMARY naming the primary, so that is where requests go.
         let listen = nodes.map(\.listen).joined(separator: ",")
         let feedEndpoints = nodes.map(\.feed).joined(separator: ",")
         // Each worker records the attempts it runs: the ledger that shows no job ran on two workers at once.

@@ -47,16 +47,27 @@ class NoReply(Exception):
 
 
 class Client:
-    """Requests on the coordinator's jobs/control socket, one at a time."""
+    """Requests on the coordinator's jobs/control socket, one at a time. `endpoint` may list a cluster's members,
+    comma-separated: a standby answers NOT_PRIMARY naming the primary (it did nothing of the request), and the
+    request goes there instead, under the same id (docs/failover.md)."""
 
     def __init__(self, context, endpoint):
+        self.context = context
+        self.members = [member.strip() for member in endpoint.split(",") if member.strip()] or [endpoint]
+        self.socket = None
+        self.connect(self.members[0])
+        self.last_id = 0
+
+    def connect(self, endpoint):
+        """A DEALER to one member (a fresh peer: nothing sent on the old one is carried over)."""
+        if self.socket is not None:
+            self.socket.close(linger=0)
         self.endpoint = endpoint
-        self.socket = context.socket(zmq.DEALER)
+        self.socket = self.context.socket(zmq.DEALER)
         self.socket.setsockopt(zmq.LINGER, 0)
         self.socket.connect(endpoint)
         self.poller = zmq.Poller()
         self.poller.register(self.socket, zmq.POLLIN)
-        self.last_id = 0
 
     def request(self, **body):
         """Sends Envelope(**body) and returns the reply Envelope that echoes its request id."""
@@ -75,9 +86,23 @@ class Client:
             reply = pb.Envelope.FromString(frames[1])
             if reply.request_id != self.last_id:
                 continue  # unsolicited, or late
+            if reply.WhichOneof("body") == "error" and reply.error.code == pb.NOT_PRIMARY and len(self.members) > 1:
+                self.follow(reply.error)
+                self.socket.send_multipart([SIGNATURE, envelope.SerializeToString()])
+                continue
             if reply.WhichOneof("body") == "error":
                 raise CoordinatorError(reply.error)
             return reply
+
+    def follow(self, error):
+        """A standby answered: to the primary it names, else (an election under way) the next member, after a
+        pause."""
+        named = error.primary.endpoint if error.HasField("primary") else ""
+        if named and named != self.endpoint:
+            return self.connect(named)
+        time.sleep(0.25)
+        self.connect(self.members[(self.members.index(self.endpoint) + 1) % len(self.members)]
+                     if self.endpoint in self.members else self.members[0])
 
 
 def chunks(path, rows_per_job):
@@ -168,8 +193,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--listen", metavar="ENDPOINT",
                         default=os.environ.get("TRIBUTARY_LISTEN", "tcp://127.0.0.1:7400"),
-                        help="the coordinator's jobs/control endpoint (env TRIBUTARY_LISTEN; "
-                             "default tcp://127.0.0.1:7400)")
+                        help="the coordinator's jobs/control endpoint, or a cluster's members' comma-separated "
+                             "(env TRIBUTARY_LISTEN; default tcp://127.0.0.1:7400)")
     parser.add_argument("--entity", metavar="NAME", help="the entity the rows belong to, e.g. PullRequest")
     parser.add_argument("--file", metavar="PATH", help="the NDJSON file: one row (JSON object) per line")
     parser.add_argument("--chunk", type=int, default=1000, metavar="N", help="rows per job (default 1000)")

@@ -334,6 +334,9 @@ class Worker:
         self.draining = None          # why, once draining
         self.next_heartbeat = 0.0
         self.stop_signal = None       # set by the SIGTERM/SIGINT handler
+        # A cluster's members (docs/failover.md): the one connected to; a standby names the primary (NOT_PRIMARY).
+        self.members = [member.strip() for member in self.args.listen.split(",") if member.strip()] or [self.args.listen]
+        self.endpoint = self.members[0]
         self.connect()
 
     # ------------------------------------------------------------------ the socket
@@ -344,7 +347,26 @@ class Worker:
             self.socket.close(linger=0)
         self.socket = self.context.socket(zmq.DEALER)
         self.socket.setsockopt(zmq.LINGER, 0)
-        self.socket.connect(self.args.listen)
+        self.socket.connect(self.endpoint)
+
+    def next_member(self):
+        """The member after the one connected to (an election under way, or the one connected to is gone)."""
+        if len(self.members) > 1:
+            at = self.members.index(self.endpoint) if self.endpoint in self.members else -1
+            self.endpoint = self.members[(at + 1) % len(self.members)]
+
+    def follow(self, error):
+        """A standby answered NOT_PRIMARY: to the primary it names (else the next member, after a pause), as a new
+        peer that registers again. The standby did nothing of what it was sent."""
+        named = error.primary.endpoint if error.HasField("primary") else ""
+        if named and named != self.endpoint:
+            self.endpoint = named
+        else:
+            time.sleep(0.25)
+            self.next_member()
+        log(f"{error.message}; moving to {self.endpoint}")
+        self.connect()
+        self.register_again(f"NOT_PRIMARY from a standby")
 
     def send(self, **body):
         """Sends one Envelope with a fresh request id (every message gets one, so an Error can be matched)."""
@@ -382,7 +404,7 @@ class Worker:
         self.registered_after = self.hello_id
         self.hello_id = None
         self.model = load_model(welcome.model_json)
-        log(f"registered as {self.worker_id} at {self.args.listen} ({KIND}, concurrency {self.args.concurrency}, "
+        log(f"registered as {self.worker_id} at {self.endpoint} ({KIND}, concurrency {self.args.concurrency}, "
             f"liveness {welcome.liveness} × {self.args.heartbeat_ms} ms)")
         self.next_heartbeat = time.monotonic() + self.args.heartbeat_ms / 1000
         if self.draining:
@@ -542,6 +564,13 @@ class Worker:
 
     def on_error(self, rid, error):
         name = pb.ErrorCode.Name(error.code)
+        if error.code == pb.NOT_PRIMARY:
+            # Whatever it answered (the hello, a heartbeat, a save), this connection reaches a standby; an answer to
+            # something sent before the last hello is stale.
+            latest = self.hello_id if self.hello_id is not None else self.registered_after
+            if rid >= latest:
+                self.follow(error)
+            return
         if rid in self.saves:
             return self.on_save_error(self.saves.pop(rid), error)
         if rid == self.hello_id:
@@ -573,7 +602,8 @@ class Worker:
                 if now - self.hello_sent_at >= 1:  # SHUTTING_DOWN a moment ago
                     self.hello()
             elif self.hello_id is not None and now - self.hello_sent_at > HELLO_TIMEOUT_S:
-                log(f"no Welcome from {self.args.listen} within {HELLO_TIMEOUT_S} s; trying again")
+                log(f"no Welcome from {self.endpoint} within {HELLO_TIMEOUT_S} s; trying again")
+                self.next_member()
                 self.connect()
                 self.hello()
             if self.worker_id is not None:
@@ -582,6 +612,7 @@ class Worker:
                     self.next_heartbeat = now + self.args.heartbeat_ms / 1000
                 stuck = [job for job in self.jobs.values() if job.in_flight and now - job.sent_at > SAVE_TIMEOUT_S]
                 if stuck:
+                    self.next_member()
                     self.connect()
                     self.register_again(f"no answer to a save of job {stuck[0].id} within {SAVE_TIMEOUT_S} s")
                     continue
@@ -608,8 +639,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--listen", metavar="ENDPOINT",
                         default=os.environ.get("TRIBUTARY_LISTEN", "tcp://127.0.0.1:7400"),
-                        help="the coordinator's jobs/control endpoint (env TRIBUTARY_LISTEN; "
-                             "default tcp://127.0.0.1:7400)")
+                        help="the coordinator's jobs/control endpoint, or a cluster's members' comma-separated "
+                             "(env TRIBUTARY_LISTEN; default tcp://127.0.0.1:7400)")
     parser.add_argument("--name", default=f"{socket.gethostname()}:{os.getpid()}",
                         help="the name shown in `tributary status` (default host:pid)")
     parser.add_argument("--concurrency", type=int, default=1, metavar="N",

@@ -11,6 +11,8 @@ public final class MetricsExporter: Sendable {
     let registry: PrometheusCollectorRegistry
     private let subscriberGauges = Mutex<Set<String>>([])
     private let queueGauges = Mutex<Set<String>>([])
+    /// The standbys whose lag has a series.
+    private let standbyGauges = Mutex<Set<String>>([])
 
     /// Makes the registry and bootstraps swift-metrics with it, with each family's HELP text and buckets for the
     /// coordinator's histograms.
@@ -63,15 +65,12 @@ public final class MetricsExporter: Sendable {
         gauge(MetricNames.historyOldestSeq).set(Double(status.oldestHistorySeq))
         gauge(MetricNames.historyNewestSeq).set(Double(status.lastSeq))
         if let cluster = status.cluster {
+            gauge(MetricNames.clusterPrimary).set(1.0)
             gauge(MetricNames.clusterEpoch).set(Double(cluster.epoch))
             gauge(MetricNames.clusterWritesBlocked).set(cluster.writesBlocked ? 1.0 : 0.0)
             gauge(MetricNames.clusterHeldWrites).set(Double(cluster.heldWrites))
             gauge(MetricNames.clusterStandbysInSync).set(Double(cluster.standbys.filter(\.inSync).count))
-            // Standbys are the cluster's members, a handful: each keeps its series.
-            for standby in cluster.standbys {
-                gauge(MetricNames.clusterStandbyLagRecords, [("standby", standby.name)])
-                    .set(Double(standby.lagRecords))
-            }
+            standbyLags(cluster.standbys)
         }
         if let resident = Self.residentMemoryBytes() { gauge(MetricNames.processResidentMemory).set(Double(resident)) }
         queueGauges.withLock { known in
@@ -113,6 +112,40 @@ public final class MetricsExporter: Sendable {
     }
 
     private static let maximumQueueSeries = 64
+
+    /// The metrics of a cluster's standby (its HTTP endpoint's `/metrics`): the process's counters, and its own
+    /// replication read now; the primary's gauges read 0 and its standbys' lag series go.
+    func scrape(standby: StandbyState) -> [UInt8] {
+        let status = standby.status()
+        gauge(MetricNames.clusterPrimary).set(0.0)
+        gauge(MetricNames.clusterEpoch).set(Double(status.epoch))
+        gauge(MetricNames.clusterStandbyLastRecord).set(Double(status.lastRecord))
+        gauge(MetricNames.clusterStandbySecondsSinceRecord).set(status.secondsSinceRecord)
+        gauge(MetricNames.clusterWritesBlocked).set(0.0)
+        gauge(MetricNames.clusterHeldWrites).set(0.0)
+        gauge(MetricNames.clusterStandbysInSync).set(0.0)
+        standbyLags([])
+        if let resident = Self.residentMemoryBytes() { gauge(MetricNames.processResidentMemory).set(Double(resident)) }
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(16_384)
+        registry.emit(into: &buffer)
+        return buffer
+    }
+
+    /// Sets each standby's lag, and retires the series of standbys no longer listed. Standbys are the cluster's
+    /// members, a handful: each keeps its series while its primary lists it.
+    private func standbyLags(_ standbys: [ClusterStatus.Standby]) {
+        standbyGauges.withLock { known in
+            for standby in standbys {
+                gauge(MetricNames.clusterStandbyLagRecords, [("standby", standby.name)]).set(Double(standby.lagRecords))
+            }
+            let names = Set(standbys.map(\.name))
+            for name in known.subtracting(names) {
+                registry.unregisterGauge(gauge(MetricNames.clusterStandbyLagRecords, [("standby", name)]))
+            }
+            known = names
+        }
+    }
 
     /// The process's resident memory: the second number of `/proc/self/statm` (pages), in bytes; nil where there is
     /// no such file. A read of the kernel's memory, not of a disk.

@@ -191,7 +191,7 @@ struct Routes: Sendable {
         switch code {
         case "UNKNOWN_JOB": .notFound
         case "INVALID_REQUEST", "UNKNOWN_ENTITY", "WRONG_TYPE", "MALFORMED_FRAME", "UNKNOWN_MESSAGE": .badRequest
-        case "SHUTTING_DOWN", "STORE_UNWRITABLE", "TOO_MANY_REQUESTS": .serviceUnavailable
+        case "SHUTTING_DOWN", "STORE_UNWRITABLE", "TOO_MANY_REQUESTS", "NOT_PRIMARY": .serviceUnavailable
         default: .internalServerError
         }
     }

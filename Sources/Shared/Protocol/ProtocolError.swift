@@ -72,6 +72,7 @@ public struct ProtocolError: Error, CustomStringConvertible, Sendable, Equatable
         case .unsupported: "UNSUPPORTED"
         case .storeUnwritable: "STORE_UNWRITABLE"
         case .feedRewritten: "FEED_REWRITTEN"
+        case .notPrimary: "NOT_PRIMARY"
         case .unspecified: "ERROR_CODE_UNSPECIFIED"
         case .UNRECOGNIZED(let value): "ERROR_CODE_\(value)"
         }

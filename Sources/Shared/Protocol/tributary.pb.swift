@@ -108,6 +108,10 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
   /// read-only (the message names which). Nothing of the request was done; it may be sent
   /// again once the store can be written (a worker's save waits and retries by itself)
   case feedRewritten // = 24
+
+  /// took back commits it had seen, or the store was restored from a replica or backup):
+  /// Error.seq is the first commit that may differ; take a snapshot (docs/feed.md)
+  case notPrimary // = 25
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -141,6 +145,7 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
     case 22: self = .unsupported
     case 23: self = .storeUnwritable
     case 24: self = .feedRewritten
+    case 25: self = .notPrimary
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -172,6 +177,7 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
     case .unsupported: return 22
     case .storeUnwritable: return 23
     case .feedRewritten: return 24
+    case .notPrimary: return 25
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -203,6 +209,7 @@ public nonisolated enum Tributary_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
     .unsupported,
     .storeUnwritable,
     .feedRewritten,
+    .notPrimary,
   ]
 
 }
@@ -1109,6 +1116,41 @@ public nonisolated struct Tributary_V1_Error: Sendable {
 
   /// FEED_REWRITTEN: the first commit that may differ from what the subscriber saw (exact when
   public var seq: UInt64 = 0
+
+  /// the store knows the subscriber's epoch; else the histories part there or earlier)
+  public var primary: Tributary_V1_ClusterPrimary {
+    get {_primary ?? Tributary_V1_ClusterPrimary()}
+    set {_primary = newValue}
+  }
+  /// Returns true if `primary` has been explicitly set.
+  public var hasPrimary: Bool {self._primary != nil}
+  /// Clears the value of `primary`. Subsequent reads from it will return its default value.
+  public mutating func clearPrimary() {self._primary = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _primary: Tributary_V1_ClusterPrimary? = nil
+}
+
+/// A cluster's primary as one of its standbys knows it (docs/failover.md): where to send requests instead.
+public nonisolated struct Tributary_V1_ClusterPrimary: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the member's name (--name)
+  public var name: String = String()
+
+  /// its jobs/control endpoint, as it advertises it
+  public var endpoint: String = String()
+
+  /// its feed endpoint, as it advertises it
+  public var feed: String = String()
+
+  /// the epoch it leads under
+  public var epoch: Int64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -3283,7 +3325,7 @@ public nonisolated struct Tributary_V1_HistoryRecord: Sendable {
 fileprivate nonisolated let _protobuf_package = "tributary.v1"
 
 nonisolated extension Tributary_V1_ErrorCode: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}MALFORMED_FRAME\0\u{1}UNKNOWN_MESSAGE\0\u{1}UNKNOWN_ENTITY\0\u{1}UNKNOWN_ATTRIBUTE\0\u{1}WRONG_TYPE\0\u{1}TOO_LARGE\0\u{1}UNKNOWN_WORKER\0\u{1}UNKNOWN_JOB\0\u{1}STALE_LEASE\0\u{1}CONSTRAINT_VIOLATION\0\u{1}INVALID_REQUEST\0\u{1}SHUTTING_DOWN\0\u{1}INTERNAL\0\u{1}JOB_CANCELLED\0\u{1}HISTORY_PRUNED\0\u{1}UNKNOWN_SNAPSHOT\0\u{1}UNKNOWN_SUBSCRIBER\0\u{1}MERGE_CONFLICT\0\u{1}INVALID_PREDICATE\0\u{1}TOO_MANY_REQUESTS\0\u{1}FORBIDDEN\0\u{1}UNSUPPORTED\0\u{1}STORE_UNWRITABLE\0\u{1}FEED_REWRITTEN\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}MALFORMED_FRAME\0\u{1}UNKNOWN_MESSAGE\0\u{1}UNKNOWN_ENTITY\0\u{1}UNKNOWN_ATTRIBUTE\0\u{1}WRONG_TYPE\0\u{1}TOO_LARGE\0\u{1}UNKNOWN_WORKER\0\u{1}UNKNOWN_JOB\0\u{1}STALE_LEASE\0\u{1}CONSTRAINT_VIOLATION\0\u{1}INVALID_REQUEST\0\u{1}SHUTTING_DOWN\0\u{1}INTERNAL\0\u{1}JOB_CANCELLED\0\u{1}HISTORY_PRUNED\0\u{1}UNKNOWN_SNAPSHOT\0\u{1}UNKNOWN_SUBSCRIBER\0\u{1}MERGE_CONFLICT\0\u{1}INVALID_PREDICATE\0\u{1}TOO_MANY_REQUESTS\0\u{1}FORBIDDEN\0\u{1}UNSUPPORTED\0\u{1}STORE_UNWRITABLE\0\u{1}FEED_REWRITTEN\0\u{1}NOT_PRIMARY\0")
 }
 
 nonisolated extension Tributary_V1_MergePolicy: SwiftProtobuf._ProtoNameProviding {
@@ -4269,7 +4311,7 @@ nonisolated extension Tributary_V1_Envelope: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Tributary_V1_Error: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Error"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{1}message\0\u{3}job_id\0\u{1}conflicts\0\u{1}seq\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{1}message\0\u{3}job_id\0\u{1}conflicts\0\u{1}seq\0\u{1}primary\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4282,12 +4324,17 @@ nonisolated extension Tributary_V1_Error: SwiftProtobuf.Message, SwiftProtobuf._
       case 3: try { try decoder.decodeSingularUInt64Field(value: &self.jobID) }()
       case 4: try { try decoder.decodeRepeatedMessageField(value: &self.conflicts) }()
       case 5: try { try decoder.decodeSingularUInt64Field(value: &self.seq) }()
+      case 6: try { try decoder.decodeSingularMessageField(value: &self._primary) }()
       default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
     if self.code != .unspecified {
       try visitor.visitSingularEnumField(value: self.code, fieldNumber: 1)
     }
@@ -4303,6 +4350,9 @@ nonisolated extension Tributary_V1_Error: SwiftProtobuf.Message, SwiftProtobuf._
     if self.seq != 0 {
       try visitor.visitSingularUInt64Field(value: self.seq, fieldNumber: 5)
     }
+    try { if let v = self._primary {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4312,6 +4362,52 @@ nonisolated extension Tributary_V1_Error: SwiftProtobuf.Message, SwiftProtobuf._
     if lhs.jobID != rhs.jobID {return false}
     if lhs.conflicts != rhs.conflicts {return false}
     if lhs.seq != rhs.seq {return false}
+    if lhs._primary != rhs._primary {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Tributary_V1_ClusterPrimary: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ClusterPrimary"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}endpoint\0\u{1}feed\0\u{1}epoch\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.endpoint) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.feed) }()
+      case 4: try { try decoder.decodeSingularInt64Field(value: &self.epoch) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
+    }
+    if !self.endpoint.isEmpty {
+      try visitor.visitSingularStringField(value: self.endpoint, fieldNumber: 2)
+    }
+    if !self.feed.isEmpty {
+      try visitor.visitSingularStringField(value: self.feed, fieldNumber: 3)
+    }
+    if self.epoch != 0 {
+      try visitor.visitSingularInt64Field(value: self.epoch, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Tributary_V1_ClusterPrimary, rhs: Tributary_V1_ClusterPrimary) -> Bool {
+    if lhs.name != rhs.name {return false}
+    if lhs.endpoint != rhs.endpoint {return false}
+    if lhs.feed != rhs.feed {return false}
+    if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -51,7 +51,7 @@ struct DemoCommand: AsyncParsableCommand {
 
     func run() async throws {
         if failover {
-            try EtcdProcess.installIfMissing()
+            try await EtcdProcess.installIfMissing()
             var demo = FailoverDemo()
             demo.rows = rows
             demo.users = users

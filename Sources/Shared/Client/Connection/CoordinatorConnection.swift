@@ -11,7 +11,8 @@ import ZeroMQ
 /// envelope's `requires`, and is never answered with what a coordinator without it made of the request
 /// (``request(_:timeout:resendAs:)``). Messages that answer no request (job assignments, unsolicited errors) arrive on
 /// ``messages``, in the batches they arrived in. ZeroMQ reconnects in the background, with a backoff of 1 s doubling to
-/// 32 s.
+/// 32 s. Given a cluster's members, it talks to one at a time and follows the primary: a standby's `NOT_PRIMARY`
+/// names it, and a member left unconnected gives way to the next (docs/failover.md, "Clients").
 ///
 /// ```swift
 /// let connection = try CoordinatorConnection(endpoint: "tcp://127.0.0.1:7400")
@@ -30,6 +31,12 @@ public final class CoordinatorConnection: Sendable {
         let timeout: Duration
         /// What ``resendPendingRequests()`` sends again under the same request id; nil: never sent again.
         var resend: Resend? = nil
+        /// The request as sent: what goes to the primary when a standby answers it `NOT_PRIMARY`.
+        let frames: [Data]
+        /// When a standby last answered it `NOT_PRIMARY`.
+        var redirected: ContinuousClock.Instant? = nil
+        /// When to send it again, after a `NOT_PRIMARY` that named no primary or came soon after another.
+        var retryAt: ContinuousClock.Instant? = nil
     }
 
     /// A request to send again, under its id, when the coordinator may have lost it.
@@ -81,11 +88,16 @@ public final class CoordinatorConnection: Sendable {
         var closedError: ProtocolError?
         /// Set once ``messages`` is finished: nobody registers anew, so no request waits for a copy sent after.
         var messagesFinished = false
+        /// Since when the member sent to holds what it cannot send (it is not connected): the next is tried after
+        /// ``ClusterMembers/unreachableAfter``.
+        var heldSince: (member: Int, since: ContinuousClock.Instant)?
         var closed: Bool { closedError != nil }
     }
 
     private let context: ZMQContext
     private let loop: SocketLoop
+    /// The endpoints a request may go to (a cluster's members), and which one it goes to now.
+    private let members: ClusterMembers
     private let pending = Mutex(Pending())
     private let nextRequestID = Atomic<UInt64>(1)
     /// The protocol version of the coordinator's last message (0 until one arrives).
@@ -95,32 +107,42 @@ public final class CoordinatorConnection: Sendable {
     /// Connects to `endpoint`; the connection is made in the background.
     /// - Parameters:
     ///   - endpoint: the coordinator's jobs/control endpoint (`tcp://127.0.0.1:7400`), or a cluster's members'
-    ///     endpoints, comma-separated: requests go to whichever serves (its primary; `ZMQSocket.connect(toEach:)`).
+    ///     endpoints, comma-separated: requests go to one member at a time, its primary once found (a standby
+    ///     answers `NOT_PRIMARY` naming it; a member not connected for a second gives way to the next). Given one
+    ///     endpoint, a `NOT_PRIMARY` answer is thrown.
     ///   - curve: the peer's CURVE keys, for a coordinator that runs with CURVE; nil takes them from the
     ///     environment (`TRIBUTARY_CURVE_SECRET`, `TRIBUTARY_SERVER_KEY`), else connects without.
     ///   - context: the ZeroMQ context; nil uses the process's (`ZMQContext.shared()`).
     public init(endpoint: String, curve: CurveClientKeys? = nil, context: ZMQContext? = nil) throws {
         self.endpoint = endpoint
-        self.context = try context ?? ZMQContext.shared()
-        let socket = try self.context.makeSocket(.dealer)
-        if let keys = try curve ?? CurveClientKeys.resolve(secretFile: nil, serverKeyFile: nil) {
-            try keys.apply(to: socket)
-        }
-        try socket.setMaximumMessageSize(Limits.maximumMessageBytes)
-        try socket.setReconnectInterval(initial: 1000, maximum: 32_000)
-        try socket.setSendHighWaterMark(0)
-        try socket.setLinger(milliseconds: 2000)
-        try socket.connect(toEach: endpoint)
+        let context = try context ?? ZMQContext.shared()
+        self.context = context
+        let members = ClusterMembers(endpoint)
+        self.members = members
+        let keys = try curve ?? CurveClientKeys.resolve(secretFile: nil, serverKeyFile: nil)
         // Replies are handed to their waiters on the loop thread as they arrive: no task is woken in between.
         let receiver = Receiver()
-        loop = try SocketLoop(
-            name: "tributary-dealer",
-            sockets: [
-                .init(
-                    socket, receives: true, coalesce: { EnvelopePacking.coalesce($0) },
-                    // With several endpoints (a cluster's members), what is sent while none serves waits for one.
-                    consume: { receiver.connection?.deliver($0) }, holdsUnsent: true)
-            ])
+        // A socket per member, so that each request goes to the one chosen.
+        let sockets = try members.endpoints.indices.map { index in
+            let socket = try context.makeSocket(.dealer)
+            if let keys { try keys.apply(to: socket) }
+            try socket.setMaximumMessageSize(Limits.maximumMessageBytes)
+            try socket.setSendHighWaterMark(0)
+            try socket.setLinger(milliseconds: 2000)
+            if members.isCluster {
+                // Queued only to a completed connection: what a member not connected cannot take is held by the
+                // loop (and handed to the next member), rather than lost with a connection that never comes.
+                try socket.setImmediate(true)
+                try socket.setReconnectInterval(initial: 500, maximum: 0)
+            } else {
+                try socket.setReconnectInterval(initial: 1000, maximum: 32_000)
+            }
+            try socket.connect(members.endpoints[index])
+            return SocketLoop.Member(
+                socket, receives: true, coalesce: { EnvelopePacking.coalesce($0) },
+                consume: { receiver.connection?.deliver($0, from: index) }, holdsUnsent: true)
+        }
+        loop = try SocketLoop(name: "tributary-dealer", sockets: sockets)
         (messages, messagesContinuation) = AsyncStream.makeStream(of: [Tributary_V1_Envelope].self)
         receiver.connection = self
         loop.start()
@@ -133,9 +155,10 @@ public final class CoordinatorConnection: Sendable {
             failAll(ProtocolError(.shuttingDown, "the connection to \(endpoint) was closed"))
             messagesContinuation.finish()
         }
-        // One timer for every request's deadline, rather than a task per request.
+        // One timer for every request's deadline (and a cluster's member to send to), rather than a task per request.
         Task.detached { [weak self] in
             while let connection = self, connection.expireOverdueRequests() {
+                connection.followPrimary()
                 try? await Task.sleep(for: Self.deadlineResolution)
             }
         }
@@ -146,7 +169,7 @@ public final class CoordinatorConnection: Sendable {
 
     /// Sends a message that expects no reply.
     public func send(_ body: Tributary_V1_Envelope.OneOf_Body) {
-        loop.send(Wire.frames(Wire.envelope(0, body)), on: 0)
+        loop.send(Wire.frames(Wire.envelope(0, body)), on: members.target)
     }
 
     /// The protocol version the coordinator announced in its last message, or nil before any arrived (1: it
@@ -195,7 +218,7 @@ public final class CoordinatorConnection: Sendable {
         _ body: Tributary_V1_Envelope.OneOf_Body, requires: Set<Capability>, timeout: Duration, resend: Resend? = nil
     ) async throws -> Tributary_V1_Envelope {
         let requestID = nextRequestID.add(1, ordering: .relaxed).oldValue
-        let envelope = Wire.envelope(requestID, body, requires: requires)
+        let frames = Wire.frames(Wire.envelope(requestID, body, requires: requires))
         return try await withTaskCancellationHandler {
             // Unsafe rather than checked: each waiter is resumed once, by whoever takes it out of `pending`.
             try await withUnsafeThrowingContinuation { continuation in
@@ -205,14 +228,15 @@ public final class CoordinatorConnection: Sendable {
                     // checked under the lock the handler takes, so one of the two sees the other.
                     if Task.isCancelled { return CancellationError() }
                     pending.waiters[requestID] = Waiter(
-                        reply: .task(continuation), deadline: .now + timeout, timeout: timeout, resend: resend)
+                        reply: .task(continuation), deadline: .now + timeout, timeout: timeout, resend: resend,
+                        frames: frames)
                     return nil
                 }
                 if let refusal {
                     continuation.resume(throwing: refusal)
                     return
                 }
-                loop.send(Wire.frames(envelope), on: 0)
+                loop.send(frames, on: members.target)
             }
         } onCancel: {
             fail(requestID, CancellationError())
@@ -245,15 +269,16 @@ public final class CoordinatorConnection: Sendable {
         _ body: Tributary_V1_Envelope.OneOf_Body, requires: Set<Capability>, timeout: Duration
     ) throws -> Tributary_V1_Envelope {
         let requestID = nextRequestID.add(1, ordering: .relaxed).oldValue
-        let envelope = Wire.envelope(requestID, body, requires: requires)
+        let frames = Wire.frames(Wire.envelope(requestID, body, requires: requires))
         let thread = BlockedThread()
         let refusal = pending.withLock { pending -> (any Error)? in
             if let closedError = pending.closedError { return closedError }
-            pending.waiters[requestID] = Waiter(reply: .thread(thread), deadline: .now + timeout, timeout: timeout)
+            pending.waiters[requestID] = Waiter(
+                reply: .thread(thread), deadline: .now + timeout, timeout: timeout, frames: frames)
             return nil
         }
         if let refusal { throw refusal }
-        loop.send(Wire.frames(envelope), on: 0)
+        loop.send(frames, on: members.target)
         // The deadline is kept here too, not only by the timer task: a thread blocked outside Swift concurrency does
         // not depend on the cooperative pool to be failed in time.
         if let outcome = thread.wait(until: .after(timeout + Self.deadlineResolution)) {
@@ -275,8 +300,9 @@ public final class CoordinatorConnection: Sendable {
         let again = pending.withLock { pending in
             pending.waiters.compactMap { id, waiter in waiter.resend.map { (id, $0) } }
         }
+        let target = members.target
         for (requestID, resend) in again.sorted(by: { $0.0 < $1.0 }) {
-            loop.send(Wire.frames(Wire.envelope(requestID, resend.body, requires: resend.requires)), on: 0)
+            loop.send(Wire.frames(Wire.envelope(requestID, resend.body, requires: resend.requires)), on: target)
         }
     }
 
@@ -334,11 +360,16 @@ public final class CoordinatorConnection: Sendable {
     }
 
     /// Hands replies to their waiters and yields the rest to ``messages``; on the loop thread, never waits.
-    private func deliver(_ frames: [Data]) {
+    /// - Parameter member: the index of the member (its socket) the message came from.
+    private func deliver(_ frames: [Data], from member: Int) {
         guard let decoded = try? Wire.decodeEach(frames[...]) else { return }
         var unsolicited: [Tributary_V1_Envelope] = []
         for case .success(let sized) in decoded {
             let envelope = sized.envelope
+            if members.isCluster, case .error(let error) = envelope.body, error.code == .notPrimary {
+                redirect(envelope.requestID, answeredBy: member, naming: error.hasPrimary ? error.primary : nil)
+                continue
+            }
             heardVersion.store(ProtocolVersion.of(envelope), ordering: .relaxed)
             let waiter =
                 envelope.requestID == 0
@@ -362,6 +393,65 @@ public final class CoordinatorConnection: Sendable {
             }
         }
         if !unsolicited.isEmpty { messagesContinuation.yield(unsolicited) }
+    }
+
+    /// A standby answered `NOT_PRIMARY` (on the loop thread): requests go to the primary it names from now on (the
+    /// next member when it names none, or one not among these), and the request it answered is sent there under
+    /// its id: the standby did nothing of it. A request redirected again within a second, or with no primary named,
+    /// is sent after ``ClusterMembers/redirectPause``.
+    private func redirect(_ requestID: UInt64, answeredBy member: Int, naming primary: Tributary_V1_ClusterPrimary?) {
+        let named = primary.flatMap { members.index(of: $0.endpoint) }.flatMap { $0 == member ? nil : $0 }
+        let next = named ?? members.next(after: member)
+        if members.move(from: member, to: next) { loop.moveUnsent(from: member, to: next) }
+        guard requestID != 0 else { return }
+        let now = ContinuousClock.now
+        let frames = pending.withLock { pending -> [Data]? in
+            guard let waiter = pending.waiters[requestID] else { return nil }
+            let again = waiter.redirected.map { now - $0 < .seconds(1) } ?? false
+            pending.waiters[requestID]?.redirected = now
+            guard named == nil || again else { return waiter.frames }
+            pending.waiters[requestID]?.retryAt = now + ClusterMembers.redirectPause
+            return nil
+        }
+        if let frames { loop.send(frames, on: members.target) }
+    }
+
+    /// For a cluster's members, each tick of the deadline timer: sends what a `NOT_PRIMARY` put off and is now due,
+    /// hands what other members' sockets hold to the member sent to, and gives way to the next member when that
+    /// one has held what it was sent for ``ClusterMembers/unreachableAfter`` (it is not connected: stopped, or no
+    /// longer bound). Held messages never reached a member, so any may take them.
+    private func followPrimary() {
+        guard members.isCluster else { return }
+        let now = ContinuousClock.now
+        let target = members.target
+        for index in members.endpoints.indices where index != target && loop.unsentCount(on: index) > 0 {
+            loop.moveUnsent(from: index, to: target)
+        }
+        let held = loop.unsentCount(on: target) > 0
+        let (due, giveWay) = pending.withLock { pending -> ([(UInt64, [Data])], Bool) in
+            var due: [(UInt64, [Data])] = []
+            for (id, waiter) in pending.waiters where waiter.retryAt.map({ $0 <= now }) == true {
+                pending.waiters[id]?.retryAt = nil
+                due.append((id, waiter.frames))
+            }
+            guard held else {
+                pending.heldSince = nil
+                return (due, false)
+            }
+            guard let heldSince = pending.heldSince, heldSince.member == target else {
+                pending.heldSince = (target, now)
+                return (due, false)
+            }
+            guard now - heldSince.since >= ClusterMembers.unreachableAfter else { return (due, false) }
+            pending.heldSince = nil
+            return (due, true)
+        }
+        if giveWay {
+            let next = members.next(after: target)
+            if members.move(from: target, to: next) { loop.moveUnsent(from: target, to: next) }
+        }
+        let sendTo = members.target
+        for (_, frames) in due.sorted(by: { $0.0 < $1.0 }) { loop.send(frames, on: sendTo) }
     }
 
     private func fail(_ requestID: UInt64, _ error: any Error) {

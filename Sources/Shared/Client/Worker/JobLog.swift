@@ -18,14 +18,27 @@ public final class JobLog: Sendable {
     }
 
     private let descriptor: Int32
-    private let queue = DispatchQueue(label: "tributary.job-log")
+    private let queue: DispatchQueue
     private let pid = getpid()
 
-    /// Opens `path` for appending, creating it when missing.
+    private init(descriptor: Int32, queue: DispatchQueue) {
+        self.descriptor = descriptor
+        self.queue = queue
+    }
+
+    /// Opens `path` for appending, creating it when missing, on the log's queue.
     /// - Throws: ``JobLogError`` naming the path and the system's reason when it cannot be opened.
-    public init(path: String) throws {
-        descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw JobLogError(path: path, reason: String(cString: strerror(errno))) }
+    public static func open(path: String) async throws -> JobLog {
+        let queue = DispatchQueue(label: "tributary.job-log")
+        return try await withCheckedThrowingContinuation { (opened: CheckedContinuation<JobLog, any Error>) in
+            queue.async {
+                let descriptor = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+                guard descriptor >= 0 else {
+                    return opened.resume(throwing: JobLogError(path: path, reason: String(cString: strerror(errno))))
+                }
+                opened.resume(returning: JobLog(descriptor: descriptor, queue: queue))
+            }
+        }
     }
 
     /// Appends an attempt's start or end (with its `outcome`); returns at once.

@@ -22,7 +22,8 @@ public struct WorkerService: Service {
     }
 
     public func run() async throws {
-        let jobLog = try configuration.jobLogPath.map(JobLog.init(path:))
+        let jobLog: JobLog? =
+            if let path = configuration.jobLogPath { try await JobLog.open(path: path) } else { nil }
         do {
             try await serve(jobLog: jobLog)
         } catch {
@@ -214,6 +215,10 @@ public struct WorkerService: Service {
                 return model
             } catch let error as ProtocolError where error.code == .internal {
                 logger.notice("waiting for the coordinator", metadata: ["endpoint": "\(connection.endpoint)"])
+            } catch let error as ProtocolError where error.code == .notPrimary {
+                // Given a standby's endpoint alone (a cluster's members give the primary's): it may be promoted.
+                logger.warning("waiting for the member to be primary: \(error.message)")
+                try await Task.sleep(for: .seconds(1))
             } catch let error as ProtocolError where error.code == .unsupported {
                 // The coordinator would serve this worker without a capability it needs (one without queues: jobs of
                 // every queue), so it takes no job. An older coordinator registered it all the same: the goodbye

@@ -79,13 +79,19 @@ extension ClusterNode {
         let writer = StoreWriter(store: store, logger: logger, answersWaiting: {})
         let name = settings.name
         let snapshot = Mutex<String?>(nil)
+        let state = StandbyState(cluster: settings.cluster, node: name, leader: leader, epoch: epoch)
         let group = Mutex<ServiceGroup?>(nil)
         let link = ReplicaLink(
             primary: leader.replication, name: name, context: try ZMQContext.shared(),
-            hello: { try await store.replicationHello(name: name) },
+            hello: {
+                let hello = try await store.replicationHello(name: name)
+                state.began(at: hello.tail.position)
+                return hello
+            },
             apply: { records, epoch in
                 let applied = try await writer.write(
                     StoreWrite<(ReplicationTail, ReplicationRefusal?)>.applyRecords(records, from: epoch))
+                state.applied(through: applied.0.position)
                 // Nobody answers a standby's writes: taken, so that they do not gather.
                 _ = writer.takeAnswers()
                 return applied
@@ -95,9 +101,12 @@ extension ClusterNode {
                 guard let running = group.withLock({ $0 }) else { return }
                 Task { await running.triggerGracefulShutdown() }
             }, logger: logger)
+        // Clients that reach this node are told where the primary is.
+        let router = StandbyRouter(
+            configuration: configuration, primary: leader, epoch: epoch, name: name, logger: logger)
         let services = ServiceGroup(
             configuration: .init(
-                services: ([writer.pipeline, writer, link] as [any Service]).map {
+                services: ([writer.pipeline, writer, link, router] + standbyServices(state)).map {
                     .init(
                         service: $0, successTerminationBehavior: .gracefullyShutdownGroup,
                         failureTerminationBehavior: .gracefullyShutdownGroup)

@@ -13,7 +13,7 @@ import ZeroMQ
 ///   in etcd who holds every acknowledged commit (`SyncStateKeeper`). Once its leadership lapses (its own clock) it
 ///   releases nothing more and abandons what it held, then stops serving.
 /// - **standby** (another member leads): the store, its writer and a `ReplicaLink` applying the primary's records.
-///   It binds nothing for clients.
+///   Its jobs/control endpoint answers every request `NOT_PRIMARY`, naming the primary (`StandbyRouter`).
 ///
 /// A node that is neither (no leader yet, or the leader key still names this node's previous run) waits. At graceful
 /// shutdown the role stops first (a primary drains as a coordinator does), then the election resigns.
@@ -23,6 +23,7 @@ public struct ClusterNode: Service {
     let logger: Logger
     let services: @Sendable (CoordinatorServer) -> [any Service]
     let ready: @Sendable (CoordinatorServer) -> Void
+    let standbyServices: @Sendable (StandbyState) -> [any Service]
     let standing: @Sendable (ClusterStanding) -> Void
 
     /// A member of the cluster `configuration.cluster` names.
@@ -33,12 +34,14 @@ public struct ClusterNode: Service {
     ///   - services: more services beside the router while primary (the HTTP endpoint), as ``CoordinatorService``
     ///     takes them.
     ///   - ready: called each time the node serves as primary, as ``CoordinatorService`` calls it.
+    ///   - standbyServices: more services beside the standby's while it follows a primary (its HTTP endpoint).
     ///   - standing: told each role the node takes.
     /// - Throws: ``ConfigurationError`` when the configuration names no cluster.
     public init(
         configuration: CoordinatorConfiguration, logger: Logger,
         services: @escaping @Sendable (CoordinatorServer) -> [any Service] = { _ in [] },
         ready: @escaping @Sendable (CoordinatorServer) -> Void = { _ in },
+        standbyServices: @escaping @Sendable (StandbyState) -> [any Service] = { _ in [] },
         standing: @escaping @Sendable (ClusterStanding) -> Void = { _ in }
     ) throws {
         guard let settings = configuration.cluster else {
@@ -49,6 +52,7 @@ public struct ClusterNode: Service {
         self.logger = logger
         self.services = services
         self.ready = ready
+        self.standbyServices = standbyServices
         self.standing = standing
     }
 

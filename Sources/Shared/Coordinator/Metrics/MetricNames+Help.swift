@@ -29,7 +29,11 @@ extension MetricNames {
         walBytes: "Size of the store's write-ahead log.",
         storeWritable:
             "1 while the store can be written; 0 after a write was refused for a full disk or a read-only filesystem.",
-        clusterEpoch: "The leader epoch this primary of a cluster writes under.",
+        clusterEpoch:
+            "The leader epoch a cluster's primary writes under (on a standby: the epoch of the primary it follows).",
+        clusterPrimary: "1 on a cluster's primary, 0 on a standby.",
+        clusterStandbyLastRecord: "The position of the last replication record a standby's store holds.",
+        clusterStandbySecondsSinceRecord: "Seconds since a standby last applied replication records.",
         clusterWritesBlocked: "1 while a cluster's primary holds every write for want of a standby in sync, else 0.",
         clusterHeldWrites: "Writes committed by a cluster's primary and not acknowledged yet (waiting for standbys).",
         clusterStandbysInSync: "Standbys in sync with a cluster's primary: each write waits for each of them.",

@@ -61,6 +61,12 @@ public enum MetricNames {
     public static let clusterStandbysInSync = "tributary_cluster_standbys_in_sync"
     /// Gauge, by `standby`, read at each scrape: records the primary holds beyond what the standby acknowledged.
     public static let clusterStandbyLagRecords = "tributary_cluster_standby_lag_records"
+    /// Gauge, read at each scrape: 1 on a cluster's primary, 0 on a standby (absent for a coordinator alone).
+    public static let clusterPrimary = "tributary_cluster_primary"
+    /// Gauge, read at each scrape of a standby: the position of the last record its store holds.
+    public static let clusterStandbyLastRecord = "tributary_cluster_standby_last_record"
+    /// Gauge, read at each scrape of a standby: seconds since it last applied records.
+    public static let clusterStandbySecondsSinceRecord = "tributary_cluster_standby_seconds_since_record"
     /// Gauge, read at each scrape.
     public static let historyOldestSeq = "tributary_history_oldest_seq"
     /// Gauge, read at each scrape.

@@ -1,5 +1,5 @@
 /// A cluster's primary and the standbys that follow it, as its status shows them (`ClusterInfo`, docs/failover.md):
-/// only the primary answers a status, since standbys bind nothing for clients.
+/// only the primary answers a status (a standby answers `NOT_PRIMARY`; its own view is ``StandbyStatus``).
 public struct ClusterStatus: Sendable, Equatable {
     /// A standby that said hello to the primary.
     public struct Standby: Sendable, Equatable {
