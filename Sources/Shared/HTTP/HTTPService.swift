@@ -42,18 +42,8 @@ public struct HTTPService: Service {
         let access = HTTPAccess(token: endpoint.token)
         Routes(server: server, access: access, exporter: exporter, snapshots: snapshots)
             .add(to: router)
-        let (endpoint, listening, logger) = (self.endpoint, self.listening, self.logger)
-        let app = Application(
-            router: router,
-            configuration: .init(address: .hostname(endpoint.host, port: endpoint.port), serverName: "tributary"),
-            onServerRunning: { channel in
-                let port = channel.localAddress?.port ?? endpoint.port
-                let host = endpoint.host.contains(":") ? "[\(endpoint.host)]" : endpoint.host
-                let url = "http://\(host):\(port)/"
-                logger.info("HTTP endpoint serving", metadata: ["url": "\(url)"])
-                listening(url)
-            },
-            logger: logger)
+        let app = endpoint.application(
+            router: router, serving: "HTTP endpoint serving", logger: logger, listening: listening)
         let (rates, totals) = (self.rates, server.totals)
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask {

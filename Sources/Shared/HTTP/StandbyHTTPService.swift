@@ -54,18 +54,8 @@ public struct StandbyHTTPService: Service {
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                 body: .init(byteBuffer: ByteBuffer(bytes: exporter.scrape(standby: standby))))
         }
-        let (endpoint, listening, logger) = (self.endpoint, self.listening, self.logger)
-        let app = Application(
-            router: router,
-            configuration: .init(address: .hostname(endpoint.host, port: endpoint.port), serverName: "tributary"),
-            onServerRunning: { channel in
-                let port = channel.localAddress?.port ?? endpoint.port
-                let host = endpoint.host.contains(":") ? "[\(endpoint.host)]" : endpoint.host
-                let url = "http://\(host):\(port)/"
-                logger.info("standby's HTTP endpoint serving", metadata: ["url": "\(url)"])
-                listening(url)
-            },
-            logger: logger)
+        let app = endpoint.application(
+            router: router, serving: "standby's HTTP endpoint serving", logger: logger, listening: listening)
         try await app.run()
     }
 
