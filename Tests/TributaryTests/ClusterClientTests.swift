@@ -195,3 +195,79 @@ extension ClusterFailoverTests {
         #expect(try await a.stop() == 0)
     }
 }
+
+extension ClusterFailoverTests {
+    @Test(
+        "a relay given the members, a standby first: its subscriber's requests reach the primary, and after the primary is killed the feed resumes from the new one, every seq once"
+    )
+    func relayFollowsThePrimary() async throws {
+        let bed = try await ClusterTestBed()
+        let (a, b, c) = try await bed.primaryWithTwoStandbys()
+        let members = [b, a, c]
+        let relay = try StartedProcess.start(
+            "tributary",
+            [
+                "relay", "--upstream-feed", members.map(\.feed).joined(separator: ","), "--upstream-listen",
+                members.map(\.listen).joined(separator: ","), "--feed", "tcp://127.0.0.1:*", "--listen",
+                "tcp://127.0.0.1:*",
+            ])
+        defer { relay.kill() }
+        let banner = try await relay.waitForOutput { $0.hasPrefix("tributary relay feed=") }
+        let fields = Dictionary(
+            uniqueKeysWithValues: banner.split(separator: " ").dropFirst(2).compactMap { field -> (String, String)? in
+                let parts = field.split(separator: "=", maxSplits: 1)
+                return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
+            })
+        let relayFeed = try #require(fields["feed"]), relayListen = try #require(fields["listen"])
+
+        // A request through the relay is answered by the primary: the standby named first never answers it.
+        let behind = try JobClient(endpoint: relayListen)
+        #expect(try await behind.status().cluster?.node == "a")
+        await behind.close()
+
+        var options = ChangeFeed.Options()
+        options.since = 0
+        let feed = try ChangeFeed(feed: relayFeed, jobs: relayListen, options: options)
+        let seqs = Locked<[UInt64]>([])
+        let follower = Task {
+            for try await event in feed {
+                guard case .didSave(let save) = event else { continue }
+                seqs.withLock { $0.append(save.seq) }
+            }
+        }
+        defer { follower.cancel() }
+        // A view saving through the members: each save is a commit of the feed.
+        let writer = try await ViewContext.start(
+            feed: members.map(\.feed).joined(separator: ","), jobs: members.map(\.listen).joined(separator: ","),
+            model: ViewContextTests.model, entities: ["User"], name: "writer")
+        func save(_ logins: Range<Int>) async throws -> UInt64 {
+            var last: UInt64 = 0
+            for login in logins {
+                try await writer.context.perform { context in try context.insert("User")["login"] = .string("u\(login)")
+                }
+                last = try await writer.save().seq
+            }
+            return last
+        }
+        let before = try await save(0..<10)
+        try await waitUntil("the relay's subscriber to reach seq \(before)") {
+            seqs.value.last.map { $0 >= before } ?? false
+        }
+
+        a.kill()
+        let (promoted, other) = try await Self.promoted(b, c)
+        let last = try await save(10..<20)
+        #expect(last > before)
+        try await waitUntil("the relay's subscriber to reach seq \(last) from the new primary", timeout: .seconds(60)) {
+            seqs.value.last.map { $0 >= last } ?? false
+        }
+        #expect(seqs.value == Array(1...last), "the relay's subscriber's seqs run from 1 without a gap or a repeat")
+        follower.cancel()
+        await feed.close()
+        await writer.close()
+        kill(relay.pid, SIGTERM)
+        #expect(try await relay.waitForExit() == 0, "the relay did not stop cleanly on SIGTERM")
+        #expect(try await other.stop() == 0)
+        #expect(try await promoted.stop() == 0)
+    }
+}

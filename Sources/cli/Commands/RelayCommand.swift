@@ -20,12 +20,16 @@ struct RelayCommand: AsyncParsableCommand {
             SIGTERM or SIGINT stops it. See docs/scale-out.md.
             """)
 
-    @Option(help: ArgumentHelp("The coordinator's feed endpoint (or another relay's).", valueName: "endpoint"))
+    @Option(
+        help: ArgumentHelp(
+            "The coordinator's feed endpoint (or another relay's), or a cluster's members' comma-separated.",
+            valueName: "endpoint"))
     var upstreamFeed: String
 
     @Option(
         help: ArgumentHelp(
-            "The coordinator's jobs/control endpoint (or another relay's listen endpoint).", valueName: "endpoint"))
+            "The coordinator's jobs/control endpoint (or another relay's listen endpoint), or a cluster's members' comma-separated: requests follow the primary.",
+            valueName: "endpoint"))
     var upstreamListen: String
 
     @Option(help: ArgumentHelp("The feed endpoint to serve; port * picks a free one.", valueName: "endpoint"))

@@ -45,16 +45,19 @@ public final class CoordinatorConnection: Sendable {
         let requires: Set<Capability>
     }
 
-    /// Where a request's reply goes: a task's continuation, or a thread blocked until it comes.
+    /// Where a request's reply goes: a task's continuation, a thread blocked until it comes, or a handler that
+    /// takes it on whichever thread has it (``forward(_:timeout:reply:)``).
     private enum ReplySlot {
         case task(UnsafeContinuation<Tributary_V1_Envelope, any Error>)
         case thread(BlockedThread)
+        case handler(@Sendable (Result<Tributary_V1_Envelope, any Error>) -> Void)
 
         /// Hands the outcome over; called once, by whoever took the waiter out of `pending`.
         func resume(with result: Result<Tributary_V1_Envelope, any Error>) {
             switch self {
             case .task(let continuation): continuation.resume(with: result)
             case .thread(let thread): thread.resume(with: result)
+            case .handler(let handler): handler(result)
             }
         }
     }
@@ -289,6 +292,29 @@ public final class CoordinatorConnection: Sendable {
             return try thread.wait().get()
         }
         throw overdue(timeout)
+    }
+
+    /// Sends `envelope` as it is but for its request id, which becomes one of this connection's, and hands its
+    /// reply (an `Error` included, unchecked) or its failure (no answer within `timeout`, the connection closed) to
+    /// `reply`, once, on whichever thread has it (the loop thread, the deadline timer's): for a caller with a loop
+    /// of its own that must not wait, as a relay forwarding its subscribers' requests. It follows a cluster's
+    /// primary as every request does.
+    package func forward(
+        _ envelope: Tributary_V1_Envelope, timeout: Duration,
+        reply: @escaping @Sendable (Result<Tributary_V1_Envelope, any Error>) -> Void
+    ) {
+        var envelope = envelope
+        let requestID = nextRequestID.add(1, ordering: .relaxed).oldValue
+        envelope.requestID = requestID
+        let frames = Wire.frames(envelope)
+        let refusal = pending.withLock { pending -> (any Error)? in
+            if let closedError = pending.closedError { return closedError }
+            pending.waiters[requestID] = Waiter(
+                reply: .handler(reply), deadline: .now + timeout, timeout: timeout, frames: frames)
+            return nil
+        }
+        if let refusal { return reply(.failure(refusal)) }
+        loop.send(frames, on: members.target)
     }
 
     /// Sends again, each under its own request id, the requests still waiting for a reply that were made with

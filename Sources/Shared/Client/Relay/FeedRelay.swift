@@ -8,9 +8,11 @@ import ZeroMQ
 
 /// Where a relay connects and what it serves.
 public struct FeedRelayConfiguration: Sendable {
-    /// The coordinator's feed (its XPUB), or another relay's.
+    /// The coordinator's feed (its XPUB), or another relay's, or a cluster's members' comma-separated: only the
+    /// primary binds its feed, so the relay receives from whichever serves.
     public var upstreamFeed: String
-    /// The coordinator's jobs/control endpoint (its ROUTER), or another relay's: where requests are forwarded.
+    /// The coordinator's jobs/control endpoint (its ROUTER), or another relay's, or a cluster's members'
+    /// comma-separated (requests follow the primary): where requests are forwarded.
     public var upstreamListen: String
     /// Where subscribers connect for the feed: the relay's XPUB; a `*` port binds a free one.
     public var feed: String
@@ -37,9 +39,11 @@ public struct FeedRelayConfiguration: Sendable {
 /// subscribers behind it. Subscribers' feed requests (history, snapshots, status, durable positions, fetches) are
 /// forwarded upstream by `RelayRequestForwarder` with request ids of the relay's own, and the replies routed back.
 /// A subscriber behind a relay works as against the coordinator: it follows `$commits`, fills gaps from history.
+/// Given a cluster's members, the relay follows the primary on both paths, so its subscribers see a failover as
+/// subscribers of the cluster do: the feed resumes from the new primary, whose history fills the gap.
 ///
-/// Each of the two forwarding loops blocks in libzmq on a thread of its own; ``run()`` waits for graceful shutdown,
-/// then stops both and returns once they closed their sockets.
+/// The proxy blocks in libzmq on a thread of its own, the request path's sockets are polled by loops of their own;
+/// ``run()`` waits for graceful shutdown, then stops both and returns once they closed their sockets.
 public final class FeedRelay: Service, Sendable {
     /// The feed endpoint bound downstream, with a wildcard port resolved.
     public let feedEndpoint: String
@@ -68,7 +72,7 @@ public final class FeedRelay: Service, Sendable {
         context = try ZMQContext()
         let upstreamFeed = try context.makeSocket(.xsub)
         try configuration.curve?.apply(to: upstreamFeed)
-        try upstreamFeed.connect(configuration.upstreamFeed)
+        try upstreamFeed.connect(toEach: configuration.upstreamFeed)
         let downstreamFeed = try context.makeSocket(.xpub)
         try downstreamFeed.setSendHighWaterMark(configuration.feedBuffer)
         feedEndpoint = try downstreamFeed.bind(configuration.feed)
@@ -103,14 +107,13 @@ public final class FeedRelay: Service, Sendable {
             sockets.downstreamFeed.close()
             sockets.control.close()
         }
-        let forwarder = self.forwarder
-        async let forwarded: Void = Self.onThread("tributary-relay-requests") { forwarder.run() }
+        async let forwarded: Void = forwarder.run()
         logger.info("relay serving", metadata: ["feed": "\(feedEndpoint)", "listen": "\(listenEndpoint)"])
         try? await gracefulShutdown()
         steering.withLock { steering in
             if let socket = steering { ZMQProxy.terminate(socket) }
         }
-        forwarder.stop()
+        await forwarder.stop()
         _ = await (proxied, forwarded)
         steering.withLock { steering in
             steering?.close()
