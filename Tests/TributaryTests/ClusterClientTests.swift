@@ -204,21 +204,10 @@ extension ClusterFailoverTests {
         let bed = try await ClusterTestBed()
         let (a, b, c) = try await bed.primaryWithTwoStandbys()
         let members = [b, a, c]
-        let relay = try StartedProcess.start(
-            "tributary",
-            [
-                "relay", "--upstream-feed", members.map(\.feed).joined(separator: ","), "--upstream-listen",
-                members.map(\.listen).joined(separator: ","), "--feed", "tcp://127.0.0.1:*", "--listen",
-                "tcp://127.0.0.1:*",
-            ])
+        let (relay, relayFeed, relayListen) = try await RelayTests.startRelay(
+            upstreamFeed: members.map(\.feed).joined(separator: ","),
+            upstreamListen: members.map(\.listen).joined(separator: ","))
         defer { relay.kill() }
-        let banner = try await relay.waitForOutput { $0.hasPrefix("tributary relay feed=") }
-        let fields = Dictionary(
-            uniqueKeysWithValues: banner.split(separator: " ").dropFirst(2).compactMap { field -> (String, String)? in
-                let parts = field.split(separator: "=", maxSplits: 1)
-                return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
-            })
-        let relayFeed = try #require(fields["feed"]), relayListen = try #require(fields["listen"])
 
         // A request through the relay is answered by the primary: the standby named first never answers it.
         let behind = try JobClient(endpoint: relayListen)

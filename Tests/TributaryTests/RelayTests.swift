@@ -12,6 +12,36 @@ import TributaryCommandSupport
 /// forwarded. Real processes: a coordinator with workers, the relay, `tributary subscribe` behind it.
 @Suite("Relay: a feed served downstream from one subscription upstream", .serialized)
 struct RelayTests {
+    /// Starts `tributary relay` from the given upstream endpoints to free loopback ports; returns it once it serves,
+    /// with the feed and listen endpoints it printed.
+    static func startRelay(upstreamFeed: String, upstreamListen: String) async throws -> (
+        StartedProcess, feed: String, listen: String
+    ) {
+        let relay = try StartedProcess.start(
+            "tributary",
+            [
+                "relay", "--upstream-feed", upstreamFeed, "--upstream-listen", upstreamListen, "--feed",
+                "tcp://127.0.0.1:*", "--listen", "tcp://127.0.0.1:*",
+            ])
+        let banner: String
+        do {
+            banner = try await relay.waitForOutput { $0.hasPrefix("tributary relay feed=") }
+        } catch {
+            relay.kill()
+            throw error
+        }
+        let fields = Dictionary(
+            uniqueKeysWithValues: banner.split(separator: " ").dropFirst(2).compactMap { field -> (String, String)? in
+                let parts = field.split(separator: "=", maxSplits: 1)
+                return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
+            })
+        guard let feed = fields["feed"], let listen = fields["listen"] else {
+            relay.kill()
+            throw TimedOut(what: "the relay's endpoints in \(banner)")
+        }
+        return (relay, feed, listen)
+    }
+
     @Test(
         "subscribers behind a relay (live from seq 0, filtered, and one catching up from history afterwards) see every commit once, in order; the relay refuses anything but feed requests"
     )
@@ -19,20 +49,9 @@ struct RelayTests {
         let directory = try TemporaryDirectory()
         let coordinator = try await TestCoordinator.start(in: directory, workers: 2)
         defer { Task { await coordinator.process.stop() } }
-        let relay = try StartedProcess.start(
-            "tributary",
-            [
-                "relay", "--upstream-feed", coordinator.process.feedEndpoint, "--upstream-listen",
-                coordinator.process.listenEndpoint, "--feed", "tcp://127.0.0.1:*", "--listen", "tcp://127.0.0.1:*",
-            ])
+        let (relay, relayFeed, relayListen) = try await Self.startRelay(
+            upstreamFeed: coordinator.process.feedEndpoint, upstreamListen: coordinator.process.listenEndpoint)
         defer { relay.kill() }
-        let banner = try await relay.waitForOutput { $0.hasPrefix("tributary relay feed=") }
-        let fields = Dictionary(
-            uniqueKeysWithValues: banner.split(separator: " ").dropFirst(2).compactMap { field -> (String, String)? in
-                let parts = field.split(separator: "=", maxSplits: 1)
-                return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
-            })
-        let relayFeed = try #require(fields["feed"]), relayListen = try #require(fields["listen"])
         let throughRelay = ["--feed", relayFeed, "--listen", relayListen]
 
         let live = try SubscriberProcess(["--since", "0"] + throughRelay)
